@@ -1,0 +1,146 @@
+//! Where the generator gets the time: the [`Clock`] trait and its implementations.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// A wall clock in milliseconds since the Unix epoch.
+///
+/// The generator calls [`now_ms`](Clock::now_ms) once per attempt, and
+/// [`wait_until_ms`](Clock::wait_until_ms) only on its slow paths (sequence used up, clock
+/// behind). The generator bounds the total wait itself, by the gaps it asks for.
+pub trait Clock {
+    /// Current time in ms since 1970-01-01T00:00:00Z. May jump in either direction.
+    fn now_ms(&self) -> u64;
+
+    /// Blocks until `now_ms() >= target_ms`, or until about `target_ms - now_ms()` ms of
+    /// real time have passed if the clock does not get there (it may have been set back).
+    fn wait_until_ms(&self, target_ms: u64);
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    fn wait_until_ms(&self, target_ms: u64) {
+        (**self).wait_until_ms(target_ms);
+    }
+}
+
+#[cfg(feature = "std")]
+impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    fn wait_until_ms(&self, target_ms: u64) {
+        (**self).wait_until_ms(target_ms);
+    }
+}
+
+#[cfg(feature = "std")]
+impl<C: Clock + ?Sized> Clock for std::boxed::Box<C> {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    fn wait_until_ms(&self, target_ms: u64) {
+        (**self).wait_until_ms(target_ms);
+    }
+}
+
+/// The operating system's wall clock (`CLOCK_REALTIME` on Linux, through the vDSO).
+#[cfg(feature = "std")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+#[cfg(feature = "std")]
+impl Clock for SystemClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        system_now_ms()
+    }
+
+    fn wait_until_ms(&self, target_ms: u64) {
+        wait_real_time(self, target_ms);
+    }
+}
+
+/// Wall-clock ms; a clock set before 1970 reads as 0, which every layout treats as
+/// "behind".
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn system_now_ms() -> u64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_secs() * 1000 + u64::from(d.subsec_millis()),
+        Err(_) => 0,
+    }
+}
+
+/// Sleeps most of the gap, then yields until the clock arrives; gives up after the gap
+/// (plus 1 ms) of monotonic time, so a clock that was set back cannot hold us forever.
+#[cfg(feature = "std")]
+pub(crate) fn wait_real_time(clock: &impl Clock, target_ms: u64) {
+    let start = clock.now_ms();
+    if start >= target_ms {
+        return;
+    }
+    let gap = core::time::Duration::from_millis(target_ms - start);
+    let give_up = std::time::Instant::now() + gap + core::time::Duration::from_millis(1);
+    if gap > core::time::Duration::from_millis(2) {
+        std::thread::sleep(gap - core::time::Duration::from_millis(1));
+    }
+    while clock.now_ms() < target_ms && std::time::Instant::now() < give_up {
+        std::thread::yield_now();
+    }
+}
+
+/// A clock that moves only when told to: for tests, simulations and replay.
+///
+/// Waiting on a manual clock advances it: [`wait_until_ms`](Clock::wait_until_ms) moves
+/// the time forward to the target at once (as if the wait had passed), so tests of the
+/// generator's waits run instantly and deterministically.
+///
+/// ```
+/// use ferroflake::{Clock, ManualClock};
+/// let clock = ManualClock::new(1_000);
+/// clock.advance_ms(5);
+/// assert_eq!(clock.now_ms(), 1_005);
+/// clock.set_ms(10); // time can also go back
+/// assert_eq!(clock.now_ms(), 10);
+/// ```
+#[derive(Debug)]
+pub struct ManualClock {
+    now_ms: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock that reads `now_ms` until moved.
+    pub fn new(now_ms: u64) -> Self {
+        ManualClock {
+            now_ms: AtomicU64::new(now_ms),
+        }
+    }
+    /// Sets the time, forwards or backwards.
+    pub fn set_ms(&self, now_ms: u64) {
+        self.now_ms.store(now_ms, Ordering::SeqCst);
+    }
+    /// Moves the time forward by `ms`.
+    pub fn advance_ms(&self, ms: u64) {
+        self.now_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+    /// Moves the time back by `ms` (saturating at 0).
+    pub fn rewind_ms(&self, ms: u64) {
+        let now = self.now_ms.load(Ordering::SeqCst);
+        self.set_ms(now.saturating_sub(ms));
+    }
+}
+
+impl Clock for ManualClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        self.now_ms.load(Ordering::SeqCst)
+    }
+    fn wait_until_ms(&self, target_ms: u64) {
+        self.now_ms.fetch_max(target_ms, Ordering::SeqCst);
+    }
+}

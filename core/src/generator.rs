@@ -1,0 +1,324 @@
+//! The lock-free generator: one `AtomicU64` holding (tick, sequence), one CAS loop.
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicU64, Ordering};
+use crate::{Clock, Error, Layout};
+
+/// Settings for a [`Generator`] beyond its layout, node id and clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// How many ticks the generator may run ahead of the clock, by borrowing future ticks
+    /// when a tick's sequence is used up, or by riding out a clock that went back. Default 0.
+    pub max_drift_ticks: u64,
+    /// How long (ms) the generator waits for a clock that went back beyond the drift before
+    /// it returns [`Error::ClockMovedBackwards`]. Default 5, as in Meituan's Leaf.
+    pub max_backward_wait_ms: u64,
+    /// Issue only ticks after the one containing this Unix ms: the high-water mark of a
+    /// previous holder of the node id, or of this process before a restart. Default none.
+    pub resume_after_ms: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_drift_ticks: 0,
+            max_backward_wait_ms: 5,
+            resume_after_ms: None,
+        }
+    }
+}
+
+/// Slow-path event counts; see [`Generator::counters`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Times a call waited for the next tick because the sequence was used up.
+    pub waits: u64,
+    /// Ticks issued ahead of the clock (borrowed within `max_drift_ticks`).
+    pub borrowed_ticks: u64,
+    /// Times a call found the clock behind the last issued tick by more than the drift.
+    pub rollbacks: u64,
+}
+
+/// Issues unique, increasing IDs for one node under one layout.
+///
+/// # Guarantees
+///
+/// - **Unique and strictly increasing.** Every ID is greater than every ID issued before
+///   it, in the order the calls take effect (the modification order of one atomic word),
+///   across any number of threads sharing one generator (`Generator` is `Send + Sync`).
+/// - **No wrap.** When a tick's sequence is used up, the call waits for the next tick; the
+///   wait is at most one tick, and a clock that does not move within it gives
+///   [`Error::ClockStalled`]. With [`Options::max_drift_ticks`] = N, the generator instead
+///   borrows up to N ticks ahead of the clock, and no further.
+/// - **No re-issue when the clock goes back.** A rollback within the drift is ridden out by
+///   continuing from the last issued tick. Beyond it, the call waits up to
+///   [`Options::max_backward_wait_ms`] for the clock to return, then gives
+///   [`Error::ClockMovedBackwards`] with the distance.
+/// - **No overflow.** When the time field runs out, calls give [`Error::LayoutExhausted`];
+///   the sign bit is never set.
+/// - **Fenced.** Once a fence is set ([`set_fence_ms`](Self::set_fence_ms)), no ID whose
+///   tick starts at or after it is issued: calls give [`Error::LeaseExpired`]. The check is
+///   one relaxed atomic load.
+/// - **Observable.** [`counters`](Self::counters) reports waits, borrowed ticks and
+///   rollbacks; they are counted only on slow paths.
+pub struct Generator<C: Clock> {
+    /// `tick << sequence_bits | sequence` of the last issued ID.
+    state: CachePadded<AtomicU64>,
+    /// Ticks at or above this may not be issued (u64::MAX: no fence).
+    fence_tick: AtomicU64,
+    layout: Layout,
+    node: u64,
+    options: Options,
+    clock: C,
+    counters: CachePadded<[AtomicU64; 3]>,
+}
+
+const WAITS: usize = 0;
+const BORROWED: usize = 1;
+const ROLLBACKS: usize = 2;
+
+#[cfg(feature = "std")]
+impl Generator<crate::SystemClock> {
+    /// A generator on the system clock with default [`Options`].
+    ///
+    /// # Errors
+    /// [`Error::NodeOutOfRange`], [`Error::EpochInFuture`] or [`Error::LayoutExhausted`].
+    pub fn new(layout: Layout, node: u64) -> Result<Self, Error> {
+        Self::with_clock(layout, node, crate::SystemClock, Options::default())
+    }
+}
+
+impl<C: Clock> Generator<C> {
+    /// A generator on any clock, with options.
+    ///
+    /// # Errors
+    /// [`Error::NodeOutOfRange`], [`Error::EpochInFuture`] or [`Error::LayoutExhausted`].
+    pub fn with_clock(
+        layout: Layout,
+        node: u64,
+        clock: C,
+        options: Options,
+    ) -> Result<Self, Error> {
+        layout.check_node(node)?;
+        layout.check_usable_at(clock.now_ms())?;
+        // State 0 marks (tick 0, sequence 0) as used: at most one ID, in the epoch's first
+        // tick, is never issued. A resume point marks its whole tick as used.
+        let initial = match options.resume_after_ms.and_then(|ms| layout.tick_at(ms)) {
+            Some(tick) => {
+                tick.min(layout.max_tick()) << layout.sequence_bits | layout.max_sequence()
+            }
+            None => 0,
+        };
+        Ok(Generator {
+            state: CachePadded::new(AtomicU64::new(initial)),
+            fence_tick: AtomicU64::new(u64::MAX),
+            layout,
+            node,
+            options,
+            clock,
+            counters: CachePadded::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]),
+        })
+    }
+
+    /// The layout IDs are made with.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// This generator's node id.
+    pub fn node(&self) -> u64 {
+        self.node
+    }
+    /// The options given at construction.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The next ID.
+    ///
+    /// # Errors
+    /// [`Error::ClockMovedBackwards`], [`Error::ClockStalled`], [`Error::LayoutExhausted`]
+    /// or [`Error::LeaseExpired`]; see the type's guarantees.
+    #[inline]
+    pub fn next_id(&self) -> Result<u64, Error> {
+        let (tick, sequence, _) = self.reserve(1)?;
+        Ok(self.layout.pack(tick, self.node, sequence, 0))
+    }
+
+    /// The next ID, carrying `shard` in its lowest bits.
+    ///
+    /// # Errors
+    /// [`Error::ShardOutOfRange`], or any error of [`next_id`](Self::next_id).
+    #[inline]
+    pub fn next_id_for_shard(&self, shard: u64) -> Result<u64, Error> {
+        self.layout.check_shard(shard)?;
+        let (tick, sequence, _) = self.reserve(1)?;
+        Ok(self.layout.pack(tick, self.node, sequence, shard))
+    }
+
+    /// Fills `ids` with consecutive IDs, reserving a run of sequence numbers per CAS.
+    ///
+    /// # Errors
+    /// Any error of [`next_id`](Self::next_id). The IDs reserved before the error are
+    /// skipped, never re-issued, and the buffer's contents are then unspecified.
+    pub fn next_ids(&self, ids: &mut [u64]) -> Result<(), Error> {
+        let mut filled = 0;
+        while filled < ids.len() {
+            let (tick, first, count) = self.reserve((ids.len() - filled) as u64)?;
+            for (slot, sequence) in ids[filled..].iter_mut().zip(first..first + count) {
+                *slot = self.layout.pack(tick, self.node, sequence, 0);
+            }
+            filled += count as usize;
+        }
+        Ok(())
+    }
+
+    /// Forbids issuing any ID whose tick starts at or after `fence_ms` (Unix ms). A lease
+    /// holder moves the fence forward on each renewal; see `ferroflake-lease`.
+    pub fn set_fence_ms(&self, fence_ms: u64) {
+        let tick = match self.layout.tick_at(fence_ms) {
+            // The first tick that starts at or after fence_ms: ceil((fence - epoch) / tick).
+            Some(t) if self.layout.tick_start_ms(t) == fence_ms => t,
+            Some(t) => t + 1,
+            None => 0,
+        };
+        self.fence_tick.store(tick, Ordering::Relaxed);
+    }
+
+    /// Removes the fence.
+    pub fn clear_fence(&self) {
+        self.fence_tick.store(u64::MAX, Ordering::Relaxed);
+    }
+
+    /// The fence as Unix ms (the first tick start that may not be issued), if one is set.
+    pub fn fence_ms(&self) -> Option<u64> {
+        match self.fence_tick.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            tick => Some(self.layout.tick_start_ms(tick)),
+        }
+    }
+
+    /// The start (Unix ms) of the tick of the last issued ID, or of the resume point.
+    pub fn last_issued_ms(&self) -> u64 {
+        let state = self.state.load(Ordering::Relaxed);
+        self.layout
+            .tick_start_ms(state >> self.layout.sequence_bits)
+    }
+
+    /// Slow-path counts so far.
+    pub fn counters(&self) -> Counters {
+        let read = |i: usize| self.counters[i].load(Ordering::Relaxed);
+        Counters {
+            waits: read(WAITS),
+            borrowed_ticks: read(BORROWED),
+            rollbacks: read(ROLLBACKS),
+        }
+    }
+
+    #[cold]
+    fn count(&self, which: usize) {
+        self.counters[which].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Claims up to `want` (≥ 1) consecutive sequence numbers in one tick and returns
+    /// `(tick, first_sequence, count)`.
+    ///
+    /// Relaxed ordering is enough: uniqueness and order come from the modification order of
+    /// the one state word, which every CAS on it observes; IDs publish no other memory.
+    #[inline]
+    fn reserve(&self, want: u64) -> Result<(u64, u64, u64), Error> {
+        let layout = &self.layout;
+        let sequence_bits = layout.sequence_bits;
+        let max_sequence = layout.max_sequence();
+        let drift = self.options.max_drift_ticks;
+        let mut waited_ms = 0u64;
+        let mut now_ms = self.clock.now_ms();
+        let mut current = self.state.load(Ordering::Relaxed);
+        loop {
+            let now_tick = layout.tick_at(now_ms);
+            let last_tick = current >> sequence_bits;
+            let last_sequence = current & max_sequence;
+            let (tick, first) = match now_tick {
+                Some(now) if now > last_tick => (now, 0),
+                _ if last_sequence < max_sequence => (last_tick, last_sequence + 1),
+                _ => (last_tick + 1, 0),
+            };
+            // The highest tick we may issue now; none if the clock reads before the epoch.
+            let horizon = now_tick.map(|now| now.saturating_add(drift));
+            if horizon.is_some_and(|h| tick <= h) {
+                if tick > layout.max_tick() {
+                    return Err(Error::LayoutExhausted {
+                        exhausts_at_ms: layout.exhausts_at(),
+                    });
+                }
+                let fence = self.fence_tick.load(Ordering::Relaxed);
+                if tick >= fence {
+                    return Err(Error::LeaseExpired {
+                        fence_ms: layout.tick_start_ms(fence),
+                    });
+                }
+                let count = want.min(max_sequence - first + 1);
+                let next = tick << sequence_bits | (first + count - 1);
+                match self.state.compare_exchange_weak(
+                    current,
+                    next,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        if first == 0 && now_tick.is_some_and(|now| tick > now) {
+                            self.count(BORROWED);
+                        }
+                        return Ok((tick, first, count));
+                    }
+                    Err(actual) => {
+                        current = actual;
+                        continue;
+                    }
+                }
+            }
+            // Slow path: `tick` is beyond the horizon. Either the sequence ran out (wait for
+            // the next tick, at most one tick) or the clock went back (wait a bounded time).
+            let rolled_back = horizon.map_or(true, |h| last_tick > h);
+            let target_ms = layout.tick_start_ms(tick.saturating_sub(drift));
+            let gap_ms = target_ms.saturating_sub(now_ms).max(1);
+            let budget_ms = if rolled_back {
+                self.options.max_backward_wait_ms
+            } else {
+                layout.tick_ms
+            };
+            if waited_ms + gap_ms > budget_ms {
+                return Err(if rolled_back {
+                    Error::ClockMovedBackwards {
+                        behind_ms: layout.tick_start_ms(last_tick).saturating_sub(now_ms),
+                    }
+                } else {
+                    Error::ClockStalled { waited_ms }
+                });
+            }
+            self.count(if rolled_back { ROLLBACKS } else { WAITS });
+            self.clock.wait_until_ms(target_ms);
+            waited_ms += gap_ms;
+            now_ms = self.clock.now_ms();
+            current = self.state.load(Ordering::Relaxed);
+        }
+    }
+}
+
+impl<C: Clock> core::fmt::Debug for Generator<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Generator")
+            .field("layout", &self.layout)
+            .field("node", &self.node)
+            .field("options", &self.options)
+            .field("last_issued_ms", &self.last_issued_ms())
+            .field("fence_ms", &self.fence_ms())
+            .field("counters", &self.counters())
+            .finish_non_exhaustive()
+    }
+}

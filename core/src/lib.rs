@@ -1,0 +1,75 @@
+//! # ferroflake
+//!
+//! Snowflake-family 64-bit IDs: `time | node | sequence` (plus an optional shard) packed
+//! below the sign bit, issued lock-free by one CAS loop on one atomic word.
+//!
+//! ```
+//! use ferroflake::{Generator, Layout};
+//!
+//! let generator = Generator::new(Layout::twitter(), 7)?; // node 7: never guessed
+//! let a = generator.next_id()?;
+//! let b = generator.next_id()?;
+//! assert!(b > a);
+//!
+//! let parts = Layout::twitter().decode(b)?;
+//! assert_eq!(parts.node, 7);
+//! assert_eq!(ferroflake::Format::Base62.parse(&ferroflake::Format::Base62.encode(b)), Ok(b));
+//! # Ok::<(), ferroflake::Error>(())
+//! ```
+//!
+//! Deterministic time for tests, and what happens when the clock goes back:
+//!
+//! ```
+//! use ferroflake::{Error, Generator, Layout, ManualClock, Options};
+//!
+//! let clock = ManualClock::new(1_700_000_000_000);
+//! let generator = Generator::with_clock(Layout::twitter(), 1, &clock, Options::default())?;
+//! let first = generator.next_id()?;
+//! clock.rewind_ms(3_600_000); // an hour back: far beyond the default 5 ms wait
+//! assert_eq!(generator.next_id(), Err(Error::ClockMovedBackwards { behind_ms: 3_600_000 }));
+//! clock.advance_ms(3_600_001);
+//! assert!(generator.next_id()? > first);
+//! # Ok::<(), ferroflake::Error>(())
+//! ```
+//!
+//! Layouts are presets ([`Layout::twitter`], [`Layout::discord`], [`Layout::sonyflake`],
+//! [`Layout::js53`], [`Layout::js53ms`], [`Layout::sharded`]) or built and validated with
+//! [`Layout::builder`]. Every refusal is an [`Error`], never a panic.
+//!
+//! ## Features
+//!
+//! - `std` (default): [`SystemClock`], [`FastClock`] (Linux), `std::error::Error`.
+//!   Without it the crate is `#![no_std]` and needs no allocator; bring a [`Clock`].
+#![no_std]
+#![warn(
+    missing_docs,
+    clippy::std_instead_of_core,
+    clippy::alloc_instead_of_core
+)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+mod clock;
+mod error;
+#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+mod fast_clock;
+mod generator;
+mod id;
+mod layout;
+mod presets;
+mod sync;
+mod text;
+
+#[cfg(feature = "std")]
+pub use clock::SystemClock;
+pub use clock::{Clock, ManualClock};
+pub use error::{Error, ErrorKind};
+#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+pub use fast_clock::{FastClock, FastClockSource};
+pub use generator::{Counters, Generator, Options};
+pub use id::Parts;
+pub use layout::{FieldOrder, Layout, LayoutBuilder};
+pub use presets::{DISCORD_EPOCH_MS, FERROFLAKE_EPOCH_MS, SONYFLAKE_EPOCH_MS, TWITTER_EPOCH_MS};
+pub use text::{Format, IdString};

@@ -1,0 +1,130 @@
+//! Checks the core against testdata/vectors.json, the cases every language's suite reads.
+
+use ferroflake::{Error, FieldOrder, Format, Generator, Layout, ManualClock, Options, Parts};
+use serde_json::Value;
+
+fn vectors() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/vectors.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read vectors.json")).unwrap()
+}
+
+fn u(v: &Value) -> u64 {
+    match v {
+        Value::String(s) => s.parse().unwrap(),
+        other => other.as_u64().unwrap(),
+    }
+}
+
+fn layout(spec: &Value) -> Result<Layout, Error> {
+    let order = match spec["order"].as_str().unwrap() {
+        "node_then_sequence" => FieldOrder::NodeThenSequence,
+        "sequence_then_node" => FieldOrder::SequenceThenNode,
+        other => panic!("unknown order {other}"),
+    };
+    Layout::builder(
+        spec["time_bits"].as_u64().unwrap() as u32,
+        spec["node_bits"].as_u64().unwrap() as u32,
+        spec["sequence_bits"].as_u64().unwrap() as u32,
+    )
+    .shard_bits(spec["shard_bits"].as_u64().unwrap() as u32)
+    .tick_ms(spec["tick_ms"].as_u64().unwrap())
+    .epoch_ms(spec["epoch_ms"].as_i64().unwrap())
+    .order(order)
+    .build()
+}
+
+fn parts(v: &Value) -> Parts {
+    Parts {
+        timestamp_ms: u(&v["timestamp_ms"]),
+        node: u(&v["node"]),
+        sequence: u(&v["sequence"]),
+        shard: u(&v["shard"]),
+    }
+}
+
+fn kind_name(e: Error) -> &'static str {
+    e.kind().name()
+}
+
+#[test]
+fn presets_match_their_published_definitions() {
+    let v = vectors();
+    let presets = v["presets"].as_object().unwrap();
+    assert_eq!(presets.len(), Layout::PRESET_NAMES.len());
+    for (name, spec) in presets {
+        let preset = Layout::from_name(name).unwrap();
+        assert_eq!(layout(spec).unwrap(), preset, "{name}");
+        assert_eq!(u64::from(preset.total_bits()), u(&spec["total_bits"]), "{name}");
+        assert_eq!(preset.capacity_per_second(), u(&spec["capacity_per_second"]), "{name}");
+        assert_eq!(preset.exhausts_at(), u(&spec["exhausts_at_ms"]), "{name}");
+    }
+}
+
+#[test]
+fn ids_compose_decode_and_encode_as_recorded() {
+    for case in vectors()["ids"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let layout = layout(&case["layout"]).unwrap();
+        if let Some(preset) = case["preset"].as_str() {
+            assert_eq!(Layout::from_name(preset).unwrap(), layout, "{name}");
+        }
+        let id = u(&case["id"]);
+        assert_eq!(layout.compose(&parts(&case["parts"])), Ok(id), "{name}");
+        assert_eq!(layout.decode(id), Ok(parts(&case["decoded"])), "{name}");
+        for format in Format::ALL {
+            let text = case[format.name()].as_str().unwrap();
+            assert_eq!(&*format.encode(id), text, "{name} {format:?}");
+            assert_eq!(format.parse(text), Ok(id), "{name} {format:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_layouts_are_refused_with_their_kind() {
+    for case in vectors()["layout_errors"].as_array().unwrap() {
+        let err = layout(&case["spec"]).unwrap_err();
+        assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
+    }
+}
+
+#[test]
+fn bad_generators_are_refused_with_their_kind() {
+    for case in vectors()["generator_errors"].as_array().unwrap() {
+        let clock = ManualClock::new(u(&case["now_ms"]));
+        let err = Generator::with_clock(
+            layout(&case["layout"]).unwrap(),
+            u(&case["node"]),
+            &clock,
+            Options::default(),
+        )
+        .unwrap_err();
+        assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
+    }
+}
+
+#[test]
+fn bad_parts_and_ids_are_refused_with_their_kind() {
+    let v = vectors();
+    for case in v["compose_errors"].as_array().unwrap() {
+        let err = layout(&case["layout"]).unwrap().compose(&parts(&case["parts"])).unwrap_err();
+        assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
+    }
+    for case in v["decode_errors"].as_array().unwrap() {
+        let err = layout(&case["layout"]).unwrap().decode(u(&case["id"])).unwrap_err();
+        assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
+    }
+}
+
+#[test]
+fn strings_parse_or_fail_as_recorded() {
+    let v = vectors();
+    for case in v["parse_errors"].as_array().unwrap() {
+        let format = Format::from_name(case["format"].as_str().unwrap()).unwrap();
+        let err = format.parse(case["input"].as_str().unwrap()).unwrap_err();
+        assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
+    }
+    for case in v["parse_ok"].as_array().unwrap() {
+        let format = Format::from_name(case["format"].as_str().unwrap()).unwrap();
+        assert_eq!(format.parse(case["input"].as_str().unwrap()), Ok(u(&case["id"])), "{case}");
+    }
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suites need: the lease stores' servers, protoc
+# (etcd-client's build), valgrind (C tests) and libfaketime (whole-process clock steps).
+# Rust, Python 3 and Node/npm come with the machine.
+set -euo pipefail
+need=()
+for pair in etcd:etcd-server etcdctl:etcd-client redis-server:redis-server \
+            psql:postgresql protoc:protobuf-compiler valgrind:valgrind faketime:faketime; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
+done
+[ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeperd)
+[ -d /usr/lib/postgresql ] || need+=(postgresql)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+echo "deps ready"

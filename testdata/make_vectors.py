@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Writes testdata/vectors.json from a small reference model, independent of the Rust core.
+
+The model is plain integer arithmetic (shifts and masks), written from the layout
+definitions; the Rust, C, Python and Node suites all check their results against its output.
+Run: python3 testdata/make_vectors.py > testdata/vectors.json
+"""
+import json
+import sys
+
+PRESETS = {
+    "twitter": dict(time_bits=41, node_bits=10, sequence_bits=12, shard_bits=0, tick_ms=1,
+                    epoch_ms=1288834974657, order="node_then_sequence"),
+    "discord": dict(time_bits=41, node_bits=10, sequence_bits=12, shard_bits=0, tick_ms=1,
+                    epoch_ms=1420070400000, order="node_then_sequence"),
+    "sonyflake": dict(time_bits=39, node_bits=16, sequence_bits=8, shard_bits=0, tick_ms=10,
+                      epoch_ms=1409529600000, order="sequence_then_node"),
+    "js53": dict(time_bits=32, node_bits=8, sequence_bits=12, shard_bits=0, tick_ms=1000,
+                 epoch_ms=1577836800000, order="node_then_sequence"),
+    "js53ms": dict(time_bits=41, node_bits=4, sequence_bits=8, shard_bits=0, tick_ms=1,
+                   epoch_ms=1577836800000, order="node_then_sequence"),
+    "sharded": dict(time_bits=41, node_bits=6, sequence_bits=12, shard_bits=4, tick_ms=1,
+                    epoch_ms=1577836800000, order="node_then_sequence"),
+}
+
+B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def enc(n, alphabet, width):
+    out = ""
+    while True:
+        out = alphabet[n % len(alphabet)] + out
+        n //= len(alphabet)
+        if n == 0:
+            break
+    return out.rjust(width, "0")
+
+
+def total(l):
+    return l["time_bits"] + l["node_bits"] + l["sequence_bits"] + l["shard_bits"]
+
+
+def compose(l, ts, node, seq, shard):
+    tick = (ts - l["epoch_ms"]) // l["tick_ms"]
+    assert 0 <= tick < 1 << l["time_bits"]
+    assert node < 1 << l["node_bits"] and seq < 1 << l["sequence_bits"] and shard < 1 << l["shard_bits"]
+    below = total(l) - l["time_bits"]
+    if l["order"] == "node_then_sequence":
+        mid = (node << l["sequence_bits"]) | seq
+    else:
+        mid = (seq << l["node_bits"]) | node
+    return (tick << below) | (mid << l["shard_bits"]) | shard
+
+
+def layout_facts(l):
+    return dict(l,
+                total_bits=total(l),
+                capacity_per_second=(1 << l["sequence_bits"]) * 1000 // l["tick_ms"],
+                exhausts_at_ms=l["epoch_ms"] + (1 << l["time_bits"]) * l["tick_ms"])
+
+
+def id_case(name, layout, ts, node=0, seq=0, shard=0, preset=None, expect=None):
+    i = compose(layout, ts, node, seq, shard)
+    if expect is not None:
+        assert i == expect, (name, i, expect)
+    floored = layout["epoch_ms"] + (ts - layout["epoch_ms"]) // layout["tick_ms"] * layout["tick_ms"]
+    case = dict(name=name, layout=layout,
+                parts=dict(timestamp_ms=ts, node=node, sequence=seq, shard=shard),
+                decoded=dict(timestamp_ms=floored, node=node, sequence=seq, shard=shard),
+                id=str(i), dec=str(i), base62=enc(i, B62, 11), base32=enc(i, B32, 13))
+    if preset:
+        case["preset"] = preset
+    return case
+
+
+def custom(time_bits, node_bits, sequence_bits, shard_bits=0, tick_ms=1, epoch_ms=0,
+           order="node_then_sequence"):
+    return dict(time_bits=time_bits, node_bits=node_bits, sequence_bits=sequence_bits,
+                shard_bits=shard_bits, tick_ms=tick_ms, epoch_ms=epoch_ms, order=order)
+
+
+def main():
+    unix_twitter = custom(41, 10, 12)
+    beijing = custom(41, 10, 12, epoch_ms=1569859200000)
+    unix_sharded = custom(41, 6, 12, shard_bits=4)
+    ids = [
+        # The classic worked examples.
+        id_case("unix epoch, time only", unix_twitter, 1572057648000, expect=6593687681236992000),
+        id_case("2019-09-30T16:00Z epoch, time only", beijing, 1572057648000,
+                expect=9220959240192000),
+        id_case("shard suffix, unix epoch", unix_sharded, 1572070381000, node=1, seq=0,
+                shard=1820 & 15, expect=6593741087309889548),
+        # A real Twitter ID (tweet 1541815603606036480, 2022-06-28).
+        id_case("twitter tweet", PRESETS["twitter"], 1656432460105, node=378, seq=0,
+                preset="twitter", expect=1541815603606036480),
+        id_case("twitter all fields", PRESETS["twitter"], 1700000000123, node=1023, seq=4095,
+                preset="twitter"),
+        id_case("twitter datacenter 3 worker 7", PRESETS["twitter"], 1700000000000,
+                node=3 << 5 | 7, seq=1, preset="twitter"),
+        id_case("discord", PRESETS["discord"], 1700000000000, node=5, seq=9, preset="discord"),
+        id_case("sonyflake machine lowest", PRESETS["sonyflake"], 1700000000015, node=0xBEEF,
+                seq=200, preset="sonyflake"),
+        id_case("sonyflake epoch start", PRESETS["sonyflake"], 1409529600000, node=1,
+                preset="sonyflake"),
+        id_case("js53 second ticks", PRESETS["js53"], 1700000000999, node=255, seq=4095,
+                preset="js53"),
+        id_case("js53ms", PRESETS["js53ms"], 1700000000999, node=15, seq=255, preset="js53ms"),
+        id_case("sharded", PRESETS["sharded"], 1700000000000, node=63, seq=4095, shard=15,
+                preset="sharded"),
+        id_case("custom 3 ms tick", custom(40, 7, 9, shard_bits=3, tick_ms=3, epoch_ms=86400000),
+                1700000000002, node=100, seq=500, shard=5),
+        id_case("max 63-bit id", custom(41, 10, 12), (1 << 41) - 1, node=1023, seq=4095),
+        id_case("zero", custom(41, 10, 12), 0),
+    ]
+    for case in ids:
+        i = int(case["id"])
+        assert i < 1 << 63
+        if case.get("preset") in ("js53", "js53ms"):
+            assert i <= 2**53 - 1
+    layout_errors = [
+        dict(spec=custom(42, 10, 12), error="TOO_MANY_BITS"),
+        dict(spec=custom(41, 10, 12, shard_bits=1), error="TOO_MANY_BITS"),
+        dict(spec=custom(0, 10, 12), error="NO_TIME_BITS"),
+        dict(spec=custom(41, 10, 0), error="ZERO_SEQUENCE_BITS"),
+        dict(spec=custom(41, 10, 12, tick_ms=0), error="ZERO_TICK"),
+        dict(spec=custom(41, 10, 12, epoch_ms=-1), error="EPOCH_BEFORE_UNIX"),
+    ]
+    # now_ms is the clock reading at generator creation.
+    generator_errors = [
+        dict(layout=PRESETS["twitter"], node=1024, now_ms=1700000000000, error="NODE_OUT_OF_RANGE"),
+        dict(layout=custom(41, 10, 12, epoch_ms=1800000000000), node=1, now_ms=1700000000000,
+             error="EPOCH_IN_FUTURE"),
+        dict(layout=custom(30, 10, 12), node=1, now_ms=1700000000000, error="LAYOUT_EXHAUSTED"),
+    ]
+    compose_errors = [
+        dict(layout=PRESETS["twitter"], parts=dict(timestamp_ms=1700000000000, node=1024, sequence=0, shard=0),
+             error="NODE_OUT_OF_RANGE"),
+        dict(layout=PRESETS["twitter"], parts=dict(timestamp_ms=1700000000000, node=0, sequence=4096, shard=0),
+             error="SEQUENCE_OUT_OF_RANGE"),
+        dict(layout=PRESETS["twitter"], parts=dict(timestamp_ms=1700000000000, node=0, sequence=0, shard=1),
+             error="SHARD_OUT_OF_RANGE"),
+        dict(layout=PRESETS["sharded"], parts=dict(timestamp_ms=1700000000000, node=0, sequence=0, shard=16),
+             error="SHARD_OUT_OF_RANGE"),
+        dict(layout=PRESETS["twitter"], parts=dict(timestamp_ms=1288834974656, node=0, sequence=0, shard=0),
+             error="TIMESTAMP_OUT_OF_RANGE"),
+        dict(layout=custom(30, 10, 12), parts=dict(timestamp_ms=1 << 30, node=0, sequence=0, shard=0),
+             error="TIMESTAMP_OUT_OF_RANGE"),
+    ]
+    decode_errors = [
+        dict(layout=PRESETS["js53"], id=str(1 << 53), error="ID_OUT_OF_RANGE"),
+        dict(layout=PRESETS["twitter"], id=str(2**63), error="ID_OUT_OF_RANGE"),
+        dict(layout=custom(20, 4, 4), id=str(1 << 28), error="ID_OUT_OF_RANGE"),
+    ]
+    parse_errors = [
+        dict(format="dec", input="", error="PARSE_EMPTY"),
+        dict(format="dec", input="-1", error="PARSE_NEGATIVE"),
+        dict(format="dec", input="12a4", error="PARSE_INVALID_CHARACTER"),
+        dict(format="dec", input=" 12", error="PARSE_INVALID_CHARACTER"),
+        dict(format="dec", input="+12", error="PARSE_INVALID_CHARACTER"),
+        dict(format="dec", input="12345678901234567890", error="PARSE_TOO_LONG"),
+        dict(format="dec", input="9223372036854775808", error="PARSE_OVERFLOW"),
+        dict(format="base62", input="", error="PARSE_EMPTY"),
+        dict(format="base62", input="0000000001", error="PARSE_WRONG_LENGTH"),
+        dict(format="base62", input="000000000001", error="PARSE_WRONG_LENGTH"),
+        dict(format="base62", input="0000000000-", error="PARSE_INVALID_CHARACTER"),
+        dict(format="base62", input="zzzzzzzzzzz", error="PARSE_OVERFLOW"),
+        dict(format="base62", input=enc(2**63, B62, 11), error="PARSE_OVERFLOW"),
+        dict(format="base32", input="-000000000001", error="PARSE_NEGATIVE"),
+        dict(format="base32", input="000000000000U", error="PARSE_INVALID_CHARACTER"),
+        dict(format="base32", input="00000000000001", error="PARSE_WRONG_LENGTH"),
+        dict(format="base32", input=enc(2**63, B32, 13), error="PARSE_OVERFLOW"),
+    ]
+    # Lenient Crockford reads and the largest ID in each format.
+    parse_ok = [
+        dict(format="base32", input="000000000000o", id="0"),
+        dict(format="base32", input="00000000000il", id=str(33)),
+        dict(format="base32", input="7ZZZZZZZZZZZZ", id=str(2**63 - 1)),
+        dict(format="base62", input=enc(2**63 - 1, B62, 11), id=str(2**63 - 1)),
+        dict(format="dec", input="0009223372036854775807"[3:], id=str(2**63 - 1)),
+        dict(format="dec", input="007", id="7"),
+    ]
+    doc = dict(
+        about="Language-neutral ferroflake test vectors; written by testdata/make_vectors.py.",
+        notes=["IDs are decimal strings so that JavaScript reads them exactly.",
+               "decoded.timestamp_ms is parts.timestamp_ms rounded down to its tick.",
+               "error values are ErrorKind names (core/src/error.rs)."],
+        presets={k: layout_facts(v) for k, v in PRESETS.items()},
+        ids=ids, layout_errors=layout_errors, generator_errors=generator_errors,
+        compose_errors=compose_errors, decode_errors=decode_errors,
+        parse_errors=parse_errors, parse_ok=parse_ok,
+    )
+    json.dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+main()
