@@ -51,6 +51,8 @@
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+mod any_clock;
 mod clock;
 mod error;
 #[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
@@ -62,6 +64,8 @@ mod presets;
 mod sync;
 mod text;
 
+#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+pub use any_clock::AnyClock;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
 pub use clock::{Clock, ManualClock};
