@@ -1,0 +1,1 @@
+//! Lease registries on coordination stores (being built).
