@@ -1,0 +1,88 @@
+//! The panic boundary and the pointer checks every export goes through.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::ferroflake_result::{self, FERROFLAKE_RESULT_NULL_ARGUMENT, FERROFLAKE_RESULT_PANIC};
+
+/// Runs the body of an export. A panic (which would be undefined behaviour if it unwound
+/// into C) becomes `FERROFLAKE_RESULT_PANIC`; errors become their code.
+pub(crate) fn guard(body: impl FnOnce() -> Result<(), ferroflake_result>) -> ferroflake_result {
+    // AssertUnwindSafe: on a panic nothing of the body's state is observed again; the
+    // out-parameters are written only as the body's last step.
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => ferroflake_result::FERROFLAKE_RESULT_OK,
+        Ok(Err(code)) => code,
+        Err(_) => FERROFLAKE_RESULT_PANIC,
+    }
+}
+
+/// A shared reference from a C pointer, or `NULL_ARGUMENT`.
+///
+/// # Safety
+/// `ptr` is NULL or points to a live, properly aligned `T` that nothing mutates during the
+/// call.
+pub(crate) unsafe fn borrow<'a, T>(ptr: *const T) -> Result<&'a T, ferroflake_result> {
+    // SAFETY: the caller promises a valid pointer when it is not NULL.
+    unsafe { ptr.as_ref() }.ok_or(FERROFLAKE_RESULT_NULL_ARGUMENT)
+}
+
+/// An out-parameter: a checked, non-NULL pointer that is written once, with `set`, as the
+/// last step of a successful call.
+pub(crate) struct Out<T>(*mut T);
+
+impl<T> Out<T> {
+    /// Writes the value. The old contents (possibly uninitialised) are not read or dropped.
+    pub(crate) fn set(self, value: T) {
+        // SAFETY: `out` checked the pointer for NULL and its caller promised it is valid
+        // for writes of a properly aligned `T`.
+        unsafe { self.0.write(value) }
+    }
+}
+
+/// An out-parameter from a C pointer, or `NULL_ARGUMENT`.
+///
+/// # Safety
+/// `ptr` is NULL or valid for writes of a properly aligned `T` until the call returns.
+pub(crate) unsafe fn out<T>(ptr: *mut T) -> Result<Out<T>, ferroflake_result> {
+    if ptr.is_null() {
+        Err(FERROFLAKE_RESULT_NULL_ARGUMENT)
+    } else {
+        Ok(Out(ptr))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ferroflake_result::*;
+
+    #[test]
+    fn a_panic_becomes_a_result_code_instead_of_unwinding() {
+        let result = guard(|| panic!("deliberate panic inside the boundary"));
+        assert_eq!(result, FERROFLAKE_RESULT_PANIC);
+    }
+
+    #[test]
+    fn errors_and_success_pass_through() {
+        assert_eq!(guard(|| Ok(())), FERROFLAKE_RESULT_OK);
+        assert_eq!(
+            guard(|| Err(FERROFLAKE_RESULT_ZERO_TICK)),
+            FERROFLAKE_RESULT_ZERO_TICK
+        );
+    }
+
+    #[test]
+    fn null_pointers_are_refused_before_use() {
+        // SAFETY: NULL is always allowed.
+        unsafe {
+            assert_eq!(
+                borrow::<u64>(core::ptr::null()).err(),
+                Some(FERROFLAKE_RESULT_NULL_ARGUMENT)
+            );
+            assert!(matches!(
+                out::<u64>(core::ptr::null_mut()),
+                Err(FERROFLAKE_RESULT_NULL_ARGUMENT)
+            ));
+        }
+    }
+}

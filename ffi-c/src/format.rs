@@ -1,0 +1,189 @@
+//! `ferroflake_format`: the string forms of ids, encoded into caller buffers and parsed.
+
+use core::ffi::c_char;
+
+use ferroflake::Format;
+
+use crate::boundary::{guard, out};
+use crate::ferroflake_result::{self, *};
+
+/// A string form of an id. One of the `FERROFLAKE_FORMAT_*` values; any other number gives
+/// `FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE`.
+pub type ferroflake_format = u32;
+/// Base 10, no padding, 1 to 20 characters.
+pub const FERROFLAKE_FORMAT_DECIMAL: ferroflake_format = 0;
+/// Base 62 (`0-9A-Za-z`), always 11 characters; sorts like the numbers.
+pub const FERROFLAKE_FORMAT_BASE62: ferroflake_format = 1;
+/// Crockford base 32, always 13 characters; sorts like the numbers. Parsing accepts lower
+/// case and reads I and L as 1, O as 0.
+pub const FERROFLAKE_FORMAT_BASE32: ferroflake_format = 2;
+
+/// A buffer of this many bytes holds any id in any format, with its NUL terminator.
+pub const FERROFLAKE_ENCODED_MAX_SIZE: usize = 21;
+
+fn format(value: ferroflake_format) -> Result<Format, ferroflake_result> {
+    match value {
+        FERROFLAKE_FORMAT_DECIMAL => Ok(Format::Decimal),
+        FERROFLAKE_FORMAT_BASE62 => Ok(Format::Base62),
+        FERROFLAKE_FORMAT_BASE32 => Ok(Format::Base32),
+        _ => Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE),
+    }
+}
+
+/// The buffer size (in bytes, with the NUL terminator) that `ferroflake_format_encode`
+/// needs for `id` in `format`: at most `FERROFLAKE_ENCODED_MAX_SIZE`.
+///
+/// Returns `UNKNOWN_ENUM_VALUE` or `NULL_ARGUMENT`.
+///
+/// Ownership: `*out_size` is the caller's. Thread safety: any thread.
+///
+/// # Safety
+/// `out_size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ferroflake_format_encoded_size(
+    format_value: ferroflake_format,
+    id: u64,
+    out_size: *mut usize,
+) -> ferroflake_result {
+    guard(|| {
+        // SAFETY: the caller's promise above.
+        let out_size = unsafe { out(out_size)? };
+        out_size.set(format(format_value)?.encode(id).len() + 1);
+        Ok(())
+    })
+}
+
+/// Writes `id` in `format` into `buf` as a NUL-terminated string, and its length (without
+/// the NUL) into `*out_len` when `out_len` is not NULL. Every `uint64_t` has a string in
+/// every format.
+///
+/// Returns `BUFFER_TOO_SMALL` (nothing written) if `buf_size` is below what
+/// `ferroflake_format_encoded_size` reports; `UNKNOWN_ENUM_VALUE`; or `NULL_ARGUMENT` if
+/// `buf` is NULL.
+///
+/// Ownership: `buf` and `*out_len` are the caller's, written only on success.
+/// Thread safety: any thread.
+///
+/// # Safety
+/// `buf` is NULL or valid for writing `buf_size` bytes; `out_len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ferroflake_format_encode(
+    format_value: ferroflake_format,
+    id: u64,
+    buf: *mut c_char,
+    buf_size: usize,
+    out_len: *mut usize,
+) -> ferroflake_result {
+    guard(|| {
+        if buf.is_null() {
+            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
+        }
+        let text = format(format_value)?.encode(id);
+        if buf_size < text.len() + 1 {
+            return Err(FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
+        }
+        // SAFETY: `buf` holds at least len + 1 bytes (checked above, caller's promise), and
+        // cannot overlap the stack copy `text`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), text.len());
+            buf.add(text.len()).write(0);
+        }
+        if !out_len.is_null() {
+            // SAFETY: non-NULL and writable by the caller's promise.
+            unsafe { out_len.write(text.len()) };
+        }
+        Ok(())
+    })
+}
+
+/// Parses the `len` bytes at `text` (no NUL needed; pass `strlen(s)` for a C string) as an
+/// id in `format`.
+///
+/// Returns `PARSE_EMPTY`, `PARSE_NEGATIVE`, `PARSE_INVALID_CHARACTER`,
+/// `PARSE_WRONG_LENGTH`, `PARSE_TOO_LONG`, `PARSE_OVERFLOW` (above 2^63 - 1),
+/// `INVALID_UTF8`, `UNKNOWN_ENUM_VALUE`, or `NULL_ARGUMENT`.
+///
+/// Ownership: `text` is only read during the call; `*out_id` is the caller's.
+/// Thread safety: any thread.
+///
+/// # Safety
+/// `text` is NULL or valid for reading `len` bytes; `out_id` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ferroflake_format_parse(
+    format_value: ferroflake_format,
+    text: *const c_char,
+    len: usize,
+    out_id: *mut u64,
+) -> ferroflake_result {
+    guard(|| {
+        if text.is_null() {
+            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
+        }
+        // SAFETY: the caller's promise above.
+        let out_id = unsafe { out(out_id)? };
+        let format = format(format_value)?;
+        if len > isize::MAX as usize {
+            return Err(FERROFLAKE_RESULT_BUFFER_TOO_LARGE);
+        }
+        // SAFETY: non-NULL and readable for `len` bytes by the caller's promise.
+        let bytes = unsafe { core::slice::from_raw_parts(text.cast::<u8>(), len) };
+        let text = core::str::from_utf8(bytes).map_err(|_| FERROFLAKE_RESULT_INVALID_UTF8)?;
+        out_id.set(format.parse(text)?);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_encoding_fits_the_max_size() {
+        for value in [
+            FERROFLAKE_FORMAT_DECIMAL,
+            FERROFLAKE_FORMAT_BASE62,
+            FERROFLAKE_FORMAT_BASE32,
+        ] {
+            let mut size = 0;
+            // SAFETY: a valid out-pointer.
+            let result = unsafe { ferroflake_format_encoded_size(value, u64::MAX, &mut size) };
+            assert_eq!(result, FERROFLAKE_RESULT_OK);
+            assert!(size <= FERROFLAKE_ENCODED_MAX_SIZE);
+        }
+        let mut size = 0;
+        // SAFETY: as above.
+        unsafe { ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, u64::MAX, &mut size) };
+        assert_eq!(size, FERROFLAKE_ENCODED_MAX_SIZE);
+    }
+
+    #[test]
+    fn short_buffers_are_refused_and_left_alone() {
+        let mut buf = [b'x' as c_char; 8];
+        let mut len = 99;
+        // SAFETY: `buf` is 8 bytes, as passed.
+        let result = unsafe {
+            ferroflake_format_encode(
+                FERROFLAKE_FORMAT_BASE62,
+                1,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut len,
+            )
+        };
+        assert_eq!(result, FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
+        assert!(buf.iter().all(|&c| c == b'x' as c_char));
+        assert_eq!(len, 99);
+    }
+
+    #[test]
+    fn invalid_utf8_is_its_own_code() {
+        let bytes = [0xffu8, 0xfe];
+        let mut id = 5;
+        // SAFETY: two readable bytes.
+        let result = unsafe {
+            ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, bytes.as_ptr().cast(), 2, &mut id)
+        };
+        assert_eq!(result, FERROFLAKE_RESULT_INVALID_UTF8);
+        assert_eq!(id, 5);
+    }
+}

@@ -1,0 +1,126 @@
+//! `ferroflake_generator_options`: the clock choice and the core's generator options.
+
+use ferroflake::{AnyClock, Options};
+
+use crate::boundary::{guard, out};
+use crate::ferroflake_result::{self, *};
+
+/// Which clock a generator reads. One of the `FERROFLAKE_CLOCK_*` values; any other number
+/// gives `FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE`.
+pub type ferroflake_clock = u32;
+/// The operating system's wall clock (`CLOCK_REALTIME`).
+pub const FERROFLAKE_CLOCK_SYSTEM: ferroflake_clock = 0;
+/// A cheaper wall clock that stays within one tick of real time (coarse clock or TSC).
+pub const FERROFLAKE_CLOCK_FAST: ferroflake_clock = 1;
+/// A clock that moves only through `ferroflake_generator_set_clock_ms`,
+/// `_advance_clock_ms` and `_rewind_clock_ms` (waits advance it at once): for tests,
+/// simulations and replay. It starts at `manual_start_ms`.
+pub const FERROFLAKE_CLOCK_MANUAL: ferroflake_clock = 2;
+
+/// Settings for `ferroflake_generator_new` beyond layout and node. Start from
+/// `ferroflake_generator_options_default` and change what you need. A plain value.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ferroflake_generator_options {
+    /// A `FERROFLAKE_CLOCK_*` value. Default `FERROFLAKE_CLOCK_SYSTEM`.
+    pub clock: ferroflake_clock,
+    /// Where a `FERROFLAKE_CLOCK_MANUAL` clock starts, in Unix ms. Ignored by other clocks.
+    pub manual_start_ms: u64,
+    /// How many ticks the generator may run ahead of the clock (borrowing future ticks, or
+    /// riding out a clock that went back). Default 0.
+    pub max_drift_ticks: u64,
+    /// How long (ms) to wait for a clock that went back beyond the drift before returning
+    /// `FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS`. Default 5.
+    pub max_backward_wait_ms: u64,
+    /// Nonzero: issue only ticks after the one containing `resume_after_ms`. Default 0.
+    pub has_resume_after: u32,
+    /// The high-water mark (Unix ms) of a previous holder of the node id, used when
+    /// `has_resume_after` is nonzero.
+    pub resume_after_ms: u64,
+}
+
+impl ferroflake_generator_options {
+    /// The defaults: the system clock and the core's `Options::default()`.
+    pub(crate) fn defaults() -> Self {
+        let core = Options::default();
+        ferroflake_generator_options {
+            clock: FERROFLAKE_CLOCK_SYSTEM,
+            manual_start_ms: 0,
+            max_drift_ticks: core.max_drift_ticks,
+            max_backward_wait_ms: core.max_backward_wait_ms,
+            has_resume_after: u32::from(core.resume_after_ms.is_some()),
+            resume_after_ms: core.resume_after_ms.unwrap_or(0),
+        }
+    }
+
+    /// The core's options.
+    pub(crate) fn to_core(self) -> Options {
+        let mut options = Options::default();
+        options.max_drift_ticks = self.max_drift_ticks;
+        options.max_backward_wait_ms = self.max_backward_wait_ms;
+        options.resume_after_ms = (self.has_resume_after != 0).then_some(self.resume_after_ms);
+        options
+    }
+
+    /// The chosen clock, for a layout with this tick. A manual clock is moved later
+    /// through the generator, which keeps it.
+    pub(crate) fn make_clock(&self, tick_ms: u64) -> Result<AnyClock, ferroflake_result> {
+        match self.clock {
+            FERROFLAKE_CLOCK_SYSTEM => Ok(AnyClock::system()),
+            FERROFLAKE_CLOCK_FAST => Ok(AnyClock::fast(tick_ms)),
+            FERROFLAKE_CLOCK_MANUAL => Ok(AnyClock::manual(self.manual_start_ms).0),
+            _ => Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE),
+        }
+    }
+}
+
+/// Fills `*out_options` with the defaults: system clock, no drift, 5 ms backward wait, no
+/// resume point.
+///
+/// Ownership: `*out_options` is the caller's. Thread safety: any thread.
+///
+/// # Safety
+/// `out_options` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ferroflake_generator_options_default(
+    out_options: *mut ferroflake_generator_options,
+) -> ferroflake_result {
+    guard(|| {
+        // SAFETY: the caller's promise above.
+        let out_options = unsafe { out(out_options)? };
+        out_options.set(ferroflake_generator_options::defaults());
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_core_defaults() {
+        assert_eq!(
+            ferroflake_generator_options::defaults().to_core(),
+            Options::default()
+        );
+    }
+
+    #[test]
+    fn resume_after_is_passed_only_when_flagged() {
+        let mut options = ferroflake_generator_options::defaults();
+        options.resume_after_ms = 42;
+        assert_eq!(options.to_core().resume_after_ms, None);
+        options.has_resume_after = 7;
+        assert_eq!(options.to_core().resume_after_ms, Some(42));
+    }
+
+    #[test]
+    fn unknown_clock_values_are_refused() {
+        let mut options = ferroflake_generator_options::defaults();
+        options.clock = 3;
+        assert!(matches!(
+            options.make_clock(1),
+            Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE)
+        ));
+    }
+}
