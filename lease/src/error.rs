@@ -39,6 +39,11 @@ pub enum LeaseError {
     },
     /// The generator refused its configuration.
     Generator(ferroflake::Error),
+    /// Lease settings that cannot work together (a safety margin not below the TTL, ...).
+    InvalidConfig {
+        /// What is wrong, and how to fix it.
+        detail: String,
+    },
     /// Anything else the store reported.
     Store {
         /// Which registry.
@@ -70,6 +75,7 @@ impl fmt::Display for LeaseError {
                 write!(f, "bad registry address {address:?}: {detail}")
             }
             Self::Generator(e) => write!(f, "generator refused: {e}"),
+            Self::InvalidConfig { detail } => write!(f, "invalid lease settings: {detail}"),
             Self::Store { registry, detail } => write!(f, "{registry} registry error: {detail}"),
         }
     }

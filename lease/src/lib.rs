@@ -1,8 +1,55 @@
-//! Worker-id leases for ferroflake (being built).
+//! # ferroflake-lease
+//!
+//! Worker-id leases for ferroflake. The top cause of duplicate snowflake IDs is two live
+//! generators sharing a node id; this crate hands node ids out under leases and makes a
+//! generator refuse to issue once it can no longer prove it holds its id.
+//!
+//! - [`Registry`]: where ids are claimed, renewed and released. [`EmbeddedRegistry`] is
+//!   the default: a local directory shared by the processes of one host, no server.
+//!   Distributed backends (etcd, Redis, ZooKeeper, PostgreSQL) live in
+//!   `ferroflake-lease-stores`.
+//! - [`LeasedGenerator`]: a core [`Generator`](ferroflake::Generator) with a leased node
+//!   id, a high-water mark and a fence checked in the hot path.
+//! - `conformance` (feature `conformance`): the checks every registry passes.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ferroflake::{Error, Layout, ManualClock};
+//! use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeasedGenerator};
+//!
+//! let dir = std::env::temp_dir().join(format!("ff-lib-doc-{}", std::process::id()));
+//! let registry = Arc::new(EmbeddedRegistry::open(&dir)?);
+//! let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+//! let generator = LeasedGenerator::start(
+//!     Layout::twitter(), Arc::clone(&clock), registry, LeaseConfig::default())?;
+//! assert!(generator.next_id().is_ok());
+//! // Far past the lease's deadline with no renewal seen: the generator refuses.
+//! clock.advance_ms(60_000);
+//! assert!(matches!(generator.next_id(), Err(Error::LeaseExpired { .. })));
+//! # drop(generator);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Features
+//!
+//! - `conformance`: the registry conformance suite, for backends' tests.
 #![warn(missing_docs)]
 
+mod config;
+#[cfg(feature = "conformance")]
+pub mod conformance;
+mod dir_lock;
+mod embedded;
 mod error;
+mod host_clock;
+mod leased;
+mod records;
 mod registry;
+mod token;
 
+pub use config::LeaseConfig;
+pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
+pub use leased::{LeaseStatus, LeasedGenerator};
 pub use registry::{Grant, LeaseRequest, Registry};

@@ -1,0 +1,106 @@
+//! The timings and options of a leased generator.
+
+use std::time::Duration;
+
+use ferroflake::Options;
+
+use crate::LeaseError;
+
+/// How a [`LeasedGenerator`](crate::LeasedGenerator) holds its lease.
+///
+/// The defaults suit a service: a 10 s TTL renewed every 3.3 s, issuing stopped 1 s before
+/// the TTL could lapse, 2 s of quarantine, 1 s of clock-skew allowance. Build with
+/// [`LeaseConfig::with_ttl`], which scales the timings to the TTL, then adjust fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LeaseConfig {
+    /// How long a claim lives without renewal.
+    pub ttl: Duration,
+    /// How often the background thread renews (default TTL / 3).
+    pub renew_every: Duration,
+    /// How soon a failed renewal is retried (default TTL / 20, at least 10 ms).
+    pub retry_every: Duration,
+    /// The local deadline is the last successful renewal's send time + TTL − this margin,
+    /// so the holder stops before the registry can expire the claim (default TTL / 10).
+    pub safety_margin: Duration,
+    /// How long an expired claim stays unclaimable (asked of the registry; default TTL / 5).
+    pub quarantine: Duration,
+    /// How far past the previous holder's high-water mark the clock must be before this
+    /// generator issues: covers clock differences between hosts (default 1 s).
+    pub skew_allowance: Duration,
+    /// How far ahead of the clock each renewal reserves the high-water mark (default TTL).
+    pub reserve_ahead: Duration,
+    /// How long the start may wait for the clock to pass the previous mark before it
+    /// gives [`LeaseError::BehindHighWater`] (default 30 s).
+    pub max_start_wait: Duration,
+    /// Who holds the lease, recorded for operators (default `host:pid`).
+    pub holder: String,
+    /// The generator's options; `resume_after_ms` is raised to the previous holder's mark.
+    pub options: Options,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        let mut config = Self::with_ttl(Duration::from_secs(10));
+        config.quarantine = Duration::from_secs(2);
+        config.safety_margin = Duration::from_secs(1);
+        config
+    }
+}
+
+impl LeaseConfig {
+    /// Timings scaled to `ttl` (see the field docs), with a 1 s skew allowance.
+    pub fn with_ttl(ttl: Duration) -> Self {
+        LeaseConfig {
+            ttl,
+            renew_every: ttl / 3,
+            retry_every: (ttl / 20).max(Duration::from_millis(10)),
+            safety_margin: ttl / 10,
+            quarantine: ttl / 5,
+            skew_allowance: Duration::from_secs(1),
+            reserve_ahead: ttl,
+            max_start_wait: Duration::from_secs(30),
+            holder: default_holder(),
+            options: Options::default(),
+        }
+    }
+
+    /// Checks that the timings can keep a lease: renewals come before the deadline, and
+    /// the deadline comes before the TTL.
+    ///
+    /// # Errors
+    /// [`LeaseError::InvalidConfig`] saying which setting to change.
+    pub fn validate(&self) -> Result<(), LeaseError> {
+        let bad = |detail: String| Err(LeaseError::InvalidConfig { detail });
+        if self.ttl < Duration::from_millis(10) {
+            return bad(format!("ttl {:?} is below 10 ms", self.ttl));
+        }
+        if self.safety_margin >= self.ttl {
+            return bad(format!(
+                "safety_margin {:?} must be below ttl {:?}",
+                self.safety_margin, self.ttl
+            ));
+        }
+        if self.renew_every.is_zero() || self.renew_every >= self.ttl - self.safety_margin {
+            return bad(format!(
+                "renew_every {:?} must be above 0 and below ttl - safety_margin ({:?})",
+                self.renew_every,
+                self.ttl - self.safety_margin
+            ));
+        }
+        if self.retry_every.is_zero() {
+            return bad("retry_every must be above 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// `host:pid`, so an operator can tell who holds an id.
+fn default_holder() -> String {
+    let uname = rustix::system::uname();
+    format!(
+        "{}:{}",
+        uname.nodename().to_string_lossy(),
+        std::process::id()
+    )
+}

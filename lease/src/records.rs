@@ -1,0 +1,234 @@
+//! The embedded registry's records: one entry per node id ever claimed, and the rules for
+//! claiming, renewing and releasing them. Pure data and logic; `embedded.rs` does the I/O.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The whole records file.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Records {
+    /// Format version, so a future layout change is detected instead of misread.
+    pub format: u32,
+    /// The epoch the next claim gets: grows with every claim of any id.
+    pub next_epoch: u64,
+    /// Node id → its record. Entries stay after release: they carry the high-water mark.
+    pub nodes: BTreeMap<u64, NodeRecord>,
+}
+
+/// One node id's record.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NodeRecord {
+    /// The current holder's owner token; `None` once released.
+    pub token: Option<String>,
+    /// Who holds (or last held) it, for operators.
+    pub holder: String,
+    /// The epoch of the current (or last) claim.
+    pub epoch: u64,
+    /// Host-clock ms (see `host_clock`) at which the claim lapses unless renewed.
+    pub expires_ms: u64,
+    /// How long after `expires_ms` the id stays unclaimable (the holder's quarantine).
+    pub quarantine_ms: u64,
+    /// The boot the times above belong to.
+    pub boot_id: String,
+    /// The highest Unix ms up to which the holder may issue (reserved ahead, raised on
+    /// renewal, set to the last issued tick's end on release).
+    pub high_water_ms: u64,
+}
+
+/// The file format this code writes and reads.
+pub const FORMAT: u32 = 1;
+
+/// Where a record stands at a given host time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Held and within its TTL.
+    Live,
+    /// Past its TTL but within its quarantine: nobody may claim it, its holder may not renew.
+    Quarantined,
+    /// Released, or past TTL + quarantine, or from an earlier boot: claimable.
+    Free,
+}
+
+impl NodeRecord {
+    /// This record's standing at `now_ms` on the host clock of boot `boot_id`.
+    pub fn standing(&self, now_ms: u64, boot_id: &str) -> Standing {
+        if self.token.is_none() || self.boot_id != boot_id {
+            Standing::Free
+        } else if now_ms < self.expires_ms {
+            Standing::Live
+        } else if now_ms < self.expires_ms.saturating_add(self.quarantine_ms) {
+            Standing::Quarantined
+        } else {
+            Standing::Free
+        }
+    }
+
+    fn is_held_by(&self, token: &str, now_ms: u64, boot_id: &str) -> bool {
+        self.token.as_deref() == Some(token) && self.standing(now_ms, boot_id) == Standing::Live
+    }
+}
+
+/// What a claim asks for (the registry-independent part of a `LeaseRequest`).
+pub struct Claim<'a> {
+    pub ttl_ms: u64,
+    pub quarantine_ms: u64,
+    pub holder: &'a str,
+    pub token: String,
+}
+
+impl Records {
+    /// Picks a claimable id below `node_count`: one never claimed if any (lowest first),
+    /// else the free one with the lowest high-water mark, so a new holder rarely has to
+    /// wait for a previous holder's mark. `None` if every id is live or quarantined.
+    pub fn pick_free(&self, node_count: u64, now_ms: u64, boot_id: &str) -> Option<u64> {
+        let mut never_claimed = 0u64;
+        for &id in self.nodes.keys() {
+            if id != never_claimed {
+                break;
+            }
+            never_claimed += 1;
+        }
+        if never_claimed < node_count {
+            return Some(never_claimed);
+        }
+        self.nodes
+            .range(..node_count)
+            .filter(|(_, r)| r.standing(now_ms, boot_id) == Standing::Free)
+            .min_by_key(|(&id, r)| (r.high_water_ms, id))
+            .map(|(&id, _)| id)
+    }
+
+    /// Claims `node_id` for `claim`; returns (epoch, previous high-water mark).
+    pub fn claim(
+        &mut self,
+        node_id: u64,
+        claim: Claim<'_>,
+        now_ms: u64,
+        boot_id: &str,
+    ) -> (u64, u64) {
+        self.next_epoch += 1;
+        let epoch = self.next_epoch;
+        let previous_high_water_ms = self.nodes.get(&node_id).map_or(0, |r| r.high_water_ms);
+        self.nodes.insert(
+            node_id,
+            NodeRecord {
+                token: Some(claim.token),
+                holder: claim.holder.to_owned(),
+                epoch,
+                expires_ms: now_ms.saturating_add(claim.ttl_ms),
+                quarantine_ms: claim.quarantine_ms,
+                boot_id: boot_id.to_owned(),
+                high_water_ms: previous_high_water_ms,
+            },
+        );
+        (epoch, previous_high_water_ms)
+    }
+
+    /// Extends a live claim held under `token`; `false` if it is not held (lost).
+    pub fn renew(
+        &mut self,
+        node_id: u64,
+        token: &str,
+        ttl_ms: u64,
+        high_water_ms: u64,
+        now_ms: u64,
+        boot_id: &str,
+    ) -> bool {
+        match self.nodes.get_mut(&node_id) {
+            Some(r) if r.is_held_by(token, now_ms, boot_id) => {
+                r.expires_ms = now_ms.saturating_add(ttl_ms);
+                r.high_water_ms = r.high_water_ms.max(high_water_ms);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Releases a claim held under `token` (live or lapsed but not yet taken), recording
+    /// the holder's final mark: the holder has stopped issuing, so its mark is exact and
+    /// may be below what it had reserved. `false` (nothing changed) if not held.
+    pub fn release(&mut self, node_id: u64, token: &str, high_water_ms: u64) -> bool {
+        match self.nodes.get_mut(&node_id) {
+            Some(r) if r.token.as_deref() == Some(token) => {
+                r.token = None;
+                r.expires_ms = 0;
+                r.high_water_ms = high_water_ms;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOT: &str = "boot-a";
+
+    fn claim(records: &mut Records, node_count: u64, now: u64, token: &str) -> Option<u64> {
+        let id = records.pick_free(node_count, now, BOOT)?;
+        records.claim(
+            id,
+            Claim {
+                ttl_ms: 100,
+                quarantine_ms: 50,
+                holder: "t",
+                token: token.into(),
+            },
+            now,
+            BOOT,
+        );
+        Some(id)
+    }
+
+    #[test]
+    fn standing_follows_ttl_then_quarantine() {
+        let mut r = Records::default();
+        claim(&mut r, 1, 1_000, "a").unwrap();
+        let rec = &r.nodes[&0];
+        assert_eq!(rec.standing(1_099, BOOT), Standing::Live);
+        assert_eq!(rec.standing(1_100, BOOT), Standing::Quarantined);
+        assert_eq!(rec.standing(1_149, BOOT), Standing::Quarantined);
+        assert_eq!(rec.standing(1_150, BOOT), Standing::Free);
+        assert_eq!(
+            rec.standing(1_000, "boot-b"),
+            Standing::Free,
+            "a reboot frees every id"
+        );
+    }
+
+    #[test]
+    fn picks_never_claimed_then_lowest_mark() {
+        let mut r = Records::default();
+        assert_eq!(claim(&mut r, 3, 0, "a"), Some(0));
+        assert_eq!(claim(&mut r, 3, 0, "b"), Some(1));
+        assert!(r.release(0, "a", 500));
+        assert!(r.release(1, "b", 200));
+        // id 2 was never claimed: it wins over released ones.
+        assert_eq!(r.pick_free(3, 0, BOOT), Some(2));
+        assert_eq!(claim(&mut r, 3, 0, "c"), Some(2));
+        // Then the released id with the lower mark.
+        assert_eq!(r.pick_free(3, 0, BOOT), Some(1));
+        assert_eq!(
+            r.pick_free(1, 0, BOOT),
+            Some(0),
+            "only ids below node_count count"
+        );
+    }
+
+    #[test]
+    fn renew_checks_token_and_never_lowers_mark() {
+        let mut r = Records::default();
+        claim(&mut r, 1, 0, "a").unwrap();
+        assert!(r.renew(0, "a", 100, 900, 50, BOOT));
+        assert!(r.renew(0, "a", 100, 400, 60, BOOT));
+        assert_eq!(r.nodes[&0].high_water_ms, 900);
+        assert!(!r.renew(0, "forged", 100, 1, 60, BOOT));
+        assert!(
+            !r.renew(0, "a", 100, 1, 160, BOOT),
+            "expired claims are lost"
+        );
+    }
+}
