@@ -1,1 +1,38 @@
-//! placeholder
+//! `ferroflake._native`: the Python face of the `ferroflake` core, behind the pure-Python
+//! package `ferroflake`. Every rule (bit math, validation, epochs, clocks) is the core's;
+//! this crate converts arguments, maps errors and guards against fork.
+
+mod clock;
+mod counters;
+mod datetimes;
+mod errors;
+mod fork;
+mod generator;
+mod ints;
+mod layout;
+mod parts;
+mod text;
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// The generator is one atomic word with a CAS loop and every class is frozen and `Sync`,
+/// so the module runs without the GIL on free-threaded Python.
+#[pymodule(gil_used = false)]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    fork::install_fork_hook()?;
+    m.add_class::<generator::PyGenerator>()?;
+    m.add_class::<layout::PyLayout>()?;
+    m.add_class::<parts::Parts>()?;
+    m.add_class::<counters::Counters>()?;
+    m.add_class::<clock::ManualClock>()?;
+    m.add_function(wrap_pyfunction!(text::encode, m)?)?;
+    m.add_function(wrap_pyfunction!(text::parse, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
+    m.add(
+        "PRESET_NAMES",
+        PyTuple::new(m.py(), ferroflake::Layout::PRESET_NAMES)?,
+    )?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

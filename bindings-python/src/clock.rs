@@ -1,0 +1,99 @@
+//! Clocks for Python: the `clock=` argument of `Generator`, the `ManualClock` class, and
+//! the wrapper that lets other Python threads run while a generator waits.
+
+use std::sync::Arc;
+
+use ferroflake::{AnyClock, Clock};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::ints::uint;
+
+/// A clock that only moves when told to, for deterministic tests: waiting on it (a used-up
+/// sequence, a clock that went back) moves it forward at once instead of sleeping.
+#[pyclass(frozen, module = "ferroflake")]
+pub struct ManualClock {
+    pub(crate) inner: Arc<ferroflake::ManualClock>,
+}
+
+#[pymethods]
+impl ManualClock {
+    #[new]
+    fn new(#[pyo3(from_py_with = uint)] now_ms: u64) -> Self {
+        ManualClock {
+            inner: Arc::new(ferroflake::ManualClock::new(now_ms)),
+        }
+    }
+
+    /// The current time, Unix ms.
+    fn now_ms(&self) -> u64 {
+        self.inner.now_ms()
+    }
+
+    /// Sets the time, forwards or backwards.
+    fn set_ms(&self, #[pyo3(from_py_with = uint)] now_ms: u64) {
+        self.inner.set_ms(now_ms);
+    }
+
+    /// Moves the time forward by `ms`.
+    fn advance_ms(&self, #[pyo3(from_py_with = uint)] ms: u64) {
+        self.inner.advance_ms(ms);
+    }
+
+    /// Moves the time back by `ms` (not below 0).
+    fn rewind_ms(&self, #[pyo3(from_py_with = uint)] ms: u64) {
+        self.inner.rewind_ms(ms);
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ManualClock({})", self.inner.now_ms())
+    }
+}
+
+/// The clock a Python generator runs on: `"system"`, `"fast"` or a [`ManualClock`].
+pub fn clock_from_arg(arg: &Bound<'_, PyAny>, tick_ms: u64) -> PyResult<GeneratorClock> {
+    if let Ok(manual) = arg.cast::<ManualClock>() {
+        return Ok(GeneratorClock(AnyClock::Manual(manual.get().inner.clone())));
+    }
+    if let Ok(name) = arg.cast::<PyString>() {
+        return match &*name.to_cow()? {
+            "system" => Ok(GeneratorClock(AnyClock::system())),
+            "fast" => Ok(GeneratorClock(AnyClock::fast(tick_ms))),
+            other => Err(PyValueError::new_err(format!(
+                "unknown clock {other:?}: expected \"system\", \"fast\" or a ManualClock"
+            ))),
+        };
+    }
+    Err(PyTypeError::new_err(
+        "clock must be \"system\", \"fast\" or a ManualClock",
+    ))
+}
+
+/// The core's run-time clock, detaching from the interpreter while it waits.
+///
+/// The generator waits only on slow paths (a used-up sequence: at most one tick, which is
+/// a whole second under js53; a clock that went back: up to `max_backward_wait_ms`).
+/// Detaching there lets other threads run, at no cost to the fast path.
+pub struct GeneratorClock(AnyClock);
+
+impl Clock for GeneratorClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+
+    fn wait_until_ms(&self, target_ms: u64) {
+        match &self.0 {
+            // Waiting on a manual clock only moves it: nothing to detach for.
+            AnyClock::Manual(clock) => clock.wait_until_ms(target_ms),
+            clock => {
+                // SAFETY: a GeneratorClock belongs to a Python `Generator`, whose methods
+                // call the core generator only while attached (none of them detach around
+                // it), so this thread is attached here; the token does not escape.
+                let py = unsafe { Python::assume_attached() };
+                py.detach(|| clock.wait_until_ms(target_ms));
+            }
+        }
+    }
+}

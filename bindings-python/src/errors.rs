@@ -1,0 +1,73 @@
+//! The one mapping from the core's [`Error`] to the exception classes of
+//! `ferroflake/_errors.py` (written in Python so the hierarchy, with its multiple bases and
+//! docstrings, reads as Python).
+
+use ferroflake::{Error, ErrorKind};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyModule;
+
+static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// The class (in `ferroflake._errors`) that errors of `kind` raise.
+fn class_name(kind: ErrorKind) -> &'static str {
+    use ErrorKind::*;
+    match kind {
+        TooManyBits | NoTimeBits | ZeroSequenceBits | ZeroTick | EpochBeforeUnix
+        | EpochInFuture | LayoutExhausted | UnknownLayout => "LayoutError",
+        NodeOutOfRange | ShardOutOfRange | SequenceOutOfRange | TimestampOutOfRange
+        | IdOutOfRange => "OutOfRangeError",
+        ParseEmpty | ParseNegative | ParseInvalidCharacter | ParseWrongLength | ParseTooLong
+        | ParseOverflow => "ParseError",
+        ClockMovedBackwards => "ClockMovedBackwardsError",
+        ClockStalled => "ClockStalledError",
+        LeaseExpired => "LeaseExpiredError",
+        // Kinds added to the core later still land in the right branch of the hierarchy.
+        other if other.is_invalid_input() => "InvalidInputError",
+        _ => "FerroflakeError",
+    }
+}
+
+fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    ERRORS_MODULE
+        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("ferroflake._errors")?.unbind()))
+        .map(|module| module.bind(py))
+}
+
+/// An exception instance of `ferroflake._errors.<class>` with its stable kind and code.
+pub fn new_error<'py>(
+    py: Python<'py>,
+    class: &str,
+    message: String,
+    kind: &str,
+    code: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    errors_module(py)?.getattr(class)?.call1((message, kind, code))
+}
+
+/// The core error as the matching Python exception, carrying `kind` (the `ErrorKind` name,
+/// e.g. `"NODE_OUT_OF_RANGE"`), `code` (its stable number) and the core's message.
+pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let kind = err.kind();
+        let exc = new_error(py, class_name(kind), err.to_string(), kind.name(), kind.code())?;
+        match err {
+            Error::ClockMovedBackwards { behind_ms } => exc.setattr("behind_ms", behind_ms)?,
+            Error::LeaseExpired { fence_ms } => exc.setattr("fence_ms", fence_ms)?,
+            _ => {}
+        }
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|failed| failed)
+}
+
+/// Every core error kind as `(name, code, exception class)`, in code order: the error table
+/// the tests check, and a reference for users who log codes.
+#[pyfunction]
+pub fn error_kinds(py: Python<'_>) -> PyResult<Vec<(&'static str, u32, Bound<'_, PyAny>)>> {
+    let module = errors_module(py)?;
+    ErrorKind::ALL
+        .iter()
+        .map(|&kind| Ok((kind.name(), kind.code(), module.getattr(class_name(kind))?)))
+        .collect()
+}

@@ -1,0 +1,163 @@
+//! `Generator`: the core's lock-free generator, shared freely between Python threads.
+
+use ferroflake::{Generator, Layout, Options};
+use pyo3::exceptions::{PyMemoryError, PyOverflowError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::clock::{clock_from_arg, GeneratorClock};
+use crate::counters::Counters;
+use crate::errors::to_pyerr;
+use crate::fork::ForkGuard;
+use crate::ints::{optional_uint, uint};
+use crate::layout::PyLayout;
+use crate::parts::Parts;
+
+/// How many IDs `next_ids` makes between checks for Ctrl-C.
+const SIGNAL_CHECK_EVERY: usize = 1 << 16;
+
+/// Issues unique, increasing IDs for one node id under one layout.
+///
+/// Invariant relied on by `GeneratorClock`: every method calls the core generator while
+/// attached to the interpreter (none detaches around it); the clock detaches only for waits.
+#[pyclass(frozen, name = "Generator", module = "ferroflake")]
+pub struct PyGenerator {
+    inner: Generator<GeneratorClock>,
+    made_in: ForkGuard,
+}
+
+impl PyGenerator {
+    #[inline]
+    fn core(&self, py: Python<'_>) -> PyResult<&Generator<GeneratorClock>> {
+        self.made_in.check(py)?;
+        Ok(&self.inner)
+    }
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(signature = (node_id, layout=None, *, max_drift_ticks=0, max_backward_wait_ms=5, clock=None, resume_after_ms=None))]
+    fn new(
+        py: Python<'_>,
+        #[pyo3(from_py_with = uint)] node_id: u64,
+        layout: Option<&Bound<'_, PyLayout>>,
+        #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
+        #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
+        clock: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = optional_uint)] resume_after_ms: Option<u64>,
+    ) -> PyResult<Self> {
+        let layout = layout.map_or_else(Layout::twitter, |l| l.get().inner);
+        let clock = match clock {
+            Some(clock) => clock_from_arg(clock, layout.tick_ms())?,
+            None => clock_from_arg(pyo3::intern!(py, "system"), layout.tick_ms())?,
+        };
+        let mut options = Options::default();
+        options.max_drift_ticks = max_drift_ticks;
+        options.max_backward_wait_ms = max_backward_wait_ms;
+        options.resume_after_ms = resume_after_ms;
+        let inner = Generator::with_clock(layout, node_id, clock, options)
+            .map_err(|e| to_pyerr(py, e))?;
+        Ok(PyGenerator {
+            inner,
+            made_in: ForkGuard::here(),
+        })
+    }
+
+    /// The next ID. Holds the GIL: the call costs less than detaching would.
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.core(py)?.next_id().map_err(|e| to_pyerr(py, e))
+    }
+
+    /// `n` consecutive IDs, reserved a run of sequence numbers at a time.
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = uint)] n: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let generator = self.core(py)?;
+        let n = usize::try_from(n)
+            .map_err(|_| PyOverflowError::new_err("n does not fit this platform's memory"))?;
+        let mut ids: Vec<u64> = Vec::new();
+        ids.try_reserve_exact(n)
+            .map_err(|_| PyMemoryError::new_err(format!("cannot hold {n} IDs")))?;
+        ids.resize(n, 0);
+        for chunk in ids.chunks_mut(SIGNAL_CHECK_EVERY) {
+            if n > SIGNAL_CHECK_EVERY {
+                py.check_signals()?;
+            }
+            generator.next_ids(chunk).map_err(|e| to_pyerr(py, e))?;
+        }
+        PyList::new(py, ids)
+    }
+
+    /// The next ID, carrying `shard` in its lowest bits (layouts with shard bits).
+    fn next_id_for_shard(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = uint)] shard: u64,
+    ) -> PyResult<u64> {
+        self.core(py)?
+            .next_id_for_shard(shard)
+            .map_err(|e| to_pyerr(py, e))
+    }
+
+    /// The fields of an ID made under this generator's layout.
+    fn decode(&self, py: Python<'_>, #[pyo3(from_py_with = uint)] id: u64) -> PyResult<Parts> {
+        self.inner
+            .layout()
+            .decode(id)
+            .map(Parts::from)
+            .map_err(|e| to_pyerr(py, e))
+    }
+
+    /// Forbids issuing IDs whose tick starts at or after `fence_ms` (Unix ms); calls then
+    /// raise `LeaseExpiredError`. A lease holder moves it forward on each renewal.
+    fn set_fence_ms(&self, #[pyo3(from_py_with = uint)] fence_ms: u64) {
+        self.inner.set_fence_ms(fence_ms);
+    }
+
+    /// Removes the fence.
+    fn clear_fence(&self) {
+        self.inner.clear_fence();
+    }
+
+    /// The fence as Unix ms, or `None`.
+    #[getter]
+    fn fence_ms(&self) -> Option<u64> {
+        self.inner.fence_ms()
+    }
+
+    /// Start (Unix ms) of the tick of the last issued ID, or of the resume point: the
+    /// high-water mark to hand to the next holder of this node id as `resume_after_ms`.
+    #[getter]
+    fn last_issued_ms(&self) -> u64 {
+        self.inner.last_issued_ms()
+    }
+
+    /// Slow-path counts so far.
+    #[getter]
+    fn counters(&self) -> Counters {
+        self.inner.counters().into()
+    }
+
+    #[getter]
+    fn node_id(&self) -> u64 {
+        self.inner.node()
+    }
+
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout {
+            inner: *self.inner.layout(),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ferroflake.Generator node_id={} layout={}>",
+            self.inner.node(),
+            self.layout().__repr__()
+        )
+    }
+}

@@ -1,0 +1,33 @@
+//! `encode` and `parse`: the core's string forms of IDs.
+
+use ferroflake::Format;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::errors::to_pyerr;
+use crate::ints::uint;
+
+fn format_from_name(name: &str) -> PyResult<Format> {
+    Format::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown format {name:?}: expected \"dec\", \"base62\" or \"base32\""
+        ))
+    })
+}
+
+/// The ID as text: `"dec"` (decimal), `"base62"` (11 chars) or `"base32"` (Crockford, 13
+/// chars). The fixed-width forms sort like the numbers.
+#[pyfunction]
+#[pyo3(signature = (id, format="dec"))]
+pub fn encode(#[pyo3(from_py_with = uint)] id: u64, format: &str) -> PyResult<String> {
+    Ok(format_from_name(format)?.encode(id).to_string())
+}
+
+/// The ID in `text`, which must be in `format`; a `ParseError` says why not.
+#[pyfunction]
+#[pyo3(signature = (text, format="dec"))]
+pub fn parse(py: Python<'_>, text: &str, format: &str) -> PyResult<u64> {
+    format_from_name(format)?
+        .parse(text)
+        .map_err(|e| to_pyerr(py, e))
+}
