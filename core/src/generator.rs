@@ -48,9 +48,10 @@ pub struct Counters {
 /// - **Unique and strictly increasing.** Every ID is greater than every ID issued before
 ///   it, in the order the calls take effect (the modification order of one atomic word),
 ///   across any number of threads sharing one generator (`Generator` is `Send + Sync`).
-/// - **No wrap.** When a tick's sequence is used up, the call waits for the next tick; the
-///   wait is at most one tick, and a clock that does not move within it gives
-///   [`Error::ClockStalled`]. With [`Options::max_drift_ticks`] = N, the generator instead
+/// - **No wrap.** When a tick's sequence is used up, the call waits for the next tick. A
+///   wait lasts at most one tick plus [`Options::max_backward_wait_ms`]; a clock that does
+///   not reach the next tick within that gives [`Error::ClockStalled`]. (Under contention a call may wait again if other
+///   threads use up the new tick first: lock-free, each retry means others progressed.) With [`Options::max_drift_ticks`] = N, the generator instead
 ///   borrows up to N ticks ahead of the clock, and no further.
 /// - **No re-issue when the clock goes back.** A rollback within the drift is ridden out by
 ///   continuing from the last issued tick. Beyond it, the call waits up to
@@ -225,6 +226,23 @@ impl<C: Clock> Generator<C> {
         self.counters[which].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The one step that must be atomic: advance the state from `current` to `next`.
+    #[inline(always)]
+    fn swap_state(&self, current: u64, next: u64) -> Result<u64, u64> {
+        #[cfg(not(ferroflake_loom_mutant))]
+        {
+            self.state
+                .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
+        }
+        // A deliberately broken step (a store where the CAS belongs), compiled only for
+        // scripts/test-rust.sh to show that the loom models catch it.
+        #[cfg(ferroflake_loom_mutant)]
+        {
+            self.state.store(next, Ordering::Relaxed);
+            Ok(current)
+        }
+    }
+
     /// Claims up to `want` (≥ 1) consecutive sequence numbers in one tick and returns
     /// `(tick, first_sequence, count)`.
     ///
@@ -264,12 +282,7 @@ impl<C: Clock> Generator<C> {
                 }
                 let count = want.min(max_sequence - first + 1);
                 let next = tick << sequence_bits | (first + count - 1);
-                match self.state.compare_exchange_weak(
-                    current,
-                    next,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
+                match self.swap_state(current, next) {
                     Ok(_) => {
                         if first == 0 && now_tick.is_some_and(|now| tick > now) {
                             self.count(BORROWED);
@@ -287,10 +300,12 @@ impl<C: Clock> Generator<C> {
             let rolled_back = horizon.map_or(true, |h| last_tick > h);
             let target_ms = layout.tick_start_ms(tick.saturating_sub(drift));
             let gap_ms = target_ms.saturating_sub(now_ms).max(1);
+            // A clock that falls back while we wait for the next tick gets the same
+            // allowance as one that had fallen back before.
             let budget_ms = if rolled_back {
                 self.options.max_backward_wait_ms
             } else {
-                layout.tick_ms
+                layout.tick_ms + self.options.max_backward_wait_ms
             };
             if waited_ms + gap_ms > budget_ms {
                 return Err(if rolled_back {
@@ -303,8 +318,14 @@ impl<C: Clock> Generator<C> {
             }
             self.count(if rolled_back { ROLLBACKS } else { WAITS });
             self.clock.wait_until_ms(target_ms);
-            waited_ms += gap_ms;
             now_ms = self.clock.now_ms();
+            // The budget bounds waiting for a clock that does not arrive. Once it has,
+            // losing the new tick to other threads is progress, not a stall: start afresh.
+            waited_ms = if now_ms >= target_ms {
+                0
+            } else {
+                waited_ms + gap_ms
+            };
             current = self.state.load(Ordering::Relaxed);
         }
     }

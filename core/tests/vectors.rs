@@ -54,8 +54,16 @@ fn presets_match_their_published_definitions() {
     for (name, spec) in presets {
         let preset = Layout::from_name(name).unwrap();
         assert_eq!(layout(spec).unwrap(), preset, "{name}");
-        assert_eq!(u64::from(preset.total_bits()), u(&spec["total_bits"]), "{name}");
-        assert_eq!(preset.capacity_per_second(), u(&spec["capacity_per_second"]), "{name}");
+        assert_eq!(
+            u64::from(preset.total_bits()),
+            u(&spec["total_bits"]),
+            "{name}"
+        );
+        assert_eq!(
+            preset.capacity_per_second(),
+            u(&spec["capacity_per_second"]),
+            "{name}"
+        );
         assert_eq!(preset.exhausts_at(), u(&spec["exhausts_at_ms"]), "{name}");
     }
 }
@@ -106,11 +114,17 @@ fn bad_generators_are_refused_with_their_kind() {
 fn bad_parts_and_ids_are_refused_with_their_kind() {
     let v = vectors();
     for case in v["compose_errors"].as_array().unwrap() {
-        let err = layout(&case["layout"]).unwrap().compose(&parts(&case["parts"])).unwrap_err();
+        let err = layout(&case["layout"])
+            .unwrap()
+            .compose(&parts(&case["parts"]))
+            .unwrap_err();
         assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
     }
     for case in v["decode_errors"].as_array().unwrap() {
-        let err = layout(&case["layout"]).unwrap().decode(u(&case["id"])).unwrap_err();
+        let err = layout(&case["layout"])
+            .unwrap()
+            .decode(u(&case["id"]))
+            .unwrap_err();
         assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
     }
 }
@@ -125,6 +139,10 @@ fn strings_parse_or_fail_as_recorded() {
     }
     for case in v["parse_ok"].as_array().unwrap() {
         let format = Format::from_name(case["format"].as_str().unwrap()).unwrap();
-        assert_eq!(format.parse(case["input"].as_str().unwrap()), Ok(u(&case["id"])), "{case}");
+        assert_eq!(
+            format.parse(case["input"].as_str().unwrap()),
+            Ok(u(&case["id"])),
+            "{case}"
+        );
     }
 }

@@ -1,0 +1,126 @@
+//! Property tests: compose/decode round trips, field isolation, order, string forms.
+
+use ferroflake::{FieldOrder, Format, Layout, Parts};
+use proptest::prelude::*;
+
+/// Any valid layout: widths summing to at most 63, any tick, an epoch in the past.
+fn layouts() -> impl Strategy<Value = Layout> {
+    (
+        1u32..=41,
+        0u32..=16,
+        1u32..=22,
+        0u32..=8,
+        1u64..=1000,
+        0i64..=1_600_000_000_000,
+        any::<bool>(),
+    )
+        .prop_filter("fits 63 bits", |(t, n, s, h, ..)| t + n + s + h <= 63)
+        .prop_map(|(t, n, s, h, tick, epoch, sony)| {
+            let order = if sony {
+                FieldOrder::SequenceThenNode
+            } else {
+                FieldOrder::NodeThenSequence
+            };
+            Layout::builder(t, n, s)
+                .shard_bits(h)
+                .tick_ms(tick)
+                .epoch_ms(epoch)
+                .order(order)
+                .build()
+                .unwrap()
+        })
+}
+
+/// A layout with parts that fit it.
+fn layout_and_parts() -> impl Strategy<Value = (Layout, Parts)> {
+    layouts().prop_flat_map(|l| {
+        let span = (l.exhausts_at() - l.epoch_ms()).min(1 << 50);
+        (
+            Just(l),
+            0..span,
+            0..=l.max_node(),
+            0..=l.max_sequence(),
+            0..=l.max_shard(),
+        )
+            .prop_map(|(l, dt, node, sequence, shard)| {
+                (
+                    l,
+                    Parts {
+                        timestamp_ms: l.epoch_ms() + dt,
+                        node,
+                        sequence,
+                        shard,
+                    },
+                )
+            })
+    })
+}
+
+fn floor_to_tick(l: &Layout, ms: u64) -> u64 {
+    l.epoch_ms() + (ms - l.epoch_ms()) / l.tick_ms() * l.tick_ms()
+}
+
+proptest! {
+    #[test]
+    fn decode_inverts_compose((l, p) in layout_and_parts()) {
+        let id = l.compose(&p).unwrap();
+        prop_assert!(id <= l.max_id());
+        prop_assert!(id < 1 << 63);
+        let back = l.decode(id).unwrap();
+        prop_assert_eq!(back, Parts { timestamp_ms: floor_to_tick(&l, p.timestamp_ms), ..p });
+        prop_assert_eq!(l.compose(&back), Ok(id));
+    }
+
+    #[test]
+    fn each_field_only_touches_its_own_bits((l, p) in layout_and_parts()) {
+        let id = l.compose(&p).unwrap();
+        let zero = Parts { timestamp_ms: l.epoch_ms(), node: 0, sequence: 0, shard: 0 };
+        let only = |q: Parts| l.compose(&q).unwrap();
+        let time = only(Parts { timestamp_ms: p.timestamp_ms, ..zero });
+        let node = only(Parts { node: p.node, ..zero });
+        let seq = only(Parts { sequence: p.sequence, ..zero });
+        let shard = only(Parts { shard: p.shard, ..zero });
+        // The fields are disjoint bit ranges whose union is the ID.
+        prop_assert_eq!(time & node | time & seq | time & shard | node & seq | node & shard | seq & shard, 0);
+        prop_assert_eq!(time | node | seq | shard, id);
+        prop_assert_eq!(node >> l.node_shift(), p.node);
+        prop_assert_eq!(seq >> l.sequence_shift(), p.sequence);
+    }
+
+    #[test]
+    fn later_ticks_make_larger_ids((l, p) in layout_and_parts(), other_node in any::<u64>()) {
+        let later = p.timestamp_ms + l.tick_ms();
+        prop_assume!(later < l.exhausts_at());
+        let q = Parts { timestamp_ms: later, node: other_node & l.max_node(), sequence: 0, shard: 0 };
+        prop_assert!(l.compose(&q).unwrap() > l.compose(&p).unwrap());
+    }
+
+    #[test]
+    fn strings_round_trip_and_sort_like_numbers(a in 0..=i64::MAX as u64, b in 0..=i64::MAX as u64) {
+        for f in Format::ALL {
+            let (sa, sb) = (f.encode(a), f.encode(b));
+            prop_assert_eq!(f.parse(&sa), Ok(a));
+            if f != Format::Decimal {
+                prop_assert_eq!(sa.len(), f.width().unwrap());
+                prop_assert_eq!(a.cmp(&b), sa.as_bytes().cmp(sb.as_bytes()));
+            }
+        }
+    }
+
+    #[test]
+    fn parsing_never_panics(s in "\\PC{0,24}") {
+        for f in Format::ALL {
+            if let Ok(v) = f.parse(&s) {
+                prop_assert!(v < 1 << 63);
+            }
+        }
+    }
+
+    #[test]
+    fn building_layouts_never_panics(t in any::<u32>(), n in any::<u32>(), s in any::<u32>(), h in any::<u32>(), tick in any::<u64>(), epoch in any::<i64>()) {
+        if let Ok(l) = Layout::builder(t, n, s).shard_bits(h).tick_ms(tick).epoch_ms(epoch).build() {
+            prop_assert!(l.total_bits() <= 63);
+            let _ = (l.capacity_per_second(), l.exhausts_at(), l.check_usable_at(u64::MAX));
+        }
+    }
+}
