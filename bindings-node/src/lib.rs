@@ -1,1 +1,22 @@
-//! placeholder
+//! # ferroflake for Node
+//!
+//! A napi-rs addon over the `ferroflake` core. It adds no bit math, epoch handling or
+//! validation of its own: every ID, layout check and string form comes from the core. What
+//! lives here is only what JavaScript needs on top:
+//!
+//! - reading JS values strictly (`args`): NaN, Infinity, fractions, unsafe numbers,
+//!   negative or oversized BigInts and wrong types are refused, never truncated;
+//! - one mapping from refusals to `TypeError`/`RangeError`/`Error` with a stable `code`
+//!   (`error`);
+//! - handing out `number`s only when `Number.isSafeInteger` holds for them (`generator`);
+//! - one core generator per (layout, node id) per process, shared by every
+//!   `worker_threads` worker (`registry`).
+
+mod args;
+mod clock;
+mod decoded;
+mod error;
+mod generator;
+mod layout;
+mod registry;
+mod text;

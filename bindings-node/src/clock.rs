@@ -1,0 +1,129 @@
+//! Clocks: the `ManualClock` class for deterministic tests, and the `clock` option.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue};
+use napi::{Env, Unknown, ValueType};
+use napi_derive::napi;
+
+use ferroflake::{AnyClock, Clock};
+
+use crate::args::{self, to_number};
+use crate::error::{throw, Misuse, Refusal};
+
+/// A clock that moves only when told to. A generator waiting on it (sequence used up)
+/// advances it to the next tick at once, so tests never sleep.
+#[napi]
+pub struct ManualClock {
+    pub(crate) inner: Arc<ferroflake::ManualClock>,
+}
+
+#[napi]
+impl ManualClock {
+    /// A clock reading `nowMs` (Unix ms) until moved.
+    #[napi(constructor, ts_args_type = "nowMs: number | bigint")]
+    pub fn new(env: Env, now_ms: Unknown) -> napi::Result<Self> {
+        let now_ms = args::unsigned(&env, now_ms, "nowMs")?;
+        Ok(ManualClock {
+            inner: Arc::new(ferroflake::ManualClock::new(now_ms)),
+        })
+    }
+
+    /// The current reading in Unix ms.
+    #[napi(getter)]
+    pub fn now_ms(&self, env: Env) -> napi::Result<f64> {
+        to_number(&env, self.inner.now_ms(), "nowMs")
+    }
+
+    /// Sets the time, forwards or backwards.
+    #[napi(ts_args_type = "ms: number | bigint")]
+    pub fn set_ms(&self, env: Env, ms: Unknown) -> napi::Result<()> {
+        self.inner.set_ms(args::unsigned(&env, ms, "ms")?);
+        Ok(())
+    }
+
+    /// Moves the time forward by `ms`.
+    #[napi(ts_args_type = "ms: number | bigint")]
+    pub fn advance_ms(&self, env: Env, ms: Unknown) -> napi::Result<()> {
+        let ms = args::unsigned(&env, ms, "ms")?;
+        // The core adds without a check; refuse a step that would wrap the reading.
+        if self.inner.now_ms().checked_add(ms).is_none() {
+            return Err(throw(
+                &env,
+                Refusal::misuse(Misuse::OutOfRange, "advanceMs would move the clock past 2^64 ms"),
+            ));
+        }
+        self.inner.advance_ms(ms);
+        Ok(())
+    }
+
+    /// Moves the time back by `ms` (stopping at 0).
+    #[napi(ts_args_type = "ms: number | bigint")]
+    pub fn rewind_ms(&self, env: Env, ms: Unknown) -> napi::Result<()> {
+        self.inner.rewind_ms(args::unsigned(&env, ms, "ms")?);
+        Ok(())
+    }
+}
+
+/// Which clock a generator reads; decides whether it joins the process registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClockKind {
+    /// The OS wall clock.
+    System,
+    /// The core's `FastClock` for the layout's tick.
+    Fast,
+    /// A `ManualClock` owned by the caller.
+    Manual,
+}
+
+impl ClockKind {
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            ClockKind::System => "system",
+            ClockKind::Fast => "fast",
+            ClockKind::Manual => "manual",
+        }
+    }
+}
+
+/// The clock option: `'system'` (default), `'fast'` or a `ManualClock`.
+pub(crate) fn clock_option(
+    env: &Env,
+    value: Option<Unknown>,
+    tick_ms: u64,
+) -> napi::Result<(ClockKind, AnyClock)> {
+    let Some(value) = value else {
+        return Ok((ClockKind::System, AnyClock::system()));
+    };
+    match value.get_type()? {
+        ValueType::String => match args::string(env, value, "clock")?.as_str() {
+            "system" => Ok((ClockKind::System, AnyClock::system())),
+            "fast" => Ok((ClockKind::Fast, AnyClock::fast(tick_ms))),
+            other => Err(throw(
+                env,
+                Refusal::misuse(
+                    Misuse::InvalidOption,
+                    format!("clock must be 'system', 'fast' or a ManualClock, got {other:?}"),
+                ),
+            )),
+        },
+        ValueType::Object => {
+            // SAFETY: a live JS object from this call; the type tag check refuses other classes.
+            match unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), args::raw(&value)) } {
+                Ok(clock) => Ok((ClockKind::Manual, AnyClock::Manual(clock.inner.clone()))),
+                Err(_) => Err(not_a_clock(env)),
+            }
+        }
+        _ => Err(not_a_clock(env)),
+    }
+}
+
+fn not_a_clock(env: &Env) -> napi::Error {
+    throw(
+        env,
+        Refusal::misuse(
+            Misuse::InvalidType,
+            "clock must be 'system', 'fast' or a ManualClock",
+        ),
+    )
+}

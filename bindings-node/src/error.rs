@@ -1,0 +1,191 @@
+//! The one place where refusals become JavaScript exceptions.
+//!
+//! Every exception the addon throws carries a stable `code`:
+//! `ERR_FERROFLAKE_<name>`, where `<name>` is the core's `ErrorKind::name()` for refusals
+//! made by the core, or one of the [`Misuse`] names for JS values the binding cannot accept.
+//! The message carries the details (which limit, by how much).
+//!
+//! The class says what kind of mistake it was, as Node's own APIs do: `TypeError` for a
+//! value of the wrong type, `RangeError` for a value of the right type that does not fit
+//! (bad layout, node id too large, unparsable string, a number past 2^53), and plain
+//! `Error` for conditions of the moment (clock went back, clock stalled, lease expired,
+//! node id already in use with other options).
+
+use napi::{Env, Status};
+
+/// Refusals made by the binding itself, about JavaScript values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Misuse {
+    /// A value of the wrong JS type (a string where a number belongs, a missing option).
+    InvalidType,
+    /// A number that is NaN, infinite or has a fraction.
+    NotAnInteger,
+    /// An integer outside what the parameter accepts (negative, a BigInt of 2^64 or more,
+    /// a batch too large to allocate).
+    OutOfRange,
+    /// An integer JavaScript cannot hold exactly as a `number`: given as input above
+    /// 2^53 - 1, or an ID that `nextId()` would have to round.
+    UnsafeInteger,
+    /// An options object with a key this API does not know (usually a typo).
+    UnknownOption,
+    /// An option with a value outside its allowed set (a clock or format name).
+    InvalidOption,
+    /// The (layout, node id) already has a live generator in this process with other
+    /// options or another clock.
+    NodeInUse,
+}
+
+impl Misuse {
+    /// Every misuse, for the error table the tests check.
+    pub(crate) const ALL: [Misuse; 7] = [
+        Misuse::InvalidType,
+        Misuse::NotAnInteger,
+        Misuse::OutOfRange,
+        Misuse::UnsafeInteger,
+        Misuse::UnknownOption,
+        Misuse::InvalidOption,
+        Misuse::NodeInUse,
+    ];
+
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Misuse::InvalidType => "INVALID_TYPE",
+            Misuse::NotAnInteger => "NOT_AN_INTEGER",
+            Misuse::OutOfRange => "OUT_OF_RANGE",
+            Misuse::UnsafeInteger => "UNSAFE_INTEGER",
+            Misuse::UnknownOption => "UNKNOWN_OPTION",
+            Misuse::InvalidOption => "INVALID_OPTION",
+            Misuse::NodeInUse => "NODE_IN_USE",
+        }
+    }
+
+    pub(crate) const fn class(self) -> JsClass {
+        match self {
+            Misuse::InvalidType | Misuse::UnknownOption => JsClass::TypeError,
+            Misuse::NotAnInteger
+            | Misuse::OutOfRange
+            | Misuse::UnsafeInteger
+            | Misuse::InvalidOption => JsClass::RangeError,
+            Misuse::NodeInUse => JsClass::Error,
+        }
+    }
+}
+
+/// The JavaScript error class of a refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsClass {
+    TypeError,
+    RangeError,
+    Error,
+}
+
+impl JsClass {
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            JsClass::TypeError => "TypeError",
+            JsClass::RangeError => "RangeError",
+            JsClass::Error => "Error",
+        }
+    }
+}
+
+/// Anything the addon refuses: a core error or a binding misuse with its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    Core(ferroflake::Error),
+    Misuse(Misuse, String),
+}
+
+impl From<ferroflake::Error> for Refusal {
+    fn from(error: ferroflake::Error) -> Self {
+        Refusal::Core(error)
+    }
+}
+
+impl Refusal {
+    pub(crate) fn misuse(kind: Misuse, message: impl Into<String>) -> Self {
+        Refusal::Misuse(kind, message.into())
+    }
+
+    /// Class, stable name and message.
+    fn parts(&self) -> (JsClass, &'static str, String) {
+        match self {
+            Refusal::Core(error) => {
+                let kind = error.kind();
+                (core_class(kind), kind.name(), error.to_string())
+            }
+            Refusal::Misuse(kind, message) => (kind.class(), kind.name(), message.clone()),
+        }
+    }
+}
+
+/// Bad layouts and values that do not fit are `RangeError`s; the rest are conditions of the
+/// moment.
+const fn core_class(kind: ferroflake::ErrorKind) -> JsClass {
+    if kind.is_invalid_input() {
+        JsClass::RangeError
+    } else {
+        JsClass::Error
+    }
+}
+
+/// The stable `code` of an error name.
+pub(crate) fn code(name: &str) -> String {
+    format!("ERR_FERROFLAKE_{name}")
+}
+
+/// Throws `refusal` into `env` and returns the marker error napi expects from a function
+/// that has already thrown. The one mapping from refusals to JS exceptions.
+pub(crate) fn throw(env: &Env, refusal: impl Into<Refusal>) -> napi::Error {
+    let (class, name, message) = refusal.into().parts();
+    let code = code(name);
+    let thrown = match class {
+        JsClass::TypeError => env.throw_type_error(&message, Some(&code)),
+        JsClass::RangeError => env.throw_range_error(&message, Some(&code)),
+        JsClass::Error => env.throw_error(&message, Some(&code)),
+    };
+    match thrown {
+        Ok(()) => napi::Error::from_status(Status::PendingException),
+        // The env could not throw (it is shutting down): report through napi's own path.
+        Err(_) => napi::Error::new(Status::GenericFailure, message),
+    }
+}
+
+/// Turns a `Result` whose error is a refusal into a napi result, throwing on the way.
+pub(crate) trait OrThrow<T> {
+    fn or_throw(self, env: &Env) -> napi::Result<T>;
+}
+
+impl<T, E: Into<Refusal>> OrThrow<T> for Result<T, E> {
+    #[inline]
+    fn or_throw(self, env: &Env) -> napi::Result<T> {
+        self.map_err(|refusal| throw(env, refusal))
+    }
+}
+
+/// One row of the error table: what `code` a refusal has and which class throws it.
+#[napi_derive::napi(object, object_from_js = false)]
+pub struct ErrorCodeInfo {
+    /// `ERR_FERROFLAKE_<name>`.
+    pub code: String,
+    /// `TypeError`, `RangeError` or `Error`.
+    pub class_name: String,
+    /// The core's stable number for this kind, or null for the binding's own refusals.
+    pub core_code: Option<u32>,
+}
+
+/// Every `code` the addon can throw, with its class: the core's kinds, then the binding's.
+#[napi_derive::napi]
+pub fn error_codes() -> Vec<ErrorCodeInfo> {
+    let core = ferroflake::ErrorKind::ALL.into_iter().map(|kind| ErrorCodeInfo {
+        code: code(kind.name()),
+        class_name: core_class(kind).name().to_owned(),
+        core_code: Some(kind.code()),
+    });
+    let binding = Misuse::ALL.into_iter().map(|kind| ErrorCodeInfo {
+        code: code(kind.name()),
+        class_name: kind.class().name().to_owned(),
+        core_code: None,
+    });
+    core.chain(binding).collect()
+}

@@ -1,0 +1,257 @@
+//! The `Generator` class: IDs for one node id under one layout.
+
+use napi::bindgen_prelude::BigUint64Array;
+use napi::{Env, Unknown};
+use napi_derive::napi;
+
+use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
+use crate::clock::{clock_option, ClockKind};
+use crate::decoded::{decode_with, DecodedId};
+use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::layout::{layout_option, Layout};
+use crate::registry::{self, SharedGenerator};
+use crate::text::format_option;
+
+const OPTION_KEYS: [&str; 6] = [
+    "nodeId",
+    "layout",
+    "clock",
+    "maxDriftTicks",
+    "maxBackwardWaitMs",
+    "resumeAfterMs",
+];
+
+/// The most IDs one `nextIds` call hands out: bounds the memory a typo can ask for.
+const MAX_BATCH: u64 = 1 << 24;
+
+/// Slow-path event counts of a generator (shared by every `Generator` on its node).
+#[napi(object, object_from_js = false)]
+pub struct Counters {
+    /// Calls that waited for the next tick because the sequence was used up.
+    pub waits: f64,
+    /// Ticks issued ahead of the clock (within `maxDriftTicks`).
+    pub borrowed_ticks: f64,
+    /// Calls that found the clock behind the last issued tick.
+    pub rollbacks: f64,
+}
+
+/// Makes unique, increasing IDs for one node id under one layout.
+///
+/// Every `Generator` in a process (main thread and `worker_threads` alike) with the same
+/// layout and node id shares one core generator, so they never repeat each other's IDs.
+/// Separate processes (cluster workers, child processes) need distinct node ids.
+#[napi]
+pub struct Generator {
+    inner: SharedGenerator,
+    /// `layout.max_id()` fits a JS number: decided once, so `nextId()` can refuse up front.
+    js_safe: bool,
+    clock: ClockKind,
+    shared: bool,
+}
+
+#[napi]
+impl Generator {
+    /// `nodeId` is required: it must be unique among the processes making IDs with this
+    /// layout. `layout` is a `Layout` or preset name (default `js53ms`). `clock` is
+    /// `'system'` (default), `'fast'` or a `ManualClock`.
+    #[napi(
+        constructor,
+        ts_args_type = "options: { nodeId: number | bigint; layout?: Layout | string; clock?: 'system' | 'fast' | ManualClock; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint; resumeAfterMs?: number | bigint }"
+    )]
+    pub fn new(env: Env, options_value: Unknown) -> napi::Result<Self> {
+        let Some(object) = options(&env, Some(options_value), "options", &OPTION_KEYS)? else {
+            return Err(throw(
+                &env,
+                Refusal::misuse(
+                    Misuse::InvalidType,
+                    "Generator needs an options object with a nodeId",
+                ),
+            ));
+        };
+        let Some(node) = field(&object, "nodeId")? else {
+            return Err(throw(
+                &env,
+                Refusal::misuse(
+                    Misuse::InvalidType,
+                    "nodeId is required: give each process its own (see the README on leases)",
+                ),
+            ));
+        };
+        let node = args::unsigned(&env, node, "nodeId")?;
+        let layout = layout_option(&env, field(&object, "layout")?)?;
+        let (clock_kind, clock) = clock_option(&env, field(&object, "clock")?, layout.tick_ms())?;
+        let mut core_options = ferroflake::Options::default();
+        if let Some(v) = field(&object, "maxDriftTicks")? {
+            core_options.max_drift_ticks = args::unsigned(&env, v, "maxDriftTicks")?;
+        }
+        if let Some(v) = field(&object, "maxBackwardWaitMs")? {
+            core_options.max_backward_wait_ms = args::unsigned(&env, v, "maxBackwardWaitMs")?;
+        }
+        if let Some(v) = field(&object, "resumeAfterMs")? {
+            core_options.resume_after_ms = Some(args::unsigned(&env, v, "resumeAfterMs")?);
+        }
+        let (inner, shared) =
+            registry::acquire(layout, node, clock_kind, clock, core_options).or_throw(&env)?;
+        Ok(Generator {
+            inner,
+            js_safe: layout.max_id() <= MAX_SAFE_INTEGER,
+            clock: clock_kind,
+            shared,
+        })
+    }
+
+    /// The next ID as a `number`, always a safe integer. Throws RangeError
+    /// `ERR_FERROFLAKE_UNSAFE_INTEGER` on a layout wider than 53 bits: use `nextIdBigInt()`.
+    #[napi]
+    pub fn next_id(&self, env: Env) -> napi::Result<f64> {
+        if !self.js_safe {
+            return Err(self.refuse_numbers(&env));
+        }
+        let id = self.inner.next_id().or_throw(&env)?;
+        to_number(&env, id, "id")
+    }
+
+    /// The next ID as a `bigint` (any layout).
+    #[napi]
+    pub fn next_id_big_int(&self, env: Env) -> napi::Result<u64> {
+        self.inner.next_id().or_throw(&env)
+    }
+
+    /// The next ID as a string: decimal (default), `'base62'` or `'base32'`.
+    #[napi(ts_args_type = "format?: 'dec' | 'base62' | 'base32'")]
+    pub fn next_id_string(&self, env: Env, format: Option<Unknown>) -> napi::Result<String> {
+        let format = format_option(&env, format)?;
+        let id = self.inner.next_id().or_throw(&env)?;
+        Ok(format.encode(id).to_string())
+    }
+
+    /// The next ID carrying `shard` in its low bits, as a `bigint`.
+    #[napi(ts_args_type = "shard: number | bigint")]
+    pub fn next_id_for_shard(&self, env: Env, shard: Unknown) -> napi::Result<u64> {
+        let shard = args::unsigned(&env, shard, "shard")?;
+        self.inner.next_id_for_shard(shard).or_throw(&env)
+    }
+
+    /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`).
+    #[napi(ts_args_type = "count: number")]
+    pub fn next_ids(&self, env: Env, count: Unknown) -> napi::Result<Vec<f64>> {
+        if !self.js_safe {
+            return Err(self.refuse_numbers(&env));
+        }
+        let ids = self.batch(&env, count)?;
+        ids.into_iter().map(|id| to_number(&env, id, "id")).collect()
+    }
+
+    /// `count` consecutive IDs as a `BigUint64Array` (any layout).
+    #[napi(ts_args_type = "count: number")]
+    pub fn next_ids_big_int(&self, env: Env, count: Unknown) -> napi::Result<BigUint64Array> {
+        Ok(BigUint64Array::new(self.batch(&env, count)?))
+    }
+
+    /// Splits an ID of this generator's layout into its parts.
+    #[napi(ts_args_type = "id: number | bigint | string")]
+    pub fn decode<'env>(&self, env: &'env Env, id: Unknown) -> napi::Result<DecodedId<'env>> {
+        decode_with(env, self.inner.layout(), id)
+    }
+
+    #[napi(getter)]
+    pub fn layout(&self) -> Layout {
+        Layout {
+            inner: *self.inner.layout(),
+        }
+    }
+
+    #[napi(getter)]
+    pub fn node_id(&self, env: Env) -> napi::Result<f64> {
+        to_number(&env, self.inner.node(), "nodeId")
+    }
+
+    #[napi(getter, ts_return_type = "'system' | 'fast' | 'manual'")]
+    pub fn clock(&self) -> &'static str {
+        self.clock.name()
+    }
+
+    /// True when this `Generator` joined a core generator another `Generator` in this
+    /// process made first (same layout, node id, clock and options).
+    #[napi(getter)]
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+
+    /// True when `nextId()` returns numbers (the layout is at most 53 bits wide).
+    #[napi(getter)]
+    pub fn is_js_safe(&self) -> bool {
+        self.js_safe
+    }
+
+    #[napi]
+    pub fn counters(&self) -> Counters {
+        let c = self.inner.counters();
+        // Counts of slow-path events: far below 2^53 in any real run.
+        Counters {
+            waits: c.waits as f64,
+            borrowed_ticks: c.borrowed_ticks as f64,
+            rollbacks: c.rollbacks as f64,
+        }
+    }
+
+    /// Forbids IDs whose tick starts at or after `ms` (a lease deadline); calls then throw
+    /// `ERR_FERROFLAKE_LEASE_EXPIRED`. Applies to every `Generator` sharing this node.
+    #[napi(ts_args_type = "ms: number | bigint")]
+    pub fn set_fence_ms(&self, env: Env, ms: Unknown) -> napi::Result<()> {
+        self.inner.set_fence_ms(args::unsigned(&env, ms, "ms")?);
+        Ok(())
+    }
+
+    #[napi]
+    pub fn clear_fence(&self) {
+        self.inner.clear_fence();
+    }
+
+    /// The fence in Unix ms, or null when none is set.
+    #[napi(getter)]
+    pub fn fence_ms(&self, env: Env) -> napi::Result<Option<f64>> {
+        self.inner
+            .fence_ms()
+            .map(|ms| to_number(&env, ms, "fenceMs"))
+            .transpose()
+    }
+
+    /// Start (Unix ms) of the tick of the last ID issued (or of the resume point).
+    #[napi(getter)]
+    pub fn last_issued_ms(&self, env: Env) -> napi::Result<f64> {
+        to_number(&env, self.inner.last_issued_ms(), "lastIssuedMs")
+    }
+
+    fn batch(&self, env: &Env, count: Unknown) -> napi::Result<Vec<u64>> {
+        let count = args::bounded(env, count, "count", MAX_BATCH)? as usize;
+        let mut ids = vec![0u64; count];
+        self.inner.next_ids(&mut ids).or_throw(env)?;
+        Ok(ids)
+    }
+
+    fn refuse_numbers(&self, env: &Env) -> napi::Error {
+        throw(
+            env,
+            Refusal::misuse(
+                Misuse::UnsafeInteger,
+                format!(
+                    "this layout's IDs use {} bits and may exceed Number.MAX_SAFE_INTEGER; \
+                     use nextIdBigInt() or nextIdString(), or a js53 layout",
+                    self.inner.layout().total_bits()
+                ),
+            ),
+        )
+    }
+}
+
+/// Splits `id` with `layout` (default `js53ms`, the default generator layout).
+#[napi(ts_args_type = "id: number | bigint | string, layout?: Layout | string")]
+pub fn decode<'env>(
+    env: &'env Env,
+    id: Unknown,
+    layout: Option<Unknown>,
+) -> napi::Result<DecodedId<'env>> {
+    let layout = layout_option(env, layout.filter(|v| !args::is_absent(v)))?;
+    decode_with(env, &layout, id)
+}

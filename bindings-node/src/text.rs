@@ -1,0 +1,44 @@
+//! String forms: `encode(id, format)` and `parse(text, format)`, both the core's.
+
+use napi::{Env, Unknown};
+use napi_derive::napi;
+
+use crate::args;
+use crate::decoded::id_argument;
+use crate::error::{throw, Misuse, OrThrow, Refusal};
+
+/// A format option: `'dec'` (default), `'base62'` or `'base32'`.
+pub(crate) fn format_option(env: &Env, value: Option<Unknown>) -> napi::Result<ferroflake::Format> {
+    let Some(value) = value.filter(|v| !args::is_absent(v)) else {
+        return Ok(ferroflake::Format::Decimal);
+    };
+    let name = args::string(env, value, "format")?;
+    ferroflake::Format::from_name(&name).ok_or_else(|| {
+        throw(
+            env,
+            Refusal::misuse(
+                Misuse::InvalidOption,
+                format!("format must be 'dec', 'base62' or 'base32', got {name:?}"),
+            ),
+        )
+    })
+}
+
+/// The string form of an ID: decimal (default), or fixed-width sortable base62 (11
+/// characters) or Crockford base32 (13 characters).
+#[napi(
+    ts_args_type = "id: number | bigint | string, format?: 'dec' | 'base62' | 'base32'"
+)]
+pub fn encode(env: Env, id: Unknown, format: Option<Unknown>) -> napi::Result<String> {
+    let format = format_option(&env, format)?;
+    let id = id_argument(&env, id)?;
+    Ok(format.encode(id).to_string())
+}
+
+/// Parses a string form back into the ID, as a bigint.
+#[napi(ts_args_type = "text: string, format?: 'dec' | 'base62' | 'base32'")]
+pub fn parse(env: Env, text: Unknown, format: Option<Unknown>) -> napi::Result<u64> {
+    let format = format_option(&env, format)?;
+    let text = args::string(&env, text, "text")?;
+    format.parse(&text).or_throw(&env)
+}
