@@ -115,7 +115,7 @@ impl Layout {
     /// (53 bits), epoch 2020-01-01.
     ///
     /// Trade-off against [`Layout::js53`]: 256,000 IDs/s per node (62× more) and ms
-    /// ordering, but only 16 nodes and a life until 2089-09-07.
+    /// ordering, but only 16 nodes and a life until 2089-09-06.
     pub const fn js53ms() -> Layout {
         preset(
             41,
@@ -132,7 +132,7 @@ impl Layout {
     /// 2020-01-01.
     ///
     /// The low 4 bits carry a shard (for example `user_id & 15`), so an order ID names the
-    /// database shard it lives on. 64 nodes, 4,096,000 IDs/s per node, until 2089-09-07.
+    /// database shard it lives on. 64 nodes, 4,096,000 IDs/s per node, until 2089-09-06.
     pub const fn sharded() -> Layout {
         preset(
             41,
