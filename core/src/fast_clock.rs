@@ -4,8 +4,9 @@
 //! reference machine). [`FastClock`] picks the cheapest source that still keeps IDs within
 //! one tick of real time:
 //!
-//! 1. `CLOCK_REALTIME_COARSE` (~5 ns) when its resolution (the kernel tick, often 4 ms) is no
-//!    coarser than the layout's tick: sonyflake's 10 ms, js53's 1 s.
+//! 1. `CLOCK_REALTIME_COARSE` (~5 ns) when the layout's tick is at least 4× its resolution
+//!    (the kernel tick, often 4 ms; readings lag by that plus any late timer interrupt):
+//!    js53's 1 s, or sonyflake's 10 ms on a 1000 Hz kernel.
 //! 2. Otherwise, on x86-64 Linux whose kernel itself trusts the TSC (clocksource `tsc`), the
 //!    TSC scaled to ns and re-anchored to `CLOCK_REALTIME` every millisecond, so drift and
 //!    NTP steps are corrected within 1 ms.
@@ -38,7 +39,10 @@ impl FastClock {
     /// The fastest source whose readings stay within `tick_ms` of real time. The first call
     /// that selects the TSC calibrates it against `CLOCK_MONOTONIC_RAW` for 10 ms.
     pub fn for_tick_ms(tick_ms: u64) -> FastClock {
-        let source = if coarse_resolution_ns().is_some_and(|res| res <= tick_ms * 1_000_000) {
+        // The coarse clock lags by up to its resolution plus a late timer interrupt (5 ms
+        // seen at a 4 ms resolution on a loaded VM), so it needs a tick well above that.
+        let coarse_fits = coarse_resolution_ns().is_some_and(|res| res * 4 <= tick_ms * 1_000_000);
+        let source = if coarse_fits {
             FastClockSource::Coarse
         } else if tsc().is_some() {
             FastClockSource::Tsc
