@@ -236,6 +236,9 @@ impl Layout {
     pub const fn tick_at(&self, unix_ms: u64) -> Option<u64> {
         if unix_ms < self.epoch_ms {
             None
+        } else if self.tick_ms == 1 {
+            // Most layouts tick in ms: skip a 64-bit division on the hot path.
+            Some(unix_ms - self.epoch_ms)
         } else {
             Some((unix_ms - self.epoch_ms) / self.tick_ms)
         }
