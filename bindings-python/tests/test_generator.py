@@ -1,0 +1,155 @@
+"""Generator behaviour through Python: order, decode, batches, shards, clocks and options."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+
+import pytest
+
+import ferroflake
+from ferroflake import Generator, Layout, ManualClock
+
+NOW_MS = 1_700_000_000_000
+
+
+def test_ids_increase_and_decode_to_now_on_the_system_clock() -> None:
+    gen = Generator(7)
+    before = time.time_ns() // 1_000_000
+    ids = [gen.next_id() for _ in range(1000)]
+    after = time.time_ns() // 1_000_000
+    assert ids == sorted(set(ids))
+    for id_ in (ids[0], ids[-1]):
+        parts = gen.decode(id_)
+        assert parts.node == 7 and parts.shard == 0
+        assert before <= parts.timestamp_ms <= after
+        assert parts.datetime.tzinfo is not None
+        assert parts.datetime.utcoffset() == dt.timedelta(0)
+        assert parts.datetime == dt.datetime.fromtimestamp(
+            parts.timestamp_ms // 1000, dt.timezone.utc
+        ) + dt.timedelta(milliseconds=parts.timestamp_ms % 1000)
+    assert Layout.twitter().decode(ids[0]) == gen.decode(ids[0])
+
+
+def test_the_fast_clock_issues_ids_near_the_system_time() -> None:
+    gen = Generator(3, clock="fast")
+    id_ = gen.next_id()
+    assert abs(gen.decode(id_).timestamp_ms - time.time_ns() // 1_000_000) < 1000
+
+
+def test_a_manual_clock_makes_ids_deterministic() -> None:
+    def make() -> list[int]:
+        gen = Generator(5, clock=ManualClock(NOW_MS))
+        return gen.next_ids(10)
+
+    first = make()
+    assert first == make()
+    layout = Layout.twitter()
+    assert first[0] == layout.compose(NOW_MS, node=5, sequence=0)
+    assert first[9] == layout.compose(NOW_MS, node=5, sequence=9)
+
+
+def test_next_ids_returns_consecutive_ids_across_ticks() -> None:
+    clock = ManualClock(NOW_MS)
+    gen = Generator(2, clock=clock)
+    ids = gen.next_ids(10_000)  # 4096 per tick: waits move the manual clock on
+    assert len(ids) == 10_000
+    assert all(isinstance(i, int) for i in ids)
+    assert ids == sorted(set(ids))
+    assert gen.decode(ids[-1]).timestamp_ms == NOW_MS + 2
+    assert gen.counters.waits >= 2
+    assert gen.next_id() > ids[-1]
+    assert gen.next_ids(0) == []
+
+
+def test_a_used_up_sequence_waits_for_the_next_tick_and_counts_it() -> None:
+    clock = ManualClock(NOW_MS)
+    gen = Generator(0, Layout.custom(41, 0, 2, epoch=0), clock=clock)  # 4 IDs per tick
+    ids = [gen.next_id() for _ in range(5)]
+    assert [gen.decode(i).sequence for i in ids] == [0, 1, 2, 3, 0]
+    assert gen.decode(ids[4]).timestamp_ms == NOW_MS + 1
+    counters = gen.counters
+    assert (counters.waits, counters.borrowed_ticks, counters.rollbacks) == (1, 0, 0)
+    assert "waits=1" in repr(counters)
+
+
+def test_drift_borrows_future_ticks_instead_of_waiting() -> None:
+    clock = ManualClock(NOW_MS)
+    gen = Generator(0, Layout.custom(41, 0, 1, epoch=0), clock=clock, max_drift_ticks=2)
+    ids = [gen.next_id() for _ in range(6)]  # 2 per tick: ticks now, now+1, now+2
+    assert [gen.decode(i).timestamp_ms - NOW_MS for i in ids] == [0, 0, 1, 1, 2, 2]
+    assert clock.now_ms() == NOW_MS
+    assert gen.counters.borrowed_ticks == 2
+    assert gen.counters.waits == 0
+
+
+def test_a_small_rollback_is_waited_out_and_counted() -> None:
+    clock = ManualClock(NOW_MS)
+    gen = Generator(1, clock=clock, max_backward_wait_ms=5)
+    first = gen.next_id()
+    clock.rewind_ms(3)
+    second = gen.next_id()
+    assert second > first
+    assert gen.counters.rollbacks >= 1
+
+
+def test_resume_after_skips_the_previous_holders_ticks() -> None:
+    clock = ManualClock(NOW_MS)
+    gen = Generator(1, clock=clock, resume_after_ms=NOW_MS + 10)
+    assert gen.last_issued_ms == NOW_MS + 10
+    with pytest.raises(ferroflake.ClockMovedBackwardsError):
+        gen.next_id()  # the clock is 10 ms behind the resume point: more than 5 ms
+    clock.set_ms(NOW_MS + 11)
+    assert gen.decode(gen.next_id()).timestamp_ms == NOW_MS + 11
+
+
+def test_shards_land_in_the_lowest_bits() -> None:
+    gen = Generator(9, Layout.sharded(), clock=ManualClock(NOW_MS))
+    for shard in (0, 7, 15):
+        parts = gen.decode(gen.next_id_for_shard(shard))
+        assert (parts.node, parts.shard) == (9, shard)
+
+
+def test_other_layouts_decode_their_own_ids() -> None:
+    for name in ferroflake.PRESET_NAMES:
+        layout = Layout.from_name(name)
+        gen = Generator(layout.max_node, layout, clock=ManualClock(NOW_MS + 1234))
+        parts = gen.decode(gen.next_id())
+        assert parts.node == layout.max_node
+        assert parts.timestamp_ms == NOW_MS + 1234 - (NOW_MS + 1234 - layout.epoch_ms) % layout.tick_ms
+        assert gen.layout == layout
+
+
+def test_generator_attributes_and_repr() -> None:
+    gen = Generator(12, Layout.discord())
+    assert gen.node_id == 12
+    assert gen.layout == Layout.discord()
+    assert "node_id=12" in repr(gen) and "discord" in repr(gen)
+
+
+def test_a_wait_releases_the_gil_for_other_threads() -> None:
+    # 2 IDs per 300 ms tick: the third call waits for the next tick on the system clock.
+    layout = Layout.custom(41, 0, 1, tick_ms=300, epoch=0)
+    gen = Generator(0, layout)
+    progress = 0
+    stop = threading.Event()
+
+    def spin() -> None:
+        nonlocal progress
+        while not stop.is_set():
+            progress += 1
+
+    gen.next_ids(2)  # whichever tick we are in, at most 2 more fit in it
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        time.sleep(0.01)
+        before = progress
+        gen.next_ids(3)  # must wait at least once, for up to 300 ms
+        during = progress - before
+    finally:
+        stop.set()
+        spinner.join()
+    assert gen.counters.waits >= 1
+    assert during > 1000, "the other thread did not run while the generator waited"
