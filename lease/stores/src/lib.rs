@@ -1,1 +1,84 @@
-//! Lease registries on coordination stores (being built).
+//! # ferroflake-lease-stores
+//!
+//! Worker-id lease registries on the coordination stores a deployment already runs:
+//! etcd, Redis, ZooKeeper and PostgreSQL. Each implements
+//! [`ferroflake_lease::Registry`], so a
+//! [`LeasedGenerator`](ferroflake_lease::LeasedGenerator) runs on any of them, and each
+//! passes the same conformance suite against a real server.
+//!
+//! | address | backend |
+//! |---|---|
+//! | `etcd://host:port[/prefix]` | [`etcd::EtcdRegistry`]: an etcd lease with keepalive per claim |
+//! | `redis://host:port[/db][?prefix=NAME]` | [`redis::RedisRegistry`]: `SET NX PX` + token-checked scripts |
+//! | `zk://host:port[/chroot]` | [`zookeeper::ZooKeeperRegistry`]: ephemeral claim + persistent mark znodes |
+//! | `postgres://user@host:port/db[?table=NAME]` | [`postgres::PostgresRegistry`]: one row per node id |
+//!
+//! Every backend fails closed: [`connect`] gives [`LeaseError::Unavailable`] when the
+//! store does not answer within a few seconds, and every later call is bounded in time,
+//! so a store lost while running leaves the generator to stop at its local deadline.
+//! Every backend reclaims an id after its holder's TTL plus the claimant's quarantine,
+//! and carries the high-water mark from holder to holder.
+//!
+//! ```no_run
+//! use ferroflake::{Layout, SystemClock};
+//! use ferroflake_lease::{LeaseConfig, LeasedGenerator};
+//!
+//! let registry = ferroflake_lease_stores::connect("etcd://127.0.0.1:2379/my-service")?;
+//! let generator =
+//!     LeasedGenerator::start(Layout::twitter(), SystemClock, registry, LeaseConfig::default())?;
+//! println!("{}", generator.next_id()?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The registries are blocking, like the trait: each owns a one-thread tokio runtime for
+//! its async client. Do not call them from inside an async runtime.
+//!
+//! ## Features
+//!
+//! `etcd`, `redis`, `zookeeper`, `postgres`: one backend each; `all` (default): all four.
+#![warn(missing_docs)]
+
+use std::sync::Arc;
+
+use ferroflake_lease::{LeaseError, Registry};
+
+mod address;
+mod blocking;
+#[cfg(feature = "etcd")]
+pub mod etcd;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
+mod token;
+#[cfg(feature = "zookeeper")]
+pub mod zookeeper;
+
+pub use address::StoreAddress;
+
+/// Connects to the registry at `address` and checks that it answers.
+///
+/// # Errors
+/// [`LeaseError::BadAddress`] for an address that is not one of the forms above (or whose
+/// backend was not compiled in); [`LeaseError::Unavailable`] if the store cannot be reached
+/// within a few seconds.
+pub fn connect(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
+    let parsed = StoreAddress::parse(address)?;
+    #[allow(unreachable_patterns)]
+    match parsed {
+        #[cfg(feature = "etcd")]
+        StoreAddress::Etcd { endpoint, prefix } => Ok(Arc::new(etcd::EtcdRegistry::connect(&endpoint, &prefix)?)),
+        #[cfg(feature = "redis")]
+        StoreAddress::Redis { url, prefix } => Ok(Arc::new(redis::RedisRegistry::connect(&url, &prefix)?)),
+        #[cfg(feature = "zookeeper")]
+        StoreAddress::ZooKeeper { hosts, root } => {
+            Ok(Arc::new(zookeeper::ZooKeeperRegistry::connect(&hosts, &root)?))
+        }
+        #[cfg(feature = "postgres")]
+        StoreAddress::Postgres { url, table } => Ok(Arc::new(postgres::PostgresRegistry::connect(&url, &table)?)),
+        _ => Err(LeaseError::BadAddress {
+            address: address.into(),
+            detail: "this build of ferroflake-lease-stores lacks that backend's feature".into(),
+        }),
+    }
+}

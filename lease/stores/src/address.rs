@@ -1,0 +1,206 @@
+//! Registry addresses: `etcd://`, `redis://`, `zk://` and `postgres://` URLs.
+
+use ferroflake_lease::LeaseError;
+use url::Url;
+
+/// A parsed registry address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreAddress {
+    /// `etcd://host:port[/prefix]`: keys live under `prefix` (default `/ferroflake/lease`).
+    Etcd {
+        /// `http://host:port`, as the client wants it.
+        endpoint: String,
+        /// Key prefix, starting with `/`, without a trailing `/`.
+        prefix: String,
+    },
+    /// `redis://host:port[/db][?prefix=NAME]`: keys are `ferroflake:NAME:...` (default
+    /// NAME `lease`) in database `db` (default 0).
+    Redis {
+        /// `redis://host:port/db`, as the client wants it.
+        url: String,
+        /// Key prefix, ending with `:`.
+        prefix: String,
+    },
+    /// `zk://host:port[/chroot]`: znodes live under `chroot` (default `/ferroflake/lease`).
+    ZooKeeper {
+        /// `host:port`, as the client wants it.
+        hosts: String,
+        /// Base path, starting with `/`, without a trailing `/`.
+        root: String,
+    },
+    /// `postgres://user@host:port/db[?table=NAME]`: one table (default
+    /// `ferroflake_leases`), created if missing.
+    Postgres {
+        /// The connection URL without `table`.
+        url: String,
+        /// Table name: lowercase letters, digits and `_`.
+        table: String,
+    },
+}
+
+impl StoreAddress {
+    /// Parses `address`.
+    ///
+    /// # Errors
+    /// [`LeaseError::BadAddress`] saying what is wrong.
+    pub fn parse(address: &str) -> Result<StoreAddress, LeaseError> {
+        let bad = |detail: &str| LeaseError::BadAddress {
+            address: address.into(),
+            detail: detail.into(),
+        };
+        let url = Url::parse(address).map_err(|e| bad(&format!("not a URL: {e}")))?;
+        let host = match url.host_str() {
+            Some(h) if !h.is_empty() => h.to_owned(),
+            _ => return Err(bad("no host")),
+        };
+        let path = url.path().trim_end_matches('/');
+        let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+        let allow_only = |allowed: &[&str]| -> Result<(), LeaseError> {
+            match query.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+                Some((k, _)) => Err(bad(&format!("unknown parameter {k:?}"))),
+                None => Ok(()),
+            }
+        };
+        let param = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        match url.scheme() {
+            "etcd" => {
+                allow_only(&[])?;
+                let port = url.port().unwrap_or(2379);
+                Ok(StoreAddress::Etcd {
+                    endpoint: format!("http://{host}:{port}"),
+                    prefix: tree_path(path, "/ferroflake/lease").map_err(|d| bad(d))?,
+                })
+            }
+            "zk" => {
+                allow_only(&[])?;
+                let port = url.port().unwrap_or(2181);
+                Ok(StoreAddress::ZooKeeper {
+                    hosts: format!("{host}:{port}"),
+                    root: tree_path(path, "/ferroflake/lease").map_err(|d| bad(d))?,
+                })
+            }
+            "redis" => {
+                allow_only(&["prefix"])?;
+                let port = url.port().unwrap_or(6379);
+                let db = match path.trim_start_matches('/') {
+                    "" => 0,
+                    db => db
+                        .parse::<u32>()
+                        .map_err(|_| bad("the path must be a database number"))?,
+                };
+                let name = param("prefix").unwrap_or_else(|| "lease".into());
+                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+                    return Err(bad("prefix must be letters, digits, '_', '-' or '.'"));
+                }
+                let auth = match (url.username(), url.password()) {
+                    ("", None) => String::new(),
+                    (user, Some(pass)) => format!("{user}:{pass}@"),
+                    (user, None) => format!("{user}@"),
+                };
+                Ok(StoreAddress::Redis {
+                    url: format!("redis://{auth}{host}:{port}/{db}"),
+                    prefix: format!("ferroflake:{name}:"),
+                })
+            }
+            "postgres" | "postgresql" => {
+                allow_only(&["table", "connect_timeout", "sslmode", "application_name"])?;
+                let table = param("table").unwrap_or_else(|| "ferroflake_leases".into());
+                let valid = !table.is_empty()
+                    && table.len() <= 63
+                    && table.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                    && table.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                if !valid {
+                    return Err(bad("table must be lowercase letters, digits and '_' (at most 63)"));
+                }
+                if path.trim_start_matches('/').is_empty() {
+                    return Err(bad("no database name (postgres://user@host:port/db)"));
+                }
+                let mut plain = url.clone();
+                let rest: Vec<(String, String)> =
+                    query.iter().filter(|(k, _)| k != "table").cloned().collect();
+                if rest.is_empty() {
+                    plain.set_query(None);
+                } else {
+                    plain.query_pairs_mut().clear().extend_pairs(rest);
+                }
+                Ok(StoreAddress::Postgres {
+                    url: plain.to_string(),
+                    table,
+                })
+            }
+            other => Err(bad(&format!(
+                "unknown scheme {other:?}: use etcd://, redis://, zk:// or postgres://"
+            ))),
+        }
+    }
+}
+
+/// A store path for etcd keys or znodes: `/a/b`, plain characters only.
+fn tree_path(path: &str, default: &str) -> Result<String, &'static str> {
+    if path.is_empty() {
+        return Ok(default.into());
+    }
+    let ok = path.split('/').skip(1).all(|part| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    });
+    if ok {
+        Ok(path.into())
+    } else {
+        Err("the path must be /name[/name...] of letters, digits, '_', '-' or '.'")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bad(address: &str) -> bool {
+        matches!(StoreAddress::parse(address), Err(LeaseError::BadAddress { .. }))
+    }
+
+    #[test]
+    fn parses_each_scheme() {
+        assert_eq!(
+            StoreAddress::parse("etcd://127.0.0.1:12379/app/ids").unwrap(),
+            StoreAddress::Etcd { endpoint: "http://127.0.0.1:12379".into(), prefix: "/app/ids".into() }
+        );
+        assert_eq!(
+            StoreAddress::parse("etcd://db1").unwrap(),
+            StoreAddress::Etcd { endpoint: "http://db1:2379".into(), prefix: "/ferroflake/lease".into() }
+        );
+        assert_eq!(
+            StoreAddress::parse("redis://127.0.0.1:16379/2?prefix=t1").unwrap(),
+            StoreAddress::Redis { url: "redis://127.0.0.1:16379/2".into(), prefix: "ferroflake:t1:".into() }
+        );
+        assert_eq!(
+            StoreAddress::parse("zk://127.0.0.1:12181/svc").unwrap(),
+            StoreAddress::ZooKeeper { hosts: "127.0.0.1:12181".into(), root: "/svc".into() }
+        );
+        assert_eq!(
+            StoreAddress::parse("postgres://postgres@127.0.0.1:15432/app?table=ids_a").unwrap(),
+            StoreAddress::Postgres {
+                url: "postgres://postgres@127.0.0.1:15432/app".into(),
+                table: "ids_a".into()
+            }
+        );
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_use() {
+        assert!(bad("http://127.0.0.1:2379"));
+        assert!(bad("/var/lib/ferroflake"));
+        assert!(bad("etcd://"));
+        assert!(bad("etcd://h:1/a//b"));
+        assert!(bad("etcd://h:1/a?x=1"));
+        assert!(bad("redis://h:1/notadb"));
+        assert!(bad("redis://h:1/0?prefix=a:b"));
+        assert!(bad("zk://h:1/../x"));
+        assert!(bad("postgres://u@h:1/db?table=Robert');DROP"));
+        assert!(bad("postgres://u@h:1"));
+        assert!(bad("etcd://h:99999"));
+    }
+}

@@ -1,0 +1,225 @@
+//! The PostgreSQL registry: one row per node id with holder, owner token, expiry, epoch
+//! and high-water mark. Expiry is judged by the database's clock (`now()`), and a claim is
+//! one atomic statement.
+//!
+//! The claim picks the lowest id that has no row, or whose row's expiry plus the
+//! claimant's quarantine has passed, and writes it with `INSERT ... ON CONFLICT DO UPDATE
+//! ... WHERE expired RETURNING`. Two claimants that pick the same id serialize on the
+//! row: the second re-checks the `WHERE` against the first's committed row, updates
+//! nothing, and tries again. A renewal that updates zero rows means the token no longer
+//! holds the id: [`LeaseError::Lost`]. Rows are never deleted, so the mark and the epoch
+//! outlive every holder.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
+use tokio_postgres::{Client, Config, NoTls};
+
+use crate::blocking::{Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
+use crate::token::new_token;
+
+/// Node ids leased from a PostgreSQL table.
+pub struct PostgresRegistry {
+    io: Blocking,
+    config: Config,
+    table: String,
+    /// The current session; replaced when it closes (server restart, network loss).
+    client: Mutex<Option<Arc<Client>>>,
+}
+
+impl PostgresRegistry {
+    /// Connects with `url` (`postgres://user@host:port/db`), creating `table` if missing.
+    ///
+    /// # Errors
+    /// [`LeaseError::BadAddress`] if the URL is refused; [`LeaseError::Unavailable`] if the
+    /// server does not answer within a few seconds.
+    pub fn connect(url: &str, table: &str) -> Result<Self, LeaseError> {
+        let mut config: Config = url.parse().map_err(|e: tokio_postgres::Error| LeaseError::BadAddress {
+            address: url.into(),
+            detail: e.to_string(),
+        })?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        config.application_name("ferroflake-lease");
+        let registry = PostgresRegistry {
+            io: Blocking::new("postgres")?,
+            config,
+            table: table.to_owned(),
+            client: Mutex::new(None),
+        };
+        let create = format!(
+            "BEGIN;
+             SELECT pg_advisory_xact_lock(hashtext('ferroflake-lease-table'));
+             CREATE TABLE IF NOT EXISTS {table} (
+                 node_id       bigint PRIMARY KEY,
+                 holder        text,
+                 token         text,
+                 expires_at    timestamptz NOT NULL,
+                 high_water_ms bigint NOT NULL DEFAULT 0,
+                 epoch         bigint NOT NULL DEFAULT 0
+             );
+             COMMIT;"
+        );
+        registry.io.run("connecting to PostgreSQL", CONNECT_TIMEOUT * 2, async {
+            let client = registry.session().await?;
+            client
+                .batch_execute(&create)
+                .await
+                .map_err(|e| registry.failed("creating the lease table", e))
+        })?;
+        Ok(registry)
+    }
+
+    async fn session(&self) -> Result<Arc<Client>, LeaseError> {
+        let cached = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(client) = cached.filter(|c| !c.is_closed()) {
+            return Ok(client);
+        }
+        let (client, connection) = self
+            .config
+            .connect(NoTls)
+            .await
+            .map_err(|e| self.io.unavailable(format!("cannot connect: {e}")))?;
+        self.io.spawn(async move {
+            let _ = connection.await; // ends when the session closes
+        });
+        let client = Arc::new(client);
+        *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&client));
+        Ok(client)
+    }
+
+    fn failed(&self, what: &str, e: tokio_postgres::Error) -> LeaseError {
+        if e.is_closed() || e.as_db_error().is_none() {
+            *self.client.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            self.io.unavailable(format!("{what}: {e}"))
+        } else {
+            self.io.store_error(format!("{what}: {e}"))
+        }
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn as_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl Registry for PostgresRegistry {
+    fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
+        if request.node_count == 0 {
+            return Err(LeaseError::NoFreeNode { node_count: 0 });
+        }
+        let token = new_token("postgres")?;
+        let table = &self.table;
+        let claim = format!(
+            "WITH candidate AS (
+                 SELECT g.id FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
+                 LEFT JOIN {table} l ON l.node_id = g.id
+                 WHERE l.node_id IS NULL
+                    OR l.expires_at + $5::float8 * interval '1 millisecond' <= now()
+                 ORDER BY g.id LIMIT 1)
+             INSERT INTO {table} AS l (node_id, holder, token, expires_at, high_water_ms, epoch)
+             SELECT id, $2, $3, now() + $4::float8 * interval '1 millisecond', 0, 1 FROM candidate
+             ON CONFLICT (node_id) DO UPDATE
+                 SET holder = EXCLUDED.holder, token = EXCLUDED.token,
+                     expires_at = EXCLUDED.expires_at, epoch = l.epoch + 1
+                 WHERE l.expires_at + $5::float8 * interval '1 millisecond' <= now()
+             RETURNING l.node_id, l.epoch, l.high_water_ms"
+        );
+        let free = format!(
+            "SELECT 1 FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
+             LEFT JOIN {table} l ON l.node_id = g.id
+             WHERE l.node_id IS NULL
+                OR l.expires_at + $2::float8 * interval '1 millisecond' <= now()
+             LIMIT 1"
+        );
+        let n = as_i64(request.node_count);
+        let (ttl, quarantine) = (millis(request.ttl) as f64, millis(request.quarantine) as f64);
+        // Each lost race means another claimant won an id, so this ends within node_count
+        // rounds; the bound only guards against a store that misbehaves.
+        let rounds = request.node_count.min(4096) + 8;
+        for _ in 0..rounds {
+            let row = self.io.run("claiming a node id", CALL_TIMEOUT, async {
+                let client = self.session().await?;
+                let row = client
+                    .query_opt(&claim, &[&n, &request.holder, &token, &ttl, &quarantine])
+                    .await
+                    .map_err(|e| self.failed("claiming a node id", e))?;
+                if row.is_some() {
+                    return Ok(Ok(row));
+                }
+                // No row: either nothing is free, or another claimant took our pick.
+                let free = client
+                    .query_opt(&free, &[&n, &quarantine])
+                    .await
+                    .map_err(|e| self.failed("looking for a free id", e))?;
+                Ok(if free.is_some() { Ok(None) } else { Err(()) })
+            })?;
+            match row {
+                Err(()) => break, // nothing free
+                Ok(None) => continue, // lost a race for the id: look again
+                Ok(Some(row)) => {
+                    let node_id: i64 = row.get(0);
+                    let epoch: i64 = row.get(1);
+                    let mark: i64 = row.get(2);
+                    return Ok(Grant {
+                        node_id: node_id as u64,
+                        token,
+                        epoch: epoch as u64,
+                        previous_high_water_ms: mark.max(0) as u64,
+                    });
+                }
+            }
+        }
+        Err(LeaseError::NoFreeNode {
+            node_count: request.node_count,
+        })
+    }
+
+    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+        let sql = format!(
+            "UPDATE {} SET expires_at = now() + $3::float8 * interval '1 millisecond',
+                           high_water_ms = GREATEST(high_water_ms, $4)
+             WHERE node_id = $1 AND token = $2",
+            self.table
+        );
+        let updated = self.io.run("renewing", CALL_TIMEOUT, async {
+            let client = self.session().await?;
+            client
+                .execute(&sql, &[&as_i64(grant.node_id), &grant.token, &(millis(ttl) as f64), &as_i64(high_water_ms)])
+                .await
+                .map_err(|e| self.failed("renewing", e))
+        })?;
+        if updated == 1 {
+            Ok(())
+        } else {
+            Err(LeaseError::Lost {
+                node_id: grant.node_id,
+            })
+        }
+    }
+
+    fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
+        // '-infinity' makes the row claimable at once, whatever the claimant's quarantine.
+        let sql = format!(
+            "UPDATE {} SET token = NULL, holder = NULL, expires_at = '-infinity',
+                           high_water_ms = GREATEST(high_water_ms, $3)
+             WHERE node_id = $1 AND token = $2",
+            self.table
+        );
+        self.io.run("releasing", CALL_TIMEOUT, async {
+            let client = self.session().await?;
+            client
+                .execute(&sql, &[&as_i64(grant.node_id), &grant.token, &as_i64(high_water_ms)])
+                .await
+                .map_err(|e| self.failed("releasing", e))
+        })?;
+        Ok(())
+    }
+
+    fn name(&self) -> &str {
+        "postgres"
+    }
+}
