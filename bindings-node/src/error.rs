@@ -33,11 +33,13 @@ pub(crate) enum Misuse {
     /// The (layout, node id) already has a live generator in this process with other
     /// options or another clock.
     NodeInUse,
+    /// A bug in the addon (a caught panic). Never expected; reported, not swallowed.
+    Internal,
 }
 
 impl Misuse {
     /// Every misuse, for the error table the tests check.
-    pub(crate) const ALL: [Misuse; 7] = [
+    pub(crate) const ALL: [Misuse; 8] = [
         Misuse::InvalidType,
         Misuse::NotAnInteger,
         Misuse::OutOfRange,
@@ -45,6 +47,7 @@ impl Misuse {
         Misuse::UnknownOption,
         Misuse::InvalidOption,
         Misuse::NodeInUse,
+        Misuse::Internal,
     ];
 
     pub(crate) const fn name(self) -> &'static str {
@@ -56,6 +59,7 @@ impl Misuse {
             Misuse::UnknownOption => "UNKNOWN_OPTION",
             Misuse::InvalidOption => "INVALID_OPTION",
             Misuse::NodeInUse => "NODE_IN_USE",
+            Misuse::Internal => "INTERNAL",
         }
     }
 
@@ -66,7 +70,7 @@ impl Misuse {
             | Misuse::OutOfRange
             | Misuse::UnsafeInteger
             | Misuse::InvalidOption => JsClass::RangeError,
-            Misuse::NodeInUse => JsClass::Error,
+            Misuse::NodeInUse | Misuse::Internal => JsClass::Error,
         }
     }
 }

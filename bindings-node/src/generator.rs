@@ -1,13 +1,14 @@
 //! The `Generator` class: IDs for one node id under one layout.
 
-use napi::bindgen_prelude::BigUint64Array;
-use napi::{Env, Unknown};
+use napi::bindgen_prelude::{BigUint64Array, This};
+use napi::{Env, JsValue, Unknown};
 use napi_derive::napi;
 
 use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
 use crate::clock::{clock_option, ClockKind};
 use crate::decoded::{decode_with, DecodedId};
 use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::fast_path;
 use crate::layout::{layout_option, Layout};
 use crate::registry::{self, SharedGenerator};
 use crate::text::format_option;
@@ -58,7 +59,7 @@ impl Generator {
         constructor,
         ts_args_type = "options: { nodeId: number | bigint; layout?: Layout | string; clock?: 'system' | 'fast' | ManualClock; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint; resumeAfterMs?: number | bigint }"
     )]
-    pub fn new(env: Env, options_value: Unknown) -> napi::Result<Self> {
+    pub fn new(env: Env, this: This, options_value: Unknown) -> napi::Result<Self> {
         let Some(object) = options(&env, Some(options_value), "options", &OPTION_KEYS)? else {
             return Err(throw(
                 &env,
@@ -92,9 +93,11 @@ impl Generator {
         }
         let (inner, shared) =
             registry::acquire(layout, node, clock_kind, clock, core_options).or_throw(&env)?;
+        let js_safe = layout.max_id() <= MAX_SAFE_INTEGER;
+        fast_path::install(&env, this.raw(), inner.clone(), js_safe)?;
         Ok(Generator {
             inner,
-            js_safe: layout.max_id() <= MAX_SAFE_INTEGER,
+            js_safe,
             clock: clock_kind,
             shared,
         })
@@ -104,11 +107,7 @@ impl Generator {
     /// `ERR_FERROFLAKE_UNSAFE_INTEGER` on a layout wider than 53 bits: use `nextIdBigInt()`.
     #[napi]
     pub fn next_id(&self, env: Env) -> napi::Result<f64> {
-        if !self.js_safe {
-            return Err(self.refuse_numbers(&env));
-        }
-        let id = self.inner.next_id().or_throw(&env)?;
-        to_number(&env, id, "id")
+        next_number(&self.inner, self.js_safe).or_throw(&env)
     }
 
     /// The next ID as a `bigint` (any layout).
@@ -136,7 +135,7 @@ impl Generator {
     #[napi(ts_args_type = "count: number")]
     pub fn next_ids(&self, env: Env, count: Unknown) -> napi::Result<Vec<f64>> {
         if !self.js_safe {
-            return Err(self.refuse_numbers(&env));
+            return Err(throw(&env, refuse_numbers(self.inner.layout())));
         }
         let ids = self.batch(&env, count)?;
         ids.into_iter().map(|id| to_number(&env, id, "id")).collect()
@@ -229,20 +228,35 @@ impl Generator {
         self.inner.next_ids(&mut ids).or_throw(env)?;
         Ok(ids)
     }
+}
 
-    fn refuse_numbers(&self, env: &Env) -> napi::Error {
-        throw(
-            env,
-            Refusal::misuse(
-                Misuse::UnsafeInteger,
-                format!(
-                    "this layout's IDs use {} bits and may exceed Number.MAX_SAFE_INTEGER; \
-                     use nextIdBigInt() or nextIdString(), or a js53 layout",
-                    self.inner.layout().total_bits()
-                ),
-            ),
-        )
+/// The next ID as a JS number, refused up front when the layout is wider than 53 bits,
+/// and checked again so that no rounded number can ever leave.
+#[inline]
+pub(crate) fn next_number(generator: &SharedGenerator, js_safe: bool) -> Result<f64, Refusal> {
+    if !js_safe {
+        return Err(refuse_numbers(generator.layout()));
     }
+    let id = generator.next_id()?;
+    if id > MAX_SAFE_INTEGER {
+        return Err(Refusal::misuse(
+            Misuse::UnsafeInteger,
+            format!("id {id} is beyond Number.MAX_SAFE_INTEGER"),
+        ));
+    }
+    Ok(id as f64)
+}
+
+#[cold]
+fn refuse_numbers(layout: &ferroflake::Layout) -> Refusal {
+    Refusal::misuse(
+        Misuse::UnsafeInteger,
+        format!(
+            "this layout's IDs use {} bits and may exceed Number.MAX_SAFE_INTEGER; \
+             use nextIdBigInt() or nextIdString(), or a js53 layout",
+            layout.total_bits()
+        ),
+    )
 }
 
 /// Splits `id` with `layout` (default `js53ms`, the default generator layout).

@@ -10,12 +10,15 @@
 //!   (`error`);
 //! - handing out `number`s only when `Number.isSafeInteger` holds for them (`generator`);
 //! - one core generator per (layout, node id) per process, shared by every
-//!   `worker_threads` worker (`registry`).
+//!   `worker_threads` worker (`registry`);
+//! - per-instance `nextId`/`nextIdBigInt` functions that skip napi-rs's method glue, so a
+//!   call costs about what `Date.now()` does (`fast_path`).
 
 mod args;
 mod clock;
 mod decoded;
 mod error;
+mod fast_path;
 mod generator;
 mod layout;
 mod registry;
