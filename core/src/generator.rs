@@ -257,6 +257,9 @@ impl<C: Clock> Generator<C> {
         let mut waited_ms = 0u64;
         let mut now_ms = self.clock.now_ms();
         let mut current = self.state.load(Ordering::Relaxed);
+        // Whether `now_ms` was read after `current` was loaded. Only such a reading may
+        // condemn the clock: an older one can predate ticks other threads issued meanwhile.
+        let mut clock_read_after_state = false;
         loop {
             let now_tick = layout.tick_at(now_ms);
             let last_tick = current >> sequence_bits;
@@ -291,6 +294,7 @@ impl<C: Clock> Generator<C> {
                     }
                     Err(actual) => {
                         current = actual;
+                        clock_read_after_state = false;
                         continue;
                     }
                 }
@@ -298,6 +302,14 @@ impl<C: Clock> Generator<C> {
             // Slow path: `tick` is beyond the horizon. Either the sequence ran out (wait for
             // the next tick, at most one tick) or the clock went back (wait a bounded time).
             let rolled_back = horizon.map_or(true, |h| last_tick > h);
+            if rolled_back && !clock_read_after_state {
+                // A caller preempted between reading the clock and loading the state (or
+                // losing CAS races) sees other threads' later ticks: not a rollback. Read
+                // the clock again before judging it.
+                now_ms = self.clock.now_ms();
+                clock_read_after_state = true;
+                continue;
+            }
             let target_ms = layout.tick_start_ms(tick.saturating_sub(drift));
             let gap_ms = target_ms.saturating_sub(now_ms).max(1);
             // A clock that falls back while we wait for the next tick gets the same
@@ -327,6 +339,7 @@ impl<C: Clock> Generator<C> {
                 waited_ms + gap_ms
             };
             current = self.state.load(Ordering::Relaxed);
+            clock_read_after_state = false;
         }
     }
 }
