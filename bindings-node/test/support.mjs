@@ -1,0 +1,40 @@
+// Shared by the test files: the addon (through the package's own name, so the exports map
+// is what the tests use) and testdata/vectors.json.
+import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import assert from 'node:assert/strict'
+
+const require = createRequire(import.meta.url)
+export const addon = require('ferroflake')
+
+export const vectors = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../testdata/vectors.json', import.meta.url)), 'utf8'),
+)
+
+/** A vectors.json layout spec (snake_case) as a `Layout.custom` spec. */
+export function layoutFrom(spec) {
+  return addon.Layout.custom({
+    timeBits: spec.time_bits,
+    nodeBits: spec.node_bits,
+    sequenceBits: spec.sequence_bits,
+    shardBits: spec.shard_bits,
+    tickMs: spec.tick_ms,
+    epochMs: spec.epoch_ms,
+    order: spec.order,
+  })
+}
+
+/** Asserts that `fn` throws `errorClass` with `code`; returns the error. */
+export function assertThrowsCode(fn, errorClass, code) {
+  let caught
+  assert.throws(fn, (error) => {
+    caught = error
+    return true
+  })
+  assert.equal(caught.constructor, errorClass, `${caught.constructor.name} (${caught.code}): ${caught.message}`)
+  assert.equal(caught.code, code, caught.message)
+  return caught
+}
+
+export const FERROFLAKE_EPOCH_MS = 1_577_836_800_000

@@ -1,0 +1,109 @@
+// Every case of testdata/vectors.json, through the Node API.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { addon, vectors, layoutFrom, assertThrowsCode } from './support.mjs'
+
+const { Layout, Generator, ManualClock, encode, parse } = addon
+const code = (name) => `ERR_FERROFLAKE_${name}`
+
+test('presets match vectors.json', () => {
+  assert.deepEqual(Layout.presetNames().sort(), Object.keys(vectors.presets).sort())
+  for (const [name, spec] of Object.entries(vectors.presets)) {
+    const preset = Layout.preset(name)
+    assert.ok(preset.equals(layoutFrom(spec)), name)
+    assert.equal(preset.totalBits, spec.total_bits, name)
+    assert.equal(preset.capacityPerSecond, spec.capacity_per_second, name)
+    assert.equal(preset.exhaustsAtMs, spec.exhausts_at_ms, name)
+    assert.equal(preset.tickMs, spec.tick_ms, name)
+    assert.equal(preset.epochMs, spec.epoch_ms, name)
+    assert.equal(preset.order, spec.order, name)
+    assert.equal(preset.isJsSafe, spec.total_bits <= 53, name)
+    assert.deepEqual(preset.toJSON(), {
+      timeBits: spec.time_bits,
+      nodeBits: spec.node_bits,
+      sequenceBits: spec.sequence_bits,
+      shardBits: spec.shard_bits,
+      tickMs: spec.tick_ms,
+      epochMs: spec.epoch_ms,
+      order: spec.order,
+    })
+  }
+})
+
+test('ids compose, decode and encode as recorded', () => {
+  assert.ok(vectors.ids.length > 0)
+  for (const c of vectors.ids) {
+    const layout = layoutFrom(c.layout)
+    if (c.preset) assert.ok(Layout.preset(c.preset).equals(layout), c.name)
+    const id = BigInt(c.id)
+    const parts = {
+      timestampMs: c.parts.timestamp_ms,
+      nodeId: c.parts.node,
+      sequence: c.parts.sequence,
+      shard: c.parts.shard,
+    }
+    assert.equal(layout.compose(parts), id, c.name)
+    const expected = {
+      timestampMs: c.decoded.timestamp_ms,
+      nodeId: c.decoded.node,
+      sequence: c.decoded.sequence,
+      shard: c.decoded.shard,
+    }
+    // The same ID given as a bigint, a decimal string and (when exact) a number.
+    const forms = [id, c.id, ...(id <= BigInt(Number.MAX_SAFE_INTEGER) ? [Number(id)] : [])]
+    for (const form of forms) {
+      const { date, ...decoded } = layout.decode(form)
+      assert.deepEqual(decoded, expected, `${c.name} ${typeof form}`)
+      assert.equal(date.getTime(), expected.timestampMs, c.name)
+    }
+    for (const format of ['dec', 'base62', 'base32']) {
+      assert.equal(encode(id, format), c[format], `${c.name} ${format}`)
+      assert.equal(parse(c[format], format), id, `${c.name} ${format}`)
+    }
+    assert.equal(encode(c.id), c.dec, c.name)
+  }
+})
+
+test('bad layouts are refused with their kind', () => {
+  for (const c of vectors.layout_errors) {
+    assertThrowsCode(() => layoutFrom(c.spec), RangeError, code(c.error))
+  }
+})
+
+test('bad generators are refused with their kind (manual clock at now_ms)', () => {
+  for (const c of vectors.generator_errors) {
+    const clock = new ManualClock(c.now_ms)
+    assertThrowsCode(
+      () => new Generator({ nodeId: c.node, layout: layoutFrom(c.layout), clock }),
+      RangeError,
+      code(c.error),
+    )
+  }
+})
+
+test('bad parts and ids are refused with their kind', () => {
+  for (const c of vectors.compose_errors) {
+    const parts = {
+      timestampMs: c.parts.timestamp_ms,
+      nodeId: c.parts.node,
+      sequence: c.parts.sequence,
+      shard: c.parts.shard,
+    }
+    assertThrowsCode(() => layoutFrom(c.layout).compose(parts), RangeError, code(c.error))
+  }
+  for (const c of vectors.decode_errors) {
+    assertThrowsCode(() => layoutFrom(c.layout).decode(BigInt(c.id)), RangeError, code(c.error))
+    // As a string, the core's decimal parser speaks first: no ID is above 2^63 - 1.
+    const asString = BigInt(c.id) > 2n ** 63n - 1n ? 'PARSE_OVERFLOW' : c.error
+    assertThrowsCode(() => layoutFrom(c.layout).decode(c.id), RangeError, code(asString))
+  }
+})
+
+test('strings parse or fail as recorded', () => {
+  for (const c of vectors.parse_errors) {
+    assertThrowsCode(() => parse(c.input, c.format), RangeError, code(c.error))
+  }
+  for (const c of vectors.parse_ok) {
+    assert.equal(parse(c.input, c.format), BigInt(c.id), `${c.format} ${c.input}`)
+  }
+})
