@@ -16,37 +16,29 @@ pub trait Clock {
     fn wait_until_ms(&self, target_ms: u64);
 }
 
-impl<C: Clock + ?Sized> Clock for &C {
-    #[inline]
-    fn now_ms(&self) -> u64 {
-        (**self).now_ms()
-    }
-    fn wait_until_ms(&self, target_ms: u64) {
-        (**self).wait_until_ms(target_ms);
-    }
+/// Clocks behind references and smart pointers are clocks too.
+macro_rules! forward_clock {
+    ($($(#[$cfg:meta])* $ptr:ty),*) => {$(
+        $(#[$cfg])*
+        impl<C: Clock + ?Sized> Clock for $ptr {
+            #[inline]
+            fn now_ms(&self) -> u64 {
+                (**self).now_ms()
+            }
+            fn wait_until_ms(&self, target_ms: u64) {
+                (**self).wait_until_ms(target_ms);
+            }
+        }
+    )*};
 }
 
-#[cfg(feature = "std")]
-impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
-    #[inline]
-    fn now_ms(&self) -> u64 {
-        (**self).now_ms()
-    }
-    fn wait_until_ms(&self, target_ms: u64) {
-        (**self).wait_until_ms(target_ms);
-    }
-}
-
-#[cfg(feature = "std")]
-impl<C: Clock + ?Sized> Clock for std::boxed::Box<C> {
-    #[inline]
-    fn now_ms(&self) -> u64 {
-        (**self).now_ms()
-    }
-    fn wait_until_ms(&self, target_ms: u64) {
-        (**self).wait_until_ms(target_ms);
-    }
-}
+forward_clock!(
+    &C,
+    #[cfg(feature = "std")]
+    std::sync::Arc<C>,
+    #[cfg(feature = "std")]
+    std::boxed::Box<C>
+);
 
 /// The operating system's wall clock (`CLOCK_REALTIME` on Linux, through the vDSO).
 #[cfg(feature = "std")]
