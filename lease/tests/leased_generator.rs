@@ -1,0 +1,349 @@
+//! The leased generator on the manual clock: reservation, fencing, failing and recovering
+//! renewals, loss, restarts with the clock set back, and failing closed.
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferroflake::{Clock, Error, Layout, ManualClock, TWITTER_EPOCH_MS};
+use ferroflake_lease::{
+    EmbeddedRegistry, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator, Registry,
+};
+use support::{wait_for, Mode, Switchable};
+
+const T0: u64 = 1_700_000_000_000;
+
+/// One node id only, so every holder of the registry shares it.
+fn single_node_layout() -> Layout {
+    Layout::builder(41, 0, 12)
+        .epoch_ms(TWITTER_EPOCH_MS as i64)
+        .build()
+        .unwrap()
+}
+
+fn quick_config() -> LeaseConfig {
+    let mut config = LeaseConfig::with_ttl(Duration::from_millis(1_000));
+    config.renew_every = Duration::from_millis(300);
+    config.retry_every = Duration::from_millis(20);
+    config.safety_margin = Duration::from_millis(100);
+    config.quarantine = Duration::from_millis(200);
+    config.skew_allowance = Duration::from_millis(50);
+    config
+}
+
+fn embedded() -> (tempfile::TempDir, Arc<dyn Registry>) {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Arc::new(EmbeddedRegistry::open(dir.path()).unwrap());
+    (dir, registry)
+}
+
+/// Issues `count` IDs, moving the clock 1 ms every 500 IDs.
+fn issue(
+    generator: &LeasedGenerator<Arc<ManualClock>>,
+    clock: &ManualClock,
+    count: usize,
+) -> Vec<u64> {
+    (0..count)
+        .map(|i| {
+            if i % 500 == 499 {
+                clock.advance_ms(1);
+            }
+            generator.next_id().expect("issuing under a held lease")
+        })
+        .collect()
+}
+
+#[test]
+fn reserves_the_mark_before_issuing_and_fences_below_it() {
+    let (_dir, registry) = embedded();
+    let clock = Arc::new(ManualClock::new(T0));
+    let config = quick_config();
+    let generator = LeasedGenerator::start(
+        Layout::twitter(),
+        Arc::clone(&clock),
+        registry,
+        config.clone(),
+    )
+    .unwrap();
+    let reserved = generator.reserved_high_water_ms();
+    assert!(
+        reserved >= T0 + 1_000,
+        "the mark is reserved a TTL ahead: {reserved}"
+    );
+    let fence = generator
+        .generator()
+        .fence_ms()
+        .expect("a leased generator is always fenced");
+    assert!(
+        fence > T0 && fence <= reserved,
+        "fence {fence} must lie in (now, mark {reserved}]"
+    );
+    assert!(
+        fence <= T0 + 900,
+        "fence {fence} must not pass the local deadline (TTL - margin)"
+    );
+    let id = generator.next_id().unwrap();
+    assert_eq!(Layout::twitter().decode(id).unwrap().node, generator.node());
+    assert_eq!(generator.status(), LeaseStatus::Held);
+}
+
+#[test]
+fn failing_renewals_issue_until_the_fence_then_recover_the_same_lease() {
+    let (_dir, real) = embedded();
+    let registry = Switchable::new(real);
+    let clock = Arc::new(ManualClock::new(T0));
+    let generator = LeasedGenerator::start(
+        Layout::twitter(),
+        Arc::clone(&clock),
+        registry.clone(),
+        quick_config(),
+    )
+    .unwrap();
+    let token = generator.grant().token.clone();
+    registry.set(Mode::Unreachable);
+    wait_for("a failed renewal", Duration::from_secs(5), || {
+        matches!(generator.status(), LeaseStatus::Failing { .. })
+    });
+    generator
+        .next_id()
+        .expect("before the deadline, a failing lease still issues");
+    // Past the fence on the generator's clock: refused, whatever real time says.
+    clock.advance_ms(1_000);
+    assert!(matches!(
+        generator.next_id(),
+        Err(Error::LeaseExpired { .. })
+    ));
+    registry.set(Mode::Pass);
+    wait_for("the renewal to recover", Duration::from_secs(5), || {
+        generator.status() == LeaseStatus::Held
+    });
+    assert_eq!(generator.grant().token, token, "the same lease resumes");
+    generator
+        .next_id()
+        .expect("issuing resumes once the same lease is renewed");
+}
+
+#[test]
+fn deadline_passing_unrenewed_stops_issuing_and_expiry_loses_the_lease() {
+    let (_dir, real) = embedded();
+    let registry = Switchable::new(real);
+    let clock = Arc::new(ManualClock::new(T0));
+    let generator = LeasedGenerator::start(
+        Layout::twitter(),
+        Arc::clone(&clock),
+        registry.clone(),
+        quick_config(),
+    )
+    .unwrap();
+    registry.set(Mode::Unreachable);
+    // The manual clock stands still; only real time passes. The renewal thread closes the
+    // fence itself at the local deadline (TTL - margin = 900 ms after the last renewal).
+    wait_for(
+        "the fence to close at the deadline",
+        Duration::from_secs(5),
+        || matches!(generator.next_id(), Err(Error::LeaseExpired { .. })),
+    );
+    // The registry's TTL has passed too: when it answers again, the lease is gone.
+    std::thread::sleep(Duration::from_millis(1_200));
+    registry.set(Mode::Pass);
+    wait_for(
+        "the lease to be reported lost",
+        Duration::from_secs(5),
+        || generator.status() == LeaseStatus::Lost,
+    );
+    clock.advance_ms(10);
+    assert!(matches!(
+        generator.next_id(),
+        Err(Error::LeaseExpired { .. })
+    ));
+}
+
+#[test]
+fn lost_stops_for_good() {
+    let (_dir, real) = embedded();
+    let registry = Switchable::new(real);
+    let clock = Arc::new(ManualClock::new(T0));
+    let generator = LeasedGenerator::start(
+        Layout::twitter(),
+        Arc::clone(&clock),
+        registry.clone(),
+        quick_config(),
+    )
+    .unwrap();
+    registry.set(Mode::LoseRenewals);
+    wait_for("the lease to be lost", Duration::from_secs(5), || {
+        generator.status() == LeaseStatus::Lost
+    });
+    assert!(matches!(
+        generator.next_id(),
+        Err(Error::LeaseExpired { .. })
+    ));
+    registry.set(Mode::Pass);
+    std::thread::sleep(Duration::from_millis(700)); // two renewal periods
+    assert_eq!(generator.status(), LeaseStatus::Lost);
+    assert!(matches!(
+        generator.next_id(),
+        Err(Error::LeaseExpired { .. })
+    ));
+}
+
+#[test]
+fn restart_with_the_clock_set_back_never_reissues() {
+    let (_dir, registry) = embedded();
+    let layout = single_node_layout();
+    let clock = Arc::new(ManualClock::new(T0));
+    let first = LeasedGenerator::start(
+        layout,
+        Arc::clone(&clock),
+        Arc::clone(&registry),
+        quick_config(),
+    )
+    .unwrap();
+    let before = issue(&first, &clock, 20_000);
+    first.shutdown().unwrap();
+    let last_before = *before.iter().max().unwrap();
+
+    // The process restarts and the clock has been set back into the range already issued
+    // (without the mark, the same (time, sequence) pairs would come again).
+    clock.set_ms(T0 + 1);
+    let second =
+        LeasedGenerator::start(layout, Arc::clone(&clock), registry, quick_config()).unwrap();
+    assert_eq!(second.node(), 0, "the only id is reused");
+    assert!(
+        second.grant().previous_high_water_ms >= layout.decode(last_before).unwrap().timestamp_ms
+    );
+    assert!(
+        clock.now_ms() > second.grant().previous_high_water_ms,
+        "start waited past the mark"
+    );
+    let after = issue(&second, &clock, 20_000);
+    assert!(
+        *after.iter().min().unwrap() > last_before,
+        "the restart issues only above the old IDs"
+    );
+    let all: HashSet<u64> = before.iter().chain(&after).copied().collect();
+    assert_eq!(all.len(), before.len() + after.len(), "0 duplicates");
+}
+
+#[test]
+fn crash_then_clock_set_back_never_reissues() {
+    let (_dir, real) = embedded();
+    let layout = single_node_layout();
+    let clock = Arc::new(ManualClock::new(T0));
+    let doomed = Switchable::new(Arc::clone(&real));
+    let config = quick_config();
+    let first =
+        LeasedGenerator::start(layout, Arc::clone(&clock), doomed.clone(), config.clone()).unwrap();
+    let before = issue(&first, &clock, 20_000);
+    // Crash: no renewal and no release reach the registry any more.
+    doomed.set(Mode::Unreachable);
+    drop(first);
+    let last_before = *before.iter().max().unwrap();
+
+    clock.set_ms(T0 + 1);
+    std::thread::sleep(config.ttl + config.quarantine + Duration::from_millis(100));
+    let second = LeasedGenerator::start(layout, Arc::clone(&clock), real, config).unwrap();
+    assert!(
+        second.grant().previous_high_water_ms >= T0 + 1_000,
+        "the crashed holder's reserved mark carries over"
+    );
+    let after = issue(&second, &clock, 20_000);
+    assert!(*after.iter().min().unwrap() > last_before);
+    let all: HashSet<u64> = before.iter().chain(&after).copied().collect();
+    assert_eq!(all.len(), before.len() + after.len(), "0 duplicates");
+}
+
+/// A clock that never moves, even when waited on.
+struct StuckClock(u64);
+impl Clock for StuckClock {
+    fn now_ms(&self) -> u64 {
+        self.0
+    }
+    fn wait_until_ms(&self, _target_ms: u64) {}
+}
+
+#[test]
+fn a_clock_behind_the_mark_is_refused_in_bounded_time_and_the_id_released() {
+    let (_dir, registry) = embedded();
+    let layout = single_node_layout();
+    let clock = Arc::new(ManualClock::new(T0));
+    let first = LeasedGenerator::start(
+        layout,
+        Arc::clone(&clock),
+        Arc::clone(&registry),
+        quick_config(),
+    )
+    .unwrap();
+    first.next_id().unwrap();
+    first.shutdown().unwrap();
+    let mut config = quick_config();
+    config.max_start_wait = Duration::from_millis(100);
+    let err = LeasedGenerator::start(
+        layout,
+        StuckClock(T0 - 60_000),
+        Arc::clone(&registry),
+        config.clone(),
+    )
+    .expect_err("a clock an hour behind the mark cannot start");
+    assert!(
+        matches!(err, LeaseError::BehindHighWater { now_ms, resume_after_ms } if now_ms == T0 - 60_000 && resume_after_ms > T0),
+        "{err:?}"
+    );
+    // The refused start gave the id back: a healthy clock gets it at once.
+    LeasedGenerator::start(layout, Arc::clone(&clock), registry, config)
+        .expect("id released after refusal");
+}
+
+#[test]
+fn unreachable_registry_fails_closed_at_start() {
+    let (_dir, real) = embedded();
+    let registry = Switchable::new(real);
+    registry.set(Mode::Unreachable);
+    let err = LeasedGenerator::start(
+        Layout::twitter(),
+        ManualClock::new(T0),
+        registry,
+        quick_config(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, LeaseError::Unavailable { .. }), "{err:?}");
+
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let err = EmbeddedRegistry::open(file.path().join("leases")).unwrap_err();
+    assert!(
+        matches!(err, LeaseError::Unavailable { ref registry, .. } if registry == "embedded"),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("cannot create lease directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_id_taken_is_no_free_node() {
+    let (_dir, registry) = embedded();
+    let layout = single_node_layout();
+    let _holder = LeasedGenerator::start(
+        layout,
+        ManualClock::new(T0),
+        Arc::clone(&registry),
+        quick_config(),
+    )
+    .unwrap();
+    let err =
+        LeasedGenerator::start(layout, ManualClock::new(T0), registry, quick_config()).unwrap_err();
+    assert_eq!(err, LeaseError::NoFreeNode { node_count: 1 });
+}
+
+#[test]
+fn settings_that_cannot_keep_a_lease_are_refused() {
+    let (_dir, registry) = embedded();
+    let mut config = quick_config();
+    config.safety_margin = config.ttl;
+    let err = LeasedGenerator::start(Layout::twitter(), ManualClock::new(T0), registry, config)
+        .unwrap_err();
+    assert!(matches!(err, LeaseError::InvalidConfig { .. }), "{err:?}");
+}

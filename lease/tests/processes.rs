@@ -1,0 +1,306 @@
+//! Real processes sharing one embedded registry: racing for ids, handing ids over under
+//! load, and a holder stopped with SIGSTOP past its TTL.
+
+mod support;
+
+use std::collections::{BTreeSet, HashSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ferroflake::{Layout, TWITTER_EPOCH_MS};
+use support::wait_for;
+
+const PROBE: &str = env!("CARGO_BIN_EXE_ferroflake-lease-probe");
+
+fn probe(args: &[&str]) -> Command {
+    let mut command = Command::new(PROBE);
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Waits at most `limit` for all `children` to exit, reading their output meanwhile (a
+/// full pipe would block a child that holds an id others wait for); kills them and panics
+/// if they do not finish. Returns each child's stdout.
+fn finish_all(children: Vec<Child>, limit: Duration) -> Vec<String> {
+    let give_up = Instant::now() + limit;
+    let waiting: Vec<_> = children
+        .into_iter()
+        .map(|child| {
+            let pid = child.id();
+            let (done, result) = std::sync::mpsc::channel();
+            thread::spawn(move || done.send(child.wait_with_output()));
+            (pid, result)
+        })
+        .collect();
+    let mut outputs = Vec::new();
+    let mut late = Vec::new();
+    for (pid, result) in &waiting {
+        let left = give_up.saturating_duration_since(Instant::now());
+        match result.recv_timeout(left) {
+            Ok(output) => outputs.push(output.unwrap()),
+            Err(_) => late.push(*pid),
+        }
+    }
+    if !late.is_empty() {
+        for pid in &late {
+            Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status()
+                .ok();
+        }
+        panic!("probes {late:?} did not finish within {limit:?}");
+    }
+    outputs
+        .into_iter()
+        .map(|output| {
+            assert!(
+                output.status.success(),
+                "probe failed: {}\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            );
+            String::from_utf8(output.stdout).unwrap()
+        })
+        .collect()
+}
+
+fn layout(node_bits: u32) -> Layout {
+    Layout::builder(41, node_bits, 12)
+        .epoch_ms(TWITTER_EPOCH_MS as i64)
+        .build()
+        .unwrap()
+}
+
+fn ids_of(output: &str) -> Vec<u64> {
+    output.lines().filter_map(|l| l.parse().ok()).collect()
+}
+
+fn node_of(output: &str) -> u64 {
+    let line = output.lines().next().unwrap_or_default();
+    line.strip_prefix("node ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no node line: {line:?}"))
+}
+
+#[test]
+fn thirty_two_processes_race_for_sixteen_ids_and_exactly_sixteen_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    let racers: Vec<Child> = (0..32)
+        .map(|_| {
+            probe(&[
+                "race",
+                "--dir",
+                dir,
+                "--node-count",
+                "16",
+                "--hold-ms",
+                "3000",
+            ])
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let outputs = finish_all(racers, Duration::from_secs(60));
+    let won: Vec<u64> = outputs
+        .iter()
+        .filter_map(|o| o.trim().strip_prefix("won ").map(|n| n.parse().unwrap()))
+        .collect();
+    let lost = outputs.iter().filter(|o| o.starts_with("lost ")).count();
+    assert_eq!(won.len(), 16, "exactly 16 winners: {outputs:?}");
+    assert_eq!(
+        won.iter().collect::<BTreeSet<_>>().len(),
+        16,
+        "winners hold distinct ids: {won:?}"
+    );
+    assert!(won.iter().all(|&id| id < 16));
+    assert_eq!(lost, 16, "the other 16 are told no id is free: {outputs:?}");
+}
+
+#[test]
+fn eight_processes_sharing_four_ids_issue_800k_ids_without_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    // Twice as many processes as ids: ids are handed over, each new holder waiting for the
+    // previous holder's high-water mark.
+    let children: Vec<Child> = (0..8)
+        .map(|_| {
+            probe(&[
+                "issue",
+                "--dir",
+                dir,
+                "--node-bits",
+                "2",
+                "--count",
+                "100000",
+                "--acquire-retry-ms",
+                "60000",
+                "--skew-ms",
+                "50",
+            ])
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let outputs = finish_all(children, Duration::from_secs(120));
+    let layout = layout(2);
+    let mut all = HashSet::new();
+    for output in &outputs {
+        let node = node_of(output);
+        let ids = ids_of(output);
+        assert_eq!(ids.len(), 100_000);
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "each process's IDs increase"
+        );
+        assert!(ids
+            .iter()
+            .all(|&id| layout.decode(id).unwrap().node == node));
+        all.extend(ids);
+    }
+    assert_eq!(all.len(), 800_000, "0 duplicates across 8 processes");
+}
+
+/// Reads a child's stdout lines into a shared list as they come.
+fn collect_lines(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let reader = BufReader::new(child.stdout.take().unwrap());
+    let sink = Arc::clone(&lines);
+    thread::spawn(move || {
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            sink.lock().unwrap().push(line);
+        }
+    });
+    lines
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .args([name, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {name} failed");
+}
+
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+#[test]
+fn a_holder_stopped_past_its_ttl_issues_nothing_more_and_its_id_moves_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    let ttl_ms = 600;
+    // One node id (0 node bits), one ID per ms, lease TTL 600 ms (quarantine 120 ms).
+    let args = [
+        "issue",
+        "--dir",
+        dir,
+        "--node-bits",
+        "0",
+        "--pace-us",
+        "1000",
+        "--ttl-ms",
+        "600",
+        "--skew-ms",
+        "50",
+        "--acquire-retry-ms",
+        "10000",
+        "--max-run-ms",
+        "30000",
+    ];
+    let mut first = probe(&args).spawn().unwrap();
+    let first_lines = collect_lines(&mut first);
+    wait_for("the first holder to issue", Duration::from_secs(10), || {
+        first_lines.lock().unwrap().len() > 200
+    });
+
+    signal(&first, "-STOP");
+    let stopped_at = wall_ms();
+    thread::sleep(Duration::from_millis(ttl_ms + 120 + 300));
+    let issued_while_held = ids_of(&first_lines.lock().unwrap().join("\n")).len();
+
+    let mut second = probe(&args).spawn().unwrap();
+    let second_lines = collect_lines(&mut second);
+    wait_for(
+        "the second holder to issue",
+        Duration::from_secs(10),
+        || second_lines.lock().unwrap().len() > 300,
+    );
+
+    // Resume the stopped holder while the registry's lock is held, so its renewal thread
+    // cannot learn that the lease is lost: only its own fence can stop it from issuing.
+    let lock = std::fs::File::open(std::path::Path::new(dir).join("leases.lock")).unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    signal(&first, "-CONT");
+    thread::sleep(Duration::from_millis(400));
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "without the registry, the holder cannot know it lost"
+    );
+    drop(lock);
+    let first_output = {
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while first.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < give_up,
+                "the stopped holder did not stop after SIGCONT"
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+        thread::sleep(Duration::from_millis(50)); // let the reader drain the pipe
+        first_lines.lock().unwrap().join("\n")
+    };
+    thread::sleep(Duration::from_millis(200)); // the second holder keeps issuing meanwhile
+    second.kill().unwrap();
+    second.wait().unwrap();
+    thread::sleep(Duration::from_millis(50));
+    let second_output = second_lines.lock().unwrap().join("\n");
+
+    assert_eq!(node_of(&first_output), 0);
+    assert_eq!(
+        node_of(&second_output),
+        0,
+        "the stopped holder's id went to the second process"
+    );
+    assert!(
+        first_output.contains("\nrefused "),
+        "after SIGCONT the first holder is refused:\n{first_output}"
+    );
+    assert!(
+        first_output.ends_with("\nlost"),
+        "and learns that its lease is lost"
+    );
+    let first_ids = ids_of(&first_output);
+    let second_ids = ids_of(&second_output);
+    assert_eq!(
+        first_ids.len(),
+        issued_while_held,
+        "nothing issued after SIGCONT"
+    );
+    let layout = layout(0);
+    let last_first_ms = layout
+        .decode(*first_ids.iter().max().unwrap())
+        .unwrap()
+        .timestamp_ms;
+    assert!(
+        last_first_ms < stopped_at + ttl_ms,
+        "the stopped holder issued past its deadline ({last_first_ms} vs stop at {stopped_at})"
+    );
+    let first_set: HashSet<u64> = first_ids.iter().copied().collect();
+    assert!(
+        second_ids.iter().all(|id| !first_set.contains(id)),
+        "0 duplicates"
+    );
+    assert!(second_ids.iter().min().unwrap() > first_ids.iter().max().unwrap());
+}

@@ -1,0 +1,86 @@
+//! Test helpers shared by the lease tests.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
+
+/// What a [`Switchable`] registry does with each call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    /// Pass calls to the real registry.
+    Pass = 0,
+    /// Answer every call with `Unavailable` (a partition, or a crashed holder's calls).
+    Unreachable = 1,
+    /// Answer renewals with `Lost`.
+    LoseRenewals = 2,
+}
+
+/// A registry wrapper whose failures a test switches on and off.
+pub struct Switchable {
+    pub inner: Arc<dyn Registry>,
+    mode: AtomicU8,
+}
+
+impl Switchable {
+    pub fn new(inner: Arc<dyn Registry>) -> Arc<Self> {
+        Arc::new(Switchable {
+            inner,
+            mode: AtomicU8::new(Mode::Pass as u8),
+        })
+    }
+    pub fn set(&self, mode: Mode) {
+        self.mode.store(mode as u8, Ordering::SeqCst);
+    }
+    fn mode(&self) -> u8 {
+        self.mode.load(Ordering::SeqCst)
+    }
+    fn unreachable() -> LeaseError {
+        LeaseError::Unavailable {
+            registry: "switchable".into(),
+            detail: "switched off by the test".into(),
+        }
+    }
+}
+
+impl Registry for Switchable {
+    fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
+        if self.mode() == Mode::Unreachable as u8 {
+            return Err(Self::unreachable());
+        }
+        self.inner.acquire(request)
+    }
+    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+        match self.mode() {
+            m if m == Mode::Unreachable as u8 => Err(Self::unreachable()),
+            m if m == Mode::LoseRenewals as u8 => Err(LeaseError::Lost {
+                node_id: grant.node_id,
+            }),
+            _ => self.inner.renew(grant, ttl, high_water_ms),
+        }
+    }
+    fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
+        if self.mode() == Mode::Unreachable as u8 {
+            return Err(Self::unreachable());
+        }
+        self.inner.release(grant, high_water_ms)
+    }
+    fn name(&self) -> &str {
+        "switchable"
+    }
+}
+
+/// Polls `done` every 5 ms for at most `limit`; panics with `what` if it never holds.
+pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let give_up = Instant::now() + limit;
+    while !done() {
+        assert!(
+            Instant::now() < give_up,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
