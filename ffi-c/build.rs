@@ -1,10 +1,12 @@
-//! Writes include/ferroflake.h with cbindgen, only when FERROFLAKE_WRITE_HEADER=1, so
-//! ordinary builds never touch the committed header. scripts/test-c.sh sets the variable
-//! and then fails on `git diff --exit-code -- include/`.
+//! Names the shared library for C users (its soname), and writes include/ferroflake.h with
+//! cbindgen, but only when FERROFLAKE_WRITE_HEADER=1, so ordinary builds never touch the
+//! committed header. scripts/test-c.sh sets the variable and then fails on
+//! `git diff --exit-code -- include/`.
 
 use std::path::PathBuf;
 
 fn main() {
+    set_soname();
     println!("cargo:rerun-if-env-changed=FERROFLAKE_WRITE_HEADER");
     if std::env::var("FERROFLAKE_WRITE_HEADER").as_deref() != Ok("1") {
         return;
@@ -43,4 +45,20 @@ fn version_macros() -> String {
         var("CARGO_PKG_VERSION_MINOR"),
         var("CARGO_PKG_VERSION_PATCH"),
     )
+}
+
+/// C programs link `-lferroflake` (ffi-c/build-c.sh installs the library under that name),
+/// so the shared library records that name, versioned: 0.x releases may break at each minor.
+fn set_soname() {
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    let var = |name: &str| std::env::var(name).expect("set by cargo");
+    let (major, minor) = (var("CARGO_PKG_VERSION_MAJOR"), var("CARGO_PKG_VERSION_MINOR"));
+    let soname = if major == "0" {
+        format!("libferroflake.so.0.{minor}")
+    } else {
+        format!("libferroflake.so.{major}")
+    };
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
 }

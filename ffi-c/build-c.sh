@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the C library in release and lays it out as an install prefix:
+#   PREFIX/include/ferroflake.h
+#   PREFIX/lib/libferroflake.a, PREFIX/lib/libferroflake.so (-> .so.0.1 -> .so.0.1.0)
+#   PREFIX/lib/pkgconfig/ferroflake.pc
+# Usage: ffi-c/build-c.sh [PREFIX]   (default: <target dir>/ferroflake-c)
+# Set FERROFLAKE_WRITE_HEADER=1 to regenerate include/ferroflake.h on the way.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+prefix="${1:-$target_dir/ferroflake-c}"
+
+cargo build --manifest-path "$root/Cargo.toml" -p ferroflake-ffi --release --lib
+
+version="$(sed -n 's/^#define FERROFLAKE_VERSION "\(.*\)"$/\1/p' "$root/include/ferroflake.h")"
+[ -n "$version" ] || { echo "no FERROFLAKE_VERSION in include/ferroflake.h" >&2; exit 1; }
+IFS=. read -r major minor _ <<<"$version"
+# The soname build.rs gives the shared library: 0.x releases break at each minor version.
+if [ "$major" = 0 ]; then soname="libferroflake.so.0.$minor"; else soname="libferroflake.so.$major"; fi
+
+mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
+cp "$root/include/ferroflake.h" "$prefix/include/"
+# The Rust lib name is ferroflake_ffi (the core crate owns `ferroflake`); C users link
+# -lferroflake, so the outputs are installed under that name.
+cp "$target_dir/release/libferroflake_ffi.a" "$prefix/lib/libferroflake.a"
+cp "$target_dir/release/libferroflake_ffi.so" "$prefix/lib/libferroflake.so.$version"
+ln -sf "libferroflake.so.$version" "$prefix/lib/$soname"
+ln -sf "$soname" "$prefix/lib/libferroflake.so"
+# What the Rust standard library in the static archive needs (rustc --print native-static-libs).
+native_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" -e "s|@NATIVE_LIBS@|$native_libs|" \
+  "$root/ffi-c/ferroflake.pc.in" >"$prefix/lib/pkgconfig/ferroflake.pc"
+echo "ferroflake C library $version installed in $prefix"

@@ -1,0 +1,607 @@
+/* The C API's contract: every result code, NULL and short-buffer and unknown-enum refusals
+ * with untouched out-parameters, layouts, and the generator's options and guarantees on a
+ * manual clock (so rollbacks, waits and fences are deterministic). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+
+#define START_MS UINT64_C(1700000000000)
+
+/* Which result codes some call in this file produced, to prove every reachable code is. */
+static unsigned char seen[256];
+
+#define EXPECT(call, want)                                                       \
+    do {                                                                         \
+        CHECK_CODE(call, want);                                                  \
+        seen[(want)] = 1;                                                        \
+    } while (0)
+
+static const ferroflake_result all_codes[] = {
+    FERROFLAKE_RESULT_OK,
+    FERROFLAKE_RESULT_TOO_MANY_BITS,
+    FERROFLAKE_RESULT_NO_TIME_BITS,
+    FERROFLAKE_RESULT_ZERO_SEQUENCE_BITS,
+    FERROFLAKE_RESULT_ZERO_TICK,
+    FERROFLAKE_RESULT_EPOCH_BEFORE_UNIX,
+    FERROFLAKE_RESULT_EPOCH_IN_FUTURE,
+    FERROFLAKE_RESULT_LAYOUT_EXHAUSTED,
+    FERROFLAKE_RESULT_NODE_OUT_OF_RANGE,
+    FERROFLAKE_RESULT_SHARD_OUT_OF_RANGE,
+    FERROFLAKE_RESULT_SEQUENCE_OUT_OF_RANGE,
+    FERROFLAKE_RESULT_TIMESTAMP_OUT_OF_RANGE,
+    FERROFLAKE_RESULT_ID_OUT_OF_RANGE,
+    FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS,
+    FERROFLAKE_RESULT_CLOCK_STALLED,
+    FERROFLAKE_RESULT_LEASE_EXPIRED,
+    FERROFLAKE_RESULT_UNKNOWN_LAYOUT,
+    FERROFLAKE_RESULT_PARSE_EMPTY,
+    FERROFLAKE_RESULT_PARSE_NEGATIVE,
+    FERROFLAKE_RESULT_PARSE_INVALID_CHARACTER,
+    FERROFLAKE_RESULT_PARSE_WRONG_LENGTH,
+    FERROFLAKE_RESULT_PARSE_TOO_LONG,
+    FERROFLAKE_RESULT_PARSE_OVERFLOW,
+    FERROFLAKE_RESULT_NULL_ARGUMENT,
+    FERROFLAKE_RESULT_BUFFER_TOO_SMALL,
+    FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE,
+    FERROFLAKE_RESULT_PANIC,
+    FERROFLAKE_RESULT_INVALID_UTF8,
+    FERROFLAKE_RESULT_NOT_MANUAL_CLOCK,
+    FERROFLAKE_RESULT_UNMAPPED_ERROR,
+    FERROFLAKE_RESULT_BUFFER_TOO_LARGE,
+};
+#define CODE_COUNT (sizeof all_codes / sizeof all_codes[0])
+
+/* Codes no call from C can produce on purpose: a stalled clock needs a clock that stops
+ * (the manual clock advances when waited on), and a panic or an unmapped core error would
+ * be a bug. The Rust unit tests in ffi-c/src cover these paths. */
+static int unreachable_from_c(ferroflake_result code) {
+    return code == FERROFLAKE_RESULT_CLOCK_STALLED || code == FERROFLAKE_RESULT_PANIC ||
+           code == FERROFLAKE_RESULT_UNMAPPED_ERROR;
+}
+
+static ferroflake_layout *preset(ferroflake_preset which) {
+    ferroflake_layout *layout = NULL;
+    EXPECT(ferroflake_layout_new_preset(which, &layout), FERROFLAKE_RESULT_OK);
+    return layout;
+}
+
+static ferroflake_generator_options manual_options(uint64_t start_ms) {
+    ferroflake_generator_options options;
+    CHECK_OK(ferroflake_generator_options_default(&options));
+    options.clock = FERROFLAKE_CLOCK_MANUAL;
+    options.manual_start_ms = start_ms;
+    return options;
+}
+
+static ferroflake_generator *manual_generator(ferroflake_preset which, uint64_t node,
+                                              const ferroflake_generator_options *options) {
+    ferroflake_layout *layout = preset(which);
+    ferroflake_generator *generator = NULL;
+    CHECK_OK(ferroflake_generator_new(layout, node, options, &generator));
+    /* The generator keeps its own copy: freeing the layout now must be safe (valgrind and
+     * ASan would catch a use after free below). */
+    ferroflake_layout_free(layout);
+    return generator;
+}
+
+static uint64_t timestamp_of(const ferroflake_generator *generator, uint64_t id) {
+    ferroflake_layout *layout = NULL;
+    ferroflake_parts parts;
+    CHECK_OK(ferroflake_generator_get_layout(generator, &layout));
+    CHECK_OK(ferroflake_layout_decode(layout, id, &parts));
+    ferroflake_layout_free(layout);
+    return parts.timestamp_ms;
+}
+
+static void messages_exist_for_every_code_and_unknown_numbers(void) {
+    size_t i, j;
+    static const uint32_t unknown[] = {23, 99, 108, 1000, UINT32_MAX};
+    for (i = 0; i < CODE_COUNT; i++) {
+        const char *text = ferroflake_result_message(all_codes[i]);
+        assert(text != NULL && text[0] != '\0');
+        assert(strcmp(text, "unknown ferroflake result code") != 0);
+        for (j = 0; j < i; j++) {
+            assert(strcmp(text, ferroflake_result_message(all_codes[j])) != 0);
+        }
+    }
+    for (i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        const char *text = ferroflake_result_message(unknown[i]);
+        assert(text != NULL);
+        assert(strcmp(text, "unknown ferroflake result code") == 0);
+    }
+    /* Codes are part of the ABI: spot-check that none moved. */
+    assert(FERROFLAKE_RESULT_OK == 0 && FERROFLAKE_RESULT_PARSE_OVERFLOW == 22);
+    assert(FERROFLAKE_RESULT_NULL_ARGUMENT == 100 && FERROFLAKE_RESULT_BUFFER_TOO_LARGE == 107);
+}
+
+static void version_matches_the_header(void) {
+    char joined[64];
+    assert(strcmp(ferroflake_version(), FERROFLAKE_VERSION) == 0);
+    snprintf(joined, sizeof joined, "%d.%d.%d", FERROFLAKE_VERSION_MAJOR,
+             FERROFLAKE_VERSION_MINOR, FERROFLAKE_VERSION_PATCH);
+    assert(strcmp(joined, FERROFLAKE_VERSION) == 0);
+}
+
+static void layouts_are_validated(void) {
+    static char sentinel;
+    ferroflake_layout *const untouched = (ferroflake_layout *)(void *)&sentinel;
+    ferroflake_layout *layout = untouched;
+    ferroflake_layout_spec spec = {41, 10, 12, 0, 1, 0, FERROFLAKE_FIELD_ORDER_NODE_THEN_SEQUENCE};
+    ferroflake_layout_spec bad;
+    ferroflake_layout_limits limits;
+    uint64_t value = 0;
+
+    EXPECT(ferroflake_layout_new_preset(FERROFLAKE_PRESET_SHARDED + 1, &layout),
+           FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    EXPECT(ferroflake_layout_new_preset(UINT32_MAX, &layout), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    EXPECT(ferroflake_layout_new_preset(FERROFLAKE_PRESET_TWITTER, NULL),
+           FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_new_named("snowflake", &layout), FERROFLAKE_RESULT_UNKNOWN_LAYOUT);
+    EXPECT(ferroflake_layout_new_named("twit\xffter", &layout), FERROFLAKE_RESULT_INVALID_UTF8);
+    EXPECT(ferroflake_layout_new_named(NULL, &layout), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_new_named("twitter", NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_new(NULL, &layout), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_new(&spec, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+
+    bad = spec;
+    bad.order = 2;
+    EXPECT(ferroflake_layout_new(&bad, &layout), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    bad = spec;
+    bad.time_bits = 42;
+    EXPECT(ferroflake_layout_new(&bad, &layout), FERROFLAKE_RESULT_TOO_MANY_BITS);
+    bad = spec;
+    bad.shard_bits = UINT32_MAX; /* saturates in the core instead of wrapping to a small sum */
+    EXPECT(ferroflake_layout_new(&bad, &layout), FERROFLAKE_RESULT_TOO_MANY_BITS);
+    bad = spec;
+    bad.time_bits = 0;
+    EXPECT(ferroflake_layout_new(&bad, &layout), FERROFLAKE_RESULT_NO_TIME_BITS);
+    bad = spec;
+    bad.sequence_bits = 0;
+    EXPECT(ferroflake_layout_new(&bad, &layout), FERROFLAKE_RESULT_ZERO_SEQUENCE_BITS);
+    bad = spec;
+    bad.tick_ms = 0;
+    EXPECT(ferroflake_layout_new(&bad, &layout), FERROFLAKE_RESULT_ZERO_TICK);
+    bad = spec;
+    bad.epoch_ms = -1;
+    EXPECT(ferroflake_layout_new(&bad, &layout), FERROFLAKE_RESULT_EPOCH_BEFORE_UNIX);
+    assert(layout == untouched);
+
+    /* Names are ASCII case-insensitive, as in the core. */
+    layout = NULL;
+    EXPECT(ferroflake_layout_new_named("TWITTER", &layout), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_layout_get_limits(layout, &limits), FERROFLAKE_RESULT_OK);
+    assert(limits.total_bits == 63 && limits.max_node == 1023 && limits.max_sequence == 4095);
+    assert(limits.max_shard == 0 && limits.max_id == (uint64_t)INT64_MAX);
+    assert(limits.capacity_per_second == 4096000);
+    EXPECT(ferroflake_layout_get_limits(layout, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_get_limits(NULL, &limits), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_get_spec(NULL, &spec), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_get_spec(layout, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_capacity_per_second(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_capacity_per_second(layout, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_exhausts_at_ms(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_exhausts_at_ms(layout, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_exhausts_at_ms(layout, &value), FERROFLAKE_RESULT_OK);
+    assert(value == limits.exhausts_at_ms);
+    ferroflake_layout_free(layout);
+    ferroflake_layout_free(NULL);
+
+    EXPECT(ferroflake_layout_twitter_node(3, 7, &value), FERROFLAKE_RESULT_OK);
+    assert(value == (3 << 5 | 7));
+    EXPECT(ferroflake_layout_twitter_node(32, 0, &value), FERROFLAKE_RESULT_NODE_OUT_OF_RANGE);
+    EXPECT(ferroflake_layout_twitter_node(0, 32, &value), FERROFLAKE_RESULT_NODE_OUT_OF_RANGE);
+    EXPECT(ferroflake_layout_twitter_node(1, 1, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(value == (3 << 5 | 7));
+}
+
+static void compose_and_decode_refuse_what_does_not_fit(void) {
+    ferroflake_layout *twitter = preset(FERROFLAKE_PRESET_TWITTER);
+    ferroflake_layout *js53 = preset(FERROFLAKE_PRESET_JS53);
+    ferroflake_parts parts = {START_MS, 5, 6, 0};
+    ferroflake_parts bad, decoded = {9, 9, 9, 9};
+    uint64_t id = 0, untouched;
+
+    EXPECT(ferroflake_layout_compose(twitter, &parts, &id), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_layout_decode(twitter, id, &decoded), FERROFLAKE_RESULT_OK);
+    assert(decoded.timestamp_ms == START_MS && decoded.node == 5 && decoded.sequence == 6);
+    untouched = id;
+
+    bad = parts;
+    bad.timestamp_ms = 1; /* before Twitter's epoch */
+    EXPECT(ferroflake_layout_compose(twitter, &bad, &id), FERROFLAKE_RESULT_TIMESTAMP_OUT_OF_RANGE);
+    bad = parts;
+    bad.node = 1024;
+    EXPECT(ferroflake_layout_compose(twitter, &bad, &id), FERROFLAKE_RESULT_NODE_OUT_OF_RANGE);
+    bad = parts;
+    bad.sequence = 4096;
+    EXPECT(ferroflake_layout_compose(twitter, &bad, &id), FERROFLAKE_RESULT_SEQUENCE_OUT_OF_RANGE);
+    bad = parts;
+    bad.shard = 1;
+    EXPECT(ferroflake_layout_compose(twitter, &bad, &id), FERROFLAKE_RESULT_SHARD_OUT_OF_RANGE);
+    EXPECT(ferroflake_layout_compose(NULL, &parts, &id), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_compose(twitter, NULL, &id), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_compose(twitter, &parts, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(id == untouched);
+
+    /* js53 ids stop below 2^53; the sign bit is never part of any layout. */
+    EXPECT(ferroflake_layout_decode(js53, UINT64_C(1) << 53, &decoded), FERROFLAKE_RESULT_ID_OUT_OF_RANGE);
+    EXPECT(ferroflake_layout_decode(twitter, UINT64_MAX, &decoded), FERROFLAKE_RESULT_ID_OUT_OF_RANGE);
+    EXPECT(ferroflake_layout_decode(NULL, 1, &decoded), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_decode(twitter, 1, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(decoded.timestamp_ms == START_MS && decoded.node == 5 && decoded.sequence == 6);
+    ferroflake_layout_free(twitter);
+    ferroflake_layout_free(js53);
+}
+
+static void generators_refuse_bad_settings(void) {
+    ferroflake_layout *twitter = preset(FERROFLAKE_PRESET_TWITTER);
+    ferroflake_layout *tiny = NULL;
+    ferroflake_layout_spec tiny_spec = {10, 2, 2, 0, 1, 0, FERROFLAKE_FIELD_ORDER_NODE_THEN_SEQUENCE};
+    ferroflake_generator *generator = NULL;
+    ferroflake_generator_options options = manual_options(START_MS);
+
+    EXPECT(ferroflake_generator_new(NULL, 1, &options, &generator), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_new(twitter, 1, &options, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_new(twitter, 1024, &options, &generator),
+           FERROFLAKE_RESULT_NODE_OUT_OF_RANGE);
+    options.clock = 3;
+    EXPECT(ferroflake_generator_new(twitter, 1, &options, &generator),
+           FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    options = manual_options(1000); /* 1970: before Twitter's epoch */
+    EXPECT(ferroflake_generator_new(twitter, 1, &options, &generator),
+           FERROFLAKE_RESULT_EPOCH_IN_FUTURE);
+    EXPECT(ferroflake_layout_new(&tiny_spec, &tiny), FERROFLAKE_RESULT_OK);
+    options = manual_options(START_MS); /* 2^10 ms after 1970 have long passed */
+    EXPECT(ferroflake_generator_new(tiny, 1, &options, &generator),
+           FERROFLAKE_RESULT_LAYOUT_EXHAUSTED);
+    assert(generator == NULL);
+    EXPECT(ferroflake_generator_options_default(NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+
+    /* NULL options: the defaults (system clock). */
+    EXPECT(ferroflake_generator_new(twitter, 1, NULL, &generator), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_set_clock_ms(generator, START_MS), FERROFLAKE_RESULT_NOT_MANUAL_CLOCK);
+    EXPECT(ferroflake_generator_advance_clock_ms(generator, 1), FERROFLAKE_RESULT_NOT_MANUAL_CLOCK);
+    EXPECT(ferroflake_generator_rewind_clock_ms(generator, 1), FERROFLAKE_RESULT_NOT_MANUAL_CLOCK);
+    ferroflake_generator_free(generator);
+    ferroflake_generator_free(NULL);
+    ferroflake_layout_free(tiny);
+    ferroflake_layout_free(twitter);
+}
+
+static void null_generators_are_refused_everywhere(void) {
+    uint64_t value = 42, ids[2] = {1, 2};
+    ferroflake_counters counters;
+    ferroflake_layout *layout = NULL;
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+
+    EXPECT(ferroflake_generator_next_id(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_next_id(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_next_id_for_shard(NULL, 0, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_next_id_for_shard(g, 0, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_next_ids(NULL, ids, 2), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_next_ids(g, NULL, 2), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_counters(NULL, &counters), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_counters(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_node(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_node(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_get_layout(NULL, &layout), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_get_layout(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_last_issued_ms(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_last_issued_ms(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_set_fence_ms(NULL, 1), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_clear_fence(NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_fence_ms(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_fence_ms(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_clock_now_ms(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_clock_now_ms(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_set_clock_ms(NULL, 1), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_advance_clock_ms(NULL, 1), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_rewind_clock_ms(NULL, 1), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(value == 42 && ids[0] == 1 && ids[1] == 2 && layout == NULL);
+    ferroflake_generator_free(g);
+}
+
+static void ids_increase_and_decode_to_the_clock_and_node(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 77, &options);
+    ferroflake_layout *layout = NULL;
+    ferroflake_layout_spec spec;
+    ferroflake_parts parts;
+    uint64_t previous = 0, id = 0, node = 0, last = 0, now = 0;
+    int i;
+
+    EXPECT(ferroflake_generator_node(g, &node), FERROFLAKE_RESULT_OK);
+    assert(node == 77);
+    EXPECT(ferroflake_generator_get_layout(g, &layout), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_layout_get_spec(layout, &spec), FERROFLAKE_RESULT_OK);
+    assert(spec.time_bits == 41 && spec.node_bits == 10 && spec.epoch_ms == INT64_C(1288834974657));
+    for (i = 0; i < 1000; i++) {
+        EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+        assert(id > previous);
+        previous = id;
+    }
+    EXPECT(ferroflake_layout_decode(layout, id, &parts), FERROFLAKE_RESULT_OK);
+    assert(parts.timestamp_ms == START_MS && parts.node == 77 && parts.sequence == 999);
+    EXPECT(ferroflake_generator_last_issued_ms(g, &last), FERROFLAKE_RESULT_OK);
+    assert(last == START_MS);
+    EXPECT(ferroflake_generator_advance_clock_ms(g, 10), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_clock_now_ms(g, &now), FERROFLAKE_RESULT_OK);
+    assert(now == START_MS + 10);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(timestamp_of(g, id) == START_MS + 10);
+    ferroflake_layout_free(layout);
+    ferroflake_generator_free(g);
+}
+
+static void a_used_up_sequence_waits_for_the_next_tick(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    ferroflake_counters counters;
+    uint64_t id = 0, now = 0;
+    int i;
+    for (i = 0; i < 4096; i++) {
+        EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    }
+    EXPECT(ferroflake_generator_counters(g, &counters), FERROFLAKE_RESULT_OK);
+    assert(counters.waits == 0);
+    /* The 4097th id: the manual clock is "waited on", which moves it to the next ms. */
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(timestamp_of(g, id) == START_MS + 1);
+    EXPECT(ferroflake_generator_clock_now_ms(g, &now), FERROFLAKE_RESULT_OK);
+    assert(now == START_MS + 1);
+    EXPECT(ferroflake_generator_counters(g, &counters), FERROFLAKE_RESULT_OK);
+    assert(counters.waits == 1 && counters.borrowed_ticks == 0 && counters.rollbacks == 0);
+    ferroflake_generator_free(g);
+}
+
+static void a_clock_rollback_is_refused_then_recovered(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    ferroflake_counters counters;
+    uint64_t first = 0, id = 0, untouched;
+
+    EXPECT(ferroflake_generator_next_id(g, &first), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_rewind_clock_ms(g, 3600000), FERROFLAKE_RESULT_OK);
+    id = untouched = 0xfeed;
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS);
+    assert(id == untouched);
+    /* Within the 5 ms backward wait: the manual clock is waited forward and the call works. */
+    EXPECT(ferroflake_generator_set_clock_ms(g, START_MS - 3), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(id > first);
+    EXPECT(ferroflake_generator_counters(g, &counters), FERROFLAKE_RESULT_OK);
+    assert(counters.rollbacks >= 1 && counters.waits == 0);
+    EXPECT(ferroflake_generator_advance_clock_ms(g, 3600000), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(id > first);
+    ferroflake_generator_free(g);
+}
+
+static void drift_rides_out_small_rollbacks_and_borrows_ticks(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g;
+    ferroflake_counters counters;
+    uint64_t previous = 0, id = 0, now = 0;
+    int i;
+
+    options.max_drift_ticks = 2;
+    options.max_backward_wait_ms = 0;
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    EXPECT(ferroflake_generator_next_id(g, &previous), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_rewind_clock_ms(g, 2), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(id > previous && timestamp_of(g, id) == START_MS);
+    EXPECT(ferroflake_generator_set_clock_ms(g, START_MS), FERROFLAKE_RESULT_OK);
+    /* Three ticks' worth of ids without moving the clock: two are borrowed ahead. */
+    for (i = 0; i < 3 * 4096 - 2; i++) {
+        previous = id;
+        EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+        assert(id > previous);
+    }
+    assert(timestamp_of(g, id) == START_MS + 2);
+    EXPECT(ferroflake_generator_clock_now_ms(g, &now), FERROFLAKE_RESULT_OK);
+    assert(now == START_MS);
+    EXPECT(ferroflake_generator_counters(g, &counters), FERROFLAKE_RESULT_OK);
+    assert(counters.borrowed_ticks == 2 && counters.rollbacks == 0);
+    ferroflake_generator_free(g);
+
+    /* Beyond the drift, with no wait allowed: refused. */
+    options = manual_options(START_MS);
+    options.max_backward_wait_ms = 0;
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_rewind_clock_ms(g, 1), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS);
+    ferroflake_generator_free(g);
+}
+
+static void resume_after_skips_the_previous_holders_ticks(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g;
+    uint64_t id = 0, last = 0;
+    options.has_resume_after = 1;
+    options.resume_after_ms = START_MS + 3; /* within the 5 ms backward wait */
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    EXPECT(ferroflake_generator_last_issued_ms(g, &last), FERROFLAKE_RESULT_OK);
+    assert(last == START_MS + 3);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(timestamp_of(g, id) == START_MS + 4);
+    ferroflake_generator_free(g);
+}
+
+static void a_fence_stops_issuing_until_cleared(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    uint64_t id = 0, fence = 0;
+    EXPECT(ferroflake_generator_fence_ms(g, &fence), FERROFLAKE_RESULT_OK);
+    assert(fence == FERROFLAKE_NO_FENCE);
+    EXPECT(ferroflake_generator_set_fence_ms(g, START_MS + 5), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_fence_ms(g, &fence), FERROFLAKE_RESULT_OK);
+    assert(fence == START_MS + 5);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_advance_clock_ms(g, 5), FERROFLAKE_RESULT_OK);
+    id = 1;
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_LEASE_EXPIRED);
+    assert(id == 1);
+    EXPECT(ferroflake_generator_clear_fence(g), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(timestamp_of(g, id) == START_MS + 5);
+    ferroflake_generator_free(g);
+}
+
+static void shards_land_in_the_low_bits(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_SHARDED, 3, &options);
+    ferroflake_generator *plain = manual_generator(FERROFLAKE_PRESET_TWITTER, 3, &options);
+    ferroflake_layout *layout = preset(FERROFLAKE_PRESET_SHARDED);
+    ferroflake_parts parts;
+    uint64_t id = 0;
+    EXPECT(ferroflake_generator_next_id_for_shard(g, 15, &id), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_layout_decode(layout, id, &parts), FERROFLAKE_RESULT_OK);
+    assert(parts.shard == 15 && parts.node == 3 && (id & 15) == 15);
+    id = 5;
+    EXPECT(ferroflake_generator_next_id_for_shard(g, 16, &id), FERROFLAKE_RESULT_SHARD_OUT_OF_RANGE);
+    EXPECT(ferroflake_generator_next_id_for_shard(plain, 1, &id), FERROFLAKE_RESULT_SHARD_OUT_OF_RANGE);
+    assert(id == 5);
+    ferroflake_layout_free(layout);
+    ferroflake_generator_free(plain);
+    ferroflake_generator_free(g);
+}
+
+static void batches_fill_the_buffer_only_on_success(void) {
+    enum { N = 10000 };
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    uint64_t *ids = malloc(N * sizeof *ids);
+    uint64_t copy[4];
+    size_t i;
+    assert(ids != NULL);
+    EXPECT(ferroflake_generator_next_ids(g, ids, N), FERROFLAKE_RESULT_OK);
+    for (i = 1; i < N; i++) {
+        assert(ids[i] > ids[i - 1]);
+    }
+    EXPECT(ferroflake_generator_next_ids(g, ids, 0), FERROFLAKE_RESULT_OK);
+    memcpy(copy, ids, sizeof copy);
+    EXPECT(ferroflake_generator_next_ids(g, ids, SIZE_MAX), FERROFLAKE_RESULT_BUFFER_TOO_LARGE);
+    EXPECT(ferroflake_generator_rewind_clock_ms(g, 60000), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_ids(g, ids, 4), FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS);
+    assert(memcmp(copy, ids, sizeof copy) == 0);
+    free(ids);
+    ferroflake_generator_free(g);
+}
+
+static void strings_encode_into_caller_buffers(void) {
+    const uint64_t id = UINT64_C(1541815603606036480);
+    char buf[FERROFLAKE_ENCODED_MAX_SIZE];
+    char small[11];
+    size_t size = 0, len = 0;
+    uint64_t parsed = 0;
+
+    EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_BASE62, id, &size), FERROFLAKE_RESULT_OK);
+    assert(size == 12);
+    memset(small, 'x', sizeof small);
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_BASE62, id, small, sizeof small, &len),
+           FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
+    assert(len == 0 && small[0] == 'x' && small[10] == 'x');
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_BASE62, id, buf, 12, &len), FERROFLAKE_RESULT_OK);
+    assert(len == 11 && strlen(buf) == 11);
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_DECIMAL, id, buf, sizeof buf, NULL),
+           FERROFLAKE_RESULT_OK);
+    assert(strcmp(buf, "1541815603606036480") == 0);
+    EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, UINT64_MAX, &size),
+           FERROFLAKE_RESULT_OK);
+    assert(size == FERROFLAKE_ENCODED_MAX_SIZE);
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_DECIMAL, 0, buf, 0, &len),
+           FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_DECIMAL, 0, NULL, 0, &len),
+           FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_format_encode(3, id, buf, sizeof buf, &len), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    EXPECT(ferroflake_format_encoded_size(3, id, &size), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, id, NULL),
+           FERROFLAKE_RESULT_NULL_ARGUMENT);
+
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "1541815603606036480", 19, &parsed),
+           FERROFLAKE_RESULT_OK);
+    assert(parsed == id);
+    /* The length is what counts, not a NUL: "42" out of "4299". */
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "4299", 2, &parsed), FERROFLAKE_RESULT_OK);
+    assert(parsed == 42);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "", 0, &parsed), FERROFLAKE_RESULT_PARSE_EMPTY);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "-5", 2, &parsed), FERROFLAKE_RESULT_PARSE_NEGATIVE);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "4x", 2, &parsed),
+           FERROFLAKE_RESULT_PARSE_INVALID_CHARACTER);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_BASE62, "abc", 3, &parsed),
+           FERROFLAKE_RESULT_PARSE_WRONG_LENGTH);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "00000000000000000001", 20, &parsed),
+           FERROFLAKE_RESULT_PARSE_TOO_LONG);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "9999999999999999999", 19, &parsed),
+           FERROFLAKE_RESULT_PARSE_OVERFLOW);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "1\xe2\x82", 3, &parsed),
+           FERROFLAKE_RESULT_INVALID_UTF8);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, NULL, 0, &parsed),
+           FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "1", 1, NULL),
+           FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_format_parse(7, "1", 1, &parsed), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    assert(parsed == 42);
+}
+
+static void real_clocks_issue_ids_near_now(void) {
+    static const ferroflake_clock clocks[] = {FERROFLAKE_CLOCK_SYSTEM, FERROFLAKE_CLOCK_FAST};
+    size_t i;
+    for (i = 0; i < 2; i++) {
+        ferroflake_generator_options options;
+        ferroflake_generator *g;
+        uint64_t a = 0, b = 0, now_ms = (uint64_t)time(NULL) * 1000, ts;
+        CHECK_OK(ferroflake_generator_options_default(&options));
+        options.clock = clocks[i];
+        g = manual_generator(FERROFLAKE_PRESET_DISCORD, 9, &options);
+        EXPECT(ferroflake_generator_next_id(g, &a), FERROFLAKE_RESULT_OK);
+        EXPECT(ferroflake_generator_next_id(g, &b), FERROFLAKE_RESULT_OK);
+        assert(b > a);
+        ts = timestamp_of(g, b);
+        assert(ts + 5000 > now_ms && ts < now_ms + 5000);
+        ferroflake_generator_free(g);
+    }
+}
+
+int main(void) {
+    size_t i, reached = 0;
+    messages_exist_for_every_code_and_unknown_numbers();
+    version_matches_the_header();
+    layouts_are_validated();
+    compose_and_decode_refuse_what_does_not_fit();
+    generators_refuse_bad_settings();
+    null_generators_are_refused_everywhere();
+    ids_increase_and_decode_to_the_clock_and_node();
+    a_used_up_sequence_waits_for_the_next_tick();
+    a_clock_rollback_is_refused_then_recovered();
+    drift_rides_out_small_rollbacks_and_borrows_ticks();
+    resume_after_skips_the_previous_holders_ticks();
+    a_fence_stops_issuing_until_cleared();
+    shards_land_in_the_low_bits();
+    batches_fill_the_buffer_only_on_success();
+    strings_encode_into_caller_buffers();
+    real_clocks_issue_ids_near_now();
+
+    for (i = 0; i < CODE_COUNT; i++) {
+        ferroflake_result code = all_codes[i];
+        if (unreachable_from_c(code)) {
+            assert(!seen[code]);
+            continue;
+        }
+        if (!seen[code]) {
+            fprintf(stderr, "result code %u (%s) was never produced\n", (unsigned)code,
+                    ferroflake_result_message(code));
+        }
+        assert(seen[code]);
+        reached++;
+    }
+    printf("api: %zu of %zu result codes produced from C (CLOCK_STALLED, PANIC and "
+           "UNMAPPED_ERROR are checked by the Rust unit tests)\n", reached, (size_t)CODE_COUNT);
+    return 0;
+}

@@ -1,0 +1,257 @@
+/* Every case of testdata/vectors.json, through the C API: presets, ids <-> parts and strings,
+ * and each refusal with its result code. The cases come from vectors_cases.h, which
+ * vectors_to_c.py generates from the JSON at test time. */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+
+struct preset_case {
+    const char *name;
+    ferroflake_layout_spec spec;
+    uint32_t total_bits;
+    uint64_t capacity_per_second;
+    uint64_t exhausts_at_ms;
+};
+
+struct id_case {
+    const char *name;
+    const char *preset; /* "" when the case uses a custom layout */
+    ferroflake_layout_spec spec;
+    ferroflake_parts parts;
+    ferroflake_parts decoded;
+    uint64_t id;
+    const char *dec;
+    const char *base62;
+    const char *base32;
+};
+
+struct layout_error_case {
+    ferroflake_layout_spec spec;
+    ferroflake_result error;
+};
+
+struct generator_error_case {
+    ferroflake_layout_spec spec;
+    uint64_t node;
+    uint64_t now_ms;
+    ferroflake_result error;
+};
+
+struct compose_error_case {
+    ferroflake_layout_spec spec;
+    ferroflake_parts parts;
+    ferroflake_result error;
+};
+
+struct decode_error_case {
+    ferroflake_layout_spec spec;
+    uint64_t id;
+    ferroflake_result error;
+};
+
+struct parse_error_case {
+    ferroflake_format format;
+    const char *input;
+    size_t len;
+    ferroflake_result error;
+};
+
+struct parse_ok_case {
+    ferroflake_format format;
+    const char *input;
+    size_t len;
+    uint64_t id;
+};
+
+#include "vectors_cases.h"
+
+static size_t cases_run = 0;
+
+static ferroflake_layout *layout_from(const ferroflake_layout_spec *spec) {
+    ferroflake_layout *layout = NULL;
+    CHECK_OK(ferroflake_layout_new(spec, &layout));
+    assert(layout != NULL);
+    return layout;
+}
+
+static int same_spec(const ferroflake_layout_spec *a, const ferroflake_layout_spec *b) {
+    return a->time_bits == b->time_bits && a->node_bits == b->node_bits &&
+           a->sequence_bits == b->sequence_bits && a->shard_bits == b->shard_bits &&
+           a->tick_ms == b->tick_ms && a->epoch_ms == b->epoch_ms && a->order == b->order;
+}
+
+static int same_parts(const ferroflake_parts *a, const ferroflake_parts *b) {
+    return a->timestamp_ms == b->timestamp_ms && a->node == b->node &&
+           a->sequence == b->sequence && a->shard == b->shard;
+}
+
+static void presets_match_their_definitions(void) {
+    size_t i;
+    for (i = 0; i < preset_cases_count; i++) {
+        const struct preset_case *c = &preset_cases[i];
+        ferroflake_layout *by_name = NULL, *by_enum = NULL;
+        ferroflake_layout_spec spec;
+        ferroflake_layout_limits limits;
+        uint64_t value;
+        uint32_t preset;
+        int found = 0;
+
+        CHECK_OK(ferroflake_layout_new_named(c->name, &by_name));
+        CHECK_OK(ferroflake_layout_get_spec(by_name, &spec));
+        assert(same_spec(&spec, &c->spec));
+        CHECK_OK(ferroflake_layout_get_limits(by_name, &limits));
+        assert(limits.total_bits == c->total_bits);
+        assert(limits.capacity_per_second == c->capacity_per_second);
+        assert(limits.exhausts_at_ms == c->exhausts_at_ms);
+        CHECK_OK(ferroflake_layout_capacity_per_second(by_name, &value));
+        assert(value == c->capacity_per_second);
+        CHECK_OK(ferroflake_layout_exhausts_at_ms(by_name, &value));
+        assert(value == c->exhausts_at_ms);
+
+        /* Exactly one preset enum value gives the same layout. */
+        for (preset = FERROFLAKE_PRESET_TWITTER; preset <= FERROFLAKE_PRESET_SHARDED; preset++) {
+            ferroflake_layout_spec other;
+            CHECK_OK(ferroflake_layout_new_preset(preset, &by_enum));
+            CHECK_OK(ferroflake_layout_get_spec(by_enum, &other));
+            ferroflake_layout_free(by_enum);
+            by_enum = NULL;
+            if (same_spec(&other, &c->spec)) {
+                found++;
+            }
+        }
+        assert(found == 1);
+        ferroflake_layout_free(by_name);
+        cases_run++;
+    }
+}
+
+static void check_string(ferroflake_format format, uint64_t id, const char *want) {
+    char buf[FERROFLAKE_ENCODED_MAX_SIZE];
+    size_t len = 0, size = 0;
+    uint64_t parsed = 0;
+    CHECK_OK(ferroflake_format_encoded_size(format, id, &size));
+    assert(size == strlen(want) + 1);
+    CHECK_OK(ferroflake_format_encode(format, id, buf, sizeof buf, &len));
+    assert(len == strlen(want));
+    assert(strcmp(buf, want) == 0);
+    CHECK_OK(ferroflake_format_parse(format, want, strlen(want), &parsed));
+    assert(parsed == id);
+}
+
+static void ids_compose_decode_and_encode_as_recorded(void) {
+    size_t i;
+    for (i = 0; i < id_cases_count; i++) {
+        const struct id_case *c = &id_cases[i];
+        ferroflake_layout *layout = layout_from(&c->spec);
+        ferroflake_parts decoded;
+        uint64_t id = 0;
+
+        if (c->preset[0] != '\0') {
+            ferroflake_layout *preset = NULL;
+            ferroflake_layout_spec spec;
+            CHECK_OK(ferroflake_layout_new_named(c->preset, &preset));
+            CHECK_OK(ferroflake_layout_get_spec(preset, &spec));
+            assert(same_spec(&spec, &c->spec));
+            ferroflake_layout_free(preset);
+        }
+        CHECK_OK(ferroflake_layout_compose(layout, &c->parts, &id));
+        if (id != c->id) {
+            fprintf(stderr, "%s: composed %llu\n", c->name, (unsigned long long)id);
+        }
+        assert(id == c->id);
+        CHECK_OK(ferroflake_layout_decode(layout, c->id, &decoded));
+        assert(same_parts(&decoded, &c->decoded));
+        check_string(FERROFLAKE_FORMAT_DECIMAL, c->id, c->dec);
+        check_string(FERROFLAKE_FORMAT_BASE62, c->id, c->base62);
+        check_string(FERROFLAKE_FORMAT_BASE32, c->id, c->base32);
+        ferroflake_layout_free(layout);
+        cases_run++;
+    }
+}
+
+static void bad_layouts_are_refused_with_their_code(void) {
+    size_t i;
+    for (i = 0; i < layout_error_cases_count; i++) {
+        static char sentinel;
+        ferroflake_layout *const before = (ferroflake_layout *)(void *)&sentinel;
+        ferroflake_layout *layout = before; /* must stay untouched */
+        CHECK_CODE(ferroflake_layout_new(&layout_error_cases[i].spec, &layout),
+                   layout_error_cases[i].error);
+        assert(layout == before);
+        cases_run++;
+    }
+}
+
+static void bad_generators_are_refused_with_their_code(void) {
+    size_t i;
+    for (i = 0; i < generator_error_cases_count; i++) {
+        const struct generator_error_case *c = &generator_error_cases[i];
+        ferroflake_layout *layout = layout_from(&c->spec);
+        ferroflake_generator *generator = NULL;
+        ferroflake_generator_options options;
+        CHECK_OK(ferroflake_generator_options_default(&options));
+        options.clock = FERROFLAKE_CLOCK_MANUAL;
+        options.manual_start_ms = c->now_ms;
+        CHECK_CODE(ferroflake_generator_new(layout, c->node, &options, &generator), c->error);
+        assert(generator == NULL);
+        ferroflake_layout_free(layout);
+        cases_run++;
+    }
+}
+
+static void bad_parts_and_ids_are_refused_with_their_code(void) {
+    size_t i;
+    for (i = 0; i < compose_error_cases_count; i++) {
+        const struct compose_error_case *c = &compose_error_cases[i];
+        ferroflake_layout *layout = layout_from(&c->spec);
+        uint64_t id = 12345;
+        CHECK_CODE(ferroflake_layout_compose(layout, &c->parts, &id), c->error);
+        assert(id == 12345);
+        ferroflake_layout_free(layout);
+        cases_run++;
+    }
+    for (i = 0; i < decode_error_cases_count; i++) {
+        const struct decode_error_case *c = &decode_error_cases[i];
+        ferroflake_layout *layout = layout_from(&c->spec);
+        ferroflake_parts parts = {1, 2, 3, 4};
+        CHECK_CODE(ferroflake_layout_decode(layout, c->id, &parts), c->error);
+        assert(parts.timestamp_ms == 1 && parts.node == 2 && parts.sequence == 3 &&
+               parts.shard == 4);
+        ferroflake_layout_free(layout);
+        cases_run++;
+    }
+}
+
+static void strings_parse_or_fail_as_recorded(void) {
+    size_t i;
+    for (i = 0; i < parse_error_cases_count; i++) {
+        const struct parse_error_case *c = &parse_error_cases[i];
+        uint64_t id = 777;
+        CHECK_CODE(ferroflake_format_parse(c->format, c->input, c->len, &id), c->error);
+        assert(id == 777);
+        cases_run++;
+    }
+    for (i = 0; i < parse_ok_cases_count; i++) {
+        const struct parse_ok_case *c = &parse_ok_cases[i];
+        uint64_t id = 0;
+        CHECK_OK(ferroflake_format_parse(c->format, c->input, c->len, &id));
+        assert(id == c->id);
+        cases_run++;
+    }
+}
+
+int main(void) {
+    size_t expected = preset_cases_count + id_cases_count + layout_error_cases_count +
+                      generator_error_cases_count + compose_error_cases_count +
+                      decode_error_cases_count + parse_error_cases_count + parse_ok_cases_count;
+    presets_match_their_definitions();
+    ids_compose_decode_and_encode_as_recorded();
+    bad_layouts_are_refused_with_their_code();
+    bad_generators_are_refused_with_their_code();
+    bad_parts_and_ids_are_refused_with_their_code();
+    strings_parse_or_fail_as_recorded();
+    assert(cases_run == expected);
+    printf("vectors: %zu cases passed\n", cases_run);
+    return 0;
+}
