@@ -79,7 +79,7 @@ impl PostgresRegistry {
             .config
             .connect(NoTls)
             .await
-            .map_err(|e| self.io.unavailable(format!("cannot connect: {e}")))?;
+            .map_err(|e| self.io.unavailable(format!("cannot connect: {}", with_causes(&e))))?;
         self.io.spawn(async move {
             let _ = connection.await; // ends when the session closes
         });
@@ -91,11 +91,23 @@ impl PostgresRegistry {
     fn failed(&self, what: &str, e: tokio_postgres::Error) -> LeaseError {
         if e.is_closed() || e.as_db_error().is_none() {
             *self.client.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            self.io.unavailable(format!("{what}: {e}"))
+            self.io.unavailable(format!("{what}: {}", with_causes(&e)))
         } else {
-            self.io.store_error(format!("{what}: {e}"))
+            self.io.store_error(format!("{what}: {}", with_causes(&e)))
         }
     }
+}
+
+/// The error and its sources (the client's own message hides "connection refused").
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn millis(d: Duration) -> i64 {
