@@ -50,7 +50,10 @@ pub fn unix_ms_from_datetime(value: &Bound<'_, PyAny>) -> PyResult<i64> {
             "naive datetime: give it a tzinfo (e.g. datetime.timezone.utc) so its instant is known",
         ));
     }
-    value.sub(unix_epoch(py)?)?.floor_div(one_ms(py)?)?.extract()
+    value
+        .sub(unix_epoch(py)?)?
+        .floor_div(one_ms(py)?)?
+        .extract()
 }
 
 /// An argument that is Unix ms as an `int`, or an aware `datetime`.
@@ -61,9 +64,12 @@ pub fn unix_ms_from_int_or_datetime(value: &Bound<'_, PyAny>, what: &str) -> PyR
     }
     match int(value) {
         Ok(ms) => Ok(ms),
-        Err(err) if err.is_instance_of::<PyTypeError>(value.py()) => Err(PyTypeError::new_err(
-            format!("{what} must be an int (Unix ms) or an aware datetime, not {}", type_name(value)),
-        )),
+        Err(err) if err.is_instance_of::<PyTypeError>(value.py()) => {
+            Err(PyTypeError::new_err(format!(
+                "{what} must be an int (Unix ms) or an aware datetime, not {}",
+                type_name(value)
+            )))
+        }
         Err(err) => Err(err),
     }
 }

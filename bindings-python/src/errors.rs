@@ -17,7 +17,11 @@ fn class_name(kind: ErrorKind) -> &'static str {
         | EpochInFuture | LayoutExhausted | UnknownLayout => "LayoutError",
         NodeOutOfRange | ShardOutOfRange | SequenceOutOfRange | TimestampOutOfRange
         | IdOutOfRange => "OutOfRangeError",
-        ParseEmpty | ParseNegative | ParseInvalidCharacter | ParseWrongLength | ParseTooLong
+        ParseEmpty
+        | ParseNegative
+        | ParseInvalidCharacter
+        | ParseWrongLength
+        | ParseTooLong
         | ParseOverflow => "ParseError",
         ClockMovedBackwards => "ClockMovedBackwardsError",
         ClockStalled => "ClockStalledError",
@@ -30,7 +34,9 @@ fn class_name(kind: ErrorKind) -> &'static str {
 
 fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     ERRORS_MODULE
-        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("ferroflake._errors")?.unbind()))
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("ferroflake._errors")?.unbind())
+        })
         .map(|module| module.bind(py))
 }
 
@@ -42,7 +48,9 @@ pub fn new_error<'py>(
     kind: &str,
     code: u32,
 ) -> PyResult<Bound<'py, PyAny>> {
-    errors_module(py)?.getattr(class)?.call1((message, kind, code))
+    errors_module(py)?
+        .getattr(class)?
+        .call1((message, kind, code))
 }
 
 /// The core error as the matching Python exception, carrying `kind` (the `ErrorKind` name,
@@ -50,7 +58,13 @@ pub fn new_error<'py>(
 pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let kind = err.kind();
-        let exc = new_error(py, class_name(kind), err.to_string(), kind.name(), kind.code())?;
+        let exc = new_error(
+            py,
+            class_name(kind),
+            err.to_string(),
+            kind.name(),
+            kind.code(),
+        )?;
         match err {
             Error::ClockMovedBackwards { behind_ms } => exc.setattr("behind_ms", behind_ms)?,
             Error::LeaseExpired { fence_ms } => exc.setattr("fence_ms", fence_ms)?,

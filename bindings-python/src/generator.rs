@@ -56,8 +56,8 @@ impl PyGenerator {
         options.max_drift_ticks = max_drift_ticks;
         options.max_backward_wait_ms = max_backward_wait_ms;
         options.resume_after_ms = resume_after_ms;
-        let inner = Generator::with_clock(layout, node_id, clock, options)
-            .map_err(|e| to_pyerr(py, e))?;
+        let inner =
+            Generator::with_clock(layout, node_id, clock, options).map_err(|e| to_pyerr(py, e))?;
         Ok(PyGenerator {
             inner,
             made_in: ForkGuard::here(),

@@ -87,7 +87,16 @@ impl PyLayout {
         epoch: Option<&Bound<'_, PyAny>>,
         order: &str,
     ) -> PyResult<Self> {
-        Self::build(py, time_bits, node_bits, sequence_bits, shard_bits, tick_ms, epoch, order)
+        Self::build(
+            py,
+            time_bits,
+            node_bits,
+            sequence_bits,
+            shard_bits,
+            tick_ms,
+            epoch,
+            order,
+        )
     }
 
     /// Same as the constructor, under a name that reads well next to the presets.
@@ -105,7 +114,16 @@ impl PyLayout {
         epoch: Option<&Bound<'_, PyAny>>,
         order: &str,
     ) -> PyResult<Self> {
-        Self::build(py, time_bits, node_bits, sequence_bits, shard_bits, tick_ms, epoch, order)
+        Self::build(
+            py,
+            time_bits,
+            node_bits,
+            sequence_bits,
+            shard_bits,
+            tick_ms,
+            epoch,
+            order,
+        )
     }
 
     /// Twitter's snowflake: 41 time / 10 node / 12 sequence, 1 ms, epoch 2010-11-04.

@@ -1,0 +1,150 @@
+"""Per-call cost of ferroflake's Python API next to the peers a user would otherwise pick.
+
+Run through bench/run.sh (which makes the venv and installs the peers). Prints a Markdown
+table: per-call (or per-ID) nanoseconds, best and median of the rounds, and the ratio to
+time.time_ns(). Every entrant is timed by the same loop, and the entrants take turns within
+each round, so the shared machine's noise falls on all of them alike.
+
+The Twitter layout issues at most 4096 IDs per ms per node, so a long loop of next_id()
+measures that cap (about 244 ns/ID), not the call. Two honest ways around it, both shown:
+- "wide" layout: 41 time / 0 node / 22 sequence bits, 4.2 million IDs per ms, which no
+  loop here reaches: every call takes the fast path;
+- Twitter "bursts": each timed burst starts at a fresh millisecond and issues at most 4096
+  IDs, so it never waits for the next tick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+import uuid
+from itertools import repeat
+from typing import Callable
+
+import flakeid
+import snowflake
+import uuid_utils
+
+import ferroflake
+
+WIDE = ferroflake.Layout.custom(41, 0, 22, epoch=ferroflake.Layout.twitter().epoch_ms)
+
+
+def time_calls(call: Callable[[], object], n: int) -> float:
+    """ns per call of `call`, over n calls in one tight loop."""
+    start = time.perf_counter_ns()
+    for _ in repeat(None, n):
+        call()
+    return (time.perf_counter_ns() - start) / n
+
+
+def next_fresh_ms() -> None:
+    """Spin until the wall-clock millisecond changes, so a burst starts a fresh tick."""
+    now = time.time_ns() // 1_000_000
+    while time.time_ns() // 1_000_000 == now:
+        pass
+
+
+def twitter_burst(calls: int) -> Callable[[], float]:
+    gen = ferroflake.Generator(1)
+    next_id = gen.next_id
+
+    def measure() -> float:
+        next_fresh_ms()
+        return time_calls(next_id, calls)
+
+    return measure
+
+
+def batch(gen: ferroflake.Generator, size: int, fresh_ms: bool) -> Callable[[], float]:
+    next_ids = gen.next_ids
+
+    def measure() -> float:
+        total = 0.0
+        for _ in range(20):
+            if fresh_ms:
+                next_fresh_ms()
+            start = time.perf_counter_ns()
+            next_ids(size)
+            total += time.perf_counter_ns() - start
+        return total / (20 * size)
+
+    return measure
+
+
+def int_floor(size: int) -> Callable[[], float]:
+    """What CPython itself pays to make (and free) a list of `size` 63-bit ints."""
+    first = 2**62
+
+    def measure() -> float:
+        total = 0.0
+        for _ in range(20):
+            start = time.perf_counter_ns()
+            list(range(first, first + size))
+            total += time.perf_counter_ns() - start
+        return total / (20 * size)
+
+    return measure
+
+
+def loop(call: Callable[[], object], n: int) -> Callable[[], float]:
+    return lambda: time_calls(call, n)
+
+
+def entrants(n: int) -> dict[str, Callable[[], float]]:
+    wide = ferroflake.Generator(0, WIDE)
+    wide_fast = ferroflake.Generator(0, WIDE, clock="fast")
+    peer_snowflake = snowflake.SnowflakeGenerator(1)
+    peer_flakeid = flakeid.SnowflakeGenerator(
+        timestamp_bits=41, datacenter_bits=0, machine_bits=0, sequence_bits=22
+    )
+    return {
+        "ferroflake next_id() wide layout": loop(wide.next_id, n),
+        'ferroflake next_id() wide layout, clock="fast"': loop(wide_fast.next_id, n),
+        "ferroflake next_id() twitter, bursts of 2000": twitter_burst(2000),
+        "ferroflake next_ids(4096) wide layout, per ID": batch(wide, 4096, fresh_ms=False),
+        "ferroflake next_ids(4096) twitter, fresh ms, per ID": batch(
+            ferroflake.Generator(2), 4096, fresh_ms=True
+        ),
+        "floor: list(range(2**62, 2**62 + 4096)), per int": int_floor(4096),
+        "time.time_ns()": loop(time.time_ns, n),
+        "uuid_utils.uuid7()": loop(uuid_utils.uuid7, n),
+        "snowflake-id next(SnowflakeGenerator)": loop(peer_snowflake.__next__, n),
+        "flakeid SnowflakeGenerator.next_id() (22 sequence bits)": loop(peer_flakeid.next_id, n),
+        "uuid.uuid4()": loop(uuid.uuid4, n),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=50_000, help="calls per timed loop")
+    args = parser.parse_args()
+
+    runs = entrants(args.calls)
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for name, measure in runs.items():  # warm up: imports, caches, TSC calibration
+        measure()
+    for _ in range(args.rounds):
+        for name, measure in runs.items():
+            samples[name].append(measure())
+
+    baseline = min(samples["time.time_ns()"])
+    print(
+        f"Python {platform.python_version()} ({sys.implementation.name}), "
+        f"ferroflake {ferroflake.__version__}, uuid_utils {uuid_utils.__version__}, "
+        f"snowflake-id {snowflake.__version__}, flakeid {flakeid.__version__}; "
+        f"{args.rounds} rounds, {args.calls} calls per loop\n"
+    )
+    print("| call | best ns | median ns | best / time.time_ns() |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, values in samples.items():
+        best = min(values)
+        print(f"| {name} | {best:.1f} | {statistics.median(values):.1f} | {best / baseline:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
