@@ -13,8 +13,8 @@ use crate::ints::{optional_uint, uint};
 use crate::layout::PyLayout;
 use crate::parts::Parts;
 
-/// How many IDs `next_ids` makes between checks for Ctrl-C.
-const SIGNAL_CHECK_EVERY: usize = 1 << 16;
+/// At most this many IDs between two checks for Ctrl-C in `next_ids`.
+const SIGNAL_CHECK_MAX: u64 = 4096;
 
 /// Issues unique, increasing IDs for one node id under one layout.
 ///
@@ -82,8 +82,12 @@ impl PyGenerator {
         ids.try_reserve_exact(n)
             .map_err(|_| PyMemoryError::new_err(format!("cannot hold {n} IDs")))?;
         ids.resize(n, 0);
-        for chunk in ids.chunks_mut(SIGNAL_CHECK_EVERY) {
-            if n > SIGNAL_CHECK_EVERY {
+        // One tick's worth of IDs per chunk, so a long batch on a slow layout (js53: 4096
+        // IDs per second) still answers Ctrl-C within about a tick.
+        let per_tick = generator.layout().max_sequence().saturating_add(1);
+        let chunk_len = per_tick.min(SIGNAL_CHECK_MAX) as usize;
+        for (i, chunk) in ids.chunks_mut(chunk_len).enumerate() {
+            if i > 0 {
                 py.check_signals()?;
             }
             generator.next_ids(chunk).map_err(|e| to_pyerr(py, e))?;

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import signal
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -153,3 +155,29 @@ def test_a_wait_releases_the_gil_for_other_threads() -> None:
         spinner.join()
     assert gen.counters.waits >= 1
     assert during > 1000, "the other thread did not run while the generator waited"
+
+
+class Interrupted(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_a_long_batch_on_a_slow_layout_answers_signals() -> None:
+    layout = Layout.custom(41, 0, 1, tick_ms=100, epoch=0)  # 2 IDs per 100 ms
+    gen = Generator(0, layout)
+    before = gen.next_id()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, 0.25)
+    try:
+        with pytest.raises(Interrupted):
+            gen.next_ids(1000)  # 50 s of IDs at this layout's rate
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - start < 10
+    assert gen.next_id() > before  # IDs reserved by the interrupted batch are skipped
