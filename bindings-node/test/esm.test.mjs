@@ -1,0 +1,23 @@
+// `import` and `require` give the same addon.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import ferroflake, { Generator, Layout, ManualClock, decode, encode, parse, errorCodes } from 'ferroflake'
+
+const required = createRequire(import.meta.url)('ferroflake')
+
+test('named and default ESM exports are the CommonJS exports', () => {
+  assert.equal(ferroflake, required)
+  const named = { Generator, Layout, ManualClock, decode, encode, parse, errorCodes }
+  for (const [name, value] of Object.entries(named)) assert.equal(value, required[name], name)
+  const publicNames = Object.keys(required).filter((name) => !name.startsWith('__'))
+  assert.deepEqual(publicNames.sort(), Object.keys(named).sort())
+})
+
+test('an ESM caller gets working IDs', () => {
+  const generator = new Generator({ nodeId: 1, clock: new ManualClock(Date.now()) })
+  const id = generator.nextId()
+  assert.ok(Number.isSafeInteger(id))
+  assert.equal(decode(id).nodeId, 1)
+  assert.equal(parse(encode(id, 'base32'), 'base32'), BigInt(id))
+})
