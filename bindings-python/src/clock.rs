@@ -51,23 +51,47 @@ impl ManualClock {
     }
 }
 
-/// The clock a Python generator runs on: `"system"`, `"fast"` or a [`ManualClock`].
-pub fn clock_from_arg(arg: &Bound<'_, PyAny>, tick_ms: u64) -> PyResult<GeneratorClock> {
-    if let Ok(manual) = arg.cast::<ManualClock>() {
-        return Ok(GeneratorClock(AnyClock::Manual(manual.get().inner.clone())));
+/// The `clock=` argument of `Generator`: `"system"`, `"fast"` or a [`ManualClock`].
+pub enum ClockChoice {
+    /// The operating system's wall clock.
+    System,
+    /// The core's `FastClock` for the layout's tick.
+    Fast,
+    /// A shared manual clock.
+    Manual(Arc<ferroflake::ManualClock>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ClockChoice {
+    type Error = PyErr;
+
+    fn extract(arg: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(manual) = arg.cast::<ManualClock>() {
+            return Ok(ClockChoice::Manual(manual.get().inner.clone()));
+        }
+        if let Ok(name) = arg.cast::<PyString>() {
+            return match &*name.to_cow()? {
+                "system" => Ok(ClockChoice::System),
+                "fast" => Ok(ClockChoice::Fast),
+                other => Err(PyValueError::new_err(format!(
+                    "unknown clock {other:?}: expected \"system\", \"fast\" or a ManualClock"
+                ))),
+            };
+        }
+        Err(PyTypeError::new_err(
+            "clock must be \"system\", \"fast\" or a ManualClock",
+        ))
     }
-    if let Ok(name) = arg.cast::<PyString>() {
-        return match &*name.to_cow()? {
-            "system" => Ok(GeneratorClock(AnyClock::system())),
-            "fast" => Ok(GeneratorClock(AnyClock::fast(tick_ms))),
-            other => Err(PyValueError::new_err(format!(
-                "unknown clock {other:?}: expected \"system\", \"fast\" or a ManualClock"
-            ))),
-        };
+}
+
+impl ClockChoice {
+    /// The clock for a generator whose layout ticks every `tick_ms`.
+    pub fn for_tick_ms(self, tick_ms: u64) -> GeneratorClock {
+        GeneratorClock(match self {
+            ClockChoice::System => AnyClock::system(),
+            ClockChoice::Fast => AnyClock::fast(tick_ms),
+            ClockChoice::Manual(clock) => AnyClock::Manual(clock),
+        })
     }
-    Err(PyTypeError::new_err(
-        "clock must be \"system\", \"fast\" or a ManualClock",
-    ))
 }
 
 /// The core's run-time clock, detaching from the interpreter while it waits.

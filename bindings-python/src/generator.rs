@@ -5,7 +5,7 @@ use pyo3::exceptions::{PyMemoryError, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::clock::{clock_from_arg, GeneratorClock};
+use crate::clock::{ClockChoice, GeneratorClock};
 use crate::counters::Counters;
 use crate::errors::to_pyerr;
 use crate::fork::ForkGuard;
@@ -37,21 +37,21 @@ impl PyGenerator {
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(signature = (node_id, layout=None, *, max_drift_ticks=0, max_backward_wait_ms=5, clock=None, resume_after_ms=None))]
+    #[pyo3(
+        signature = (node_id, layout=None, *, max_drift_ticks=0, max_backward_wait_ms=5, clock=ClockChoice::System, resume_after_ms=None),
+        text_signature = "(node_id, layout=None, *, max_drift_ticks=0, max_backward_wait_ms=5, clock='system', resume_after_ms=None)"
+    )]
     fn new(
         py: Python<'_>,
         #[pyo3(from_py_with = uint)] node_id: u64,
         layout: Option<&Bound<'_, PyLayout>>,
         #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
         #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
-        clock: Option<&Bound<'_, PyAny>>,
+        clock: ClockChoice,
         #[pyo3(from_py_with = optional_uint)] resume_after_ms: Option<u64>,
     ) -> PyResult<Self> {
         let layout = layout.map_or_else(Layout::twitter, |l| l.get().inner);
-        let clock = match clock {
-            Some(clock) => clock_from_arg(clock, layout.tick_ms())?,
-            None => clock_from_arg(pyo3::intern!(py, "system"), layout.tick_ms())?,
-        };
+        let clock = clock.for_tick_ms(layout.tick_ms());
         let mut options = Options::default();
         options.max_drift_ticks = max_drift_ticks;
         options.max_backward_wait_ms = max_backward_wait_ms;

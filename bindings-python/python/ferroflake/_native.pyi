@@ -144,7 +144,7 @@ class Generator:
         *,
         max_drift_ticks: int = 0,
         max_backward_wait_ms: int = 5,
-        clock: Literal["system", "fast"] | ManualClock | None = None,
+        clock: Literal["system", "fast"] | ManualClock = "system",
         resume_after_ms: int | None = None,
     ) -> Generator: ...
     def next_id(self) -> int: ...
