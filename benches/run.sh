@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every core benchmark in ONE `cargo bench` invocation (criterion per-ID and two-thread
+# figures, then the long sustained runs), and prints the tables for BENCHMARKS.md.
+# Takes about 6 minutes. Results: <target>/ferroflake-bench/{bench.log,tables.md}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')}
+out="$target/ferroflake-bench"
+mkdir -p "$out"
+# Start from a clean slate so the tables hold this run only.
+rm -rf "$target"/criterion/{clock,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,peer_edge,peer_plain,two_threads}
+rm -f "$out/sustained.jsonl"
+{ date -u; nproc; uptime; } | tee "$out/environment.txt"
+FERROFLAKE_BENCH_REPORT="$out/sustained.jsonl" \
+  cargo bench -p ferroflake-benches "$@" 2>&1 | tee "$out/bench.log"
+uptime | tee -a "$out/environment.txt"
+python3 benches/summarize.py "$target/criterion" "$out/sustained.jsonl" | tee "$out/tables.md"
