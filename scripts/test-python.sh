@@ -9,8 +9,8 @@ venv="$root/target/python-suite/venv"
 rm -rf "$venv"
 python3 -m venv "$venv"
 py="$venv/bin/python"
-"$py" -m pip install --quiet --disable-pip-version-check "$root/bindings-python"
-"$py" -m pip install --quiet --disable-pip-version-check "pytest>=7" "mypy>=1.10"
+# The package plus its `test` extra (pytest, mypy), as declared in pyproject.toml.
+"$py" -m pip install --quiet --disable-pip-version-check "$root/bindings-python[test]"
 
 cd "$venv" # so `import ferroflake` cannot find bindings-python/python
 status=0
