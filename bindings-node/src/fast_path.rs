@@ -1,9 +1,10 @@
-//! Per-instance `nextId` and `nextIdBigInt` functions that skip napi-rs's method glue.
+//! Per-instance `nextId`, `nextIdBigInt` and `nextIdString` functions that skip napi-rs's
+//! method glue.
 //!
 //! Why: a `#[napi]` method taking `&self` goes through napi-rs's native-borrow tracking (a
 //! global lock, a hash map entry and an allocation per call) plus `napi_unwrap` and a type
 //! tag check, which costs about 300 ns, six times the call itself. Instead, each
-//! `Generator` gets its own two functions whose callback data is an `Arc` of the core
+//! `Generator` gets its own three functions whose callback data is an `Arc` of the core
 //! generator: a call is `napi_get_cb_info`, the core's CAS loop and one value creation.
 //! They need no `this`, so a detached `const next = generator.nextId` works too.
 //!
@@ -15,12 +16,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
+use napi::bindgen_prelude::JsError;
 use napi::sys;
-use napi::{Env, Status};
+use napi::{Env, Status, Unknown};
 
-use crate::error::{throw, Misuse, Refusal};
+use crate::error::{throw, Misuse, OrThrow, Refusal};
 use crate::generator::next_number;
 use crate::registry::SharedGenerator;
+use crate::text::format_option;
 
 /// What both functions read: the shared core generator and the layout's number safety.
 struct Bound {
@@ -28,7 +31,7 @@ struct Bound {
     js_safe: bool,
 }
 
-/// Defines `nextId` and `nextIdBigInt` on `this` (writable and configurable, so tests can
+/// Defines `nextId`, `nextIdBigInt` and `nextIdString` on `this` (writable and configurable, so tests can
 /// stub them; not enumerable, like methods).
 pub(crate) fn install(
     env: &Env,
@@ -39,6 +42,7 @@ pub(crate) fn install(
     let bound = Arc::new(Bound { generator, js_safe });
     let next_id = function(env, c"nextId", next_id_callback, &bound)?;
     let next_id_big_int = function(env, c"nextIdBigInt", next_id_big_int_callback, &bound)?;
+    let next_id_string = function(env, c"nextIdString", next_id_string_callback, &bound)?;
     let property = |name: &'static std::ffi::CStr, value| sys::napi_property_descriptor {
         utf8name: name.as_ptr(),
         name: ptr::null_mut(),
@@ -52,6 +56,7 @@ pub(crate) fn install(
     let properties = [
         property(c"nextId", next_id),
         property(c"nextIdBigInt", next_id_big_int),
+        property(c"nextIdString", next_id_string),
     ];
     // SAFETY: `this` is a live object of this env; the descriptors point at 'static names.
     check(unsafe {
@@ -116,41 +121,49 @@ fn check(status: sys::napi_status) -> napi::Result<()> {
     }
 }
 
-/// Runs `body` with the callback's `Bound`, turning a refusal (or, defensively, a panic)
-/// into a thrown JS error.
+/// Runs `body` with the callback's `Bound` and its first argument (undefined when not
+/// given), turning an error (or, defensively, a panic) into a thrown JS error.
 ///
 /// # Safety
 /// `env` and `info` must be the arguments of a call to a function made by [`function`].
 unsafe fn with_bound(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-    body: impl FnOnce(&Bound, &mut sys::napi_value) -> Result<sys::napi_status, Refusal>,
+    body: impl FnOnce(&Bound, &Env, Option<Unknown>) -> napi::Result<sys::napi_value>,
 ) -> sys::napi_value {
     let mut data = ptr::null_mut();
-    // SAFETY: per this function's contract; only the data pointer is read.
+    let mut argc = 1usize;
+    let mut argv = [ptr::null_mut(); 1];
+    // SAFETY: per this function's contract; room for one argument.
     let status = unsafe {
-        sys::napi_get_cb_info(env, info, ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), &mut data)
+        sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data)
     };
     if status != sys::Status::napi_ok || data.is_null() {
         return ptr::null_mut();
     }
     // SAFETY: the function object holds a strong count while it can be called.
     let bound = unsafe { &*(data as *const Bound) };
-    let mut result = ptr::null_mut();
-    let outcome = catch_unwind(AssertUnwindSafe(|| body(bound, &mut result)));
-    let env = Env::from_raw(env);
-    match outcome {
-        Ok(Ok(status)) if status == sys::Status::napi_ok => result,
-        Ok(Ok(_)) => ptr::null_mut(),
-        Ok(Err(refusal)) => {
-            throw(&env, refusal);
+    // SAFETY: napi fills missing arguments with undefined; the value lives for this call.
+    let first = (argc > 0).then(|| unsafe { Unknown::from_raw_unchecked(env, argv[0]) });
+    let js_env = Env::from_raw(env);
+    match catch_unwind(AssertUnwindSafe(|| body(bound, &js_env, first))) {
+        Ok(Ok(value)) => value,
+        Ok(Err(error)) => {
+            // Refusals were thrown where they happened (status PendingException); this
+            // throws anything else, such as a failed value creation.
+            // SAFETY: a live env inside its callback.
+            unsafe { JsError::from(error).throw_into(env) };
             ptr::null_mut()
         }
         Err(_) => {
-            throw(&env, Refusal::misuse(Misuse::Internal, "ferroflake: a bug in the addon (panic)"));
+            throw(&js_env, Refusal::misuse(Misuse::Internal, "ferroflake: a bug in the addon (panic)"));
             ptr::null_mut()
         }
     }
+}
+
+fn created(status: sys::napi_status, value: sys::napi_value) -> napi::Result<sys::napi_value> {
+    check(status).map(|()| value)
 }
 
 unsafe extern "C" fn next_id_callback(
@@ -159,10 +172,11 @@ unsafe extern "C" fn next_id_callback(
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, |bound, result| {
-            let id = next_number(&bound.generator, bound.js_safe)?;
+        with_bound(env, info, |bound, js_env, _| {
+            let id = next_number(&bound.generator, bound.js_safe).or_throw(js_env)?;
+            let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer.
-            Ok(sys::napi_create_double(env, id, result))
+            created(sys::napi_create_double(env, id, &mut value), value)
         })
     }
 }
@@ -173,10 +187,31 @@ unsafe extern "C" fn next_id_big_int_callback(
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, |bound, result| {
-            let id = bound.generator.next_id()?;
+        with_bound(env, info, |bound, js_env, _| {
+            let id = bound.generator.next_id().or_throw(js_env)?;
+            let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer.
-            Ok(sys::napi_create_bigint_uint64(env, id, result))
+            created(sys::napi_create_bigint_uint64(env, id, &mut value), value)
+        })
+    }
+}
+
+unsafe extern "C" fn next_id_string_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: called by Node as the callback of a function made by `function`.
+    unsafe {
+        with_bound(env, info, |bound, js_env, format| {
+            let format = format_option(js_env, format)?;
+            let id = bound.generator.next_id().or_throw(js_env)?;
+            let text = format.encode(id);
+            let mut value = ptr::null_mut();
+            // SAFETY: valid env and out-pointer; `text` is ASCII of the given length.
+            created(
+                sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut value),
+                value,
+            )
         })
     }
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { addon, assertThrowsCode, FERROFLAKE_EPOCH_MS } from './support.mjs'
 
 const { Layout, Generator, ManualClock } = addon
+const parse = (text, format) => Number(addon.parse(text, format))
 const MILLION = 1_000_000
 
 function assertUniqueIncreasingSafe(ids) {
@@ -73,12 +74,13 @@ test('63-bit layouts refuse numbers up front and give exact bigints and strings'
   assert.equal(generator.decode(a.toString()).sequence, 0)
 })
 
-test('nextId, the bound fast path and the prototype method share one sequence', () => {
+test('nextId, the bound fast paths and the prototype methods share one sequence', () => {
   const generator = new Generator({ nodeId: 3, clock: new ManualClock(Date.now()) })
   const next = generator.nextId // detached: the bound function needs no `this`
   const ids = [generator.nextId(), next(), Generator.prototype.nextId.call(generator),
     Number(generator.nextIdBigInt()), Number(Generator.prototype.nextIdBigInt.call(generator)),
-    Number(generator.nextIdString()), ...generator.nextIds(2), ...Array.from(generator.nextIdsBigInt(2), Number)]
+    Number(generator.nextIdString()), Number(Generator.prototype.nextIdString.call(generator)),
+    parse(generator.nextIdString('base62'), 'base62'), ...generator.nextIds(2), ...Array.from(generator.nextIdsBigInt(2), Number)]
   for (let i = 1; i < ids.length; i++) assert.equal(ids[i], ids[i - 1] + 1, `consecutive at ${i}`)
   assert.ok(!Object.keys(generator).includes('nextId'), 'bound methods are not enumerable')
 })
