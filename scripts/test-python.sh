@@ -24,3 +24,28 @@ fi
 
 # The shipped stubs must describe the built module exactly.
 "$py" -m mypy.stubtest ferroflake
+
+# The same abi3 wheel on the oldest and newest other CPython this machine has (pyenv's),
+# if any: the wheel claims CPython 3.9 and later.
+pyenv_versions="${PYENV_ROOT:-$HOME/.pyenv}/versions"
+others=()
+for pattern in "3.9.*" "3.13.*" "3.12.*"; do
+  found=$(ls -d "$pyenv_versions"/$pattern 2>/dev/null | sort -V | tail -1 || true)
+  [ -n "$found" ] && [ -x "$found/bin/python" ] && others+=("$found/bin/python")
+  [ ${#others[@]} -ge 2 ] && break
+done
+if [ ${#others[@]} -eq 0 ]; then
+  echo "no other CPython found: the wheel was tested on $("$py" -V) only"
+  exit 0
+fi
+wheels="$root/target/python-suite/wheels"
+rm -rf "$wheels"
+"$py" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$wheels" "$root/bindings-python"
+for other in "${others[@]}"; do
+  other_venv="$root/target/python-suite/venv-$("$other" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  rm -rf "$other_venv"
+  "$other" -m venv "$other_venv"
+  "$other_venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheels"/ferroflake-*.whl "pytest>=7"
+  echo "=== the same wheel on $("$other_venv/bin/python" -V)"
+  (cd "$other_venv" && "$other_venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings-python/tests")
+done
