@@ -16,10 +16,11 @@ use crate::parts::Parts;
 /// At most this many IDs between two checks for Ctrl-C in `next_ids`.
 const SIGNAL_CHECK_MAX: u64 = 4096;
 
-/// Issues unique, increasing IDs for one node id under one layout.
-///
-/// Invariant relied on by `GeneratorClock`: every method calls the core generator while
-/// attached to the interpreter (none detaches around it); the clock detaches only for waits.
+/// Issues unique, increasing IDs for one node id under one layout. Share it between threads
+/// freely; make a new one in each forked child, with a node id of its own.
+//
+// Invariant relied on by `GeneratorClock`: every method calls the core generator while
+// attached to the interpreter (none detaches around it); the clock detaches only for waits.
 #[pyclass(frozen, name = "Generator", module = "ferroflake")]
 pub struct PyGenerator {
     inner: Generator<GeneratorClock>,

@@ -1,11 +1,15 @@
-"""The README's Python quickstart runs as written."""
+"""The examples users read first run as written: the README quickstart and the package
+docstring."""
 
 from __future__ import annotations
 
 import contextlib
+import doctest
 import io
 import re
 from pathlib import Path
+
+import ferroflake
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -21,3 +25,9 @@ def test_readme_python_quickstart_runs() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(blocks[0], "README.md quickstart-python", "exec"), {})
     assert out.getvalue() == "NODE_OUT_OF_RANGE 8\n"
+
+
+def test_package_docstring_examples_pass() -> None:
+    result = doctest.testmod(ferroflake, verbose=False)
+    assert result.attempted >= 4
+    assert result.failed == 0
