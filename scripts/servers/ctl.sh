@@ -33,7 +33,19 @@ wait_ready() {
 
 zk_ok() { [ "$(exec 3<>/dev/tcp/127.0.0.1/12181 && printf ruok >&3 && timeout 2 cat <&3)" = imok ]; }
 
+port_of() {
+  case $1 in etcd) echo 12379 ;; redis) echo 16379 ;; zookeeper) echo 12181 ;; postgres) echo 15432 ;; esac
+}
+
+# True if something listens on 127.0.0.1:$1.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
 start() {
+  local port; port=$(port_of "$name")
+  if [ -n "$port" ] && listening "$port"; then
+    echo "ctl.sh: port $port is taken (another $name test server running?); stop it first" >&2
+    exit 1
+  fi
   mkdir -p "$dir"
   case $name in
     etcd)
@@ -86,17 +98,12 @@ kill_hard() {
   kill -9 "$pid" 2>/dev/null || true
   if [ "$name" = postgres ]; then
     # The postmaster's children keep the port until they notice it is gone.
-    pkill -9 -P "$pid" 2>/dev/null || true
+    for child in $(pgrep -P "$pid" || true); do kill -9 "$child" 2>/dev/null || true; done
   fi
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   rm -f "$pidfile"
-  if [ "$name" = postgres ]; then
-    for _ in $(seq 1 50); do
-      ss -ltn 2>/dev/null | grep -q ':15432 ' || break
-      sleep 0.1
-    done
-    rm -f "$dir/postmaster.pid"
-  fi
+  for _ in $(seq 1 50); do listening "$(port_of "$name")" || break; sleep 0.1; done
+  [ "$name" != postgres ] || rm -f "$dir/postmaster.pid"
 }
 
 stop() {

@@ -198,7 +198,8 @@ mod tests {
         assert!(bad("etcd://h:1/a?x=1"));
         assert!(bad("redis://h:1/notadb"));
         assert!(bad("redis://h:1/0?prefix=a:b"));
-        assert!(bad("zk://h:1/../x"));
+        assert!(bad("zk://h:1/a%2Fb"));
+        assert!(bad("zk://h:1/a b"));
         assert!(bad("postgres://u@h:1/db?table=Robert');DROP"));
         assert!(bad("postgres://u@h:1"));
         assert!(bad("etcd://h:99999"));
