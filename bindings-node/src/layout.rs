@@ -225,7 +225,7 @@ impl Layout {
 
     /// A plain description, for logs and `JSON.stringify`.
     #[napi(js_name = "toJSON")]
-    pub fn to_json(&self, env: Env) -> napi::Result<LayoutSpec> {
+    pub fn spec(&self, env: Env) -> napi::Result<LayoutSpec> {
         Ok(LayoutSpec {
             time_bits: self.time_bits(),
             node_bits: self.node_bits(),

@@ -2,6 +2,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import ferroflake, { Generator, Layout, ManualClock, decode, encode, parse, errorCodes } from 'ferroflake'
 
 const required = createRequire(import.meta.url)('ferroflake')
@@ -20,4 +21,13 @@ test('an ESM caller gets working IDs', () => {
   assert.ok(Number.isSafeInteger(id))
   assert.equal(decode(id).nodeId, 1)
   assert.equal(parse(encode(id, 'base32'), 'base32'), BigInt(id))
+})
+
+test('index.d.ts declares exactly the runtime exports', () => {
+  const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8')
+  const declared = [...dts.matchAll(/^export declare (?:class|function|const) (\w+)/gm)].map((m) => m[1])
+  assert.deepEqual(declared.sort(), Object.keys(required).sort())
+  const generatorMethods = Object.getOwnPropertyNames(Generator.prototype).filter((name) => name !== 'constructor')
+  const classBody = dts.slice(dts.indexOf('export declare class Generator'), dts.indexOf('\n}\n', dts.indexOf('export declare class Generator')))
+  for (const name of generatorMethods) assert.match(classBody, new RegExp(`\\b${name}\\b`), `Generator.${name} is typed`)
 })
