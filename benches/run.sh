@@ -9,7 +9,7 @@ target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
 out="$target/ferroflake-bench"
 mkdir -p "$out"
 # Start from a clean slate so the tables hold this run only.
-rm -rf "$target"/criterion/{clock,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,peer_edge,peer_plain,two_threads}
+rm -rf "$target"/criterion/{clock,clock_edge,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,ferroflake_next_ids_edge,peer_edge,peer_plain,two_threads}
 rm -f "$out/sustained.jsonl"
 { date -u; nproc; uptime; } | tee "$out/environment.txt"
 FERROFLAKE_BENCH_REPORT="$out/sustained.jsonl" \

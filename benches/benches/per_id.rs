@@ -1,27 +1,31 @@
 //! Cost per ID on one thread: ferroflake on each clock, the clock reads themselves, batches,
 //! and the peers.
 //!
-//! "edge" benches time bursts that start right after the generator's tick changes and stay
-//! below the tick's sequence size, so no call waits for the cap: they measure the code on
-//! the real layout. "wide" benches use a layout with 20+ sequence bits, where the cap is
-//! never reached, so plain back-to-back calls measure the same thing; the two should agree.
+//! Method. `*_edge` groups time bursts of at most 3,000 calls, each starting right after the
+//! millisecond (the generator's tick) changes. On a layout with 4,096 IDs per tick a burst
+//! never meets the sequence cap, so it measures the code, not the cap; on the wide layouts
+//! the cap is out of reach anyway. A burst lasts tens of µs, so on this shared 2-core
+//! machine a preemption almost always lands in the wait between bursts rather than inside
+//! one: the figures are close to CPU time. The `clock` and `ferroflake_wide` groups time
+//! plain back-to-back loops instead, as a cross-check of what a long loop sees when the
+//! machine is busy.
 
 mod common;
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use ferroflake::{Clock, FastClock, Generator, Layout, Options};
 use ferroflake_benches::{
     coarse_layout, system_ms, timed_bursts, uncapped_layout, wait_for_tick_change,
 };
 
-/// IDs per burst on a layout with 4,096 per tick: three quarters of a tick's sequence.
+/// IDs per burst: three quarters of a 4,096-ID tick.
 const BURST: u64 = 3_000;
 
-/// Plain back-to-back calls: 20 samples, 1 s of measured time.
+/// Plain back-to-back calls.
 fn plain_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
     let mut group = c.benchmark_group(name);
     group
@@ -32,8 +36,8 @@ fn plain_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallT
     group
 }
 
-/// Tick-edge bursts spend most of their wall time waiting for the next tick, so they get
-/// less measured time (criterion counts only the time inside bursts).
+/// Tick-edge bursts spend most of their wall time waiting for the next tick, and criterion
+/// counts only the time inside bursts, so they get less measured time.
 fn edge_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
     let mut group = c.benchmark_group(name);
     group
@@ -44,140 +48,159 @@ fn edge_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTi
     group
 }
 
+/// Times `op` in bursts that start at the edges of `clock`'s milliseconds.
+fn bursts_on<'a, C: Clock, T>(
+    clock: &'a C,
+    burst: u64,
+    mut op: impl FnMut() -> T + 'a,
+) -> impl FnMut(u64) -> Duration + 'a {
+    move |iters| timed_bursts(iters, burst, || wait_for_tick_change(|| clock.now_ms()), &mut op)
+}
+
 fn report_waits<C: Clock>(name: &str, generator: &Generator<C>) {
     let counters = generator.counters();
     eprintln!(
-        "note: {name}: waits {} (0 means no call met the sequence cap), borrowed {}",
+        "note: {name}: waits {} (0: no call met the sequence cap), borrowed ticks {}",
         counters.waits, counters.borrowed_ticks
     );
 }
 
+fn fast_generator(layout: Layout) -> Generator<FastClock> {
+    let clock = FastClock::for_tick_ms(layout.tick_ms());
+    Generator::with_clock(layout, 1, clock, Options::default()).expect("fast-clock generator")
+}
+
 fn clocks(c: &mut Criterion) {
     let tsc = FastClock::for_tick_ms(1);
-    let coarse = FastClock::for_tick_ms(10);
+    let coarse = FastClock::for_tick_ms(coarse_layout().tick_ms());
     eprintln!(
-        "note: FastClock::for_tick_ms(1) picked {:?}; for_tick_ms(10) picked {:?}",
+        "note: FastClock::for_tick_ms(1) picked {:?}; (10) picked {:?}; (1000) picked {:?}",
         tsc.source(),
+        FastClock::for_tick_ms(10).source(),
         coarse.source()
     );
+    let system = ferroflake::SystemClock;
+
     let mut group = plain_group(c, "clock");
     group.bench_function("system_time_now_ms", |b| b.iter(system_ms));
     group.bench_function("fast_clock_1ms", |b| b.iter(|| tsc.now_ms()));
-    group.bench_function("fast_clock_10ms", |b| b.iter(|| coarse.now_ms()));
+    group.bench_function("fast_clock_1s", |b| b.iter(|| coarse.now_ms()));
+    group.finish();
+
+    let mut group = edge_group(c, "clock_edge");
+    group.bench_function("system_time_now_ms", |b| {
+        b.iter_custom(bursts_on(&system, BURST, system_ms))
+    });
+    group.bench_function("fast_clock_1ms", |b| {
+        b.iter_custom(bursts_on(&system, BURST, || tsc.now_ms()))
+    });
+    group.bench_function("fast_clock_1s", |b| {
+        b.iter_custom(bursts_on(&system, BURST, || coarse.now_ms()))
+    });
     group.finish();
 }
 
 fn ferroflake_one_by_one(c: &mut Criterion) {
-    let twitter = Layout::twitter();
-    let system = Generator::new(twitter, 1).expect("twitter generator");
-    let fast = Generator::with_clock(twitter, 1, FastClock::for_tick_ms(1), Options::default())
-        .expect("twitter generator on the fast clock");
+    let twitter = Generator::new(Layout::twitter(), 1).expect("twitter generator");
+    let twitter_fast = fast_generator(Layout::twitter());
+    let wide = Generator::new(uncapped_layout(), 1).expect("wide generator");
+    let wide_fast = fast_generator(uncapped_layout());
+    let seconds_fast = fast_generator(coarse_layout());
+
     let mut group = edge_group(c, "ferroflake_edge");
     group.bench_function("system_twitter", |b| {
-        b.iter_custom(|iters| {
-            let edge = || wait_for_tick_change(|| system.clock().now_ms());
-            timed_bursts(iters, BURST, edge, || system.next_id())
-        })
+        b.iter_custom(bursts_on(twitter.clock(), BURST, || twitter.next_id()))
     });
     group.bench_function("fast_twitter", |b| {
-        b.iter_custom(|iters| {
-            let edge = || wait_for_tick_change(|| fast.clock().now_ms());
-            timed_bursts(iters, BURST, edge, || fast.next_id())
-        })
+        b.iter_custom(bursts_on(twitter_fast.clock(), BURST, || twitter_fast.next_id()))
+    });
+    group.bench_function("system_wide", |b| {
+        b.iter_custom(bursts_on(wide.clock(), BURST, || wide.next_id()))
+    });
+    group.bench_function("fast_wide", |b| {
+        b.iter_custom(bursts_on(wide_fast.clock(), BURST, || wide_fast.next_id()))
+    });
+    group.bench_function("fast_1s_tick", |b| {
+        b.iter_custom(bursts_on(seconds_fast.clock(), BURST, || seconds_fast.next_id()))
     });
     group.finish();
-    report_waits("ferroflake_edge/system_twitter", &system);
-    report_waits("ferroflake_edge/fast_twitter", &fast);
 
-    let system = Generator::new(uncapped_layout(), 1).expect("wide generator");
-    let fast = Generator::with_clock(
-        uncapped_layout(),
-        1,
-        FastClock::for_tick_ms(1),
-        Options::default(),
-    )
-    .expect("wide generator on the fast clock");
-    let coarse_layout = coarse_layout();
-    let coarse = Generator::with_clock(
-        coarse_layout,
-        1,
-        FastClock::for_tick_ms(coarse_layout.tick_ms()),
-        Options::default(),
-    )
-    .expect("10 ms generator on the fast clock");
     let mut group = plain_group(c, "ferroflake_wide");
-    group.bench_function("system_1ms", |b| b.iter(|| system.next_id()));
-    group.bench_function("fast_1ms", |b| b.iter(|| fast.next_id()));
-    group.bench_function("fast_10ms", |b| b.iter(|| coarse.next_id()));
+    group.bench_function("system", |b| b.iter(|| wide.next_id()));
+    group.bench_function("fast", |b| b.iter(|| wide_fast.next_id()));
     group.finish();
-    report_waits("ferroflake_wide/system_1ms", &system);
-    report_waits("ferroflake_wide/fast_1ms", &fast);
-    report_waits("ferroflake_wide/fast_10ms", &coarse);
+
+    report_waits("twitter system", &twitter);
+    report_waits("twitter fast", &twitter_fast);
+    report_waits("wide system", &wide);
+    report_waits("wide fast", &wide_fast);
+    report_waits("1 s tick fast", &seconds_fast);
 }
 
 fn ferroflake_batches(c: &mut Criterion) {
     let twitter = Generator::new(Layout::twitter(), 1).expect("twitter generator");
-    let wide_fast = Generator::with_clock(
-        uncapped_layout(),
-        1,
-        FastClock::for_tick_ms(1),
-        Options::default(),
-    )
-    .expect("wide generator on the fast clock");
+    let wide_fast = fast_generator(uncapped_layout());
     for size in [64usize, 1024] {
-        let mut group = edge_group(c, "ferroflake_next_ids");
+        let mut group = edge_group(c, "ferroflake_next_ids_edge");
         group.throughput(Throughput::Elements(size as u64));
         let mut buffer = vec![0u64; size];
         // Batches per burst: as many as fit in three quarters of a tick's sequence.
         let batches = BURST / size as u64;
         group.bench_function(format!("system_twitter_{size}"), |b| {
-            b.iter_custom(|iters| {
-                let edge = || wait_for_tick_change(|| twitter.clock().now_ms());
-                timed_bursts(iters, batches, edge, || {
-                    twitter.next_ids(black_box(&mut buffer))
-                })
-            })
+            b.iter_custom(bursts_on(twitter.clock(), batches, || {
+                twitter.next_ids(black_box(&mut buffer))
+            }))
         });
-        group.finish();
-        let mut group = plain_group(c, "ferroflake_next_ids");
-        group.throughput(Throughput::Elements(size as u64));
         group.bench_function(format!("fast_wide_{size}"), |b| {
-            b.iter(|| wide_fast.next_ids(black_box(&mut buffer)))
+            b.iter_custom(bursts_on(wide_fast.clock(), batches, || {
+                wide_fast.next_ids(black_box(&mut buffer))
+            }))
         });
         group.finish();
     }
-    report_waits("ferroflake_next_ids/system_twitter", &twitter);
+    report_waits("next_ids twitter system", &twitter);
 }
 
 fn peers(c: &mut Criterion) {
-    let millis = || wait_for_tick_change(system_ms);
+    let system = ferroflake::SystemClock;
     let mut group = edge_group(c, "peer_edge");
 
     let snowflaked = common::snowflaked();
     group.bench_function("snowflaked", |b| {
-        b.iter_custom(|iters| timed_bursts(iters, BURST, millis, || snowflaked.generate::<u64>()))
+        b.iter_custom(bursts_on(&system, BURST, || snowflaked.generate::<u64>()))
     });
 
     // Single-threaded, as its docs use it: `&mut`, no lock.
     let mut rs_snowflake = snowflake::SnowflakeIdGenerator::new(1, 1);
     group.bench_function("rs_snowflake", |b| {
-        b.iter_custom(|iters| {
-            timed_bursts(iters, BURST, millis, || rs_snowflake.real_time_generate())
-        })
+        b.iter_custom(bursts_on(&system, BURST, || rs_snowflake.real_time_generate()))
     });
 
     let snowflake_me = common::snowflake_me();
     group.bench_function("snowflake_me", |b| {
-        b.iter_custom(|iters| timed_bursts(iters, BURST, millis, || snowflake_me.next_id()))
+        b.iter_custom(bursts_on(&system, BURST, || snowflake_me.next_id()))
+    });
+    let snowflake_me_wide = common::snowflake_me_uncapped();
+    group.bench_function("snowflake_me_wide", |b| {
+        b.iter_custom(bursts_on(&system, BURST, || snowflake_me_wide.next_id()))
     });
 
     // Twitter-like widths (10 worker + 12 sequence bits: 4,091 per ms after its 5 reserved
     // sequence values), so a burst never makes it borrow ticks.
     common::idgenerator_init(10, 12);
     group.bench_function("idgenerator", |b| {
-        b.iter_custom(|iters| {
-            timed_bursts(iters, BURST, millis, idgenerator::IdInstance::next_id)
-        })
+        b.iter_custom(bursts_on(&system, BURST, idgenerator::IdInstance::next_id))
+    });
+
+    group.bench_function("uuid_now_v7", |b| {
+        b.iter_custom(bursts_on(&system, BURST, uuid::Uuid::now_v7))
+    });
+    group.bench_function("ulid_generate", |b| {
+        b.iter_custom(bursts_on(&system, BURST, ulid::Ulid::generate))
+    });
+    let mut monotonic = ulid::Generator::new();
+    group.bench_function("ulid_generator", |b| {
+        b.iter_custom(bursts_on(&system, BURST, || monotonic.generate().is_ok()))
     });
     group.finish();
 
@@ -196,15 +219,6 @@ fn peers(c: &mut Criterion) {
             timed_bursts(iters, 200, ten_ms, || sonyflake.next_id())
         })
     });
-    group.finish();
-
-    let mut group = plain_group(c, "peer_plain");
-    let snowflake_me_wide = common::snowflake_me_uncapped();
-    group.bench_function("snowflake_me_wide", |b| b.iter(|| snowflake_me_wide.next_id()));
-    group.bench_function("uuid_now_v7", |b| b.iter(uuid::Uuid::now_v7));
-    group.bench_function("ulid_generate", |b| b.iter(ulid::Ulid::generate));
-    let mut monotonic = ulid::Generator::new();
-    group.bench_function("ulid_generator", |b| b.iter(|| monotonic.generate().is_ok()));
     group.finish();
 }
 
