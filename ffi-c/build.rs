@@ -54,7 +54,10 @@ fn set_soname() {
         return;
     }
     let var = |name: &str| std::env::var(name).expect("set by cargo");
-    let (major, minor) = (var("CARGO_PKG_VERSION_MAJOR"), var("CARGO_PKG_VERSION_MINOR"));
+    let (major, minor) = (
+        var("CARGO_PKG_VERSION_MAJOR"),
+        var("CARGO_PKG_VERSION_MINOR"),
+    );
     let soname = if major == "0" {
         format!("libferroflake.so.0.{minor}")
     } else {
