@@ -23,7 +23,8 @@ if "$ferroflake" next --lease /dev/null/leases 2>/dev/null; then
   echo "ferroflake next must refuse when no node id can be leased" >&2
   exit 1
 fi
-echo "lease CLI smoke: 5 passed, 0 failed"
+cargo run -q -p ferroflake-lease --example quickstart | grep -qE '^[0-9]+$'
+echo "lease README smoke: 6 passed, 0 failed"
 
 # --- hook: the store backends (etcd, Redis, ZooKeeper, PostgreSQL), owned by the stores helper
 bash scripts/test-lease-stores.sh

@@ -4,18 +4,25 @@
 //! The layout has 18 sequence bits (262,144 IDs per ms), so neither generator meets the
 //! sequence cap and the figures are the uncapped cost per ID.
 //!
+//! After criterion's figures, a paired measurement prints the median ratio over rounds of
+//! alternating 1M-call blocks (plain, leased, plain, ...): on a shared, noisy machine the
+//! pairing cancels load that drifts between criterion's separate runs.
+//!
 //! Run: `cargo bench -p ferroflake-lease --bench fencing`
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use ferroflake::{Clock, FastClock, Generator, Layout, Options, SystemClock, TWITTER_EPOCH_MS};
 use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeasedGenerator, Registry};
 
 fn wide_layout() -> Layout {
-    Layout::builder(41, 4, 18).epoch_ms(TWITTER_EPOCH_MS as i64).build().unwrap()
+    Layout::builder(41, 4, 18)
+        .epoch_ms(TWITTER_EPOCH_MS as i64)
+        .build()
+        .unwrap()
 }
 
 fn compare<C: Clock + Send + Sync + 'static>(
@@ -26,8 +33,13 @@ fn compare<C: Clock + Send + Sync + 'static>(
 ) {
     let layout = wide_layout();
     let plain = Generator::with_clock(layout, 3, clock(), Options::default()).unwrap();
-    let leased =
-        LeasedGenerator::start(layout, clock(), Arc::clone(registry), LeaseConfig::default()).unwrap();
+    let leased = LeasedGenerator::start(
+        layout,
+        clock(),
+        Arc::clone(registry),
+        LeaseConfig::default(),
+    )
+    .unwrap();
     let mut group = c.benchmark_group(format!("fencing/{name}"));
     group.throughput(Throughput::Elements(1));
     group.bench_function("plain next_id", |b| b.iter(|| black_box(plain.next_id())));
@@ -43,6 +55,59 @@ fn fencing(c: &mut Criterion) {
     compare(c, "fast_clock", &registry, || FastClock::for_tick_ms(1));
 }
 
+/// Median over `rounds` of (leased block time / plain block time), and the median ns/ID
+/// of each.
+fn paired<C: Clock + Send + Sync + 'static>(
+    name: &str,
+    registry: &Arc<dyn Registry>,
+    clock: impl Fn() -> C,
+) {
+    const BLOCK: u32 = 1_000_000;
+    const ROUNDS: usize = 21;
+    let layout = wide_layout();
+    let plain = Generator::with_clock(layout, 3, clock(), Options::default()).unwrap();
+    let leased = LeasedGenerator::start(
+        layout,
+        clock(),
+        Arc::clone(registry),
+        LeaseConfig::default(),
+    )
+    .unwrap();
+    let time = |f: &dyn Fn() -> Result<u64, ferroflake::Error>| {
+        let start = Instant::now();
+        for _ in 0..BLOCK {
+            black_box(f()).unwrap();
+        }
+        start.elapsed().as_secs_f64() * 1e9 / f64::from(BLOCK)
+    };
+    let (mut plain_ns, mut leased_ns, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let p = time(&|| plain.next_id());
+        let l = time(&|| leased.next_id());
+        plain_ns.push(p);
+        leased_ns.push(l);
+        ratios.push(l / p);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "paired {name}: plain {:.2} ns/ID, leased {:.2} ns/ID, median leased/plain ratio {:.3} ({ROUNDS} rounds of {BLOCK} calls each)",
+        median(&mut plain_ns),
+        median(&mut leased_ns),
+        median(&mut ratios)
+    );
+    leased.shutdown().unwrap();
+}
+
+fn paired_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(dir.path()).unwrap());
+    paired("system_clock", &registry, || SystemClock);
+    paired("fast_clock", &registry, || FastClock::for_tick_ms(1));
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
@@ -51,4 +116,11 @@ criterion_group! {
         .sample_size(60);
     targets = fencing
 }
-criterion_main!(benches);
+fn main() {
+    benches();
+    // Only under `cargo bench` (not `cargo test --benches`, which passes no --bench).
+    if std::env::args().any(|a| a == "--bench") {
+        paired_all();
+    }
+    Criterion::default().configure_from_args().final_summary();
+}
