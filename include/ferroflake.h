@@ -577,7 +577,7 @@ ferroflake_result ferroflake_generator_next_id_for_shard(const struct ferroflake
  * Thread safety: any number of threads may call this on one generator at once.
  *
  * # Safety
- * `generator` is NULL or a live handle; `ids` is NULL or valid for writing `len` aligned
+ * `generator` is NULL or a live handle; `ids` is NULL or valid for writing `len`
  * `uint64_t`s.
  */
 ferroflake_result ferroflake_generator_next_ids(const struct ferroflake_generator *generator,

@@ -32,18 +32,20 @@ pub(crate) unsafe fn borrow<'a, T>(ptr: *const T) -> Result<&'a T, ferroflake_re
 pub(crate) struct Out<T>(*mut T);
 
 impl<T> Out<T> {
-    /// Writes the value. The old contents (possibly uninitialised) are not read or dropped.
+    /// Writes the value. The old contents (possibly uninitialised) are not read or dropped,
+    /// and a misaligned pointer from C is written correctly instead of being undefined
+    /// behaviour.
     pub(crate) fn set(self, value: T) {
         // SAFETY: `out` checked the pointer for NULL and its caller promised it is valid
-        // for writes of a properly aligned `T`.
-        unsafe { self.0.write(value) }
+        // for writes of a `T`; write_unaligned needs no alignment.
+        unsafe { self.0.write_unaligned(value) }
     }
 }
 
 /// An out-parameter from a C pointer, or `NULL_ARGUMENT`.
 ///
 /// # Safety
-/// `ptr` is NULL or valid for writes of a properly aligned `T` until the call returns.
+/// `ptr` is NULL or valid for writes of a `T` (any alignment) until the call returns.
 pub(crate) unsafe fn out<T>(ptr: *mut T) -> Result<Out<T>, ferroflake_result> {
     if ptr.is_null() {
         Err(FERROFLAKE_RESULT_NULL_ARGUMENT)
@@ -70,6 +72,16 @@ mod tests {
             guard(|| Err(FERROFLAKE_RESULT_ZERO_TICK)),
             FERROFLAKE_RESULT_ZERO_TICK
         );
+    }
+
+    #[test]
+    fn out_params_may_be_misaligned() {
+        let mut bytes = [0u8; 16];
+        // SAFETY: bytes 1..9 are writable; `set` needs no alignment.
+        unsafe { out(bytes.as_mut_ptr().add(1).cast::<u64>()) }
+            .unwrap()
+            .set(u64::from_ne_bytes([1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(bytes[..10], [0, 1, 2, 3, 4, 5, 6, 7, 8, 0]);
     }
 
     #[test]

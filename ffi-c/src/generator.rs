@@ -155,7 +155,7 @@ pub unsafe extern "C" fn ferroflake_generator_next_id_for_shard(
 /// Thread safety: any number of threads may call this on one generator at once.
 ///
 /// # Safety
-/// `generator` is NULL or a live handle; `ids` is NULL or valid for writing `len` aligned
+/// `generator` is NULL or a live handle; `ids` is NULL or valid for writing `len`
 /// `uint64_t`s.
 #[no_mangle]
 pub unsafe extern "C" fn ferroflake_generator_next_ids(
@@ -180,8 +180,14 @@ pub unsafe extern "C" fn ferroflake_generator_next_ids(
         scratch.resize(len, 0);
         generator.inner.next_ids(&mut scratch)?;
         // SAFETY: `ids` is valid for `len` writes (caller's promise) and cannot overlap
-        // our fresh allocation.
-        unsafe { core::ptr::copy_nonoverlapping(scratch.as_ptr(), ids, len) };
+        // our fresh allocation. Copying bytes needs no alignment from the caller's pointer.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                scratch.as_ptr().cast::<u8>(),
+                ids.cast::<u8>(),
+                len * core::mem::size_of::<u64>(),
+            )
+        };
         Ok(())
     })
 }
