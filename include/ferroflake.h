@@ -570,7 +570,8 @@ ferroflake_result ferroflake_generator_next_id_for_shard(const struct ferroflake
  * numbers, so cheaper per id than `next_id`).
  *
  * Returns any error of `ferroflake_generator_next_id`, `BUFFER_TOO_LARGE` if `len` ids
- * cannot be held in memory, or `NULL_ARGUMENT` (also when `len` is 0). On error `ids` is
+ * cannot be held in memory, or `NULL_ARGUMENT` if `generator` or `ids` is NULL (even when
+ * `len` is 0; a valid `ids` with `len` 0 succeeds and writes nothing). On error `ids` is
  * left untouched; ids reserved before the error are skipped, never issued later.
  *
  * Ownership: `generator` is borrowed; `ids` is the caller's buffer, written only on success.
