@@ -1,6 +1,6 @@
 // Call cost of ferroflake's Node face next to Date.now() and the ID generators a Node user
 // would otherwise pick, all in one run, with each one's duplicates over 1,000,000 IDs.
-// Run: cd bindings-node/bench && npm install --no-audit --no-fund && node bench.mjs
+// Run: cd bindings-node/bench && npm install --no-audit --no-fund && node --expose-gc bench.mjs
 // (after the addon is built: `npm run build` in bindings-node). Not part of the tests.
 import { createRequire } from 'node:module'
 import { randomUUID } from 'node:crypto'
@@ -13,71 +13,88 @@ const FlakeId = require('flake-idgen')
 const { Snowflake: WasmSnowflake } = require('nodejs-snowflake')
 
 const CALLS = 1_000_000
-const ROUNDS = Number(process.env.ROUNDS ?? 5)
+const ROUNDS = Number(process.env.ROUNDS ?? 7)
 
-// Layouts whose sequence never runs out within a millisecond at these speeds, so the
-// timing is the cost of a call, not the layout's rate cap (which the capped rows show).
-const epochMs = Date.now() - 3_600_000 // 33 time bits in ms last 99 days from here
-const uncapped53 = Layout.custom({ timeBits: 33, nodeBits: 0, sequenceBits: 20, epochMs }) // 1,048,576 per ms, JS-safe
-const uncapped63 = Layout.custom({ timeBits: 41, nodeBits: 0, sequenceBits: 22, epochMs }) // 4,194,304 per ms
+// Layouts whose sequence does not run out within a millisecond at these speeds, so the
+// timing is the cost of a call, not a layout's rate cap (the capped presets are measured
+// in the 1M-ID run below, where the cap shows). 33 bits of ms last 99 days from the epoch.
+const uncapped = (bits, offset) =>
+  Layout.custom({ timeBits: bits === 53 ? 33 : 41, nodeBits: 0, sequenceBits: bits === 53 ? 20 : 22, epochMs: Date.now() - 3_600_000 - offset })
+const layouts = { s53: uncapped(53, 0), f53: uncapped(53, 1), s63: uncapped(63, 2), f63: uncapped(63, 3), str: uncapped(63, 4) }
+const flakeEpoch = Date.UTC(2020, 0, 1)
 
-let node = 0
-const generator = (options) => new Generator({ nodeId: 0, ...options })
+// [name, make (returns a function that makes one ID), timed per call?]
 const subjects = [
-  ['Date.now()', () => Date.now],
-  ['ferroflake nextId() (53-bit, system clock)', () => generator({ layout: uncapped53 }).nextId],
-  ['ferroflake nextId() (53-bit, fast clock)', () => generator({ layout: Layout.custom({ timeBits: 33, nodeBits: 0, sequenceBits: 20, epochMs: epochMs + 1 }), clock: 'fast' }).nextId],
-  ['ferroflake nextIdBigInt() (63-bit, system clock)', () => generator({ layout: uncapped63 }).nextIdBigInt],
-  ['ferroflake nextIdBigInt() (63-bit, fast clock)', () => generator({ layout: Layout.custom({ timeBits: 41, nodeBits: 0, sequenceBits: 22, epochMs: epochMs + 1 }), clock: 'fast' }).nextIdBigInt],
-  ['ferroflake nextIdString() (63-bit, system clock)', () => { const g = generator({ layout: Layout.custom({ timeBits: 41, nodeBits: 0, sequenceBits: 22, epochMs: epochMs + 2 }) }); return () => g.nextIdString() }],
-  ['ferroflake nextId() default js53ms (capped 256,000/s)', () => new Generator({ nodeId: ++node }).nextId],
-  ['ferroflake nextIdBigInt() twitter (capped 4,096,000/s)', () => new Generator({ nodeId: ++node, layout: 'twitter' }).nextIdBigInt],
-  ['@sapphire/snowflake generate()', () => { const s = new SapphireSnowflake(epochMs); return () => s.generate() }],
-  ['flake-idgen next()', () => { const f = new FlakeId({ id: 1, epoch: epochMs }); return () => f.next() }],
-  ['nodejs-snowflake getUniqueID()', () => { const s = new WasmSnowflake({ custom_epoch: epochMs, instance_id: 1 }); return () => s.getUniqueID() }],
-  ['crypto.randomUUID()', () => randomUUID],
+  ['Date.now()', () => Date.now, true],
+  ['ferroflake nextId(), system clock', () => new Generator({ nodeId: 0, layout: layouts.s53 }).nextId, true],
+  ['ferroflake nextId(), fast clock', () => new Generator({ nodeId: 0, layout: layouts.f53, clock: 'fast' }).nextId, true],
+  ['ferroflake nextIdBigInt(), system clock', () => new Generator({ nodeId: 0, layout: layouts.s63 }).nextIdBigInt, true],
+  ['ferroflake nextIdBigInt(), fast clock', () => new Generator({ nodeId: 0, layout: layouts.f63, clock: 'fast' }).nextIdBigInt, true],
+  ['ferroflake nextIdString(), system clock', () => new Generator({ nodeId: 0, layout: layouts.str }).nextIdString, true],
+  ['ferroflake nextId(), default js53ms (256,000/s cap)', () => new Generator({ nodeId: 1 }).nextId, false],
+  ['ferroflake nextIdBigInt(), twitter (4,096,000/s cap)', () => new Generator({ nodeId: 1, layout: 'twitter' }).nextIdBigInt, false],
+  ['@sapphire/snowflake generate()', () => { const s = new SapphireSnowflake(flakeEpoch); return () => s.generate() }, true],
+  ['flake-idgen next()', () => { const f = new FlakeId({ id: 1, epoch: flakeEpoch }); return () => f.next() }, true],
+  ['nodejs-snowflake getUniqueID()', () => { const s = new WasmSnowflake({ custom_epoch: flakeEpoch, instance_id: 1 }); return () => s.getUniqueID() }, true],
+  ['crypto.randomUUID()', () => randomUUID, true],
 ]
 
-/** ns per call: the median of ROUNDS timed loops of CALLS calls. Thrown errors are counted. */
-function time(make) {
-  const fn = make()
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+/** ns per call of one loop of CALLS calls, and how many threw. */
+function timeOnce(fn) {
   let errors = 0
-  let sink
-  const perRound = []
-  for (let round = 0; round <= ROUNDS; round++) {
-    const start = process.hrtime.bigint()
-    for (let i = 0; i < CALLS; i++) {
-      try { sink = fn() } catch { errors++ }
-    }
-    const ns = Number(process.hrtime.bigint() - start) / CALLS
-    if (round > 0) perRound.push(ns) // round 0 warms up the JIT
+  const start = process.hrtime.bigint()
+  for (let i = 0; i < CALLS; i++) {
+    try { fn() } catch { errors++ }
   }
-  perRound.sort((a, b) => a - b)
-  return { ns: perRound[Math.floor(perRound.length / 2)], errors, sink }
+  return { ns: Number(process.hrtime.bigint() - start) / CALLS, errors }
 }
 
-/** Duplicates among CALLS fresh IDs from a fresh instance (and how many calls threw). */
-function duplicates(make) {
-  const fn = make()
+/** CALLS fresh IDs: duplicates, throws, and ns per ID including the Set insert. */
+function uniqueness(fn) {
   const seen = new Set()
   let errors = 0
+  const start = process.hrtime.bigint()
   for (let i = 0; i < CALLS; i++) {
     let id
     try { id = fn() } catch { errors++; continue }
     seen.add(Buffer.isBuffer(id) ? id.toString('hex') : id)
   }
-  return { duplicates: CALLS - errors - seen.size, errors }
+  const ns = Number(process.hrtime.bigint() - start) / CALLS
+  return { duplicates: CALLS - errors - seen.size, errors, ns }
 }
 
 console.log(`node ${process.version}, ${os.cpus()[0].model}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`)
-console.log(`ns per call: median of ${ROUNDS} x ${CALLS.toLocaleString('en')} calls; duplicates and throws over ${CALLS.toLocaleString('en')} IDs from a fresh instance\n`)
+console.log(`call cost: ${ROUNDS} interleaved rounds of ${CALLS.toLocaleString('en')} calls each (after a warm-up round); median ns and median ratio to Date.now() of the same round`)
+console.log(`uniqueness: ${CALLS.toLocaleString('en')} IDs from a fresh instance into a Set\n`)
+
+const timed = subjects.filter(([, , perCall]) => perCall).map(([name, make]) => ({ name, fn: make(), ns: [], ratio: [], errors: 0 }))
+for (let round = 0; round <= ROUNDS; round++) {
+  let baseline
+  for (const subject of timed) {
+    const { ns, errors } = timeOnce(subject.fn)
+    baseline ??= ns
+    if (round === 0) continue // warm-up: JIT, TSC calibration, first allocations
+    subject.ns.push(ns)
+    subject.ratio.push(ns / baseline)
+    subject.errors += errors
+  }
+}
+
 const rows = []
-let baseline
 for (const [name, make] of subjects) {
-  const { ns, errors } = time(make)
-  baseline ??= ns
-  const dup = name === 'Date.now()' ? { duplicates: '-', errors: 0 } : duplicates(make)
-  rows.push({ name, 'ns/call': ns.toFixed(1), 'x Date.now()': (ns / baseline).toFixed(2), 'duplicates in 1M': dup.duplicates, 'throws in 1M': dup.errors, 'throws while timed': errors })
+  const subject = timed.find((t) => t.name === name)
   globalThis.gc?.()
+  const run = name === 'Date.now()' ? null : uniqueness(make())
+  rows.push({
+    name,
+    'ns/call': subject ? median(subject.ns).toFixed(1) : '-',
+    'x Date.now()': subject ? median(subject.ratio).toFixed(2) : '-',
+    'throws per 1M timed': subject ? Math.round(subject.errors / ROUNDS) : '-',
+    'ns/ID over 1M (with Set)': run ? run.ns.toFixed(0) : '-',
+    'duplicates in 1M': run ? run.duplicates : '-',
+    'throws in 1M': run ? run.errors : '-',
+  })
 }
 console.table(rows)
