@@ -49,5 +49,8 @@ fn a_clock_that_still_reads_behind_after_the_second_look_is_a_rollback() {
     let clock = ScriptedClock::new(&[NOW + 10, NOW + 10, NOW]);
     let g = Generator::with_clock(Layout::twitter(), 1, &clock, Options::default()).unwrap();
     g.next_id().unwrap();
-    assert_eq!(g.next_id(), Err(Error::ClockMovedBackwards { behind_ms: 10 }));
+    assert_eq!(
+        g.next_id(),
+        Err(Error::ClockMovedBackwards { behind_ms: 10 })
+    );
 }

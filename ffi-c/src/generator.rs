@@ -32,6 +32,13 @@ pub struct ferroflake_generator {
     inner: Generator<AnyClock>,
 }
 
+// The C docs promise that handles may be shared by threads: hold the types to it.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<ferroflake_generator>();
+    shareable::<ferroflake_layout>();
+};
+
 impl ferroflake_generator {
     fn manual_clock(&self) -> Result<&ManualClock, ferroflake_result> {
         match self.inner.clock() {
