@@ -1,10 +1,8 @@
 // worker_threads share one core generator per (layout, node id): no duplicates across
-// threads. Processes do not share memory, so each needs its own node id.
+// threads.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { addon } from './support.mjs'
 
@@ -46,27 +44,4 @@ test('a worker asking for a live node id with other options is refused', async (
     { name: result.error?.name, code: result.error?.code },
     { name: 'Error', code: 'ERR_FERROFLAKE_NODE_IN_USE' },
   )
-})
-
-const execFileAsync = promisify(execFile)
-
-async function twoProcesses(nodeA, nodeB) {
-  const startAtMs = Date.now() + 1_500 // both have loaded the addon by then
-  const run = (nodeId) =>
-    execFileAsync(process.execPath, [fixture('child-ids.cjs'), nodeId, startAtMs, 300], { maxBuffer: 64 << 20 })
-      .then(({ stdout }) => JSON.parse(stdout))
-  const [a, b] = await Promise.all([run(nodeA), run(nodeB)])
-  assert.ok(a.length > 1000 && b.length > 1000, `both made IDs (${a.length}, ${b.length})`)
-  const seen = new Set(a)
-  return { duplicates: b.filter((id) => seen.has(id)).length, total: a.length + b.length }
-}
-
-test('two processes with the SAME node id repeat IDs: each process needs its own', async () => {
-  const { duplicates, total } = await twoProcesses(3, 3)
-  assert.ok(duplicates > 0, `expected collisions between two processes on node 3 (${total} IDs)`)
-})
-
-test('two processes with distinct node ids never repeat', async () => {
-  const { duplicates } = await twoProcesses(3, 4)
-  assert.equal(duplicates, 0)
 })
