@@ -446,6 +446,20 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * The format with this name: "dec", "base62" or "base32" (the names the other languages
+ * and the CLI use), for formats read from configuration.
+ *
+ * Returns `UNKNOWN_ENUM_VALUE` for any other name, `INVALID_UTF8`, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `name` is only read during the call; `*out_format` is the caller's.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `out_format` is NULL or writable.
+ */
+ferroflake_result ferroflake_format_from_name(const char *name, ferroflake_format *out_format);
+
+/**
  * The buffer size (in bytes, with the NUL terminator) that `ferroflake_format_encode`
  * needs for `id` in `format`: at most `FERROFLAKE_ENCODED_MAX_SIZE`.
  *

@@ -1,6 +1,6 @@
 //! `ferroflake_format`: the string forms of ids, encoded into caller buffers and parsed.
 
-use core::ffi::c_char;
+use core::ffi::{c_char, CStr};
 
 use ferroflake::Format;
 
@@ -28,6 +28,41 @@ fn format(value: ferroflake_format) -> Result<Format, ferroflake_result> {
         FERROFLAKE_FORMAT_BASE32 => Ok(Format::Base32),
         _ => Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE),
     }
+}
+
+/// The format with this name: "dec", "base62" or "base32" (the names the other languages
+/// and the CLI use), for formats read from configuration.
+///
+/// Returns `UNKNOWN_ENUM_VALUE` for any other name, `INVALID_UTF8`, or `NULL_ARGUMENT`.
+///
+/// Ownership: `name` is only read during the call; `*out_format` is the caller's.
+/// Thread safety: any thread.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string; `out_format` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ferroflake_format_from_name(
+    name: *const c_char,
+    out_format: *mut ferroflake_format,
+) -> ferroflake_result {
+    guard(|| {
+        if name.is_null() {
+            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
+        }
+        // SAFETY: non-NULL and NUL-terminated by the caller's promise.
+        let name = unsafe { CStr::from_ptr(name) };
+        // SAFETY: the caller's promise above.
+        let out_format = unsafe { out(out_format)? };
+        let name = name.to_str().map_err(|_| FERROFLAKE_RESULT_INVALID_UTF8)?;
+        let value = match Format::from_name(name) {
+            Some(Format::Decimal) => FERROFLAKE_FORMAT_DECIMAL,
+            Some(Format::Base62) => FERROFLAKE_FORMAT_BASE62,
+            Some(Format::Base32) => FERROFLAKE_FORMAT_BASE32,
+            _ => return Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE),
+        };
+        out_format.set(value);
+        Ok(())
+    })
 }
 
 /// The buffer size (in bytes, with the NUL terminator) that `ferroflake_format_encode`
@@ -136,6 +171,21 @@ pub unsafe extern "C" fn ferroflake_format_parse(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_names_are_the_core_names() {
+        for value in [
+            FERROFLAKE_FORMAT_DECIMAL,
+            FERROFLAKE_FORMAT_BASE62,
+            FERROFLAKE_FORMAT_BASE32,
+        ] {
+            let name = std::ffi::CString::new(format(value).unwrap().name()).unwrap();
+            let mut found = 99;
+            // SAFETY: a NUL-terminated name and a valid out-pointer.
+            let result = unsafe { ferroflake_format_from_name(name.as_ptr(), &mut found) };
+            assert_eq!((result, found), (FERROFLAKE_RESULT_OK, value));
+        }
+    }
 
     #[test]
     fn the_largest_encoding_fits_the_max_size() {

@@ -548,6 +548,17 @@ static void strings_encode_into_caller_buffers(void) {
            FERROFLAKE_RESULT_NULL_ARGUMENT);
     EXPECT(ferroflake_format_parse(7, "1", 1, &parsed), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
     assert(parsed == 42);
+
+    {
+        ferroflake_format format = 99;
+        EXPECT(ferroflake_format_from_name("base32", &format), FERROFLAKE_RESULT_OK);
+        assert(format == FERROFLAKE_FORMAT_BASE32);
+        EXPECT(ferroflake_format_from_name("hex", &format), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+        EXPECT(ferroflake_format_from_name("dec\xff", &format), FERROFLAKE_RESULT_INVALID_UTF8);
+        EXPECT(ferroflake_format_from_name(NULL, &format), FERROFLAKE_RESULT_NULL_ARGUMENT);
+        EXPECT(ferroflake_format_from_name("dec", NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+        assert(format == FERROFLAKE_FORMAT_BASE32);
+    }
 }
 
 static void real_clocks_issue_ids_near_now(void) {
