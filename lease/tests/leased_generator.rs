@@ -347,3 +347,40 @@ fn settings_that_cannot_keep_a_lease_are_refused() {
         .unwrap_err();
     assert!(matches!(err, LeaseError::InvalidConfig { .. }), "{err:?}");
 }
+
+#[test]
+fn a_leased_generator_can_be_shared_across_threads_and_wrapped_by_bindings() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<LeasedGenerator<ferroflake::AnyClock>>();
+    send_sync::<LeasedGenerator<ferroflake::SystemClock>>();
+    send_sync::<Arc<dyn Registry>>();
+
+    let (_dir, registry) = embedded();
+    let clock = Arc::new(ManualClock::new(T0));
+    let generator = Arc::new(
+        LeasedGenerator::start(
+            Layout::twitter(),
+            Arc::clone(&clock),
+            registry,
+            quick_config(),
+        )
+        .unwrap(),
+    );
+    let ids: Vec<u64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let generator = Arc::clone(&generator);
+                s.spawn(move || {
+                    (0..2_000)
+                        .map(|_| generator.next_id().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 8_000);
+}
