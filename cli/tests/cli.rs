@@ -108,11 +108,13 @@ fn next_without_a_node_leases_one_and_says_so_in_json() {
 #[test]
 fn two_leased_runs_at_once_get_different_node_ids() {
     let dir = tempfile::tempdir().unwrap();
-    // js53 issues 4096 IDs per second per node, so 6000 IDs take over a second: the two
-    // runs overlap, each holding its lease the whole time.
+    // js53 issues 4096 IDs per second per node, so 12,000 IDs span 3 seconds' ticks and
+    // take over a second: the two runs overlap, each holding its lease the whole time.
     let spawn = || {
         Command::new(BIN)
-            .args(["next", "-n", "6000", "--layout", "js53", "--format", "json"])
+            .args([
+                "next", "-n", "12000", "--layout", "js53", "--format", "json",
+            ])
             .env("FERROFLAKE_LEASE_DIR", dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -154,7 +156,7 @@ fn two_leased_runs_at_once_get_different_node_ids() {
         .flat_map(|r| r["ids"].as_array().unwrap())
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert_eq!(all.len(), 12_000, "0 duplicates");
+    assert_eq!(all.len(), 24_000, "0 duplicates");
 }
 
 #[test]

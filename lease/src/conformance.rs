@@ -46,13 +46,13 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// A TTL of 300 ms, quarantine 300 ms and slack 100 ms: for backends that judge expiry
-    /// to the millisecond (the embedded registry).
+    /// A TTL of 600 ms, quarantine 600 ms and slack 200 ms: for backends that judge expiry
+    /// to the millisecond (the embedded registry), with room for a loaded machine.
     pub const fn fast() -> Timing {
         Timing {
-            ttl: Duration::from_millis(300),
-            quarantine: Duration::from_millis(300),
-            slack: Duration::from_millis(100),
+            ttl: Duration::from_millis(600),
+            quarantine: Duration::from_millis(600),
+            slack: Duration::from_millis(200),
         }
     }
 

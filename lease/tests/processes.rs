@@ -92,7 +92,7 @@ fn node_of(output: &str) -> u64 {
 fn thirty_two_processes_race_for_sixteen_ids_and_exactly_sixteen_win() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path().to_str().unwrap();
-    let racers: Vec<Child> = (0..32)
+    let mut racers: Vec<Child> = (0..32)
         .map(|_| {
             probe(&[
                 "race",
@@ -101,13 +101,30 @@ fn thirty_two_processes_race_for_sixteen_ids_and_exactly_sixteen_win() {
                 "--node-count",
                 "16",
                 "--hold-ms",
-                "3000",
+                "60000",
             ])
             .spawn()
             .unwrap()
         })
         .collect();
-    let outputs = finish_all(racers, Duration::from_secs(60));
+    // Winners hold their ids until every racer has answered, however slowly they start.
+    let mut outputs: Vec<String> = racers
+        .iter_mut()
+        .map(|racer| {
+            let mut line = String::new();
+            BufReader::new(racer.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            line
+        })
+        .collect();
+    std::fs::write(std::path::Path::new(dir).join("done"), "").unwrap();
+    let rest = finish_all(racers, Duration::from_secs(60));
+    assert!(
+        rest.iter().all(String::is_empty),
+        "one line per racer: {rest:?}"
+    );
+    outputs.retain(|o| !o.is_empty());
     let won: Vec<u64> = outputs
         .iter()
         .filter_map(|o| o.trim().strip_prefix("won ").map(|n| n.parse().unwrap()))
@@ -200,8 +217,8 @@ fn wall_ms() -> u64 {
 fn a_holder_stopped_past_its_ttl_issues_nothing_more_and_its_id_moves_on() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path().to_str().unwrap();
-    let ttl_ms = 600;
-    // One node id (0 node bits), one ID per ms, lease TTL 600 ms (quarantine 120 ms).
+    let ttl_ms = 1_500;
+    // One node id (0 node bits), one ID per ms, lease TTL 1.5 s (quarantine 300 ms).
     let args = [
         "issue",
         "--dir",
@@ -211,7 +228,7 @@ fn a_holder_stopped_past_its_ttl_issues_nothing_more_and_its_id_moves_on() {
         "--pace-us",
         "1000",
         "--ttl-ms",
-        "600",
+        "1500",
         "--skew-ms",
         "50",
         "--acquire-retry-ms",
@@ -227,7 +244,7 @@ fn a_holder_stopped_past_its_ttl_issues_nothing_more_and_its_id_moves_on() {
 
     signal(&first, "-STOP");
     let stopped_at = wall_ms();
-    thread::sleep(Duration::from_millis(ttl_ms + 120 + 300));
+    thread::sleep(Duration::from_millis(ttl_ms + 300 + 300));
     let issued_while_held = ids_of(&first_lines.lock().unwrap().join("\n")).len();
 
     let mut second = probe(&args).spawn().unwrap();

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! ferroflake-lease-probe race  --dir D --node-count N --hold-ms H
-//!     claims one id; prints `won <id>` (holds it H ms, then releases) or `lost <error>`
+//!     claims one id; prints `won <id>` (holds it until the file D/done exists, at most
+//!     H ms, then releases) or `lost <error>`
 //! ferroflake-lease-probe issue --dir D --node-bits B [--count N] [--pace-us P]
 //!     [--ttl-ms T] [--skew-ms S] [--acquire-retry-ms R] [--max-run-ms M]
 //!     leases an id for a 41/B/12 layout (Twitter epoch) and prints `node <id>`, then one
@@ -50,7 +51,11 @@ fn race(flags: &Flags) -> Result<(), LeaseError> {
         Ok(grant) => {
             println!("won {}", grant.node_id);
             std::io::stdout().flush().ok();
-            std::thread::sleep(Duration::from_millis(flags.number("hold-ms", 2_000)));
+            let done = std::path::Path::new(flags.text("dir")).join("done");
+            let give_up = Instant::now() + Duration::from_millis(flags.number("hold-ms", 30_000));
+            while !done.exists() && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             registry.release(&grant, 0)
         }
         Err(e @ LeaseError::NoFreeNode { .. }) => {
