@@ -10,6 +10,7 @@ use crate::decoded::{decode_with, DecodedId};
 use crate::error::{throw, Misuse, OrThrow, Refusal};
 use crate::fast_path;
 use crate::layout::{layout_option, Layout};
+use crate::numbers::number_array;
 use crate::registry::{self, SharedGenerator};
 use crate::text::format_option;
 
@@ -132,13 +133,17 @@ impl Generator {
     }
 
     /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`).
-    #[napi(ts_args_type = "count: number")]
-    pub fn next_ids(&self, env: Env, count: Unknown) -> napi::Result<Vec<f64>> {
+    #[napi(ts_args_type = "count: number", ts_return_type = "Array<number>")]
+    pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown) -> napi::Result<Unknown<'env>> {
         if !self.js_safe {
-            return Err(throw(&env, refuse_numbers(self.inner.layout())));
+            return Err(throw(env, refuse_numbers(self.inner.layout())));
         }
-        let ids = self.batch(&env, count)?;
-        ids.into_iter().map(|id| to_number(&env, id, "id")).collect()
+        let ids = self.batch(env, count)?;
+        let numbers = ids
+            .into_iter()
+            .map(|id| to_number(env, id, "id"))
+            .collect::<napi::Result<Vec<f64>>>()?;
+        number_array(env, numbers)
     }
 
     /// `count` consecutive IDs as a `BigUint64Array` (any layout).

@@ -21,5 +21,6 @@ mod error;
 mod fast_path;
 mod generator;
 mod layout;
+mod numbers;
 mod registry;
 mod text;
