@@ -58,14 +58,34 @@ impl Clock for SystemClock {
 }
 
 /// Wall-clock ms; a clock set before 1970 reads as 0, which every layout treats as
-/// "behind".
-#[cfg(feature = "std")]
+/// "behind". On Unix this calls `clock_gettime` directly: `SystemTime::duration_since`
+/// cost about 13% of a `next_id` call.
+#[cfg(all(feature = "std", unix))]
+#[inline]
+pub(crate) fn system_now_ms() -> u64 {
+    read_clock(libc::CLOCK_REALTIME).map_or(0, |(secs, nanos)| secs * 1000 + nanos / 1_000_000)
+}
+
+#[cfg(all(feature = "std", not(unix)))]
 #[inline]
 pub(crate) fn system_now_ms() -> u64 {
     match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
         Ok(d) => d.as_secs() * 1000 + u64::from(d.subsec_millis()),
         Err(_) => 0,
     }
+}
+
+/// `(seconds, nanoseconds)` of a POSIX clock, or `None` if it fails or reads before 1970.
+#[cfg(all(feature = "std", unix))]
+#[inline]
+pub(crate) fn read_clock(id: libc::clockid_t) -> Option<(u64, u64)> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes to it.
+    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
+    (rc == 0 && ts.tv_sec >= 0).then_some((ts.tv_sec as u64, ts.tv_nsec as u64))
 }
 
 /// Sleeps most of the gap, then yields until the clock arrives; gives up after the gap
@@ -116,9 +136,13 @@ impl ManualClock {
     pub fn set_ms(&self, now_ms: u64) {
         self.now_ms.store(now_ms, Ordering::SeqCst);
     }
-    /// Moves the time forward by `ms`.
+    /// Moves the time forward by `ms` (saturating at `u64::MAX`, never wrapping back).
     pub fn advance_ms(&self, ms: u64) {
-        self.now_ms.fetch_add(ms, Ordering::SeqCst);
+        let _ = self
+            .now_ms
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                Some(now.saturating_add(ms))
+            });
     }
     /// Moves the time back by `ms` (saturating at 0).
     pub fn rewind_ms(&self, ms: u64) {

@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use crate::clock::{system_now_ms, wait_real_time};
+use crate::clock::{read_clock, system_now_ms, wait_real_time};
 use crate::sync::{AtomicU64, Ordering};
 use crate::Clock;
 
@@ -77,16 +77,7 @@ impl Clock for FastClock {
 }
 
 fn clock_ns(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes to it.
-    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
-    if rc != 0 || ts.tv_sec < 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    read_clock(id).map_or(0, |(secs, nanos)| secs * 1_000_000_000 + nanos)
 }
 
 fn coarse_resolution_ns() -> Option<u64> {

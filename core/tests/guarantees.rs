@@ -311,3 +311,12 @@ fn construction_refuses_bad_nodes_and_unusable_layouts() {
     let short = Layout::builder(10, 10, 12).build().unwrap();
     assert!(matches!(bad(short, 0), Some(Error::LayoutExhausted { .. })));
 }
+
+#[test]
+fn a_manual_clock_saturates_instead_of_wrapping() {
+    let clock = ManualClock::new(u64::MAX - 1);
+    clock.advance_ms(10);
+    assert_eq!(clock.now_ms(), u64::MAX);
+    clock.rewind_ms(u64::MAX);
+    assert_eq!(clock.now_ms(), 0);
+}
