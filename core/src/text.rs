@@ -78,7 +78,9 @@ impl Format {
         }
     }
 
-    /// Encodes `id`. Total: every `u64` has a string in every format.
+    /// Encodes `id`. Total: every `u64` has a string in every format. Values above
+    /// 2^63 − 1 are not IDs (the sign bit is always 0), and [`parse`](Self::parse) refuses
+    /// their strings with [`Error::ParseOverflow`].
     ///
     /// ```
     /// use ferroflake::Format;
