@@ -12,8 +12,9 @@ prefix="${1:-$target_dir/ferroflake-c}"
 
 cargo build --manifest-path "$root/Cargo.toml" -p ferroflake-ffi --release --lib
 
-version="$(sed -n 's/^#define FERROFLAKE_VERSION "\(.*\)"$/\1/p' "$root/include/ferroflake.h")"
-[ -n "$version" ] || { echo "no FERROFLAKE_VERSION in include/ferroflake.h" >&2; exit 1; }
+# The package version as cargo sees it ("path+file:///...#ferroflake-ffi@0.1.0").
+version="$(cargo pkgid --manifest-path "$root/Cargo.toml" -p ferroflake-ffi | sed 's/.*[#@]//')"
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "odd version '$version'" >&2; exit 1; }
 IFS=. read -r major minor _ <<<"$version"
 # The soname build.rs gives the shared library: 0.x releases break at each minor version.
 if [ "$major" = 0 ]; then soname="libferroflake.so.0.$minor"; else soname="libferroflake.so.$major"; fi

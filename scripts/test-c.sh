@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The C ABI suite (ffi-c, include/ferroflake.h): regenerates the header and fails on drift,
-# checks the version macros against Cargo.toml, runs the ffi crate's Rust unit tests, then
+# checks the header's version macros and ferroflake.pc against Cargo.toml, runs the ffi crate's Rust unit tests, then
 # builds real C and C++ programs against the static and the shared library and runs them
 # plainly, under valgrind and under AddressSanitizer (+UBSan), plus the README quickstart
 # through pkg-config. Ends with "C suite: N passed, M failed". No benchmark runs here.
@@ -53,8 +53,9 @@ version_macros_match_cargo_toml() {
   grep -qx "#define FERROFLAKE_VERSION_MAJOR $major" include/ferroflake.h
   grep -qx "#define FERROFLAKE_VERSION_MINOR $minor" include/ferroflake.h
   grep -qx "#define FERROFLAKE_VERSION_PATCH $patch" include/ferroflake.h
+  [ "$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --modversion ferroflake)" = "$cargo_version" ]
 }
-check version-macros-match-cargo-toml version_macros_match_cargo_toml
+check versions-match-cargo-toml version_macros_match_cargo_toml
 
 # Release, so the build dependencies and the core are shared with the library build above.
 check rust-unit-tests cargo test -p ferroflake-ffi --release --lib
