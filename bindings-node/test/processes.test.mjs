@@ -10,7 +10,7 @@ const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.met
 const execFileAsync = promisify(execFile)
 
 async function twoProcesses(nodeA, nodeB) {
-  const startAtMs = Date.now() + 1_500 // both have loaded the addon by then
+  const startAtMs = Date.now() + 2_500 // both have loaded the addon by then, even on a busy machine
   const run = (nodeId) =>
     execFileAsync(process.execPath, [fixture('child-ids.cjs'), nodeId, startAtMs, 500], { maxBuffer: 64 << 20 })
       .then(({ stdout }) => JSON.parse(stdout))
