@@ -37,7 +37,8 @@ pub struct Counters {
     pub waits: u64,
     /// Ticks issued ahead of the clock (borrowed within `max_drift_ticks`).
     pub borrowed_ticks: u64,
-    /// Times a call found the clock behind the last issued tick by more than the drift.
+    /// Calls that found the clock behind the last issued tick by more than the drift
+    /// (whether they then waited it out or refused with `ClockMovedBackwards`).
     pub rollbacks: u64,
 }
 
@@ -248,7 +249,8 @@ impl<C: Clock> Generator<C> {
     ///
     /// Relaxed ordering is enough: uniqueness and order come from the modification order of
     /// the one state word, which every CAS on it observes; IDs publish no other memory.
-    #[inline]
+    // Always inlined: through the C ABI a call otherwise costs ~1 ns more than from Rust.
+    #[inline(always)]
     fn reserve(&self, want: u64) -> Result<(u64, u64, u64), Error> {
         let layout = &self.layout;
         let sequence_bits = layout.sequence_bits;
@@ -260,6 +262,7 @@ impl<C: Clock> Generator<C> {
         // Whether `now_ms` was read after `current` was loaded. Only such a reading may
         // condemn the clock: an older one can predate ticks other threads issued meanwhile.
         let mut clock_read_after_state = false;
+        let mut rollback_counted = false;
         loop {
             let now_tick = layout.tick_at(now_ms);
             let last_tick = current >> sequence_bits;
@@ -319,6 +322,10 @@ impl<C: Clock> Generator<C> {
             } else {
                 layout.tick_ms + self.options.max_backward_wait_ms
             };
+            if rolled_back && !rollback_counted {
+                self.count(ROLLBACKS);
+                rollback_counted = true;
+            }
             if waited_ms + gap_ms > budget_ms {
                 return Err(if rolled_back {
                     Error::ClockMovedBackwards {
@@ -328,7 +335,9 @@ impl<C: Clock> Generator<C> {
                     Error::ClockStalled { waited_ms }
                 });
             }
-            self.count(if rolled_back { ROLLBACKS } else { WAITS });
+            if !rolled_back {
+                self.count(WAITS);
+            }
             self.clock.wait_until_ms(target_ms);
             now_ms = self.clock.now_ms();
             // The budget bounds waiting for a clock that does not arrive. Once it has,
