@@ -121,20 +121,22 @@ fn check(status: sys::napi_status) -> napi::Result<()> {
     }
 }
 
-/// Runs `body` with the callback's `Bound` and its first argument (undefined when not
-/// given), turning an error (or, defensively, a panic) into a thrown JS error.
+/// Runs `body` with the callback's `Bound` and, if `with_argument`, its first argument
+/// (`None` when not given), turning an error (or, defensively, a panic) into a thrown JS
+/// error.
 ///
 /// # Safety
 /// `env` and `info` must be the arguments of a call to a function made by [`function`].
 unsafe fn with_bound(
     env: sys::napi_env,
     info: sys::napi_callback_info,
+    with_argument: bool,
     body: impl FnOnce(&Bound, &Env, Option<Unknown>) -> napi::Result<sys::napi_value>,
 ) -> sys::napi_value {
     let mut data = ptr::null_mut();
-    let mut argc = 1usize;
+    let mut argc = usize::from(with_argument);
     let mut argv = [ptr::null_mut(); 1];
-    // SAFETY: per this function's contract; room for one argument.
+    // SAFETY: per this function's contract; room for `argc` (0 or 1) arguments.
     let status = unsafe {
         sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data)
     };
@@ -144,7 +146,7 @@ unsafe fn with_bound(
     // SAFETY: the function object holds a strong count while it can be called.
     let bound = unsafe { &*(data as *const Bound) };
     // SAFETY: napi fills missing arguments with undefined; the value lives for this call.
-    let first = (argc > 0).then(|| unsafe { Unknown::from_raw_unchecked(env, argv[0]) });
+    let first = (with_argument && argc > 0).then(|| unsafe { Unknown::from_raw_unchecked(env, argv[0]) });
     let js_env = Env::from_raw(env);
     match catch_unwind(AssertUnwindSafe(|| body(bound, &js_env, first))) {
         Ok(Ok(value)) => value,
@@ -172,7 +174,7 @@ unsafe extern "C" fn next_id_callback(
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, |bound, js_env, _| {
+        with_bound(env, info, false, |bound, js_env, _| {
             let id = next_number(&bound.generator, bound.js_safe).or_throw(js_env)?;
             let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer.
@@ -187,7 +189,7 @@ unsafe extern "C" fn next_id_big_int_callback(
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, |bound, js_env, _| {
+        with_bound(env, info, false, |bound, js_env, _| {
             let id = bound.generator.next_id().or_throw(js_env)?;
             let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer.
@@ -202,7 +204,7 @@ unsafe extern "C" fn next_id_string_callback(
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, |bound, js_env, format| {
+        with_bound(env, info, true, |bound, js_env, format| {
             let format = format_option(js_env, format)?;
             let id = bound.generator.next_id().or_throw(js_env)?;
             let text = format.encode(id);
