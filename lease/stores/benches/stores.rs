@@ -7,7 +7,7 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ferroflake::{Generator, Layout, SystemClock};
@@ -75,14 +75,13 @@ fn lease_calls(c: &mut Criterion) {
             })
         });
         let grant = registry.acquire(&request()).expect("acquire");
-        let mut mark = 1_800_000_000_000u64;
+        // A realistic mark: the clock's reading (a mark far ahead would hold the id's next
+        // holder back until then).
+        let now_ms = || SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_millis() as u64;
         group.bench_function(format!("renew/{name}"), |b| {
-            b.iter(|| {
-                mark += 1;
-                registry.renew(&grant, Duration::from_secs(10), mark).expect("renew")
-            })
+            b.iter(|| registry.renew(&grant, Duration::from_secs(10), now_ms()).expect("renew"))
         });
-        registry.release(&grant, mark).expect("release");
+        registry.release(&grant, now_ms()).expect("release");
     }
     group.finish();
 }
@@ -104,5 +103,50 @@ fn next_id(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, lease_calls, next_id);
+/// The same comparison, interleaved: every generator is live at once, and each round
+/// times 1,000,000 calls on each in turn, so drifting load on a shared machine hits all of
+/// them alike. Prints the median and spread of 15 rounds, and each one's ratio to plain.
+fn next_id_interleaved(_c: &mut Criterion) {
+    const CALLS: u32 = 1_000_000;
+    const ROUNDS: usize = 15;
+    let plain = Generator::new(layout(), 1).expect("generator");
+    let leased: Vec<(&str, LeasedGenerator<SystemClock>)> = registries()
+        .into_iter()
+        .map(|(name, registry)| {
+            let mut config = LeaseConfig::with_ttl(Duration::from_secs(10));
+            config.skew_allowance = Duration::from_millis(10);
+            (name, LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease"))
+        })
+        .collect();
+    let time = |f: &dyn Fn() -> u64| {
+        let began = Instant::now();
+        for _ in 0..CALLS {
+            black_box(f());
+        }
+        began.elapsed().as_nanos() as f64 / f64::from(CALLS)
+    };
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); leased.len() + 1];
+    for _ in 0..ROUNDS {
+        samples[0].push(time(&|| plain.next_id().expect("id")));
+        for (i, (_, g)) in leased.iter().enumerate() {
+            samples[i + 1].push(time(&|| g.next_id().expect("id")));
+        }
+    }
+    let names: Vec<&str> = std::iter::once("plain").chain(leased.iter().map(|(n, _)| *n)).collect();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let (plain_median, ..) = median(&mut samples[0].clone());
+    println!("next_id interleaved: ns/call, median [min max] of {ROUNDS} rounds x {CALLS} calls");
+    for (name, v) in names.iter().zip(samples.iter_mut()) {
+        let (mid, lo, hi) = median(v);
+        println!("  {name:<10} {mid:6.1} [{lo:6.1} {hi:6.1}]  x{:.2} of plain", mid / plain_median);
+    }
+    for (_, g) in leased {
+        g.shutdown().expect("release");
+    }
+}
+
+criterion_group!(benches, lease_calls, next_id, next_id_interleaved);
 criterion_main!(benches);

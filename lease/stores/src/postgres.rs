@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use crate::blocking::{Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use crate::token::new_token;
@@ -23,9 +23,81 @@ use crate::token::new_token;
 pub struct PostgresRegistry {
     io: Blocking,
     config: Config,
-    table: String,
+    sql: Sql,
     /// The current session; replaced when it closes (server restart, network loss).
-    client: Mutex<Option<Arc<Client>>>,
+    session: Mutex<Option<Arc<Session>>>,
+}
+
+/// The statements, for one table.
+struct Sql {
+    create: String,
+    claim: String,
+    free: String,
+    renew: String,
+    release: String,
+}
+
+impl Sql {
+    fn for_table(table: &str) -> Sql {
+        // `$n::float8 * interval '1 millisecond'` turns a ms count into an interval.
+        let expired = "l.expires_at + $2::float8 * interval '1 millisecond' <= now()";
+        Sql {
+            create: format!(
+                "BEGIN;
+                 SELECT pg_advisory_xact_lock(hashtext('ferroflake-lease-table'));
+                 CREATE TABLE IF NOT EXISTS {table} (
+                     node_id       bigint PRIMARY KEY,
+                     holder        text,
+                     token         text,
+                     expires_at    timestamptz NOT NULL,
+                     high_water_ms bigint NOT NULL DEFAULT 0,
+                     epoch         bigint NOT NULL DEFAULT 0
+                 );
+                 COMMIT;"
+            ),
+            // $1 node count, $2 quarantine ms, $3 holder, $4 token, $5 TTL ms.
+            claim: format!(
+                "WITH candidate AS (
+                     SELECT g.id FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
+                     LEFT JOIN {table} l ON l.node_id = g.id
+                     WHERE l.node_id IS NULL OR {expired}
+                     ORDER BY g.id LIMIT 1)
+                 INSERT INTO {table} AS l (node_id, holder, token, expires_at, high_water_ms, epoch)
+                 SELECT id, $3, $4, now() + $5::float8 * interval '1 millisecond', 0, 1 FROM candidate
+                 ON CONFLICT (node_id) DO UPDATE
+                     SET holder = EXCLUDED.holder, token = EXCLUDED.token,
+                         expires_at = EXCLUDED.expires_at, epoch = l.epoch + 1
+                     WHERE {expired}
+                 RETURNING l.node_id, l.epoch, l.high_water_ms"
+            ),
+            free: format!(
+                "SELECT 1 FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
+                 LEFT JOIN {table} l ON l.node_id = g.id
+                 WHERE l.node_id IS NULL OR {expired}
+                 LIMIT 1"
+            ),
+            renew: format!(
+                "UPDATE {table} SET expires_at = now() + $3::float8 * interval '1 millisecond',
+                                    high_water_ms = GREATEST(high_water_ms, $4)
+                 WHERE node_id = $1 AND token = $2"
+            ),
+            // '-infinity' makes the row claimable at once, whatever the claimant's quarantine.
+            release: format!(
+                "UPDATE {table} SET token = NULL, holder = NULL, expires_at = '-infinity',
+                                    high_water_ms = GREATEST(high_water_ms, $3)
+                 WHERE node_id = $1 AND token = $2"
+            ),
+        }
+    }
+}
+
+/// A connection with the statements prepared on it.
+struct Session {
+    client: Client,
+    claim: Statement,
+    free: Statement,
+    renew: Statement,
+    release: Statement,
 }
 
 impl PostgresRegistry {
@@ -44,36 +116,18 @@ impl PostgresRegistry {
         let registry = PostgresRegistry {
             io: Blocking::new("postgres")?,
             config,
-            table: table.to_owned(),
-            client: Mutex::new(None),
+            sql: Sql::for_table(table),
+            session: Mutex::new(None),
         };
-        let create = format!(
-            "BEGIN;
-             SELECT pg_advisory_xact_lock(hashtext('ferroflake-lease-table'));
-             CREATE TABLE IF NOT EXISTS {table} (
-                 node_id       bigint PRIMARY KEY,
-                 holder        text,
-                 token         text,
-                 expires_at    timestamptz NOT NULL,
-                 high_water_ms bigint NOT NULL DEFAULT 0,
-                 epoch         bigint NOT NULL DEFAULT 0
-             );
-             COMMIT;"
-        );
-        registry.io.run("connecting to PostgreSQL", CONNECT_TIMEOUT * 2, async {
-            let client = registry.session().await?;
-            client
-                .batch_execute(&create)
-                .await
-                .map_err(|e| registry.failed("creating the lease table", e))
-        })?;
+        registry.io.run("connecting to PostgreSQL", CONNECT_TIMEOUT * 2, async { registry.session().await.map(drop) })?;
         Ok(registry)
     }
 
-    async fn session(&self) -> Result<Arc<Client>, LeaseError> {
-        let cached = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(client) = cached.filter(|c| !c.is_closed()) {
-            return Ok(client);
+    /// The current session, or a new one (table created, statements prepared).
+    async fn session(&self) -> Result<Arc<Session>, LeaseError> {
+        let cached = self.session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(session) = cached.filter(|s| !s.client.is_closed()) {
+            return Ok(session);
         }
         let (client, connection) = self
             .config
@@ -83,14 +137,32 @@ impl PostgresRegistry {
         self.io.spawn(async move {
             let _ = connection.await; // ends when the session closes
         });
-        let client = Arc::new(client);
-        *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&client));
-        Ok(client)
+        client
+            .batch_execute(&self.sql.create)
+            .await
+            .map_err(|e| self.failed("creating the lease table", e))?;
+        let prepare = |sql| client.prepare(sql);
+        let (claim, free, renew, release) = (
+            prepare(&self.sql.claim).await,
+            prepare(&self.sql.free).await,
+            prepare(&self.sql.renew).await,
+            prepare(&self.sql.release).await,
+        );
+        let prepared = |r: Result<Statement, tokio_postgres::Error>| r.map_err(|e| self.failed("preparing statements", e));
+        let session = Arc::new(Session {
+            claim: prepared(claim)?,
+            free: prepared(free)?,
+            renew: prepared(renew)?,
+            release: prepared(release)?,
+            client,
+        });
+        *self.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&session));
+        Ok(session)
     }
 
     fn failed(&self, what: &str, e: tokio_postgres::Error) -> LeaseError {
         if e.is_closed() || e.as_db_error().is_none() {
-            *self.client.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *self.session.lock().unwrap_or_else(|p| p.into_inner()) = None;
             self.io.unavailable(format!("{what}: {}", with_causes(&e)))
         } else {
             self.io.store_error(format!("{what}: {}", with_causes(&e)))
@@ -124,29 +196,6 @@ impl Registry for PostgresRegistry {
             return Err(LeaseError::NoFreeNode { node_count: 0 });
         }
         let token = new_token("postgres")?;
-        let table = &self.table;
-        let claim = format!(
-            "WITH candidate AS (
-                 SELECT g.id FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
-                 LEFT JOIN {table} l ON l.node_id = g.id
-                 WHERE l.node_id IS NULL
-                    OR l.expires_at + $5::float8 * interval '1 millisecond' <= now()
-                 ORDER BY g.id LIMIT 1)
-             INSERT INTO {table} AS l (node_id, holder, token, expires_at, high_water_ms, epoch)
-             SELECT id, $2, $3, now() + $4::float8 * interval '1 millisecond', 0, 1 FROM candidate
-             ON CONFLICT (node_id) DO UPDATE
-                 SET holder = EXCLUDED.holder, token = EXCLUDED.token,
-                     expires_at = EXCLUDED.expires_at, epoch = l.epoch + 1
-                 WHERE l.expires_at + $5::float8 * interval '1 millisecond' <= now()
-             RETURNING l.node_id, l.epoch, l.high_water_ms"
-        );
-        let free = format!(
-            "SELECT 1 FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
-             LEFT JOIN {table} l ON l.node_id = g.id
-             WHERE l.node_id IS NULL
-                OR l.expires_at + $2::float8 * interval '1 millisecond' <= now()
-             LIMIT 1"
-        );
         let n = as_i64(request.node_count);
         let (ttl, quarantine) = (millis(request.ttl) as f64, millis(request.quarantine) as f64);
         // Each lost race means another claimant won an id, so this ends within node_count
@@ -154,17 +203,19 @@ impl Registry for PostgresRegistry {
         let rounds = request.node_count.min(4096) + 8;
         for _ in 0..rounds {
             let row = self.io.run("claiming a node id", CALL_TIMEOUT, async {
-                let client = self.session().await?;
-                let row = client
-                    .query_opt(&claim, &[&n, &request.holder, &token, &ttl, &quarantine])
+                let session = self.session().await?;
+                let row = session
+                    .client
+                    .query_opt(&session.claim, &[&n, &quarantine, &request.holder, &token, &ttl])
                     .await
                     .map_err(|e| self.failed("claiming a node id", e))?;
                 if row.is_some() {
                     return Ok(Ok(row));
                 }
                 // No row: either nothing is free, or another claimant took our pick.
-                let free = client
-                    .query_opt(&free, &[&n, &quarantine])
+                let free = session
+                    .client
+                    .query_opt(&session.free, &[&n, &quarantine])
                     .await
                     .map_err(|e| self.failed("looking for a free id", e))?;
                 Ok(if free.is_some() { Ok(None) } else { Err(()) })
@@ -191,16 +242,12 @@ impl Registry for PostgresRegistry {
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        let sql = format!(
-            "UPDATE {} SET expires_at = now() + $3::float8 * interval '1 millisecond',
-                           high_water_ms = GREATEST(high_water_ms, $4)
-             WHERE node_id = $1 AND token = $2",
-            self.table
-        );
         let updated = self.io.run("renewing", CALL_TIMEOUT, async {
-            let client = self.session().await?;
-            client
-                .execute(&sql, &[&as_i64(grant.node_id), &grant.token, &(millis(ttl) as f64), &as_i64(high_water_ms)])
+            let session = self.session().await?;
+            let (id, ttl, mark) = (as_i64(grant.node_id), millis(ttl) as f64, as_i64(high_water_ms));
+            session
+                .client
+                .execute(&session.renew, &[&id, &grant.token, &ttl, &mark])
                 .await
                 .map_err(|e| self.failed("renewing", e))
         })?;
@@ -214,17 +261,12 @@ impl Registry for PostgresRegistry {
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
-        // '-infinity' makes the row claimable at once, whatever the claimant's quarantine.
-        let sql = format!(
-            "UPDATE {} SET token = NULL, holder = NULL, expires_at = '-infinity',
-                           high_water_ms = GREATEST(high_water_ms, $3)
-             WHERE node_id = $1 AND token = $2",
-            self.table
-        );
         self.io.run("releasing", CALL_TIMEOUT, async {
-            let client = self.session().await?;
-            client
-                .execute(&sql, &[&as_i64(grant.node_id), &grant.token, &as_i64(high_water_ms)])
+            let session = self.session().await?;
+            let (id, mark) = (as_i64(grant.node_id), as_i64(high_water_ms));
+            session
+                .client
+                .execute(&session.release, &[&id, &grant.token, &mark])
                 .await
                 .map_err(|e| self.failed("releasing", e))
         })?;
