@@ -45,3 +45,18 @@ test('a worker asking for a live node id with other options is refused', async (
     { name: 'Error', code: 'ERR_FERROFLAKE_NODE_IN_USE' },
   )
 })
+
+test('terminating a worker in the middle of issuing leaves the process and the node sound', async () => {
+  const worker = new Worker(fixture('worker-spin.mjs'), { workerData: { options: { nodeId: 11 } } })
+  const workerId = await new Promise((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  await worker.terminate() // its Generator and bound functions are finalized with its env
+  const after = new Generator({ nodeId: 11 })
+  assert.equal(after.isShared, true, 'the node\'s core generator outlived the worker')
+  const id = after.nextId()
+  assert.ok(id > workerId, 'continues after the IDs the worker issued')
+  assert.ok(after.lastIssuedMs >= after.decode(workerId).timestampMs)
+})
