@@ -13,6 +13,8 @@ done
 
 # Build everything first, so the servers are not kept waiting.
 cargo test -p ferroflake-lease-stores --no-run --quiet
+cargo build -p ferroflake-cli --features stores --quiet
+ferroflake="${CARGO_TARGET_DIR:-target}/debug/ferroflake"
 
 FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
@@ -33,4 +35,30 @@ cargo test -p ferroflake-lease-stores
 cargo test -p ferroflake-lease-stores --test conformance -- --ignored
 # Fault tests: one server at a time, since each ends by killing and restarting its server.
 cargo test -p ferroflake-lease-stores --test faults -- --ignored --test-threads=1 --nocapture
+
+# The CLI on each store: two `ferroflake next --lease URL` at once both issue, with no ID
+# in common; an unreachable store is refused with a clear message and exit code.
+smoke_dir=$(mktemp -d)
+passed=0
+for url in "$FERROFLAKE_TEST_ETCD/cli-smoke" "$FERROFLAKE_TEST_REDIS?prefix=cli-smoke" \
+           "$FERROFLAKE_TEST_ZOOKEEPER/cli-smoke" "$FERROFLAKE_TEST_POSTGRES?table=cli_smoke"; do
+  "$ferroflake" next --lease "$url" -n 20000 >"$smoke_dir/a" &
+  first=$!
+  "$ferroflake" next --lease "$url" -n 20000 >"$smoke_dir/b"
+  wait "$first"
+  [ "$(sort -u "$smoke_dir/a" "$smoke_dir/b" | wc -l)" = 40000 ] \
+    || { echo "CLI on $url: duplicate or missing IDs" >&2; exit 1; }
+  "$ferroflake" next --lease "$url" --format json | grep -q '"lease":{"epoch":[0-9]*,"registry":"[a-z]*"}' \
+    || { echo "CLI on $url: no lease in the JSON output" >&2; exit 1; }
+  passed=$((passed + 1))
+done
+for url in etcd://127.0.0.1:1 redis://127.0.0.1:1/0 zk://127.0.0.1:1 postgres://postgres@127.0.0.1:1/postgres; do
+  if "$ferroflake" next --lease "$url" 2>"$smoke_dir/err"; then
+    echo "CLI on unreachable $url must fail" >&2; exit 1
+  fi
+  grep -q "registry unreachable" "$smoke_dir/err" || { echo "CLI on $url: unclear error: $(cat "$smoke_dir/err")" >&2; exit 1; }
+  passed=$((passed + 1))
+done
+rm -rf "$smoke_dir"
+echo "CLI on the stores: $passed passed, 0 failed"
 echo "suite lease-stores passed in $(( $(date +%s) - start )) s"
