@@ -47,11 +47,14 @@ pub trait Registry: Send + Sync {
 
     /// Extends the claim to `ttl` from now and raises the recorded high-water mark to
     /// `high_water_ms` (never lowers it). [`LeaseError::Lost`] if the claim is no longer
-    /// held under `grant.token`.
+    /// held under `grant.token`; a claim whose TTL has passed is no longer held, even if
+    /// nobody has taken it yet, so issuing resumes only under a live claim.
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError>;
 
-    /// Gives the id back, recording the final high-water mark. Releasing a claim that is
-    /// no longer held is not an error.
+    /// Gives the id back, recording `high_water_ms` as the final mark. It may be lower than
+    /// the mark reserved by renewals: the holder has stopped issuing, so the next holder
+    /// need only pass what was actually issued. Releasing a claim that is no longer held is
+    /// not an error (and then changes nothing).
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError>;
 
     /// A short name for messages: "embedded", "etcd", "redis", "zookeeper", "postgres".
