@@ -51,9 +51,10 @@ pub trait Registry: Send + Sync {
     /// nobody has taken it yet, so issuing resumes only under a live claim.
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError>;
 
-    /// Gives the id back, recording `high_water_ms` as the final mark. It may be lower than
-    /// the mark reserved by renewals: the holder has stopped issuing, so the next holder
-    /// need only pass what was actually issued. Releasing a claim that is no longer held is
+    /// Gives the id back with `high_water_ms` as the final mark. It may be lower than the
+    /// mark reserved by renewals, because the holder has stopped issuing: a registry may
+    /// record it as given (the next holder waits less) or keep the higher mark. Both are
+    /// safe; the next holder must see at least `high_water_ms`. Releasing a claim that is no longer held is
     /// not an error (and then changes nothing).
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError>;
 
