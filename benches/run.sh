@@ -12,6 +12,11 @@ mkdir -p "$out"
 rm -rf "$target"/criterion/{clock,clock_edge,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,ferroflake_next_ids_edge,peer_edge,peer_plain,two_threads}
 rm -f "$out/sustained.jsonl"
 { date -u; nproc; uptime; } | tee "$out/environment.txt"
+cargo bench -p ferroflake-benches --no-run
+# CPU use every 5 s during the run: other work on the machine shows up here.
+vmstat -n 5 > "$out/vmstat.txt" &
+vmstat_pid=$!
+trap 'kill "$vmstat_pid" 2>/dev/null || true' EXIT
 FERROFLAKE_BENCH_REPORT="$out/sustained.jsonl" \
   cargo bench -p ferroflake-benches "$@" 2>&1 | tee "$out/bench.log"
 uptime | tee -a "$out/environment.txt"

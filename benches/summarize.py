@@ -84,7 +84,7 @@ def long_runs(path):
     if not path.exists():
         return
     print("\n### Long runs (sustained rate, worst 1,024 consecutive calls, checks)\n")
-    print("| run | threads | IDs | IDs/s | of cap | worst 1,024 calls | windows > 1 ms | errors | duplicates | order breaks |")
+    print("| run | threads | IDs | IDs/s | of cap | worst 1,024 calls | stalls > 1 ms | errors | duplicates | order breaks |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for line in path.read_text().splitlines():
         r = json.loads(line)
@@ -92,7 +92,7 @@ def long_runs(path):
         frac = f'{100 * r["per_second"] / cap:.2f}%' if cap else "no cap"
         worst = r["worst_chunk_ns"]
         worst = f"{worst / 1e3:,.0f} us" if worst is not None else ""
-        over = r["chunks_over_1ms"]
+        over = r["stalls_over_1ms"]
         print(
             f'| {r["name"]} | {r["threads"]} | {r["calls"]:,} | {r["per_second"]:,.0f} | {frac} '
             f'| {worst} | {"" if over is None else f"{over:,}"} | {r["errors"]} | {r["duplicates"]} '

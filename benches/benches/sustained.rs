@@ -31,7 +31,7 @@ struct Row {
     /// The layout's cap for one node, IDs per second (None: no cap).
     cap_per_second: Option<f64>,
     worst_chunk_ns: Option<f64>,
-    chunks_over_1ms: Option<usize>,
+    stalls_over_1ms: Option<usize>,
     /// Calls that returned an error (recorded as ID 0, left out of the two counts below).
     errors: usize,
     duplicates: usize,
@@ -47,7 +47,7 @@ impl Row {
         let opt = |v: Option<f64>| v.map_or("null".to_string(), |v| format!("{v:.1}"));
         format!(
             "{{\"name\":\"{}\",\"threads\":{},\"calls\":{},\"secs\":{:.4},\"per_second\":{:.1},\
-             \"cap_per_second\":{},\"worst_chunk_ns\":{},\"chunks_over_1ms\":{},\
+             \"cap_per_second\":{},\"worst_chunk_ns\":{},\"stalls_over_1ms\":{},\
              \"errors\":{},\"duplicates\":{},\"order_breaks\":{}}}",
             self.name,
             self.threads,
@@ -56,7 +56,7 @@ impl Row {
             self.per_second(),
             opt(self.cap_per_second),
             opt(self.worst_chunk_ns),
-            self.chunks_over_1ms
+            self.stalls_over_1ms
                 .map_or("null".to_string(), |n| n.to_string()),
             self.errors,
             self.duplicates,
@@ -72,7 +72,7 @@ impl Row {
             .worst_chunk_ns
             .map_or("-".to_string(), |ns| format!("{:.1} us", ns / 1e3));
         let over = self
-            .chunks_over_1ms
+            .stalls_over_1ms
             .map_or("-".to_string(), |n| n.to_string());
         format!(
             "{:<34} {:>2} {:>10} {:>14.0} {:>9} {:>12} {:>8} {:>6} {:>5} {:>5}",
@@ -105,7 +105,7 @@ fn single<T: Copy + Default + Ord>(
         secs: trace.elapsed.as_secs_f64(),
         cap_per_second,
         worst_chunk_ns: Some(trace.worst_window_ns(CHUNK)),
-        chunks_over_1ms: Some(trace.windows_over(CHUNK, ONE_MS_NS)),
+        stalls_over_1ms: Some(trace.stalls_over(CHUNK, ONE_MS_NS)),
         ..checked(&[&trace.ids])
     }
 }
@@ -127,7 +127,7 @@ fn shared<T: Copy + Default + Ord + Send>(
         secs,
         cap_per_second,
         worst_chunk_ns: None,
-        chunks_over_1ms: None,
+        stalls_over_1ms: None,
         ..checked(&[&a, &b])
     }
 }
@@ -147,7 +147,7 @@ fn checked<T: Copy + Default + Ord>(threads: &[&[T]]) -> Row {
         secs: 0.0,
         cap_per_second: None,
         worst_chunk_ns: None,
-        chunks_over_1ms: None,
+        stalls_over_1ms: None,
         errors: total - ok,
         duplicates: count_duplicates(issued.iter().flatten().copied()),
         order_breaks: issued.iter().map(|ids| count_order_breaks(ids)).sum(),
@@ -365,7 +365,7 @@ fn main() {
     let _ = writeln!(
         table,
         "{:<34} {:>2} {:>10} {:>14} {:>9} {:>12} {:>8} {:>6} {:>5} {:>5}",
-        "run", "th", "calls", "IDs/s", "of cap", "worst 1024", ">1ms", "errors", "dups", "order"
+        "run", "th", "calls", "IDs/s", "of cap", "worst 1024", "stalls", "errors", "dups", "order"
     );
     for row in &rows {
         let _ = writeln!(table, "{}", row.line());

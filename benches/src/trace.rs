@@ -38,6 +38,12 @@ impl<T: Copy + Default> Trace<T> {
     /// lands inside the measured run.
     pub fn record(run_for: Duration, max_calls: usize, mut next: impl FnMut() -> T) -> Self {
         let mut ids = vec![T::default(); max_calls];
+        // A zeroed allocation maps its pages lazily: touch one slot per page now, through
+        // black_box so the write is not optimised away, or page faults land in the run.
+        let per_page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+        for page in ids.chunks_mut(per_page) {
+            page[0] = std::hint::black_box(T::default());
+        }
         let mut stamps = vec![1u64; max_calls + 1];
         // The time is checked once per this many calls.
         const CHECK_EVERY: usize = 1024;
@@ -89,10 +95,19 @@ impl<T> Trace<T> {
         self.windows_ns(calls).fold(0.0, f64::max)
     }
 
-    /// How many (overlapping) windows of `calls` consecutive calls took longer than
-    /// `limit_ns`.
-    pub fn windows_over(&self, calls: usize, limit_ns: f64) -> usize {
-        self.windows_ns(calls).filter(|&ns| ns > limit_ns).count()
+    /// How many separate stretches of the run had windows of `calls` consecutive calls
+    /// longer than `limit_ns` (one stall makes many overlapping windows; it counts once).
+    pub fn stalls_over(&self, calls: usize, limit_ns: f64) -> usize {
+        let mut stalls = 0;
+        let mut in_stall = false;
+        for ns in self.windows_ns(calls) {
+            let over = ns > limit_ns;
+            if over && !in_stall {
+                stalls += 1;
+            }
+            in_stall = over;
+        }
+        stalls
     }
 }
 
