@@ -31,7 +31,8 @@ wait_ready() {
   return 1
 }
 
-zk_ok() { [ "$(exec 3<>/dev/tcp/127.0.0.1/12181 && printf ruok >&3 && timeout 2 cat <&3)" = imok ]; }
+# `ruok` answers before the server serves sessions; `srvr` shows a Mode only once it does.
+zk_ok() { (exec 3<>/dev/tcp/127.0.0.1/12181 && printf srvr >&3 && timeout 2 cat <&3) | grep -q '^Mode: '; }
 
 port_of() {
   case $1 in etcd) echo 12379 ;; redis) echo 16379 ;; zookeeper) echo 12181 ;; postgres) echo 15432 ;; esac
@@ -69,7 +70,7 @@ dataDir=$dir
 clientPort=12181
 clientPortAddress=127.0.0.1
 admin.enableServer=false
-4lw.commands.whitelist=ruok
+4lw.commands.whitelist=srvr
 CFG
       java -Xmx256m -Dzookeeper.log.dir="$FF_SERVERS_DIR" \
         -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar \

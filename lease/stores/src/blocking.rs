@@ -14,6 +14,13 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// the renewal thread: it gets an error, and the generator's fence does the rest.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// How long a renewal may take: half the TTL, within [250 ms, [`CALL_TIMEOUT`]]. An answer
+/// later than that is of little use (the holder's deadline counts from the send), and a
+/// quick error lets the leased generator retry sooner.
+pub fn renew_limit(ttl: Duration) -> Duration {
+    (ttl / 2).clamp(Duration::from_millis(250), CALL_TIMEOUT)
+}
+
 /// One runtime per registry, with one worker thread that keeps the client's background
 /// tasks (connection drivers, ZooKeeper pings, etcd keepalive streams) running between calls.
 pub struct Blocking {
@@ -78,5 +85,17 @@ impl Blocking {
             registry: self.registry.into(),
             detail: detail.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renewals_get_half_the_ttl_within_bounds() {
+        assert_eq!(renew_limit(Duration::from_secs(2)), Duration::from_secs(1));
+        assert_eq!(renew_limit(Duration::from_millis(100)), Duration::from_millis(250));
+        assert_eq!(renew_limit(Duration::from_secs(60)), CALL_TIMEOUT);
     }
 }

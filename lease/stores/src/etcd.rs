@@ -24,7 +24,7 @@ use etcd_client::{
 };
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
 
-use crate::blocking::{Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
+use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use crate::token::new_token;
 
 /// Node ids leased from etcd (v3 API).
@@ -262,11 +262,11 @@ impl Registry for EtcdRegistry {
         })
     }
 
-    fn renew(&self, grant: &Grant, _ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
         let lost = LeaseError::Lost {
             node_id: grant.node_id,
         };
-        self.io.run("renewing", CALL_TIMEOUT, async {
+        self.io.run("renewing", renew_limit(ttl), async {
             if !self.keep_alive(grant).await? {
                 self.keepers.lock().unwrap_or_else(|p| p.into_inner()).remove(&grant.token);
                 return Err(lost);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
-use crate::blocking::{Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
+use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use crate::token::new_token;
 
 /// Node ids leased from a PostgreSQL table.
@@ -242,7 +242,7 @@ impl Registry for PostgresRegistry {
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        let updated = self.io.run("renewing", CALL_TIMEOUT, async {
+        let updated = self.io.run("renewing", renew_limit(ttl), async {
             let session = self.session().await?;
             let (id, ttl, mark) = (as_i64(grant.node_id), millis(ttl) as f64, as_i64(high_water_ms));
             session

@@ -41,7 +41,7 @@ use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 
-use crate::blocking::{Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
+use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use crate::token::new_token;
 
 /// Claims the lowest free id in `0..n`: returns `{id, epoch, previous mark}` or nil.
@@ -217,7 +217,7 @@ impl Registry for RedisRegistry {
             .get(&grant.token)
             .copied()
             .unwrap_or(ttl);
-        let held: i64 = self.io.run("renewing", CALL_TIMEOUT, async {
+        let held: i64 = self.io.run("renewing", renew_limit(ttl), async {
             let mut connection = self.connection().await?;
             self.renew
                 .key(self.key("claim", grant.node_id))

@@ -23,7 +23,7 @@ use std::time::Duration;
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
 use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError};
 
-use crate::blocking::{Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
+use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use crate::token::new_token;
 
 /// The session timeout asked of the server (it clamps it to its own bounds). Liveness of
@@ -152,6 +152,23 @@ impl ZooKeeperRegistry {
         self.held.lock().unwrap_or_else(|p| p.into_inner()).remove(token)
     }
 
+    /// The mark's current version if `held` still holds `node_id` (same epoch, not
+    /// released, claim owned by `held`'s session), else `None`.
+    async fn still_ours(&self, client: &Client, node_id: u64, held: &Held) -> Result<Option<i32>, LeaseError> {
+        let (data, stat) = match client.get_data(&self.mark_path(node_id)).await {
+            Ok(found) => found,
+            Err(ZkError::NoNode | ZkError::SessionExpired) => return Ok(None),
+            Err(e) => return Err(self.failed("reading a mark", e)),
+        };
+        let same_claim = Mark::decode(&data).is_some_and(|m| m.epoch == held.epoch && !m.released);
+        let owner = match client.check_stat(&self.claim_path(node_id)).await {
+            Ok(claim) => claim.map(|c| c.ephemeral_owner),
+            Err(ZkError::SessionExpired) => return Ok(None),
+            Err(e) => return Err(self.failed("checking a claim", e)),
+        };
+        Ok((same_claim && owner == Some(held.session)).then_some(stat.version))
+    }
+
     /// Tries to claim `node_id`; `Ok(None)` if it is held, quarantined or was just taken.
     async fn try_claim(
         &self,
@@ -272,7 +289,7 @@ impl Registry for ZooKeeperRegistry {
         })
     }
 
-    fn renew(&self, grant: &Grant, _ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
         let lost = LeaseError::Lost {
             node_id: grant.node_id,
         };
@@ -290,12 +307,26 @@ impl Registry for ZooKeeperRegistry {
             released: false,
             epoch: held.epoch,
         };
-        let written = self.io.run("renewing", CALL_TIMEOUT, async {
-            match client.set_data(&self.mark_path(grant.node_id), &mark.encode(), Some(held.version)).await {
-                Ok(stat) => Ok(Some(stat)),
-                Err(ZkError::BadVersion | ZkError::NoNode | ZkError::SessionExpired) => Ok(None),
-                Err(e) => Err(self.failed("renewing", e)),
+        let mark_path = self.mark_path(grant.node_id);
+        let written = self.io.run("renewing", renew_limit(ttl), async {
+            let mut version = held.version;
+            // A second try only after a write of ours whose answer was lost (see below).
+            for _ in 0..2 {
+                match client.set_data(&mark_path, &mark.encode(), Some(version)).await {
+                    Ok(stat) => return Ok(Some(stat)),
+                    Err(ZkError::BadVersion) => {}
+                    Err(ZkError::NoNode | ZkError::SessionExpired) => return Ok(None),
+                    Err(e) => return Err(self.failed("renewing", e)),
+                }
+                // A renewal cut off by a lost connection may have been applied without our
+                // seeing its answer, moving the version on. The claim is still ours if the
+                // mark still carries our epoch and our session owns the claim's ephemeral.
+                match self.still_ours(&client, grant.node_id, &held).await? {
+                    Some(current) => version = current,
+                    None => return Ok(None),
+                }
             }
+            Ok(None)
         })?;
         let Some(stat) = written.filter(|stat| stat.version >= 0) else {
             self.forget(&grant.token);

@@ -158,6 +158,7 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
     let began = Instant::now();
     let mut issued = 0u64;
     let mut fenced_since: Option<Instant> = None;
+    let mut fenced_since_reported: Option<Instant> = None;
     let code = loop {
         let done = if args.count > 0 { issued >= args.count } else { began.elapsed() >= args.run };
         if done {
@@ -166,6 +167,7 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
         match generator.next_id() {
             Ok(id) => {
                 fenced_since = None;
+                fenced_since_reported = None;
                 let _ = out.write_all(&id.to_le_bytes());
                 issued += 1;
                 if args.per_ms > 0 && issued % args.per_ms == 0 {
@@ -174,7 +176,13 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
             }
             Err(Error::LeaseExpired { .. }) => {
                 let since = *fenced_since.get_or_insert_with(Instant::now);
-                match generator.status() {
+                let status = generator.status();
+                if fenced_since_reported.is_none() {
+                    // Once per outage: say why issuing stopped.
+                    eprintln!("ferroflake-store-probe: fenced on node {}: {status:?}", generator.node());
+                    fenced_since_reported = Some(since);
+                }
+                match status {
                     LeaseStatus::Lost => {
                         println!("lost node={}", generator.node());
                         if !args.reacquire {
