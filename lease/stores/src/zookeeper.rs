@@ -262,7 +262,18 @@ impl Registry for ZooKeeperRegistry {
                 .await
                 .map_err(|e| self.failed("reading the server clock", e))?
                 .mtime;
-            for node_id in 0..request.node_count {
+            // Ids without a claim znode first: usually one of them is free, at one try.
+            // Ids with one are taken only if their holder stopped renewing.
+            let claimed: std::collections::BTreeSet<u64> = client
+                .list_children(&format!("{}/claims", self.root))
+                .await
+                .map_err(|e| self.failed("listing claims", e))?
+                .iter()
+                .filter_map(|name| name.parse().ok())
+                .collect();
+            let unclaimed = (0..request.node_count).filter(|id| !claimed.contains(id));
+            let stale_candidates = claimed.iter().copied().filter(|id| *id < request.node_count);
+            for node_id in unclaimed.chain(stale_candidates) {
                 if let Some((mark, version)) = self.try_claim(&client, node_id, &token, request, now).await? {
                     return Ok(Some((node_id, mark, version)));
                 }
