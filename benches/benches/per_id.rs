@@ -91,6 +91,11 @@ fn clocks(c: &mut Criterion) {
     group.bench_function("system_time_now_ms", |b| {
         b.iter_custom(bursts_on(&system, BURST, system_ms))
     });
+    // The read `Generator::new` does: ferroflake's SystemClock (clock_gettime on Unix,
+    // without SystemTime's checks).
+    group.bench_function("ferroflake_system_clock", |b| {
+        b.iter_custom(bursts_on(&system, BURST, || system.now_ms()))
+    });
     group.bench_function("fast_clock_1ms", |b| {
         b.iter_custom(bursts_on(&system, BURST, || tsc.now_ms()))
     });
