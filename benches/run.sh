@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every core benchmark in ONE `cargo bench` invocation (criterion per-ID and two-thread
 # figures, then the long sustained runs), and prints the tables for BENCHMARKS.md.
-# Takes about 6 minutes. Results: <target>/ferroflake-bench/{bench.log,tables.md}.
+# Takes about 2 minutes after the build. Results: <target>/ferroflake-bench/{bench.log,tables.md}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
