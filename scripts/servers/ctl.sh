@@ -99,7 +99,11 @@ kill_hard() {
   kill -9 "$pid" 2>/dev/null || true
   if [ "$name" = postgres ]; then
     # The postmaster's children keep the port until they notice it is gone.
-    for child in $(pgrep -P "$pid" || true); do kill -9 "$child" 2>/dev/null || true; done
+    # (found through /proc, so procps need not be installed)
+    for stat in /proc/[0-9]*/stat; do
+      read -r child _ _ parent _ <"$stat" 2>/dev/null || continue
+      [ "$parent" = "$pid" ] && kill -9 "$child" 2>/dev/null || true
+    done
   fi
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   rm -f "$pidfile"

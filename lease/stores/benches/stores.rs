@@ -24,8 +24,10 @@ fn layout() -> Layout {
 
 fn registries() -> Vec<(&'static str, Arc<dyn Registry>)> {
     let dir = std::env::temp_dir().join(format!("ff-bench-embedded-{}", std::process::id()));
-    let mut all: Vec<(&'static str, Arc<dyn Registry>)> =
-        vec![("embedded", Arc::new(EmbeddedRegistry::open(&dir).expect("embedded registry")))];
+    let mut all: Vec<(&'static str, Arc<dyn Registry>)> = vec![(
+        "embedded",
+        Arc::new(EmbeddedRegistry::open(&dir).expect("embedded registry")),
+    )];
     let namespace = format!("bench{}", std::process::id());
     for (name, var) in [
         ("etcd", "FERROFLAKE_TEST_ETCD"),
@@ -42,7 +44,8 @@ fn registries() -> Vec<(&'static str, Arc<dyn Registry>)> {
             "postgres" => format!("{base}?table={namespace}"),
             _ => format!("{base}/{namespace}"),
         };
-        let registry = ferroflake_lease_stores::connect(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        let registry =
+            ferroflake_lease_stores::connect(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
         all.push((name, registry));
     }
     all
@@ -59,7 +62,9 @@ fn request() -> LeaseRequest {
 
 fn lease_calls(c: &mut Criterion) {
     let mut group = c.benchmark_group("lease");
-    group.sample_size(30).measurement_time(Duration::from_secs(4));
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(4));
     for (name, registry) in registries() {
         // The claim alone is timed; each is released (untimed) so ids never run out.
         group.bench_function(format!("acquire/{name}"), |b| {
@@ -77,9 +82,18 @@ fn lease_calls(c: &mut Criterion) {
         let grant = registry.acquire(&request()).expect("acquire");
         // A realistic mark: the clock's reading (a mark far ahead would hold the id's next
         // holder back until then).
-        let now_ms = || SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_millis() as u64;
+        let now_ms = || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .expect("clock after 1970")
+                .as_millis() as u64
+        };
         group.bench_function(format!("renew/{name}"), |b| {
-            b.iter(|| registry.renew(&grant, Duration::from_secs(10), now_ms()).expect("renew"))
+            b.iter(|| {
+                registry
+                    .renew(&grant, Duration::from_secs(10), now_ms())
+                    .expect("renew")
+            })
         });
         registry.release(&grant, now_ms()).expect("release");
     }
@@ -90,11 +104,14 @@ fn next_id(c: &mut Criterion) {
     let mut group = c.benchmark_group("next_id");
     group.throughput(Throughput::Elements(1));
     let plain = Generator::new(layout(), 1).expect("generator");
-    group.bench_function("plain", |b| b.iter(|| black_box(plain.next_id().expect("id"))));
+    group.bench_function("plain", |b| {
+        b.iter(|| black_box(plain.next_id().expect("id")))
+    });
     for (name, registry) in registries() {
         let mut config = LeaseConfig::with_ttl(Duration::from_secs(10));
         config.skew_allowance = Duration::from_millis(10);
-        let leased = LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease");
+        let leased =
+            LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease");
         group.bench_function(format!("leased/{name}"), |b| {
             b.iter(|| black_box(leased.next_id().expect("id")))
         });
@@ -115,7 +132,10 @@ fn next_id_interleaved(_c: &mut Criterion) {
         .map(|(name, registry)| {
             let mut config = LeaseConfig::with_ttl(Duration::from_secs(10));
             config.skew_allowance = Duration::from_millis(10);
-            (name, LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease"))
+            (
+                name,
+                LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease"),
+            )
         })
         .collect();
     let time = |f: &dyn Fn() -> u64| {
@@ -132,7 +152,9 @@ fn next_id_interleaved(_c: &mut Criterion) {
             samples[i + 1].push(time(&|| g.next_id().expect("id")));
         }
     }
-    let names: Vec<&str> = std::iter::once("plain").chain(leased.iter().map(|(n, _)| *n)).collect();
+    let names: Vec<&str> = std::iter::once("plain")
+        .chain(leased.iter().map(|(n, _)| *n))
+        .collect();
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         (v[v.len() / 2], v[0], v[v.len() - 1])
@@ -141,7 +163,10 @@ fn next_id_interleaved(_c: &mut Criterion) {
     println!("next_id interleaved: ns/call, median [min max] of {ROUNDS} rounds x {CALLS} calls");
     for (name, v) in names.iter().zip(samples.iter_mut()) {
         let (mid, lo, hi) = median(v);
-        println!("  {name:<10} {mid:6.1} [{lo:6.1} {hi:6.1}]  x{:.2} of plain", mid / plain_median);
+        println!(
+            "  {name:<10} {mid:6.1} [{lo:6.1} {hi:6.1}]  x{:.2} of plain",
+            mid / plain_median
+        );
     }
     for (_, g) in leased {
         g.shutdown().expect("release");

@@ -62,14 +62,19 @@ impl StoreAddress {
                 None => Ok(()),
             }
         };
-        let param = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let param = |name: &str| {
+            query
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
         match url.scheme() {
             "etcd" => {
                 allow_only(&[])?;
                 let port = url.port().unwrap_or(2379);
                 Ok(StoreAddress::Etcd {
                     endpoint: format!("http://{host}:{port}"),
-                    prefix: tree_path(path, "/ferroflake/lease").map_err(|d| bad(d))?,
+                    prefix: tree_path(path, "/ferroflake/lease").map_err(&bad)?,
                 })
             }
             "zk" => {
@@ -77,7 +82,7 @@ impl StoreAddress {
                 let port = url.port().unwrap_or(2181);
                 Ok(StoreAddress::ZooKeeper {
                     hosts: format!("{host}:{port}"),
-                    root: tree_path(path, "/ferroflake/lease").map_err(|d| bad(d))?,
+                    root: tree_path(path, "/ferroflake/lease").map_err(&bad)?,
                 })
             }
             "redis" => {
@@ -90,7 +95,11 @@ impl StoreAddress {
                         .map_err(|_| bad("the path must be a database number"))?,
                 };
                 let name = param("prefix").unwrap_or_else(|| "lease".into());
-                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                {
                     return Err(bad("prefix must be letters, digits, '_', '-' or '.'"));
                 }
                 let auth = match (url.username(), url.password()) {
@@ -109,16 +118,23 @@ impl StoreAddress {
                 let valid = !table.is_empty()
                     && table.len() <= 63
                     && table.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-                    && table.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                    && table
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
                 if !valid {
-                    return Err(bad("table must be lowercase letters, digits and '_' (at most 63)"));
+                    return Err(bad(
+                        "table must be lowercase letters, digits and '_' (at most 63)",
+                    ));
                 }
                 if path.trim_start_matches('/').is_empty() {
                     return Err(bad("no database name (postgres://user@host:port/db)"));
                 }
                 let mut plain = url.clone();
-                let rest: Vec<(String, String)> =
-                    query.iter().filter(|(k, _)| k != "table").cloned().collect();
+                let rest: Vec<(String, String)> = query
+                    .iter()
+                    .filter(|(k, _)| k != "table")
+                    .cloned()
+                    .collect();
                 if rest.is_empty() {
                     plain.set_query(None);
                 } else {
@@ -145,7 +161,9 @@ fn tree_path(path: &str, default: &str) -> Result<String, &'static str> {
         !part.is_empty()
             && part != "."
             && part != ".."
-            && part.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
     });
     if ok {
         Ok(path.into())
@@ -159,26 +177,41 @@ mod tests {
     use super::*;
 
     fn bad(address: &str) -> bool {
-        matches!(StoreAddress::parse(address), Err(LeaseError::BadAddress { .. }))
+        matches!(
+            StoreAddress::parse(address),
+            Err(LeaseError::BadAddress { .. })
+        )
     }
 
     #[test]
     fn parses_each_scheme() {
         assert_eq!(
             StoreAddress::parse("etcd://127.0.0.1:12379/app/ids").unwrap(),
-            StoreAddress::Etcd { endpoint: "http://127.0.0.1:12379".into(), prefix: "/app/ids".into() }
+            StoreAddress::Etcd {
+                endpoint: "http://127.0.0.1:12379".into(),
+                prefix: "/app/ids".into()
+            }
         );
         assert_eq!(
             StoreAddress::parse("etcd://db1").unwrap(),
-            StoreAddress::Etcd { endpoint: "http://db1:2379".into(), prefix: "/ferroflake/lease".into() }
+            StoreAddress::Etcd {
+                endpoint: "http://db1:2379".into(),
+                prefix: "/ferroflake/lease".into()
+            }
         );
         assert_eq!(
             StoreAddress::parse("redis://127.0.0.1:16379/2?prefix=t1").unwrap(),
-            StoreAddress::Redis { url: "redis://127.0.0.1:16379/2".into(), prefix: "ferroflake:t1:".into() }
+            StoreAddress::Redis {
+                url: "redis://127.0.0.1:16379/2".into(),
+                prefix: "ferroflake:t1:".into()
+            }
         );
         assert_eq!(
             StoreAddress::parse("zk://127.0.0.1:12181/svc").unwrap(),
-            StoreAddress::ZooKeeper { hosts: "127.0.0.1:12181".into(), root: "/svc".into() }
+            StoreAddress::ZooKeeper {
+                hosts: "127.0.0.1:12181".into(),
+                root: "/svc".into()
+            }
         );
         assert_eq!(
             StoreAddress::parse("postgres://postgres@127.0.0.1:15432/app?table=ids_a").unwrap(),

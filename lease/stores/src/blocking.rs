@@ -95,7 +95,10 @@ mod tests {
     #[test]
     fn renewals_get_half_the_ttl_within_bounds() {
         assert_eq!(renew_limit(Duration::from_secs(2)), Duration::from_secs(1));
-        assert_eq!(renew_limit(Duration::from_millis(100)), Duration::from_millis(250));
+        assert_eq!(
+            renew_limit(Duration::from_millis(100)),
+            Duration::from_millis(250)
+        );
         assert_eq!(renew_limit(Duration::from_secs(60)), CALL_TIMEOUT);
     }
 }

@@ -82,7 +82,11 @@ impl EtcdRegistry {
 
     /// Sends one keepalive for `grant`'s etcd lease; `Ok(false)` if etcd says it is gone.
     async fn keep_alive(&self, grant: &Grant) -> Result<bool, LeaseError> {
-        let cached = self.keepers.lock().unwrap_or_else(|p| p.into_inner()).remove(&grant.token);
+        let cached = self
+            .keepers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&grant.token);
         let mut keepalive = match cached {
             Some(k) => k,
             None => match self.open_keepalive(grant).await? {
@@ -144,13 +148,21 @@ impl EtcdRegistry {
         then_delete: bool,
     ) -> Result<bool, LeaseError> {
         let claim = self.key("claims", grant.node_id);
-        let mut ops = vec![TxnOp::put(self.key("marks", grant.node_id), mark_value(mark), None)];
+        let mut ops = vec![TxnOp::put(
+            self.key("marks", grant.node_id),
+            mark_value(mark),
+            None,
+        )];
         if then_delete {
             ops.push(TxnOp::delete(claim.clone(), None));
             ops.push(TxnOp::delete(self.key("holders", grant.node_id), None));
         }
         let txn = Txn::new()
-            .when([Compare::value(claim, CompareOp::Equal, grant.token.as_bytes())])
+            .when([Compare::value(
+                claim,
+                CompareOp::Equal,
+                grant.token.as_bytes(),
+            )])
             .and_then(ops);
         let response = self
             .client
@@ -169,7 +181,10 @@ impl EtcdRegistry {
             .get(self.key("marks", node_id), None)
             .await
             .map_err(|e| self.failed("reading the high-water mark", e))?;
-        Ok(response.kvs().first().map_or(0, |kv| parse_mark(kv.value())))
+        Ok(response
+            .kvs()
+            .first()
+            .map_or(0, |kv| parse_mark(kv.value())))
     }
 }
 
@@ -179,7 +194,10 @@ fn mark_value(mark: u64) -> String {
 }
 
 fn parse_mark(bytes: &[u8]) -> u64 {
-    std::str::from_utf8(bytes).ok().and_then(|s| s.parse().ok()).unwrap_or(0)
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
 }
 
 /// etcd lease TTLs are whole seconds: round up, so the store never frees an id early.
@@ -201,7 +219,10 @@ impl Registry for EtcdRegistry {
             let mut client = self.client.clone();
             let claims = format!("{}/claims/", self.prefix);
             let listed = client
-                .get(claims.as_str(), Some(GetOptions::new().with_prefix().with_keys_only()))
+                .get(
+                    claims.as_str(),
+                    Some(GetOptions::new().with_prefix().with_keys_only()),
+                )
                 .await
                 .map_err(|e| self.failed("listing claims", e))?;
             let taken: BTreeSet<u64> = listed
@@ -209,7 +230,9 @@ impl Registry for EtcdRegistry {
                 .iter()
                 .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&claims)?.parse().ok())
                 .collect();
-            let mut free = (0..request.node_count).filter(|id| !taken.contains(id)).peekable();
+            let mut free = (0..request.node_count)
+                .filter(|id| !taken.contains(id))
+                .peekable();
             if free.peek().is_none() {
                 return Err(none_free);
             }
@@ -224,7 +247,11 @@ impl Registry for EtcdRegistry {
                     .when([Compare::create_revision(claim.clone(), CompareOp::Equal, 0)])
                     .and_then([
                         TxnOp::put(claim, token.as_str(), on_lease()),
-                        TxnOp::put(self.key("holders", node_id), request.holder.as_str(), on_lease()),
+                        TxnOp::put(
+                            self.key("holders", node_id),
+                            request.holder.as_str(),
+                            on_lease(),
+                        ),
                         TxnOp::get(self.key("marks", node_id), None),
                     ]);
                 let response = client
@@ -239,12 +266,18 @@ impl Registry for EtcdRegistry {
                     .op_responses()
                     .into_iter()
                     .find_map(|op| match op {
-                        TxnOpResponse::Get(get) => Some(get.kvs().first().map_or(0, |kv| parse_mark(kv.value()))),
+                        TxnOpResponse::Get(get) => {
+                            Some(get.kvs().first().map_or(0, |kv| parse_mark(kv.value())))
+                        }
                         _ => None,
                     })
                     .unwrap_or(0);
                 if let Ok((keeper, stream)) = client.lease_keep_alive(lease.id()).await {
-                    let keepalive = Keepalive { lease_id: lease.id(), keeper, stream };
+                    let keepalive = Keepalive {
+                        lease_id: lease.id(),
+                        keeper,
+                        stream,
+                    };
                     self.keepers
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
@@ -268,7 +301,10 @@ impl Registry for EtcdRegistry {
         };
         self.io.run("renewing", renew_limit(ttl), async {
             if !self.keep_alive(grant).await? {
-                self.keepers.lock().unwrap_or_else(|p| p.into_inner()).remove(&grant.token);
+                self.keepers
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&grant.token);
                 return Err(lost);
             }
             // Only the holder writes its mark; never write below what is recorded.
@@ -282,7 +318,11 @@ impl Registry for EtcdRegistry {
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
-        let keepalive = self.keepers.lock().unwrap_or_else(|p| p.into_inner()).remove(&grant.token);
+        let keepalive = self
+            .keepers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&grant.token);
         self.io.run("releasing", CALL_TIMEOUT, async {
             let mark = high_water_ms.max(self.read_mark(grant.node_id).await?);
             let held = self.write_mark_if_held(grant, mark, true).await?;
@@ -306,14 +346,23 @@ mod tests {
     #[test]
     fn marks_sort_as_numbers_and_parse_back() {
         assert!(mark_value(9) < mark_value(10));
-        assert_eq!(parse_mark(mark_value(1_700_000_000_123).as_bytes()), 1_700_000_000_123);
+        assert_eq!(
+            parse_mark(mark_value(1_700_000_000_123).as_bytes()),
+            1_700_000_000_123
+        );
         assert_eq!(parse_mark(b"garbage"), 0);
     }
 
     #[test]
     fn lease_seconds_round_up() {
-        assert_eq!(lease_seconds(Duration::from_millis(1500), Duration::from_millis(600)), 3);
-        assert_eq!(lease_seconds(Duration::from_secs(2), Duration::from_secs(1)), 3);
+        assert_eq!(
+            lease_seconds(Duration::from_millis(1500), Duration::from_millis(600)),
+            3
+        );
+        assert_eq!(
+            lease_seconds(Duration::from_secs(2), Duration::from_secs(1)),
+            3
+        );
         assert_eq!(lease_seconds(Duration::ZERO, Duration::ZERO), 1);
     }
 }

@@ -67,15 +67,21 @@ pub fn connect(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     #[allow(unreachable_patterns)]
     match parsed {
         #[cfg(feature = "etcd")]
-        StoreAddress::Etcd { endpoint, prefix } => Ok(Arc::new(etcd::EtcdRegistry::connect(&endpoint, &prefix)?)),
-        #[cfg(feature = "redis")]
-        StoreAddress::Redis { url, prefix } => Ok(Arc::new(redis::RedisRegistry::connect(&url, &prefix)?)),
-        #[cfg(feature = "zookeeper")]
-        StoreAddress::ZooKeeper { hosts, root } => {
-            Ok(Arc::new(zookeeper::ZooKeeperRegistry::connect(&hosts, &root)?))
+        StoreAddress::Etcd { endpoint, prefix } => {
+            Ok(Arc::new(etcd::EtcdRegistry::connect(&endpoint, &prefix)?))
         }
+        #[cfg(feature = "redis")]
+        StoreAddress::Redis { url, prefix } => {
+            Ok(Arc::new(redis::RedisRegistry::connect(&url, &prefix)?))
+        }
+        #[cfg(feature = "zookeeper")]
+        StoreAddress::ZooKeeper { hosts, root } => Ok(Arc::new(
+            zookeeper::ZooKeeperRegistry::connect(&hosts, &root)?,
+        )),
         #[cfg(feature = "postgres")]
-        StoreAddress::Postgres { url, table } => Ok(Arc::new(postgres::PostgresRegistry::connect(&url, &table)?)),
+        StoreAddress::Postgres { url, table } => {
+            Ok(Arc::new(postgres::PostgresRegistry::connect(&url, &table)?))
+        }
         _ => Err(LeaseError::BadAddress {
             address: address.into(),
             detail: "this build of ferroflake-lease-stores lacks that backend's feature".into(),

@@ -107,10 +107,12 @@ impl PostgresRegistry {
     /// [`LeaseError::BadAddress`] if the URL is refused; [`LeaseError::Unavailable`] if the
     /// server does not answer within a few seconds.
     pub fn connect(url: &str, table: &str) -> Result<Self, LeaseError> {
-        let mut config: Config = url.parse().map_err(|e: tokio_postgres::Error| LeaseError::BadAddress {
-            address: url.into(),
-            detail: e.to_string(),
-        })?;
+        let mut config: Config =
+            url.parse()
+                .map_err(|e: tokio_postgres::Error| LeaseError::BadAddress {
+                    address: url.into(),
+                    detail: e.to_string(),
+                })?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.application_name("ferroflake-lease");
         let registry = PostgresRegistry {
@@ -119,21 +121,28 @@ impl PostgresRegistry {
             sql: Sql::for_table(table),
             session: Mutex::new(None),
         };
-        registry.io.run("connecting to PostgreSQL", CONNECT_TIMEOUT * 2, async { registry.session().await.map(drop) })?;
+        registry
+            .io
+            .run("connecting to PostgreSQL", CONNECT_TIMEOUT * 2, async {
+                registry.session().await.map(drop)
+            })?;
         Ok(registry)
     }
 
     /// The current session, or a new one (table created, statements prepared).
     async fn session(&self) -> Result<Arc<Session>, LeaseError> {
-        let cached = self.session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let cached = self
+            .session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         if let Some(session) = cached.filter(|s| !s.client.is_closed()) {
             return Ok(session);
         }
-        let (client, connection) = self
-            .config
-            .connect(NoTls)
-            .await
-            .map_err(|e| self.io.unavailable(format!("cannot connect: {}", with_causes(&e))))?;
+        let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
+            self.io
+                .unavailable(format!("cannot connect: {}", with_causes(&e)))
+        })?;
         self.io.spawn(async move {
             let _ = connection.await; // ends when the session closes
         });
@@ -148,7 +157,9 @@ impl PostgresRegistry {
             prepare(&self.sql.renew).await,
             prepare(&self.sql.release).await,
         );
-        let prepared = |r: Result<Statement, tokio_postgres::Error>| r.map_err(|e| self.failed("preparing statements", e));
+        let prepared = |r: Result<Statement, tokio_postgres::Error>| {
+            r.map_err(|e| self.failed("preparing statements", e))
+        };
         let session = Arc::new(Session {
             claim: prepared(claim)?,
             free: prepared(free)?,
@@ -197,7 +208,10 @@ impl Registry for PostgresRegistry {
         }
         let token = new_token("postgres")?;
         let n = as_i64(request.node_count);
-        let (ttl, quarantine) = (millis(request.ttl) as f64, millis(request.quarantine) as f64);
+        let (ttl, quarantine) = (
+            millis(request.ttl) as f64,
+            millis(request.quarantine) as f64,
+        );
         // Each lost race means another claimant won an id, so this ends within node_count
         // rounds; the bound only guards against a store that misbehaves.
         let rounds = request.node_count.min(4096) + 8;
@@ -206,7 +220,10 @@ impl Registry for PostgresRegistry {
                 let session = self.session().await?;
                 let row = session
                     .client
-                    .query_opt(&session.claim, &[&n, &quarantine, &request.holder, &token, &ttl])
+                    .query_opt(
+                        &session.claim,
+                        &[&n, &quarantine, &request.holder, &token, &ttl],
+                    )
                     .await
                     .map_err(|e| self.failed("claiming a node id", e))?;
                 if row.is_some() {
@@ -221,7 +238,7 @@ impl Registry for PostgresRegistry {
                 Ok(if free.is_some() { Ok(None) } else { Err(()) })
             })?;
             match row {
-                Err(()) => break, // nothing free
+                Err(()) => break,     // nothing free
                 Ok(None) => continue, // lost a race for the id: look again
                 Ok(Some(row)) => {
                     let node_id: i64 = row.get(0);
@@ -244,7 +261,11 @@ impl Registry for PostgresRegistry {
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
         let updated = self.io.run("renewing", renew_limit(ttl), async {
             let session = self.session().await?;
-            let (id, ttl, mark) = (as_i64(grant.node_id), millis(ttl) as f64, as_i64(high_water_ms));
+            let (id, ttl, mark) = (
+                as_i64(grant.node_id),
+                millis(ttl) as f64,
+                as_i64(high_water_ms),
+            );
             session
                 .client
                 .execute(&session.renew, &[&id, &grant.token, &ttl, &mark])

@@ -126,19 +126,29 @@ impl RedisRegistry {
             renew: Script::new(RENEW),
             release: Script::new(RELEASE),
         };
-        registry.io.run("connecting to Redis", CONNECT_TIMEOUT, async {
-            let mut connection = registry.connection().await?;
-            redis::cmd("PING")
-                .query_async::<String>(&mut connection)
-                .await
-                .map_err(|e| registry.io.unavailable(format!("{url} does not answer: {e}")))?;
-            Ok(())
-        })?;
+        registry
+            .io
+            .run("connecting to Redis", CONNECT_TIMEOUT, async {
+                let mut connection = registry.connection().await?;
+                redis::cmd("PING")
+                    .query_async::<String>(&mut connection)
+                    .await
+                    .map_err(|e| {
+                        registry
+                            .io
+                            .unavailable(format!("{url} does not answer: {e}"))
+                    })?;
+                Ok(())
+            })?;
         Ok(registry)
     }
 
     async fn connection(&self) -> Result<MultiplexedConnection, LeaseError> {
-        let cached = self.connection.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let cached = self
+            .connection
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         if let Some(c) = cached {
             return Ok(c);
         }
@@ -153,7 +163,11 @@ impl RedisRegistry {
 
     /// Turns a client error into ours, forgetting a connection that broke.
     fn failed(&self, what: &str, e: redis::RedisError) -> LeaseError {
-        if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout() {
+        if e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || e.is_timeout()
+        {
             *self.connection.lock().unwrap_or_else(|p| p.into_inner()) = None;
             self.io.unavailable(format!("{what}: {e}"))
         } else {
@@ -166,7 +180,9 @@ impl RedisRegistry {
     }
 
     fn claim_px(ttl: Duration, quarantine: Duration) -> u64 {
-        u64::try_from((ttl + quarantine).as_millis()).unwrap_or(u64::MAX).max(1)
+        u64::try_from((ttl + quarantine).as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1)
     }
 }
 
@@ -177,20 +193,21 @@ impl Registry for RedisRegistry {
         }
         let token = new_token("redis")?;
         let px = Self::claim_px(request.ttl, request.quarantine);
-        let claimed: Option<(u64, u64, u64)> = self.io.run("claiming a node id", CALL_TIMEOUT, async {
-            let mut connection = self.connection().await?;
-            self.claim
-                .prepare_invoke()
-                .arg(&self.prefix)
-                .arg(request.node_count)
-                .arg(&token)
-                .arg(&request.holder)
-                .arg(px)
-                .arg(px)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|e| self.failed("claiming a node id", e))
-        })?;
+        let claimed: Option<(u64, u64, u64)> =
+            self.io.run("claiming a node id", CALL_TIMEOUT, async {
+                let mut connection = self.connection().await?;
+                self.claim
+                    .prepare_invoke()
+                    .arg(&self.prefix)
+                    .arg(request.node_count)
+                    .arg(&token)
+                    .arg(&request.holder)
+                    .arg(px)
+                    .arg(px)
+                    .invoke_async(&mut connection)
+                    .await
+                    .map_err(|e| self.failed("claiming a node id", e))
+            })?;
         let Some((node_id, epoch, previous)) = claimed else {
             return Err(LeaseError::NoFreeNode {
                 node_count: request.node_count,
@@ -233,7 +250,10 @@ impl Registry for RedisRegistry {
         if held == 1 {
             Ok(())
         } else {
-            self.quarantines.lock().unwrap_or_else(|p| p.into_inner()).remove(&grant.token);
+            self.quarantines
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&grant.token);
             Err(LeaseError::Lost {
                 node_id: grant.node_id,
             })
@@ -241,7 +261,10 @@ impl Registry for RedisRegistry {
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
-        self.quarantines.lock().unwrap_or_else(|p| p.into_inner()).remove(&grant.token);
+        self.quarantines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&grant.token);
         let _held: i64 = self.io.run("releasing", CALL_TIMEOUT, async {
             let mut connection = self.connection().await?;
             self.release

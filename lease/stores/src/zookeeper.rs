@@ -91,7 +91,11 @@ impl ZooKeeperRegistry {
     /// [`LeaseError::Unavailable`] if no session is established within a few seconds.
     pub fn connect(hosts: &str, root: &str) -> Result<Self, LeaseError> {
         let io = Blocking::new("zookeeper")?;
-        let client = io.run("connecting to ZooKeeper", CONNECT_TIMEOUT, Self::open(&io, hosts))?;
+        let client = io.run(
+            "connecting to ZooKeeper",
+            CONNECT_TIMEOUT,
+            Self::open(&io, hosts),
+        )?;
         let registry = ZooKeeperRegistry {
             io,
             hosts: hosts.to_owned(),
@@ -99,19 +103,24 @@ impl ZooKeeperRegistry {
             client: Mutex::new(client.clone()),
             held: Mutex::new(HashMap::new()),
         };
-        registry.io.run("creating the base znodes", CALL_TIMEOUT, async {
-            let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-            for dir in ["claims", "marks"] {
-                client
-                    .mkdir(&format!("{root}/{dir}"), &persistent)
+        registry
+            .io
+            .run("creating the base znodes", CALL_TIMEOUT, async {
+                let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+                for dir in ["claims", "marks"] {
+                    client
+                        .mkdir(&format!("{root}/{dir}"), &persistent)
+                        .await
+                        .map_err(|e| registry.failed("creating the base znodes", e))?;
+                }
+                match client
+                    .create(&format!("{root}/clock"), b"", &persistent)
                     .await
-                    .map_err(|e| registry.failed("creating the base znodes", e))?;
-            }
-            match client.create(&format!("{root}/clock"), b"", &persistent).await {
-                Ok(_) | Err(ZkError::NodeExists) => Ok(()),
-                Err(e) => Err(registry.failed("creating the clock znode", e)),
-            }
-        })?;
+                {
+                    Ok(_) | Err(ZkError::NodeExists) => Ok(()),
+                    Err(e) => Err(registry.failed("creating the clock znode", e)),
+                }
+            })?;
         Ok(registry)
     }
 
@@ -127,11 +136,19 @@ impl ZooKeeperRegistry {
 
     /// The client, replaced by a new session if the old one expired.
     fn client(&self) -> Result<Client, LeaseError> {
-        let current = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let current = self
+            .client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         if !current.state().is_terminated() {
             return Ok(current);
         }
-        let fresh = self.io.run("reconnecting to ZooKeeper", CONNECT_TIMEOUT, Self::open(&self.io, &self.hosts))?;
+        let fresh = self.io.run(
+            "reconnecting to ZooKeeper",
+            CONNECT_TIMEOUT,
+            Self::open(&self.io, &self.hosts),
+        )?;
         *self.client.lock().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
         Ok(fresh)
     }
@@ -149,12 +166,20 @@ impl ZooKeeperRegistry {
     }
 
     fn forget(&self, token: &str) -> Option<Held> {
-        self.held.lock().unwrap_or_else(|p| p.into_inner()).remove(token)
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(token)
     }
 
     /// The mark's current version if `held` still holds `node_id` (same epoch, not
     /// released, claim owned by `held`'s session), else `None`.
-    async fn still_ours(&self, client: &Client, node_id: u64, held: &Held) -> Result<Option<i32>, LeaseError> {
+    async fn still_ours(
+        &self,
+        client: &Client,
+        node_id: u64,
+        held: &Held,
+    ) -> Result<Option<i32>, LeaseError> {
         let (data, stat) = match client.get_data(&self.mark_path(node_id)).await {
             Ok(found) => found,
             Err(ZkError::NoNode | ZkError::SessionExpired) => return Ok(None),
@@ -193,30 +218,51 @@ impl ZooKeeperRegistry {
         let mark = match previous {
             None => {
                 // Never claimed: create the claim and the mark together.
-                let mark = Mark { high_water_ms: 0, released: false, epoch: 1 };
-                multi.add_create(&claim_path, claim_data.as_bytes(), &ephemeral).map_err(bad_path)?;
-                multi.add_create(&mark_path, &mark.encode(), &persistent).map_err(bad_path)?;
+                let mark = Mark {
+                    high_water_ms: 0,
+                    released: false,
+                    epoch: 1,
+                };
+                multi
+                    .add_create(&claim_path, claim_data.as_bytes(), &ephemeral)
+                    .map_err(bad_path)?;
+                multi
+                    .add_create(&mark_path, &mark.encode(), &persistent)
+                    .map_err(bad_path)?;
                 mark
             }
             Some((data, stat)) => {
-                let old = Mark::decode(&data)
-                    .ok_or_else(|| self.io.store_error(format!("unreadable mark at {mark_path}")))?;
-                let quiet_ms = i64::try_from((request.ttl + request.quarantine).as_millis()).unwrap_or(i64::MAX);
+                let old = Mark::decode(&data).ok_or_else(|| {
+                    self.io
+                        .store_error(format!("unreadable mark at {mark_path}"))
+                })?;
+                let quiet_ms = i64::try_from((request.ttl + request.quarantine).as_millis())
+                    .unwrap_or(i64::MAX);
                 let expired = stat.mtime.saturating_add(quiet_ms) <= server_now_ms;
                 if !old.released && !expired {
                     return Ok(None);
                 }
-                let mark = Mark { released: false, epoch: old.epoch + 1, ..old };
-                multi.add_set_data(&mark_path, &mark.encode(), Some(stat.version)).map_err(bad_path)?;
+                let mark = Mark {
+                    released: false,
+                    epoch: old.epoch + 1,
+                    ..old
+                };
+                multi
+                    .add_set_data(&mark_path, &mark.encode(), Some(stat.version))
+                    .map_err(bad_path)?;
                 let stale = client
                     .check_stat(&claim_path)
                     .await
                     .map_err(|e| self.failed("checking a claim", e))?;
                 if let Some(stale) = stale {
                     // Left by a holder that stopped renewing (its deadline is long past).
-                    multi.add_delete(&claim_path, Some(stale.version)).map_err(bad_path)?;
+                    multi
+                        .add_delete(&claim_path, Some(stale.version))
+                        .map_err(bad_path)?;
                 }
-                multi.add_create(&claim_path, claim_data.as_bytes(), &ephemeral).map_err(bad_path)?;
+                multi
+                    .add_create(&claim_path, claim_data.as_bytes(), &ephemeral)
+                    .map_err(bad_path)?;
                 mark
             }
         };
@@ -232,16 +278,17 @@ impl ZooKeeperRegistry {
                     })
                     .unwrap_or(0);
                 if version < 0 {
-                    return Err(self.io.store_error("ZooKeeper returned no version for the mark"));
+                    return Err(self
+                        .io
+                        .store_error("ZooKeeper returned no version for the mark"));
                 }
                 Ok(Some((mark, version)))
             }
             // Someone else got there first (or the stale claim went away meanwhile).
-            Err(MultiWriteError::OperationFailed { source, .. })
-                if matches!(source, ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode) =>
-            {
-                Ok(None)
-            }
+            Err(MultiWriteError::OperationFailed {
+                source: ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode,
+                ..
+            }) => Ok(None),
             Err(e) => Err(self.failed("claiming a node id", e.into())),
         }
     }
@@ -272,9 +319,15 @@ impl Registry for ZooKeeperRegistry {
                 .filter_map(|name| name.parse().ok())
                 .collect();
             let unclaimed = (0..request.node_count).filter(|id| !claimed.contains(id));
-            let stale_candidates = claimed.iter().copied().filter(|id| *id < request.node_count);
+            let stale_candidates = claimed
+                .iter()
+                .copied()
+                .filter(|id| *id < request.node_count);
             for node_id in unclaimed.chain(stale_candidates) {
-                if let Some((mark, version)) = self.try_claim(&client, node_id, &token, request, now).await? {
+                if let Some((mark, version)) = self
+                    .try_claim(&client, node_id, &token, request, now)
+                    .await?
+                {
                     return Ok(Some((node_id, mark, version)));
                 }
             }
@@ -291,7 +344,10 @@ impl Registry for ZooKeeperRegistry {
             epoch: mark.epoch,
             session: client.session_id().0,
         };
-        self.held.lock().unwrap_or_else(|p| p.into_inner()).insert(token.clone(), held);
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token.clone(), held);
         Ok(Grant {
             node_id,
             token,
@@ -304,11 +360,20 @@ impl Registry for ZooKeeperRegistry {
         let lost = LeaseError::Lost {
             node_id: grant.node_id,
         };
-        let held = self.held.lock().unwrap_or_else(|p| p.into_inner()).get(&grant.token).cloned();
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&grant.token)
+            .cloned();
         let Some(held) = held else {
             return Err(lost);
         };
-        let client = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let client = self
+            .client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         if client.session_id().0 != held.session || client.state().is_terminated() {
             self.forget(&grant.token);
             return Err(lost);
@@ -323,7 +388,10 @@ impl Registry for ZooKeeperRegistry {
             let mut version = held.version;
             // A second try only after a write of ours whose answer was lost (see below).
             for _ in 0..2 {
-                match client.set_data(&mark_path, &mark.encode(), Some(version)).await {
+                match client
+                    .set_data(&mark_path, &mark.encode(), Some(version))
+                    .await
+                {
                     Ok(stat) => return Ok(Some(stat)),
                     Err(ZkError::BadVersion) => {}
                     Err(ZkError::NoNode | ZkError::SessionExpired) => return Ok(None),
@@ -355,7 +423,11 @@ impl Registry for ZooKeeperRegistry {
         let Some(held) = self.forget(&grant.token) else {
             return Ok(()); // not ours (any more): nothing to give back
         };
-        let client = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let client = self
+            .client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         if client.session_id().0 != held.session {
             return Ok(()); // the session that held it is gone, and its ephemeral with it
         }
@@ -368,9 +440,15 @@ impl Registry for ZooKeeperRegistry {
         self.io.run("releasing", CALL_TIMEOUT, async {
             let mut multi = client.new_multi_writer();
             multi
-                .add_set_data(&self.mark_path(grant.node_id), &mark.encode(), Some(held.version))
+                .add_set_data(
+                    &self.mark_path(grant.node_id),
+                    &mark.encode(),
+                    Some(held.version),
+                )
                 .map_err(bad_path)?;
-            multi.add_delete(&self.claim_path(grant.node_id), None).map_err(bad_path)?;
+            multi
+                .add_delete(&self.claim_path(grant.node_id), None)
+                .map_err(bad_path)?;
             match multi.commit().await {
                 Ok(_) => Ok(()),
                 Err(MultiWriteError::OperationFailed { .. }) => Ok(()), // taken over meanwhile
@@ -390,7 +468,11 @@ mod tests {
 
     #[test]
     fn marks_round_trip() {
-        let mark = Mark { high_water_ms: 1_700_000_000_123, released: true, epoch: 7 };
+        let mark = Mark {
+            high_water_ms: 1_700_000_000_123,
+            released: true,
+            epoch: 7,
+        };
         assert_eq!(Mark::decode(&mark.encode()), Some(mark));
         assert_eq!(Mark::decode(b"12 maybe 3"), None);
         assert_eq!(Mark::decode(b""), None);

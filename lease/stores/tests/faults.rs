@@ -30,7 +30,11 @@ struct Backend {
 impl Backend {
     fn new(name: &'static str) -> Backend {
         // etcd counts lease TTLs in whole seconds and raises short ones to about 2 s.
-        let (ttl_ms, quarantine_ms) = if name == "etcd" { (2000, 1000) } else { (1000, 500) };
+        let (ttl_ms, quarantine_ms) = if name == "etcd" {
+            (2000, 1000)
+        } else {
+            (1000, 500)
+        };
         Backend {
             name,
             base: common::base_url(name),
@@ -57,7 +61,10 @@ impl Backend {
 }
 
 fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 /// The probe's layout for `node_bits` (41 time bits, Twitter epoch).
@@ -70,7 +77,10 @@ fn layout(node_bits: u32) -> Layout {
 
 fn read_ids(path: &Path) -> Vec<u64> {
     let bytes = std::fs::read(path).unwrap_or_default();
-    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 fn scratch(tag: &str) -> PathBuf {
@@ -125,17 +135,25 @@ fn finish(mut child: Child, limit: Duration, what: &str) -> Finished {
 
 fn ctl(command: &str, backend: &str) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/servers/ctl.sh");
-    let status = Command::new("bash").arg(script).args([command, backend]).status().unwrap();
+    let status = Command::new("bash")
+        .arg(script)
+        .args([command, backend])
+        .status()
+        .unwrap();
     assert!(status.success(), "ctl.sh {command} {backend} failed");
 }
 
 fn signal(child: &Child, sig: &str) {
-    let status = Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
+    // bash's built-in kill: no procps needed.
+    let status = Command::new("bash")
+        .args(["-c", &format!("kill {sig} {}", child.id())])
+        .status()
+        .unwrap();
     assert!(status.success(), "kill {sig} failed");
 }
 
 /// Sorted IDs with no repeats, or a panic naming the first duplicate.
-fn assert_unique(all: &mut Vec<u64>, layout: &Layout) {
+fn assert_unique(all: &mut [u64], layout: &Layout) {
     all.sort_unstable();
     if let Some(w) = all.windows(2).find(|w| w[0] == w[1]) {
         panic!("duplicate ID {} = {:?}", w[0], layout.decode(w[0]));
@@ -156,8 +174,10 @@ fn race(b: &Backend) {
                 .unwrap()
         })
         .collect();
-    let results: Vec<Finished> =
-        children.into_iter().map(|c| finish(c, Duration::from_secs(30), "racer")).collect();
+    let results: Vec<Finished> = children
+        .into_iter()
+        .map(|c| finish(c, Duration::from_secs(30), "racer"))
+        .collect();
     let winners: Vec<&Finished> = results.iter().filter(|r| r.code() == 0).collect();
     let nodes: BTreeSet<u64> = winners.iter().flat_map(|r| r.nodes()).collect();
     for r in &results {
@@ -169,8 +189,18 @@ fn race(b: &Backend) {
             r.stderr
         );
     }
-    assert_eq!(winners.len(), 16, "{}: exactly 16 of 32 racers must win", b.name);
-    assert_eq!(nodes, (0..16).collect(), "{}: the 16 winners must hold ids 0..16", b.name);
+    assert_eq!(
+        winners.len(),
+        16,
+        "{}: exactly 16 of 32 racers must win",
+        b.name
+    );
+    assert_eq!(
+        nodes,
+        (0..16).collect(),
+        "{}: the 16 winners must hold ids 0..16",
+        b.name
+    );
     println!("{}: race: 16 of 32 won, ids 0..16 once each", b.name);
 }
 
@@ -196,7 +226,13 @@ fn merged(b: &Backend) {
         assert_eq!(r.code(), 0, "{}: an issuer failed: {}", b.name, r.stderr);
         nodes.extend(r.nodes());
         let ids = read_ids(&out);
-        assert_eq!(ids.len(), 100_000, "{}: an issuer wrote {} IDs", b.name, ids.len());
+        assert_eq!(
+            ids.len(),
+            100_000,
+            "{}: an issuer wrote {} IDs",
+            b.name,
+            ids.len()
+        );
         all.extend(ids);
     }
     assert_unique(&mut all, &layout(10));
@@ -211,8 +247,8 @@ fn merged(b: &Backend) {
     );
 }
 
-/// 3. A holder SIGSTOPped past its TTL issues nothing after its deadline; its id is taken
-/// over; no duplicates.
+/// 3. A holder SIGSTOPped past its TTL issues nothing after its deadline; its id is
+///    taken over; no duplicates.
 fn stopped_holder(b: &Backend) {
     let url = b.fresh_url("stop");
     let dir = scratch("stop");
@@ -220,12 +256,26 @@ fn stopped_holder(b: &Backend) {
     let (old_out, new_out) = (dir.join("old.ids"), dir.join("new.ids"));
     let mut old = b
         .probe(&url, 0)
-        .args(["issue", "--run-ms", "120000", "--per-ms", "20", "--out", old_out.to_str().unwrap()])
+        .args([
+            "issue",
+            "--run-ms",
+            "120000",
+            "--per-ms",
+            "20",
+            "--out",
+            old_out.to_str().unwrap(),
+        ])
         .spawn()
         .unwrap();
     let mut first_line = String::new();
-    BufReader::new(old.stdout.as_mut().unwrap()).read_line(&mut first_line).unwrap();
-    assert!(first_line.starts_with("node=0"), "{}: the first holder did not start: {first_line:?}", b.name);
+    BufReader::new(old.stdout.as_mut().unwrap())
+        .read_line(&mut first_line)
+        .unwrap();
+    assert!(
+        first_line.starts_with("node=0"),
+        "{}: the first holder did not start: {first_line:?}",
+        b.name
+    );
     thread::sleep(Duration::from_millis(700));
     signal(&old, "-STOP");
     let stopped_at = wall_ms();
@@ -237,7 +287,15 @@ fn stopped_holder(b: &Backend) {
         attempts += 1;
         let r = finish(
             b.probe(&url, 0)
-                .args(["issue", "--count", "20000", "--per-ms", "20", "--out", new_out.to_str().unwrap()])
+                .args([
+                    "issue",
+                    "--count",
+                    "20000",
+                    "--per-ms",
+                    "20",
+                    "--out",
+                    new_out.to_str().unwrap(),
+                ])
                 .spawn()
                 .unwrap(),
             Duration::from_secs(30),
@@ -249,11 +307,23 @@ fn stopped_holder(b: &Backend) {
         }
         break r;
     };
-    assert_eq!(taker.code(), 0, "{}: the takeover failed: {}", b.name, taker.stderr);
+    assert_eq!(
+        taker.code(),
+        0,
+        "{}: the takeover failed: {}",
+        b.name,
+        taker.stderr
+    );
     assert_eq!(taker.nodes(), vec![0]);
     signal(&old, "-CONT");
     let old = finish(old, Duration::from_secs(30), "stopped holder");
-    assert_eq!(old.code(), 4, "{}: the stopped holder must find its lease lost: {}", b.name, old.stderr);
+    assert_eq!(
+        old.code(),
+        4,
+        "{}: the stopped holder must find its lease lost: {}",
+        b.name,
+        old.stderr
+    );
     let old_ids = read_ids(&old_out);
     let new_ids = read_ids(&new_out);
     assert!(!old_ids.is_empty() && new_ids.len() == 20_000);
@@ -267,7 +337,11 @@ fn stopped_holder(b: &Backend) {
         b.name,
         b.ttl_ms
     );
-    assert!(new_first > old_last, "{}: the new holder must start after the old one's last ID", b.name);
+    assert!(
+        new_first > old_last,
+        "{}: the new holder must start after the old one's last ID",
+        b.name
+    );
     let mut all = [old_ids, new_ids].concat();
     assert_unique(&mut all, &layout);
     std::fs::remove_dir_all(&dir).ok();
@@ -279,7 +353,7 @@ fn stopped_holder(b: &Backend) {
 }
 
 /// 4. The server is killed and restarted mid-run: holders stop at their deadlines, then
-/// recover (or fail clearly); no duplicates.
+///    recover (or fail clearly); no duplicates.
 fn server_restart(b: &Backend) {
     let url = b.fresh_url("restart");
     let dir = scratch("restart");
@@ -288,7 +362,14 @@ fn server_restart(b: &Backend) {
         .iter()
         .map(|out| {
             b.probe(&url, 10)
-                .args(["issue", "--run-ms", "14000", "--per-ms", "10", "--reacquire"])
+                .args([
+                    "issue",
+                    "--run-ms",
+                    "14000",
+                    "--per-ms",
+                    "10",
+                    "--reacquire",
+                ])
                 .args(["--give-up-ms", "25000", "--out", out.to_str().unwrap()])
                 .spawn()
                 .unwrap()
@@ -300,8 +381,10 @@ fn server_restart(b: &Backend) {
     thread::sleep(Duration::from_millis(b.ttl_ms + 1500));
     let restart_from = wall_ms();
     ctl("start", b.name);
-    let results: Vec<Finished> =
-        children.into_iter().map(|c| finish(c, Duration::from_secs(90), "issuer")).collect();
+    let results: Vec<Finished> = children
+        .into_iter()
+        .map(|c| finish(c, Duration::from_secs(90), "issuer"))
+        .collect();
     let layout = layout(10);
     let mut all = Vec::new();
     let mut recovered = 0;
@@ -321,13 +404,21 @@ fn server_restart(b: &Backend) {
         // While the server was down, nothing may be issued past the deadlines (last
         // renewal, at most the kill, + TTL).
         let by_ms: BTreeMap<u64, usize> = ids.iter().fold(BTreeMap::new(), |mut m, id| {
-            *m.entry(layout.decode(*id).unwrap().timestamp_ms).or_default() += 1;
+            *m.entry(layout.decode(*id).unwrap().timestamp_ms)
+                .or_default() += 1;
             m
         });
         // Redis forgot every mark, so new holders must also wait out the floor: its start
         // (after `restart_from`) + TTL + quarantine.
-        let quiet_until = if b.name == "redis" { restart_from + b.ttl_ms + b.quarantine_ms } else { restart_from };
-        let in_outage: usize = by_ms.range(killed_at + b.ttl_ms + 1..quiet_until).map(|(_, n)| n).sum();
+        let quiet_until = if b.name == "redis" {
+            restart_from + b.ttl_ms + b.quarantine_ms
+        } else {
+            restart_from
+        };
+        let in_outage: usize = by_ms
+            .range(killed_at + b.ttl_ms + 1..quiet_until)
+            .map(|(_, n)| n)
+            .sum();
         assert_eq!(
             in_outage, 0,
             "{}: {in_outage} IDs issued between the deadline after the kill and {quiet_until}",
@@ -337,11 +428,17 @@ fn server_restart(b: &Backend) {
         all.extend(ids);
     }
     assert_unique(&mut all, &layout);
-    let lost: usize = results.iter().map(|r| r.stdout.matches("lost node=").count()).sum();
+    let lost: usize = results
+        .iter()
+        .map(|r| r.stdout.matches("lost node=").count())
+        .sum();
     if b.name == "redis" {
         // The test Redis keeps nothing across a restart: every claim is gone, so every
         // holder must learn that its lease is lost (and re-acquire, past the floor).
-        assert_eq!(lost, 8, "redis: all 8 claims vanished with the restart, but {lost} holders noticed");
+        assert_eq!(
+            lost, 8,
+            "redis: all 8 claims vanished with the restart, but {lost} holders noticed"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
     println!(
@@ -362,11 +459,20 @@ fn unreachable(b: &Backend) {
     };
     let began = Instant::now();
     let r = finish(
-        b.probe(url, 10).args(["issue", "--count", "1", "--out", "/dev/null"]).spawn().unwrap(),
+        b.probe(url, 10)
+            .args(["issue", "--count", "1", "--out", "/dev/null"])
+            .spawn()
+            .unwrap(),
         Duration::from_secs(20),
         "probe against nothing",
     );
-    assert_eq!(r.code(), 2, "{}: expected a start failure: {}", b.name, r.stderr);
+    assert_eq!(
+        r.code(),
+        2,
+        "{}: expected a start failure: {}",
+        b.name,
+        r.stderr
+    );
     assert!(
         r.stderr.contains("registry unreachable"),
         "{}: the error must say the registry is unreachable: {}",

@@ -68,7 +68,11 @@ fn parse_args() -> Result<Args, String> {
             continue;
         }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || value.parse::<u64>().map_err(|_| format!("{flag}: not a number: {value}"));
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("{flag}: not a number: {value}"))
+        };
         match flag.as_str() {
             "--lease" => args.lease = value.clone(),
             "--node-bits" => args.node_bits = number()? as u32,
@@ -92,7 +96,9 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn sleep_until_wall(ms: u64) {
@@ -104,7 +110,9 @@ fn sleep_until_wall(ms: u64) {
 
 fn layout(node_bits: u32) -> Result<Layout, Error> {
     let twitter = Layout::twitter();
-    Layout::builder(41, node_bits, 22 - node_bits.min(21)).epoch_ms(twitter.epoch_ms() as i64).build()
+    Layout::builder(41, node_bits, 22 - node_bits.min(21))
+        .epoch_ms(twitter.epoch_ms() as i64)
+        .build()
 }
 
 type Leased = LeasedGenerator<SystemClock>;
@@ -113,14 +121,27 @@ fn start(args: &Args, registry: &Arc<dyn Registry>) -> Result<Leased, LeaseError
     let mut config = LeaseConfig::with_ttl(args.ttl);
     config.quarantine = args.quarantine;
     config.skew_allowance = args.skew;
-    let generator = LeasedGenerator::start(layout(args.node_bits)?, SystemClock, Arc::clone(registry), config)?;
-    println!("node={} epoch={}", generator.node(), generator.grant().epoch);
+    let generator = LeasedGenerator::start(
+        layout(args.node_bits)?,
+        SystemClock,
+        Arc::clone(registry),
+        config,
+    )?;
+    println!(
+        "node={} epoch={}",
+        generator.node(),
+        generator.grant().epoch
+    );
     Ok(generator)
 }
 
 fn start_error(e: &LeaseError) -> ExitCode {
     eprintln!("ferroflake-store-probe: cannot start: {e}");
-    ExitCode::from(if matches!(e, LeaseError::NoFreeNode { .. }) { 3 } else { 2 })
+    ExitCode::from(if matches!(e, LeaseError::NoFreeNode { .. }) {
+        3
+    } else {
+        2
+    })
 }
 
 fn race(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
@@ -160,7 +181,11 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
     let mut fenced_since: Option<Instant> = None;
     let mut fenced_since_reported: Option<Instant> = None;
     let code = loop {
-        let done = if args.count > 0 { issued >= args.count } else { began.elapsed() >= args.run };
+        let done = if args.count > 0 {
+            issued >= args.count
+        } else {
+            began.elapsed() >= args.run
+        };
         if done {
             break 0;
         }
@@ -170,7 +195,7 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
                 fenced_since_reported = None;
                 let _ = out.write_all(&id.to_le_bytes());
                 issued += 1;
-                if args.per_ms > 0 && issued % args.per_ms == 0 {
+                if args.per_ms > 0 && issued.is_multiple_of(args.per_ms) {
                     thread::sleep(Duration::from_millis(1));
                 }
             }
@@ -179,14 +204,20 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
                 let status = generator.status();
                 if fenced_since_reported.is_none() {
                     // Once per outage: say why issuing stopped.
-                    eprintln!("ferroflake-store-probe: fenced on node {}: {status:?}", generator.node());
+                    eprintln!(
+                        "ferroflake-store-probe: fenced on node {}: {status:?}",
+                        generator.node()
+                    );
                     fenced_since_reported = Some(since);
                 }
                 match status {
                     LeaseStatus::Lost => {
                         println!("lost node={}", generator.node());
                         if !args.reacquire {
-                            eprintln!("ferroflake-store-probe: lease on node {} lost", generator.node());
+                            eprintln!(
+                                "ferroflake-store-probe: lease on node {} lost",
+                                generator.node()
+                            );
                             break 4;
                         }
                         drop(generator);
@@ -205,7 +236,10 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
                         };
                     }
                     status if since.elapsed() >= args.give_up => {
-                        eprintln!("ferroflake-store-probe: fenced for {:?}: {status:?}", since.elapsed());
+                        eprintln!(
+                            "ferroflake-store-probe: fenced for {:?}: {status:?}",
+                            since.elapsed()
+                        );
                         break 5;
                     }
                     _ => thread::sleep(Duration::from_millis(2)),

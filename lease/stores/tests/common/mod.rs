@@ -12,15 +12,24 @@ pub const BACKENDS: [&str; 4] = ["etcd", "redis", "zookeeper", "postgres"];
 /// scripts/test-lease-stores.sh).
 pub fn base_url(backend: &str) -> String {
     let var = format!("FERROFLAKE_TEST_{}", backend.to_uppercase());
-    std::env::var(&var)
-        .unwrap_or_else(|_| panic!("{var} is not set: run scripts/test-lease-stores.sh, which starts the servers"))
+    std::env::var(&var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run scripts/test-lease-stores.sh, which starts the servers")
+    })
 }
 
 /// A name no other test run or call has used: `<tag>_<pid>_<ms>_<n>`.
 pub fn unique(tag: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() % 100_000_000;
-    format!("{tag}_{}_{ms}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        % 100_000_000;
+    format!(
+        "{tag}_{}_{ms}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// `base` with a fresh namespace in the form each backend takes.
