@@ -45,9 +45,11 @@ fn zookeeper_conforms() {
     check(
         "zookeeper",
         Timing {
-            ttl: Duration::from_millis(500),
-            quarantine: Duration::from_millis(500),
-            slack: Duration::from_millis(200),
+            // Expiry is judged on the server's clock from the claim's own write, which may
+            // land a few hundred ms after the check's start on a loaded machine.
+            ttl: Duration::from_millis(800),
+            quarantine: Duration::from_millis(1000),
+            slack: Duration::from_millis(400),
         },
     );
 }

@@ -163,13 +163,18 @@ fn assert_unique(all: &mut [u64], layout: &Layout) {
 /// 1. 32 processes race for 16 ids: exactly 16 win, each a different id.
 fn race(b: &Backend) {
     let url = b.fresh_url("race");
+    let answered = scratch("race");
     let start_at = wall_ms() + 2500;
-    let hold_until = start_at + 3000;
     let children: Vec<Child> = (0..32)
         .map(|_| {
             b.probe(&url, 4)
                 .args(["race", "--start-at-ms", &start_at.to_string()])
-                .args(["--hold-until-ms", &hold_until.to_string()])
+                .args([
+                    "--answered-dir",
+                    answered.to_str().unwrap(),
+                    "--racers",
+                    "32",
+                ])
                 .spawn()
                 .unwrap()
         })

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! ferroflake-store-probe --lease URL [--node-bits B] [--ttl-ms T] [--quarantine-ms Q]
-//!     [--skew-ms S] race --start-at-ms WALL --hold-until-ms WALL
+//!     [--skew-ms S] race --start-at-ms WALL --answered-dir DIR --racers N
 //! ferroflake-store-probe --lease URL ... issue --out FILE [--count N] [--run-ms D]
 //!     [--per-ms K] [--reacquire] [--give-up-ms G]
 //! ```
@@ -31,7 +31,8 @@ struct Args {
     skew: Duration,
     mode: String,
     start_at_ms: u64,
-    hold_until_ms: u64,
+    answered_dir: Option<String>,
+    racers: usize,
     out: Option<String>,
     count: u64,
     run: Duration,
@@ -49,7 +50,8 @@ fn parse_args() -> Result<Args, String> {
         skew: Duration::from_millis(100),
         mode: String::new(),
         start_at_ms: 0,
-        hold_until_ms: 0,
+        answered_dir: None,
+        racers: 0,
         out: None,
         count: 0,
         run: Duration::ZERO,
@@ -80,7 +82,8 @@ fn parse_args() -> Result<Args, String> {
             "--quarantine-ms" => args.quarantine = Duration::from_millis(number()?),
             "--skew-ms" => args.skew = Duration::from_millis(number()?),
             "--start-at-ms" => args.start_at_ms = number()?,
-            "--hold-until-ms" => args.hold_until_ms = number()?,
+            "--answered-dir" => args.answered_dir = Some(value.clone()),
+            "--racers" => args.racers = number()? as usize,
             "--out" => args.out = Some(value.clone()),
             "--count" => args.count = number()?,
             "--run-ms" => args.run = Duration::from_millis(number()?),
@@ -145,12 +148,34 @@ fn start_error(e: &LeaseError) -> ExitCode {
 }
 
 fn race(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
+    let Some(dir) = &args.answered_dir else {
+        eprintln!("ferroflake-store-probe: race needs --answered-dir DIR --racers N");
+        return ExitCode::from(64);
+    };
     sleep_until_wall(args.start_at_ms);
-    let generator = match start(args, registry) {
+    let attempt = start(args, registry);
+    // Tell the others this racer has answered; winners hold their ids until all have, so
+    // a late racer can never find an id a winner already gave back.
+    let marker = format!("{dir}/{}", std::process::id());
+    if let Err(e) = File::create(&marker) {
+        eprintln!("ferroflake-store-probe: cannot write {marker}: {e}");
+        return ExitCode::from(64);
+    }
+    let generator = match attempt {
         Ok(g) => g,
         Err(e) => return start_error(&e),
     };
-    sleep_until_wall(args.hold_until_ms);
+    let until = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_dir(dir).map_or(0, |d| d.count()) < args.racers {
+        if Instant::now() > until {
+            eprintln!(
+                "ferroflake-store-probe: not all {} racers answered within 60 s",
+                args.racers
+            );
+            return ExitCode::from(6);
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
     match generator.next_id() {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
