@@ -181,7 +181,7 @@ fn race(b: &Backend) {
         .collect();
     let results: Vec<Finished> = children
         .into_iter()
-        .map(|c| finish(c, Duration::from_secs(30), "racer"))
+        .map(|c| finish(c, Duration::from_secs(90), "racer"))
         .collect();
     let winners: Vec<&Finished> = results.iter().filter(|r| r.code() == 0).collect();
     let nodes: BTreeSet<u64> = winners.iter().flat_map(|r| r.nodes()).collect();
