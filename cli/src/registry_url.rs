@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ferroflake_lease::{EmbeddedRegistry, LeaseError, Registry};
 
 /// Schemes served by ferroflake-lease-stores (the `stores` feature).
-const STORE_SCHEMES: [&str; 6] = ["etcd", "redis", "rediss", "zk", "postgres", "postgresql"];
+const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql"];
 
 /// Where a registry is, before it is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]

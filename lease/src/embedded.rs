@@ -204,7 +204,7 @@ impl EmbeddedRegistry {
 
 impl Registry for EmbeddedRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
-        let token = new_token()?;
+        let token = new_token("embedded")?;
         self.with_records(|records, now_ms, boot| {
             let node_id = records.pick_free(request.node_count, now_ms, boot).ok_or(
                 LeaseError::NoFreeNode {

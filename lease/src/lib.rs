@@ -53,3 +53,4 @@ pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
 pub use leased::{LeaseStatus, LeasedGenerator};
 pub use registry::{Grant, LeaseRequest, Registry};
+pub use token::new_token;

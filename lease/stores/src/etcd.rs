@@ -25,7 +25,7 @@ use etcd_client::{
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
-use crate::token::new_token;
+use ferroflake_lease::new_token;
 
 /// Node ids leased from etcd (v3 API).
 pub struct EtcdRegistry {

@@ -50,7 +50,6 @@ pub mod etcd;
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
-mod token;
 #[cfg(feature = "zookeeper")]
 pub mod zookeeper;
 

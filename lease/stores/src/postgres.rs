@@ -17,7 +17,7 @@ use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
-use crate::token::new_token;
+use ferroflake_lease::new_token;
 
 /// Node ids leased from a PostgreSQL table.
 pub struct PostgresRegistry {

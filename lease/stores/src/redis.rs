@@ -42,7 +42,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
-use crate::token::new_token;
+use ferroflake_lease::new_token;
 
 /// Claims the lowest free id in `0..n`: returns `{id, epoch, previous mark}` or nil.
 const CLAIM: &str = r"

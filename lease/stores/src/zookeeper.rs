@@ -24,7 +24,7 @@ use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
 use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
-use crate::token::new_token;
+use ferroflake_lease::new_token;
 
 /// The session timeout asked of the server (it clamps it to its own bounds). Liveness of
 /// claims comes from renewals; the session only has to outlive a short server restart.
