@@ -12,9 +12,9 @@ export const vectors = JSON.parse(
   readFileSync(fileURLToPath(new URL('../../testdata/vectors.json', import.meta.url)), 'utf8'),
 )
 
-/** A vectors.json layout spec (snake_case) as a `Layout.custom` spec. */
-export function layoutFrom(spec) {
-  return addon.Layout.custom({
+/** A vectors.json layout spec (snake_case) in the addon's camelCase shape. */
+export function camelSpec(spec) {
+  return {
     timeBits: spec.time_bits,
     nodeBits: spec.node_bits,
     sequenceBits: spec.sequence_bits,
@@ -22,7 +22,12 @@ export function layoutFrom(spec) {
     tickMs: spec.tick_ms,
     epochMs: spec.epoch_ms,
     order: spec.order,
-  })
+  }
+}
+
+/** A vectors.json layout spec as a custom `Layout`. */
+export function layoutFrom(spec) {
+  return addon.Layout.custom(camelSpec(spec))
 }
 
 /** Asserts that `fn` throws `errorClass` with `code`; returns the error. */
