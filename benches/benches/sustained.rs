@@ -9,7 +9,7 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ferroflake::{Clock, FastClock, Generator, Layout, Options};
 use ferroflake_benches::{
@@ -117,9 +117,8 @@ fn shared<T: Copy + Default + Ord + Send>(
     per_thread: usize,
     next: impl Fn() -> T + Sync,
 ) -> Row {
-    let start = Instant::now();
-    let [a, b] = collect_on_two_threads(per_thread, next);
-    let secs = start.elapsed().as_secs_f64();
+    let ([a, b], elapsed) = collect_on_two_threads(per_thread, next);
+    let secs = elapsed.as_secs_f64();
     Row {
         name: name.to_string(),
         threads: 2,
