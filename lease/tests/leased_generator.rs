@@ -39,6 +39,27 @@ fn embedded() -> (tempfile::TempDir, Arc<dyn Registry>) {
     (dir, registry)
 }
 
+/// A Twitter-layout generator leased from an embedded registry behind a switch that can
+/// make it unreachable or lose renewals, on a manual clock at `T0`.
+fn leased_on_switchable() -> (
+    tempfile::TempDir,
+    Arc<Switchable>,
+    Arc<ManualClock>,
+    LeasedGenerator<Arc<ManualClock>>,
+) {
+    let (dir, real) = embedded();
+    let registry = Switchable::new(real);
+    let clock = Arc::new(ManualClock::new(T0));
+    let generator = LeasedGenerator::start(
+        Layout::twitter(),
+        Arc::clone(&clock),
+        registry.clone(),
+        quick_config(),
+    )
+    .unwrap();
+    (dir, registry, clock, generator)
+}
+
 /// Issues `count` IDs, moving the clock 1 ms every 500 IDs.
 fn issue(
     generator: &LeasedGenerator<Arc<ManualClock>>,
@@ -91,16 +112,7 @@ fn reserves_the_mark_before_issuing_and_fences_below_it() {
 
 #[test]
 fn failing_renewals_issue_until_the_fence_then_recover_the_same_lease() {
-    let (_dir, real) = embedded();
-    let registry = Switchable::new(real);
-    let clock = Arc::new(ManualClock::new(T0));
-    let generator = LeasedGenerator::start(
-        Layout::twitter(),
-        Arc::clone(&clock),
-        registry.clone(),
-        quick_config(),
-    )
-    .unwrap();
+    let (_dir, registry, clock, generator) = leased_on_switchable();
     let token = generator.grant().token.clone();
     registry.set(Mode::Unreachable);
     wait_for("a failed renewal", Duration::from_secs(5), || {
@@ -127,16 +139,7 @@ fn failing_renewals_issue_until_the_fence_then_recover_the_same_lease() {
 
 #[test]
 fn deadline_passing_unrenewed_stops_issuing_and_expiry_loses_the_lease() {
-    let (_dir, real) = embedded();
-    let registry = Switchable::new(real);
-    let clock = Arc::new(ManualClock::new(T0));
-    let generator = LeasedGenerator::start(
-        Layout::twitter(),
-        Arc::clone(&clock),
-        registry.clone(),
-        quick_config(),
-    )
-    .unwrap();
+    let (_dir, registry, clock, generator) = leased_on_switchable();
     registry.set(Mode::Unreachable);
     // The manual clock stands still; only real time passes. The renewal thread closes the
     // fence itself at the local deadline (TTL - margin = 900 ms after the last renewal).
@@ -162,16 +165,7 @@ fn deadline_passing_unrenewed_stops_issuing_and_expiry_loses_the_lease() {
 
 #[test]
 fn lost_stops_for_good() {
-    let (_dir, real) = embedded();
-    let registry = Switchable::new(real);
-    let clock = Arc::new(ManualClock::new(T0));
-    let generator = LeasedGenerator::start(
-        Layout::twitter(),
-        Arc::clone(&clock),
-        registry.clone(),
-        quick_config(),
-    )
-    .unwrap();
+    let (_dir, registry, _clock, generator) = leased_on_switchable();
     registry.set(Mode::LoseRenewals);
     wait_for("the lease to be lost", Duration::from_secs(5), || {
         generator.status() == LeaseStatus::Lost
