@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use ferroflake::Options;
 
+use crate::protocol::DEFAULT_MAX_TTL;
 use crate::LeaseError;
 
 /// How a [`LeasedGenerator`](crate::LeasedGenerator) holds its lease.
@@ -16,6 +17,11 @@ use crate::LeaseError;
 pub struct LeaseConfig {
     /// How long a claim lives without renewal.
     pub ttl: Duration,
+    /// The longest TTL any holder of the registry uses; every holder of one registry must
+    /// use the same value (default [`DEFAULT_MAX_TTL`], 10 s). After the registry loses
+    /// records, new claims wait this long plus the quarantine, so that a holder of the
+    /// lost records has stopped issuing before anyone else starts.
+    pub max_ttl: Duration,
     /// How often the background thread renews (default TTL / 3).
     pub renew_every: Duration,
     /// How soon a failed renewal is retried (default TTL / 20, at least 10 ms).
@@ -49,10 +55,12 @@ impl Default for LeaseConfig {
 }
 
 impl LeaseConfig {
-    /// Timings scaled to `ttl` (see the field docs), with a 1 s skew allowance.
+    /// Timings scaled to `ttl` (see the field docs), with a 1 s skew allowance, and
+    /// `max_ttl` the larger of `ttl` and [`DEFAULT_MAX_TTL`].
     pub fn with_ttl(ttl: Duration) -> Self {
         LeaseConfig {
             ttl,
+            max_ttl: ttl.max(DEFAULT_MAX_TTL),
             renew_every: ttl / 3,
             retry_every: (ttl / 20).max(Duration::from_millis(10)),
             safety_margin: ttl / 10,
@@ -86,6 +94,12 @@ impl LeaseConfig {
                 "renew_every {:?} must be above 0 and below ttl - safety_margin ({:?})",
                 self.renew_every,
                 self.ttl - self.safety_margin
+            ));
+        }
+        if self.ttl > self.max_ttl {
+            return bad(format!(
+                "ttl {:?} exceeds max_ttl {:?} (the longest TTL the registry's holders use)",
+                self.ttl, self.max_ttl
             ));
         }
         if self.retry_every.is_zero() {

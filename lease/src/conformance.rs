@@ -1,21 +1,25 @@
 //! The registry conformance suite: the behaviour every [`Registry`] backend must show.
 //!
 //! Enabled by the `conformance` feature. A backend's tests call [`run_all`] (or one check
-//! per `#[test]`) with a factory that returns a registry over a *fresh, empty* namespace
-//! each time it is called (a new directory, key prefix, table or znode), and with the
-//! [`Timing`] that suits the backend. Each check panics with a message naming what broke.
+//! per `#[test]`) with a factory that returns a [`Namespace`]: a registry over a *fresh,
+//! empty* namespace each time it is called (a new directory, key prefix, table or znode),
+//! and a way to lose that namespace's records as an operator, an eviction or a wiped
+//! restart would. With it goes the [`Timing`] that suits the backend. Each check panics
+//! with a message naming what broke.
 //!
 //! ```no_run
 //! # #[cfg(feature = "conformance")] {
 //! use std::sync::Arc;
-//! use ferroflake_lease::conformance::{run_all, Timing};
+//! use ferroflake_lease::conformance::{run_all, Namespace, Timing};
 //! use ferroflake_lease::{EmbeddedRegistry, Registry};
 //!
 //! let root = tempfile_like_dir();
 //! let counter = std::sync::atomic::AtomicU32::new(0);
-//! let fresh = || -> Arc<dyn Registry> {
+//! let fresh = || {
 //!     let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-//!     Arc::new(EmbeddedRegistry::open(root.join(n.to_string())).unwrap())
+//!     let dir = root.join(n.to_string());
+//!     let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(&dir).unwrap());
+//!     Namespace::new(registry, move || std::fs::remove_dir_all(&dir).unwrap())
 //! };
 //! run_all(&fresh, Timing::fast());
 //! # fn tempfile_like_dir() -> std::path::PathBuf { std::env::temp_dir() }
@@ -29,8 +33,34 @@ use std::time::{Duration, Instant};
 
 use crate::{Grant, LeaseError, LeaseRequest, Registry};
 
-/// A factory for registries over fresh, empty namespaces.
-pub type Fresh<'a> = &'a dyn Fn() -> Arc<dyn Registry>;
+/// A registry over a fresh, empty namespace, and a way to lose its records.
+pub struct Namespace {
+    /// The registry.
+    pub registry: Arc<dyn Registry>,
+    lose: Box<dyn Fn() + Send + Sync>,
+}
+
+impl Namespace {
+    /// `registry`, with `lose_records` that deletes every record of its namespace (the
+    /// directory, the key prefix, the table's rows, the znodes).
+    pub fn new(
+        registry: Arc<dyn Registry>,
+        lose_records: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        Namespace {
+            registry,
+            lose: Box::new(lose_records),
+        }
+    }
+
+    /// Loses every record of the namespace.
+    pub fn lose_records(&self) {
+        (self.lose)();
+    }
+}
+
+/// A factory for fresh, empty namespaces.
+pub type Fresh<'a> = &'a dyn Fn() -> Namespace;
 
 /// How long claims live in the checks, and how much lateness the backend needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +92,7 @@ impl Timing {
             ttl: self.ttl,
             quarantine: self.quarantine,
             holder: holder.into(),
+            max_ttl: self.ttl,
         }
     }
 }
@@ -75,11 +106,14 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     lost_after_expiry_and_takeover(fresh, timing);
     quarantine_holds_expired_ids(fresh, timing);
     high_water_mark_carried(fresh, timing);
+    no_renewal_after_expiry(fresh, timing);
+    new_namespace_has_a_floor(fresh, timing);
+    records_lost_under_a_live_holder(fresh, timing);
 }
 
 /// Claims get distinct ids in range, distinct ≥128-bit tokens, and distinct epochs.
 pub fn exclusive_claims(fresh: Fresh<'_>, timing: Timing) {
-    let registry = fresh();
+    let registry = fresh().registry;
     let request = timing.request(4, "conformance exclusive");
     let grants: Vec<Grant> = (0..4)
         .map(|i| {
@@ -115,7 +149,7 @@ pub fn exclusive_claims(fresh: Fresh<'_>, timing: Timing) {
 pub fn concurrent_claims_are_exclusive(fresh: Fresh<'_>, timing: Timing) {
     const IDS: u64 = 4;
     const RACERS: usize = 12;
-    let registry = fresh();
+    let registry = fresh().registry;
     let barrier = Arc::new(Barrier::new(RACERS));
     let results: Vec<Result<Grant, LeaseError>> = thread::scope(|s| {
         let handles: Vec<_> = (0..RACERS)
@@ -157,10 +191,18 @@ pub fn concurrent_claims_are_exclusive(fresh: Fresh<'_>, timing: Timing) {
 
 /// No ids at all, or all held: `NoFreeNode` with the count asked for.
 pub fn no_free_node(fresh: Fresh<'_>, timing: Timing) {
-    let registry = fresh();
+    let registry = fresh().registry;
     match registry.acquire(&timing.request(0, "conformance none")) {
         Err(LeaseError::NoFreeNode { node_count: 0 }) => {}
         other => panic!("a claim among 0 ids must be NoFreeNode, got {other:?}"),
+    }
+    let too_long = LeaseRequest {
+        max_ttl: timing.ttl / 2,
+        ..timing.request(1, "conformance too long")
+    };
+    match registry.acquire(&too_long) {
+        Err(LeaseError::InvalidConfig { .. }) => {}
+        other => panic!("a TTL above max_ttl must be InvalidConfig, got {other:?}"),
     }
     let held = registry
         .acquire(&timing.request(1, "conformance one"))
@@ -175,7 +217,7 @@ pub fn no_free_node(fresh: Fresh<'_>, timing: Timing) {
 /// Renew keeps a claim past its TTL; a wrong token is `Lost`; release frees the id at once;
 /// release of a claim not held is `Ok`; renew after release is `Lost`.
 pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
-    let registry = fresh();
+    let registry = fresh().registry;
     let request = timing.request(1, "conformance renew");
     let grant = registry.acquire(&request).expect("free id");
     // Renew at a third of the TTL for 2 TTLs: the claim must survive.
@@ -195,7 +237,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
         ..grant.clone()
     };
     match registry.renew(&forged, timing.ttl, 0) {
-        Err(LeaseError::Lost { node_id: 0 }) => {}
+        Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("renew under a wrong token must be Lost, got {other:?}"),
     }
     registry
@@ -209,7 +251,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
         .release(&grant, 0)
         .expect("release of a held claim");
     match registry.renew(&grant, timing.ttl, 0) {
-        Err(LeaseError::Lost { node_id: 0 }) => {}
+        Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("renew after release must be Lost, got {other:?}"),
     }
     registry
@@ -229,7 +271,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
 /// A claim left to expire is taken over after TTL + quarantine; the old holder's renew is
 /// then `Lost`, and its release does not free the new holder's claim.
 pub fn lost_after_expiry_and_takeover(fresh: Fresh<'_>, timing: Timing) {
-    let registry = fresh();
+    let registry = fresh().registry;
     let request = timing.request(1, "conformance takeover");
     let old = registry.acquire(&request).expect("free id");
     thread::sleep(timing.ttl + timing.quarantine + timing.slack);
@@ -239,7 +281,7 @@ pub fn lost_after_expiry_and_takeover(fresh: Fresh<'_>, timing: Timing) {
     assert_eq!(new.node_id, old.node_id);
     assert!(new.epoch > old.epoch, "takeover must raise the epoch");
     match registry.renew(&old, timing.ttl, 0) {
-        Err(LeaseError::Lost { node_id }) if node_id == old.node_id => {}
+        Err(LeaseError::Lost { node_id, .. }) if node_id == old.node_id => {}
         other => panic!("the old holder's renew after takeover must be Lost, got {other:?}"),
     }
     registry
@@ -256,7 +298,7 @@ pub fn quarantine_holds_expired_ids(fresh: Fresh<'_>, timing: Timing) {
         timing.quarantine > timing.slack * 2,
         "Timing: quarantine must exceed 2 × slack"
     );
-    let registry = fresh();
+    let registry = fresh().registry;
     let request = timing.request(1, "conformance quarantine");
     let start = Instant::now();
     let _old = registry.acquire(&request).expect("free id");
@@ -273,11 +315,12 @@ pub fn quarantine_holds_expired_ids(fresh: Fresh<'_>, timing: Timing) {
         .unwrap_or_else(|e| panic!("an id past TTL + quarantine must be claimable: {e}"));
 }
 
-/// The mark reached by renewals (never lowered) and by release goes to the next holder,
-/// whether the previous one released or expired.
+/// The mark reached by renewals (never lowered) goes to the next holder when the previous
+/// one expired; the final mark of a release goes as given (even below what renewals
+/// reserved: the holder has stopped, so the next one need not wait out the reserve).
 pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
     const T: u64 = 1_700_000_000_000;
-    let registry = fresh();
+    let registry = fresh().registry;
     let request = timing.request(1, "conformance mark");
     let first = registry.acquire(&request).expect("free id");
     assert_eq!(
@@ -290,13 +333,15 @@ pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
     registry
         .renew(&first, timing.ttl, T + 3_000)
         .expect("renew with a lower mark");
-    registry.release(&first, T + 6_000).expect("release");
+    registry.release(&first, T + 4_000).expect("release");
     let second = registry.acquire(&request).expect("released id");
-    assert!(
-        second.previous_high_water_ms >= T + 6_000,
-        "release at mark {} must carry it to the next holder, got {}",
-        T + 6_000,
-        second.previous_high_water_ms
+    assert_eq!(
+        second.previous_high_water_ms,
+        T + 4_000,
+        "release at final mark {} (below the reserved {}) must carry that mark, so the next \
+         holder starts without waiting out the reserve",
+        T + 4_000,
+        T + 5_000
     );
     registry
         .renew(&second, timing.ttl, T + 9_000)
@@ -312,6 +357,104 @@ pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
         T + 9_000,
         "an expired holder's highest renewed mark (renew never lowers it) must carry over"
     );
+}
+
+/// A renewal that arrives after the claim's TTL (a holder paused past it, a message
+/// delayed) is `Lost` even though nobody has taken the id: it must not revive the claim.
+pub fn no_renewal_after_expiry(fresh: Fresh<'_>, timing: Timing) {
+    let registry = fresh().registry;
+    let request = timing.request(1, "conformance stale renewal");
+    let grant = registry.acquire(&request).expect("free id");
+    thread::sleep(timing.ttl + timing.slack);
+    match registry.renew(&grant, timing.ttl, 0) {
+        Err(LeaseError::Lost { node_id: 0, .. }) => {}
+        other => panic!("a renewal after the TTL must be Lost, got {other:?}"),
+    }
+    thread::sleep(timing.quarantine);
+    registry
+        .acquire(&request)
+        .unwrap_or_else(|e| panic!("the expired id must be claimable after its quarantine: {e}"));
+}
+
+/// A namespace with no records may be one whose records were lost while holders went on:
+/// its first claims report a floor as long as the longest TTL, and once that has passed,
+/// claims report none.
+pub fn new_namespace_has_a_floor(fresh: Fresh<'_>, timing: Timing) {
+    let registry = fresh().registry;
+    let request = timing.request(2, "conformance floor");
+    let asked = Instant::now();
+    let first = registry.acquire(&request).expect("free id");
+    assert!(
+        first.floor_wait >= timing.ttl,
+        "the first claim in an empty namespace must wait at least max_ttl ({:?}), got {:?}",
+        timing.ttl,
+        first.floor_wait
+    );
+    assert!(
+        first.floor_wait <= timing.ttl + timing.quarantine + timing.slack * 2,
+        "the floor must end after max_ttl + quarantine, got {:?}",
+        first.floor_wait
+    );
+    sleep_until(asked + first.floor_wait + timing.slack);
+    let second = registry.acquire(&request).expect("second id");
+    assert!(
+        second.floor_wait <= timing.slack,
+        "once the floor has passed, claims must not wait for it, got {:?}",
+        second.floor_wait
+    );
+}
+
+/// The records vanish under a live holder (deleted, evicted, wiped): its next renewal is
+/// `Lost` with [`Loss::Missing`](crate::Loss::Missing); a new claim of the same id must
+/// not let its holder issue before the old holder's deadline; its epoch is above the old
+/// one; the old holder cannot disturb the new claim.
+pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
+    let namespace = fresh();
+    let registry = &namespace.registry;
+    let request = timing.request(1, "conformance lost records");
+    let old = registry.acquire(&request).expect("free id");
+    let renewed = Instant::now();
+    registry
+        .renew(&old, timing.ttl, 1_700_000_000_000)
+        .expect("renew before the loss");
+    namespace.lose_records();
+    match registry.renew(&old, timing.ttl, 1_700_000_000_000) {
+        Err(LeaseError::Lost {
+            node_id: 0,
+            why: crate::Loss::Missing,
+        }) => {}
+        other => panic!(
+            "a renewal after the records were lost must be Lost {{ why: Missing }}, got {other:?}"
+        ),
+    }
+    let asked = Instant::now();
+    let new = registry
+        .acquire(&request)
+        .unwrap_or_else(|e| panic!("after the loss the id can be claimed (with a floor): {e}"));
+    assert_eq!(new.node_id, old.node_id);
+    assert!(
+        asked + new.floor_wait >= renewed + timing.ttl,
+        "the new holder must not issue before the old holder's deadline: it may issue \
+         {:?} after the claim, but the old holder may issue until {:?} after the claim",
+        new.floor_wait,
+        (renewed + timing.ttl).saturating_duration_since(asked)
+    );
+    assert!(
+        new.epoch > old.epoch,
+        "epochs must grow across lost records: old {}, new {}",
+        old.epoch,
+        new.epoch
+    );
+    match registry.renew(&old, timing.ttl, 0) {
+        Err(LeaseError::Lost { node_id: 0, .. }) => {}
+        other => panic!("the old holder's renewal after a new claim must be Lost, got {other:?}"),
+    }
+    registry
+        .release(&old, 0)
+        .expect("the old holder's release is a no-op");
+    registry
+        .renew(&new, timing.ttl, 0)
+        .unwrap_or_else(|e| panic!("the old holder must not disturb the new claim: {e}"));
 }
 
 fn sleep_until(when: Instant) {

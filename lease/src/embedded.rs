@@ -40,6 +40,7 @@ const NAME: &str = "embedded";
 ///     ttl: Duration::from_secs(10),
 ///     quarantine: Duration::from_secs(2),
 ///     holder: "doc example".into(),
+///     max_ttl: Duration::from_secs(10),
 /// };
 /// let grant = registry.acquire(&request)?;
 /// registry.renew(&grant, request.ttl, 1_700_000_000_000)?;
@@ -81,7 +82,19 @@ impl EmbeddedRegistry {
     /// [`LeaseError::Unavailable`] if the directory cannot be created, is not ours, or its
     /// lock file cannot be opened and locked.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, LeaseError> {
-        let dir = dir.into();
+        let registry = EmbeddedRegistry {
+            dir: dir.into(),
+            lock_timeout: Duration::from_secs(5),
+        };
+        registry.prepare_dir()?;
+        registry.with_records(|_, _, _| Ok(((), false)))?;
+        Ok(registry)
+    }
+
+    /// Creates the directory if it is missing (it may have been deleted under running
+    /// holders: the records then start empty, with a floor) and checks that it is ours.
+    fn prepare_dir(&self) -> Result<(), LeaseError> {
+        let dir = &self.dir;
         let unavailable = |what: &str, e: &dyn std::fmt::Display| LeaseError::Unavailable {
             registry: NAME.into(),
             detail: format!("{what} {}: {e}", dir.display()),
@@ -89,10 +102,9 @@ impl EmbeddedRegistry {
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(&dir)
+            .create(dir)
             .map_err(|e| unavailable("cannot create lease directory", &e))?;
-        let meta =
-            fs::metadata(&dir).map_err(|e| unavailable("cannot read lease directory", &e))?;
+        let meta = fs::metadata(dir).map_err(|e| unavailable("cannot read lease directory", &e))?;
         if !meta.is_dir() {
             return Err(unavailable("not a directory:", &"lease directory"));
         }
@@ -103,12 +115,7 @@ impl EmbeddedRegistry {
                 &format!("owner uid {}, we are {me}", meta.uid()),
             ));
         }
-        let registry = EmbeddedRegistry {
-            dir,
-            lock_timeout: Duration::from_secs(5),
-        };
-        registry.with_records(|_, _, _| Ok(((), false)))?;
-        Ok(registry)
+        Ok(())
     }
 
     /// How long an operation waits for the directory lock before it reports the registry
@@ -129,31 +136,51 @@ impl EmbeddedRegistry {
         &self,
         change: impl FnOnce(&mut Records, u64, &str) -> Result<(T, bool), LeaseError>,
     ) -> Result<T, LeaseError> {
-        let _lock =
-            DirLock::acquire(&self.dir.join(LOCK_FILE), self.lock_timeout).map_err(|e| {
-                LeaseError::Unavailable {
-                    registry: NAME.into(),
-                    detail: format!("cannot lock {}: {e}", self.dir.join(LOCK_FILE).display()),
-                }
-            })?;
-        let mut records = self.load()?;
-        let (out, changed) = change(&mut records, host_now_ms(), &boot_id())?;
+        self.with_records_found(|records, now, boot, _| change(records, now, boot))
+    }
+
+    /// As [`with_records`](Self::with_records); `change` also learns whether the records
+    /// file was missing (a new registry, or records lost).
+    fn with_records_found<T>(
+        &self,
+        change: impl FnOnce(&mut Records, u64, &str, bool) -> Result<(T, bool), LeaseError>,
+    ) -> Result<T, LeaseError> {
+        let lock_path = self.dir.join(LOCK_FILE);
+        let locked = match DirLock::acquire(&lock_path, self.lock_timeout) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // The directory was deleted under us: make it again (its records are lost).
+                self.prepare_dir()?;
+                DirLock::acquire(&lock_path, self.lock_timeout)
+            }
+            other => other,
+        };
+        let _lock = locked.map_err(|e| LeaseError::Unavailable {
+            registry: NAME.into(),
+            detail: format!("cannot lock {}: {e}", lock_path.display()),
+        })?;
+        let (mut records, missing) = match self.load()? {
+            Some(records) => (records, false),
+            None => (
+                Records {
+                    format: FORMAT,
+                    ..Records::default()
+                },
+                true,
+            ),
+        };
+        let (out, changed) = change(&mut records, host_now_ms(), &boot_id(), missing)?;
         if changed {
             self.save(&records)?;
         }
         Ok(out)
     }
 
-    fn load(&self) -> Result<Records, LeaseError> {
+    /// The records, or `None` if there is no records file.
+    fn load(&self) -> Result<Option<Records>, LeaseError> {
         let path = self.dir.join(RECORDS_FILE);
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Records {
-                    format: FORMAT,
-                    ..Records::default()
-                })
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.store_error(&path, &e)),
         };
         let records: Records = serde_json::from_str(&text).map_err(|e| LeaseError::Store {
@@ -173,7 +200,7 @@ impl EmbeddedRegistry {
                 ),
             });
         }
-        Ok(records)
+        Ok(Some(records))
     }
 
     /// Writes the records to a temp file, syncs it and renames it over the old one, so a
@@ -204,8 +231,14 @@ impl EmbeddedRegistry {
 
 impl Registry for EmbeddedRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
+        request.validate()?;
         let token = new_token("embedded")?;
-        self.with_records(|records, now_ms, boot| {
+        self.with_records_found(|records, now_ms, boot, missing| {
+            if missing {
+                // No records: a new registry, or one whose file was deleted or moved aside
+                // while holders may still be issuing. Nobody can tell which.
+                records.start_floor(now_ms, boot, request.floor_window());
+            }
             let node_id = records.pick_free(request.node_count, now_ms, boot).ok_or(
                 LeaseError::NoFreeNode {
                     node_count: request.node_count,
@@ -216,6 +249,7 @@ impl Registry for EmbeddedRegistry {
                 quarantine_ms: duration_ms(request.quarantine),
                 holder: &request.holder,
                 token: token.clone(),
+                now_us: wall_us(),
             };
             let (epoch, previous_high_water_ms) = records.claim(node_id, claim, now_ms, boot);
             let grant = Grant {
@@ -223,6 +257,7 @@ impl Registry for EmbeddedRegistry {
                 token,
                 epoch,
                 previous_high_water_ms,
+                floor_wait: records.floor_wait(now_ms, boot),
             };
             Ok((grant, true))
         })
@@ -231,20 +266,20 @@ impl Registry for EmbeddedRegistry {
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
         self.with_records(|records, now_ms, boot| {
             let ttl_ms = duration_ms(ttl);
-            if records.renew(
-                grant.node_id,
-                &grant.token,
-                ttl_ms,
-                high_water_ms,
-                now_ms,
-                boot,
-            ) {
-                Ok(((), true))
-            } else {
-                Err(LeaseError::Lost {
+            records
+                .renew(
+                    grant.node_id,
+                    &grant.token,
+                    ttl_ms,
+                    high_water_ms,
+                    now_ms,
+                    boot,
+                )
+                .map(|()| ((), true))
+                .map_err(|why| LeaseError::Lost {
                     node_id: grant.node_id,
+                    why,
                 })
-            }
         })
     }
 
@@ -261,5 +296,12 @@ impl Registry for EmbeddedRegistry {
 }
 
 fn duration_ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    crate::protocol::ms(d)
+}
+
+/// The wall clock in Unix microseconds (0 before 1970), for epochs.
+fn wall_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }

@@ -1,6 +1,9 @@
 //! Why a lease operation failed.
 
 use std::fmt;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::protocol::Loss;
 
 /// A lease operation's failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,13 +21,17 @@ pub enum LeaseError {
         /// How many ids the layout has.
         node_count: u64,
     },
-    /// The claim is no longer held under this token (expired and taken, or released).
+    /// The claim is no longer held under this token.
     Lost {
         /// The node id that was held.
         node_id: u64,
+        /// Why: the record is missing, taken, expired or released.
+        why: Loss,
     },
     /// The clock did not pass the previous holder's high-water mark within the start wait.
     BehindHighWater {
+        /// The node id whose mark it is.
+        node_id: u64,
         /// The mark plus skew allowance that must pass, Unix ms.
         resume_after_ms: u64,
         /// What the clock said, Unix ms.
@@ -62,14 +69,23 @@ impl fmt::Display for LeaseError {
             Self::NoFreeNode { node_count } => {
                 write!(f, "all {node_count} node ids are leased or quarantined")
             }
-            Self::Lost { node_id } => write!(f, "lease on node id {node_id} was lost"),
+            Self::Lost { node_id, why } => {
+                write!(f, "lease on node id {node_id} was lost: {}", why.describe())
+            }
             Self::BehindHighWater {
+                node_id,
                 resume_after_ms,
                 now_ms,
             } => write!(
                 f,
-                "clock ({now_ms} ms) has not passed the previous holder's high-water mark \
-                 ({resume_after_ms} ms incl. skew allowance)"
+                "node id {node_id}: a previous holder reserved IDs up to {} (with the skew \
+                 allowance), {} ahead of this clock ({}); its clock appears to have been \
+                 ahead. Check the clocks, or wait until then",
+                iso_ms(*resume_after_ms),
+                humantime::format_duration(Duration::from_millis(
+                    resume_after_ms.saturating_sub(*now_ms)
+                )),
+                iso_ms(*now_ms),
             ),
             Self::BadAddress { address, detail } => {
                 write!(f, "bad registry address {address:?}: {detail}")
@@ -82,6 +98,16 @@ impl fmt::Display for LeaseError {
 }
 
 impl std::error::Error for LeaseError {}
+
+/// Unix ms as RFC 3339 UTC text, for messages.
+pub(crate) fn iso_ms(unix_ms: u64) -> String {
+    // RFC 3339 has four-digit years: past 9999 say so rather than wrap.
+    const YEAR_10000_MS: u64 = 253_402_300_800_000;
+    if unix_ms >= YEAR_10000_MS {
+        return "after 9999-12-31T23:59:59.999Z".to_owned();
+    }
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(unix_ms)).to_string()
+}
 
 impl From<ferroflake::Error> for LeaseError {
     fn from(e: ferroflake::Error) -> Self {

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use ferroflake::{Clock, Generator, Layout};
 
+use crate::error::iso_ms;
+use crate::protocol::{self, ms};
 use crate::{Grant, LeaseConfig, LeaseError, LeaseRequest, Registry};
 
 /// Where a leased generator's lease stands.
@@ -38,6 +40,10 @@ pub enum LeaseStatus {
 ///   [`LeaseConfig::max_start_wait`]) until the clock passes the previous holder's
 ///   high-water mark plus [`LeaseConfig::skew_allowance`], and it issues only later ticks,
 ///   so a takeover, or a restart with the clock set back, never re-issues an ID.
+/// - **Past lost records.** When the registry found records missing (a new, deleted or
+///   wiped namespace), it reports a floor ([`Grant::floor_wait`]); the generator waits it
+///   out, renewing its claim, before it issues, since a holder of the lost records may
+///   still be issuing until then.
 /// - **Reserved ahead.** Every renewal records a high-water mark ahead of the clock
 ///   ([`LeaseConfig::reserve_ahead`]) *before* IDs up to it are issued.
 /// - **Fenced.** After each successful renewal the generator's fence is set to the earlier
@@ -45,6 +51,10 @@ pub enum LeaseStatus {
 ///   monotonic clock) expressed on the generator's clock. Past it, calls give
 ///   [`ferroflake::Error::LeaseExpired`]; the check is one relaxed atomic load. The renewal
 ///   thread also closes the fence itself when the deadline passes unrenewed.
+/// - **A clock that jumps ahead does not end a healthy lease.** A call that meets the
+///   reserved mark while the lease is held (the wall clock stepped forward past it) asks
+///   for a renewal at once and retries; only if that renewal fails is it refused.
+///   [`explain`](Self::explain) says which of these stopped a call.
 /// - **Recovers only the same lease.** Failing renewals are retried; issuing resumes only
 ///   when the registry accepts this lease's token again. [`LeaseError::Lost`] stops
 ///   issuing for good.
@@ -88,7 +98,13 @@ struct RenewalState {
     /// The local deadline of the last successful renewal.
     deadline: Instant,
     status: LeaseStatus,
+    /// Why the lease was lost, once it was.
+    loss: Option<LeaseError>,
     stop: bool,
+    /// A caller met the fence while the lease was held: renew without waiting.
+    renew_now: bool,
+    /// Renewal attempts finished by the renewal thread, so a caller can wait for the next.
+    attempts: u64,
 }
 
 impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
@@ -107,6 +123,22 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         registry: Arc<dyn Registry>,
         config: LeaseConfig,
     ) -> Result<Self, LeaseError> {
+        Self::start_reporting(layout, clock, registry, config, &mut |_| {})
+    }
+
+    /// As [`start`](Self::start), telling `report` in words why and how long the start
+    /// waits, if it has to: for a previous holder's high-water mark, or for the floor after
+    /// lost records. A command-line tool prints these, so that a wait is never silent.
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn start_reporting(
+        layout: Layout,
+        clock: C,
+        registry: Arc<dyn Registry>,
+        config: LeaseConfig,
+        report: &mut dyn FnMut(&str),
+    ) -> Result<Self, LeaseError> {
         config.validate()?;
         layout.check_usable_at(clock.now_ms())?;
         let request = LeaseRequest {
@@ -114,14 +146,22 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             ttl: config.ttl,
             quarantine: config.quarantine,
             holder: config.holder.clone(),
+            max_ttl: config.max_ttl,
         };
         let grant = registry.acquire(&request)?;
         let previous = grant.previous_high_water_ms;
-        Self::start_with_grant(layout, clock, Arc::clone(&registry), grant.clone(), config)
-            .inspect_err(|_| {
-                // Best effort: the claim would otherwise block the id until its TTL.
-                let _ = registry.release(&grant, previous);
-            })
+        Self::start_with_grant(
+            layout,
+            clock,
+            Arc::clone(&registry),
+            grant.clone(),
+            config,
+            report,
+        )
+        .inspect_err(|_| {
+            // Best effort: the claim would otherwise block the id until its TTL.
+            let _ = registry.release(&grant, previous);
+        })
     }
 
     fn start_with_grant(
@@ -130,8 +170,10 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         registry: Arc<dyn Registry>,
         grant: Grant,
         config: LeaseConfig,
+        report: &mut dyn FnMut(&str),
     ) -> Result<Self, LeaseError> {
-        let resume_after = wait_past_mark(&clock, registry.as_ref(), &grant, &config)?;
+        wait_out_floor(registry.as_ref(), &grant, &config, report)?;
+        let resume_after = wait_past_mark(&clock, registry.as_ref(), &grant, &config, report)?;
         let mut options = config.options;
         if let Some(mark) = resume_after {
             options.resume_after_ms = Some(options.resume_after_ms.map_or(mark, |m| m.max(mark)));
@@ -145,7 +187,10 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 reserved_ms: grant.previous_high_water_ms,
                 deadline: Instant::now(),
                 status: LeaseStatus::Held,
+                loss: None,
                 stop: false,
+                renew_now: false,
+                attempts: 0,
             }),
             grant,
             config,
@@ -174,7 +219,10 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     /// [`Generator::next_id`].
     #[inline]
     pub fn next_id(&self) -> Result<u64, ferroflake::Error> {
-        self.lease.generator.next_id()
+        self.lease.generator.next_id().or_else(|e| {
+            self.lease
+                .after_refusal(e, || self.lease.generator.next_id())
+        })
     }
 
     /// The next ID, carrying `shard` in its lowest bits.
@@ -183,7 +231,11 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     /// As [`Generator::next_id_for_shard`].
     #[inline]
     pub fn next_id_for_shard(&self, shard: u64) -> Result<u64, ferroflake::Error> {
-        self.lease.generator.next_id_for_shard(shard)
+        let generator = &self.lease.generator;
+        generator.next_id_for_shard(shard).or_else(|e| {
+            self.lease
+                .after_refusal(e, || generator.next_id_for_shard(shard))
+        })
     }
 
     /// Fills `ids` with consecutive IDs.
@@ -191,7 +243,47 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     /// # Errors
     /// As [`Generator::next_ids`].
     pub fn next_ids(&self, ids: &mut [u64]) -> Result<(), ferroflake::Error> {
-        self.lease.generator.next_ids(ids)
+        let generator = &self.lease.generator;
+        match generator.next_ids(ids) {
+            Ok(()) => Ok(()),
+            Err(e) => self.lease.after_refusal(e, || generator.next_ids(ids)),
+        }
+    }
+
+    /// Why calls are refused, in words that name the node id, the registry and the cause:
+    /// the claim was lost (and why), renewals are failing, or the clock jumped ahead past
+    /// the reserved mark. For any error other than a refused lease, its own text.
+    pub fn explain(&self, error: &ferroflake::Error) -> String {
+        if !matches!(error, ferroflake::Error::LeaseExpired { .. }) {
+            return error.to_string();
+        }
+        let node = self.node();
+        let registry = self.lease.registry.name();
+        let state = self.lease.state();
+        match &state.status {
+            LeaseStatus::Lost => match &state.loss {
+                Some(LeaseError::Lost { why, .. }) => format!(
+                    "node id {node} was lost: the {registry} registry says {}; this process \
+                     issues nothing more under it",
+                    why.describe()
+                ),
+                _ => format!("node id {node} was lost at the {registry} registry"),
+            },
+            LeaseStatus::Failing {
+                failures,
+                last_error,
+            } => format!(
+                "node id {node}: {failures} renewals with the {registry} registry failed in a \
+                 row (last: {last_error}), and the lease's local deadline has passed, so \
+                 issuing stopped; it resumes if a renewal succeeds under the same claim"
+            ),
+            LeaseStatus::Released => format!("node id {node}: the lease was released"),
+            _ => format!(
+                "node id {node}: the clock jumped ahead past the reserved high-water mark \
+                 ({}) and an immediate renewal with the {registry} registry did not succeed",
+                iso_ms(state.reserved_ms)
+            ),
+        }
     }
 
     /// The fenced generator (for its layout, counters, fence, ...).
@@ -242,8 +334,11 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         // after this fence, and the last issued tick is final.
         let generator = &self.lease.generator;
         generator.set_fence_ms(0);
-        let final_mark = (generator.last_issued_ms() + generator.layout().tick_ms())
-            .max(self.lease.grant.previous_high_water_ms);
+        let final_mark = protocol::final_mark(
+            generator.last_issued_ms(),
+            generator.layout().tick_ms(),
+            self.lease.grant.previous_high_water_ms,
+        );
         let was_lost = {
             let mut state = self.lease.state();
             let lost = state.status == LeaseStatus::Lost;
@@ -287,7 +382,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     fn renew_once(&self) -> Result<(), LeaseError> {
         let clock = self.generator.clock();
         let reserved = self.state().reserved_ms;
-        let mark = reserved.max(clock.now_ms().saturating_add(ms(self.config.reserve_ahead)));
+        let mark = protocol::reserve_mark(reserved, clock.now_ms(), self.config.reserve_ahead);
         let sent = Instant::now();
         self.registry.renew(&self.grant, self.config.ttl, mark)?;
         let deadline = sent + (self.config.ttl - self.config.safety_margin);
@@ -303,11 +398,48 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     /// Fence = min(mark, the deadline as a time on the generator's clock); closed if the
     /// deadline has passed.
     fn fence_at(&self, mark: u64, deadline: Instant) {
-        let fence = match deadline.checked_duration_since(Instant::now()) {
-            Some(left) => mark.min(self.generator.clock().now_ms().saturating_add(ms(left))),
-            None => 0,
-        };
+        let left = deadline.checked_duration_since(Instant::now());
+        let fence = protocol::fence_ms(mark, left, self.generator.clock().now_ms());
         self.generator.set_fence_ms(fence);
+    }
+
+    /// The cold path of a refused call: if the lease is held and only the reserved mark
+    /// stopped it (the clock jumped ahead), renew now and try once more.
+    #[cold]
+    fn after_refusal<T>(
+        &self,
+        error: ferroflake::Error,
+        retry: impl FnOnce() -> Result<T, ferroflake::Error>,
+    ) -> Result<T, ferroflake::Error> {
+        if !matches!(error, ferroflake::Error::LeaseExpired { .. }) || !self.renew_now() {
+            return Err(error);
+        }
+        retry()
+    }
+
+    /// Asks the renewal thread for an immediate renewal and waits (at most until the local
+    /// deadline) for it; `true` if it succeeded.
+    fn renew_now(&self) -> bool {
+        let mut state = self.state();
+        let now = Instant::now();
+        if state.status != LeaseStatus::Held || state.stop || now >= state.deadline {
+            return false;
+        }
+        let give_up = state.deadline;
+        let seen = state.attempts;
+        state.renew_now = true;
+        self.wake.notify_all();
+        while state.attempts == seen && !state.stop {
+            let Some(left) = give_up.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            state = self
+                .wake
+                .wait_timeout(state, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+        state.attempts != seen && state.status == LeaseStatus::Held
     }
 
     /// The renewal thread: renew every `renew_every`; on failure retry every
@@ -325,7 +457,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 }
             };
             let wake_at = Instant::now() + pause;
-            while !state.stop {
+            while !state.stop && !state.renew_now {
                 let Some(left) = wake_at.checked_duration_since(Instant::now()) else {
                     break;
                 };
@@ -341,20 +473,25 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             if state.stop {
                 return;
             }
+            state.renew_now = false;
             drop(state);
-            match self.renew_once() {
+            let outcome = self.renew_once();
+            let mut state = self.state();
+            state.attempts += 1;
+            self.wake.notify_all();
+            match outcome {
                 Ok(()) => {
                     failures = 0;
-                    self.state().status = LeaseStatus::Held;
+                    state.status = LeaseStatus::Held;
                 }
-                Err(LeaseError::Lost { .. }) => {
+                Err(lost @ LeaseError::Lost { .. }) => {
                     self.generator.set_fence_ms(0);
-                    self.state().status = LeaseStatus::Lost;
+                    state.status = LeaseStatus::Lost;
+                    state.loss = Some(lost);
                     return;
                 }
                 Err(error) => {
                     failures = failures.saturating_add(1);
-                    let mut state = self.state();
                     if Instant::now() >= state.deadline {
                         // Belt and braces: the fence already stops at the deadline on the
                         // generator's clock; this also holds if that clock was set back.
@@ -370,6 +507,41 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     }
 }
 
+/// Waits out the lost-records floor the registry reported, renewing the claim meanwhile
+/// (the floor can outlast the TTL).
+fn wait_out_floor(
+    registry: &dyn Registry,
+    grant: &Grant,
+    config: &LeaseConfig,
+    report: &mut dyn FnMut(&str),
+) -> Result<(), LeaseError> {
+    if grant.floor_wait.is_zero() {
+        return Ok(());
+    }
+    report(&format!(
+        "node id {}: the {} registry found records missing (a new, deleted or wiped \
+         registry), so a holder of the lost records may still be issuing; waiting {} \
+         (max_ttl {} + quarantine) before issuing",
+        grant.node_id,
+        registry.name(),
+        humantime::format_duration(round_ms(grant.floor_wait)),
+        humantime::format_duration(config.max_ttl),
+    ));
+    let until = Instant::now() + grant.floor_wait;
+    let mut renewed = Instant::now();
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        if left.is_zero() {
+            break;
+        }
+        if renewed.elapsed() >= config.renew_every {
+            registry.renew(grant, config.ttl, grant.previous_high_water_ms)?;
+            renewed = Instant::now();
+        }
+        thread::sleep(left.min(config.renew_every));
+    }
+    Ok(())
+}
+
 /// Waits (bounded) until `clock` passes the previous holder's mark plus the skew
 /// allowance, renewing the claim meanwhile. Returns the mark to resume after, if any.
 fn wait_past_mark(
@@ -377,22 +549,42 @@ fn wait_past_mark(
     registry: &dyn Registry,
     grant: &Grant,
     config: &LeaseConfig,
+    report: &mut dyn FnMut(&str),
 ) -> Result<Option<u64>, LeaseError> {
-    if grant.previous_high_water_ms == 0 {
+    let Some(resume_after) =
+        protocol::resume_after(grant.previous_high_water_ms, config.skew_allowance)
+    else {
         return Ok(None);
-    }
-    let resume_after = grant
-        .previous_high_water_ms
-        .saturating_add(ms(config.skew_allowance));
+    };
     let began = Instant::now();
     let mut renewed = began;
+    let mut reported = false;
     loop {
         let now = clock.now_ms();
         if now > resume_after {
             return Ok(Some(resume_after));
         }
+        if !reported && resume_after - now > 100 {
+            reported = true;
+            report(&format!(
+                "node id {}: a previous holder reserved IDs up to {} (with the skew \
+                 allowance), {} ahead of this clock; waiting for the clock to pass it (at \
+                 most {}){}",
+                grant.node_id,
+                iso_ms(resume_after),
+                humantime::format_duration(Duration::from_millis(resume_after - now)),
+                humantime::format_duration(config.max_start_wait),
+                if resume_after - now > ms(config.reserve_ahead) + ms(config.skew_allowance) {
+                    "; that is further ahead than a holder reserves, so its clock appears to \
+                     have been ahead of this one"
+                } else {
+                    ""
+                },
+            ));
+        }
         if began.elapsed() >= config.max_start_wait {
             return Err(LeaseError::BehindHighWater {
+                node_id: grant.node_id,
                 resume_after_ms: resume_after,
                 now_ms: now,
             });
@@ -409,6 +601,7 @@ fn wait_past_mark(
     }
 }
 
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+/// `d` to whole milliseconds, for display.
+fn round_ms(d: Duration) -> Duration {
+    Duration::from_millis(ms(d))
 }

@@ -5,13 +5,25 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::Standing;
+use crate::protocol::{self, Loss, RecordView};
+
 /// The whole records file.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Records {
     /// Format version, so a future layout change is detected instead of misread.
     pub format: u32,
-    /// The epoch the next claim gets: grows with every claim of any id.
+    /// The last epoch handed out, for any id (see [`protocol::next_epoch`]).
     pub next_epoch: u64,
+    /// Host-clock ms until which claims wait: set when the records were found missing
+    /// (a new, deleted or moved-aside file), since a holder of the lost records may still
+    /// be issuing until then.
+    #[serde(default)]
+    pub floor_until_ms: u64,
+    /// The boot `floor_until_ms` belongs to (a floor from an earlier boot has passed: every
+    /// holder of that boot is gone).
+    #[serde(default)]
+    pub floor_boot_id: String,
     /// Node id → its record. Entries stay after release: they carry the high-water mark.
     pub nodes: BTreeMap<u64, NodeRecord>,
 }
@@ -39,33 +51,24 @@ pub struct NodeRecord {
 /// The file format this code writes and reads.
 pub const FORMAT: u32 = 1;
 
-/// Where a record stands at a given host time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Standing {
-    /// Held and within its TTL.
-    Live,
-    /// Past its TTL but within its quarantine: nobody may claim it, its holder may not renew.
-    Quarantined,
-    /// Released, or past TTL + quarantine, or from an earlier boot: claimable.
-    Free,
-}
-
 impl NodeRecord {
     /// This record's standing at `now_ms` on the host clock of boot `boot_id`.
     pub fn standing(&self, now_ms: u64, boot_id: &str) -> Standing {
-        if self.token.is_none() || self.boot_id != boot_id {
-            Standing::Free
-        } else if now_ms < self.expires_ms {
-            Standing::Live
-        } else if now_ms < self.expires_ms.saturating_add(self.quarantine_ms) {
-            Standing::Quarantined
-        } else {
-            Standing::Free
-        }
+        let held = self.token.is_some() && self.boot_id == boot_id;
+        protocol::standing(held, self.expires_ms, self.quarantine_ms, now_ms)
     }
 
-    fn is_held_by(&self, token: &str, now_ms: u64, boot_id: &str) -> bool {
-        self.token.as_deref() == Some(token) && self.standing(now_ms, boot_id) == Standing::Live
+    /// The record as the protocol's renewal check sees it: a record from an earlier boot
+    /// has expired, whatever its numbers say.
+    fn view(&self, boot_id: &str) -> RecordView<'_> {
+        RecordView {
+            token: self.token.as_deref(),
+            expires_ms: if self.boot_id == boot_id {
+                self.expires_ms
+            } else {
+                0
+            },
+        }
     }
 }
 
@@ -75,6 +78,8 @@ pub struct Claim<'a> {
     pub quarantine_ms: u64,
     pub holder: &'a str,
     pub token: String,
+    /// The registry's clock in microseconds (Unix), for the epoch.
+    pub now_us: u64,
 }
 
 impl Records {
@@ -99,6 +104,21 @@ impl Records {
             .map(|(&id, _)| id)
     }
 
+    /// Starts a floor of `window` at `now_ms`: the records were found missing.
+    pub fn start_floor(&mut self, now_ms: u64, boot_id: &str, window: std::time::Duration) {
+        self.floor_until_ms = protocol::floor_until(now_ms, window);
+        self.floor_boot_id = boot_id.to_owned();
+    }
+
+    /// How long a claim made now must wait before its holder issues.
+    pub fn floor_wait(&self, now_ms: u64, boot_id: &str) -> std::time::Duration {
+        if self.floor_boot_id == boot_id {
+            protocol::floor_wait(self.floor_until_ms, now_ms)
+        } else {
+            std::time::Duration::ZERO
+        }
+    }
+
     /// Claims `node_id` for `claim`; returns (epoch, previous high-water mark).
     pub fn claim(
         &mut self,
@@ -107,8 +127,12 @@ impl Records {
         now_ms: u64,
         boot_id: &str,
     ) -> (u64, u64) {
-        self.next_epoch += 1;
-        let epoch = self.next_epoch;
+        let recorded = self
+            .nodes
+            .get(&node_id)
+            .map_or(self.next_epoch, |r| r.epoch.max(self.next_epoch));
+        let epoch = protocol::next_epoch(recorded, claim.now_us);
+        self.next_epoch = epoch;
         let previous_high_water_ms = self.nodes.get(&node_id).map_or(0, |r| r.high_water_ms);
         self.nodes.insert(
             node_id,
@@ -125,7 +149,7 @@ impl Records {
         (epoch, previous_high_water_ms)
     }
 
-    /// Extends a live claim held under `token`; `false` if it is not held (lost).
+    /// Extends a live claim held under `token`, or says why it is not held.
     pub fn renew(
         &mut self,
         node_id: u64,
@@ -134,15 +158,14 @@ impl Records {
         high_water_ms: u64,
         now_ms: u64,
         boot_id: &str,
-    ) -> bool {
-        match self.nodes.get_mut(&node_id) {
-            Some(r) if r.is_held_by(token, now_ms, boot_id) => {
-                r.expires_ms = now_ms.saturating_add(ttl_ms);
-                r.high_water_ms = r.high_water_ms.max(high_water_ms);
-                true
-            }
-            _ => false,
+    ) -> Result<(), Loss> {
+        let record = self.nodes.get_mut(&node_id);
+        protocol::prove_held(record.as_ref().map(|r| r.view(boot_id)), token, now_ms)?;
+        if let Some(r) = record {
+            r.expires_ms = now_ms.saturating_add(ttl_ms);
+            r.high_water_ms = r.high_water_ms.max(high_water_ms);
         }
+        Ok(())
     }
 
     /// Releases a claim held under `token` (live or lapsed but not yet taken), recording
@@ -176,6 +199,7 @@ mod tests {
                 quarantine_ms: 50,
                 holder: "t",
                 token: token.into(),
+                now_us: 0,
             },
             now,
             BOOT,
@@ -222,13 +246,20 @@ mod tests {
     fn renew_checks_token_and_never_lowers_mark() {
         let mut r = Records::default();
         claim(&mut r, 1, 0, "a").unwrap();
-        assert!(r.renew(0, "a", 100, 900, 50, BOOT));
-        assert!(r.renew(0, "a", 100, 400, 60, BOOT));
+        assert_eq!(r.renew(0, "a", 100, 900, 50, BOOT), Ok(()));
+        assert_eq!(r.renew(0, "a", 100, 400, 60, BOOT), Ok(()));
         assert_eq!(r.nodes[&0].high_water_ms, 900);
-        assert!(!r.renew(0, "forged", 100, 1, 60, BOOT));
-        assert!(
-            !r.renew(0, "a", 100, 1, 160, BOOT),
+        assert_eq!(r.renew(0, "forged", 100, 1, 60, BOOT), Err(Loss::Taken));
+        assert_eq!(
+            r.renew(0, "a", 100, 1, 160, BOOT),
+            Err(Loss::Expired),
             "expired claims are lost"
+        );
+        assert_eq!(r.renew(5, "a", 100, 1, 60, BOOT), Err(Loss::Missing));
+        assert_eq!(
+            r.renew(0, "a", 100, 1, 60, "boot-b"),
+            Err(Loss::Expired),
+            "a claim from an earlier boot is gone"
         );
     }
 }

@@ -1,18 +1,46 @@
-//! The embedded registry passes the registry conformance suite.
+//! The embedded registry passes the registry conformance suite, one check per test so the
+//! checks run side by side.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use ferroflake_lease::conformance::{run_all, Timing};
+use ferroflake_lease::conformance::{self, Namespace, Timing};
 use ferroflake_lease::{EmbeddedRegistry, Registry};
 
-#[test]
-fn embedded_registry_conforms() {
+/// Fresh registry directories under one temporary root; losing the records deletes the
+/// whole directory, as logind or a tmp cleaner would.
+fn namespaces() -> (tempfile::TempDir, impl Fn() -> Namespace) {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
     let root = tempfile::tempdir().unwrap();
-    let namespaces = AtomicU32::new(0);
-    let fresh = || -> Arc<dyn Registry> {
-        let n = namespaces.fetch_add(1, Ordering::Relaxed);
-        Arc::new(EmbeddedRegistry::open(root.path().join(format!("ns{n}"))).unwrap())
+    let base: PathBuf = root.path().to_owned();
+    let fresh = move || {
+        let dir = base.join(format!("ns{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+        let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(&dir).unwrap());
+        Namespace::new(registry, move || std::fs::remove_dir_all(&dir).unwrap())
     };
-    run_all(&fresh, Timing::fast());
+    (root, fresh)
 }
+
+macro_rules! checks {
+    ($($check:ident),* $(,)?) => {$(
+        #[test]
+        fn $check() {
+            let (_root, fresh) = namespaces();
+            conformance::$check(&fresh, Timing::fast());
+        }
+    )*};
+}
+
+checks!(
+    exclusive_claims,
+    concurrent_claims_are_exclusive,
+    no_free_node,
+    renew_and_release,
+    lost_after_expiry_and_takeover,
+    quarantine_holds_expired_ids,
+    high_water_mark_carried,
+    no_renewal_after_expiry,
+    new_namespace_has_a_floor,
+    records_lost_under_a_live_holder,
+);

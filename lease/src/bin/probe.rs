@@ -46,6 +46,7 @@ fn race(flags: &Flags) -> Result<(), LeaseError> {
         ttl: Duration::from_secs(30),
         quarantine: Duration::from_secs(1),
         holder: format!("probe {}", std::process::id()),
+        max_ttl: Duration::from_secs(30),
     };
     match registry.acquire(&request) {
         Ok(grant) => {
@@ -73,6 +74,7 @@ fn issue(flags: &Flags) -> Result<(), LeaseError> {
         .build()?;
     let mut config = LeaseConfig::with_ttl(Duration::from_millis(flags.number("ttl-ms", 2_000)));
     config.skew_allowance = Duration::from_millis(flags.number("skew-ms", 100));
+    config.max_ttl = config.ttl; // every probe of a run uses the same TTL
     let count = flags.number("count", 0);
     let pace = Duration::from_micros(flags.number("pace-us", 0));
     let started = Instant::now();

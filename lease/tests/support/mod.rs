@@ -58,6 +58,7 @@ impl Registry for Switchable {
             m if m == Mode::Unreachable as u8 => Err(Self::unreachable()),
             m if m == Mode::LoseRenewals as u8 => Err(LeaseError::Lost {
                 node_id: grant.node_id,
+                why: ferroflake_lease::Loss::Taken,
             }),
             _ => self.inner.renew(grant, ttl, high_water_ms),
         }

@@ -1,0 +1,242 @@
+//! The lease protocol's decisions, as pure functions of plain numbers.
+//!
+//! Every registry (the embedded one in this crate, the stores in `ferroflake-lease-stores`),
+//! the [`LeasedGenerator`](crate::LeasedGenerator) and the model checker (`lease/model`)
+//! call these, so a change here is a change the model checks. Registries do the I/O and the
+//! atomicity (a lock, a transaction, a compare-and-swap); these functions say what the
+//! outcome must be.
+//!
+//! Two clocks appear. *Store time* is the registry's own clock, shared by everyone who
+//! talks to it (the host's `CLOCK_BOOTTIME` for the embedded registry, the server's clock
+//! for a store): expiry and floors are judged on it. *Issuing time* is the generator's wall
+//! clock, whose ticks go into IDs: high-water marks and fences are on it.
+
+use std::time::Duration;
+
+/// The longest TTL a holder may ask for unless its [`LeaseConfig`](crate::LeaseConfig)
+/// says otherwise. Registries size the lost-records floor by it.
+pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(10);
+
+/// Where a node id's record stands at a given store time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Held and within its TTL: only its holder may renew it, nobody may claim it.
+    Live,
+    /// Past its TTL but within its quarantine: nobody may claim it, its holder may not renew.
+    Quarantined,
+    /// Released, or past TTL + quarantine: claimable.
+    Free,
+}
+
+/// A record's standing: `held` (it has an owner token), `expires_ms` (store time at which
+/// the claim lapses unless renewed) and `quarantine_ms` (how long after that it stays
+/// unclaimable).
+pub fn standing(held: bool, expires_ms: u64, quarantine_ms: u64, now_ms: u64) -> Standing {
+    if !held {
+        Standing::Free
+    } else if now_ms < expires_ms {
+        Standing::Live
+    } else if now_ms < expires_ms.saturating_add(quarantine_ms) {
+        Standing::Quarantined
+    } else {
+        Standing::Free
+    }
+}
+
+/// Why a claim is no longer held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Loss {
+    /// The registry has no record of the id at all: its records were deleted, evicted or
+    /// wiped. A new holder may be issuing once the lost-records floor has passed.
+    Missing,
+    /// Another claim (another owner token) holds the id now.
+    Taken,
+    /// The claim's TTL passed without renewal (it may still be untaken).
+    Expired,
+    /// The claim was released.
+    Released,
+}
+
+impl Loss {
+    /// A short phrase for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Loss::Missing => "the registry has no record of it (deleted, evicted or wiped)",
+            Loss::Taken => "another holder has claimed it",
+            Loss::Expired => "its TTL passed without a renewal",
+            Loss::Released => "it was released",
+        }
+    }
+}
+
+/// What a registry holds for one node id, as far as a renewal needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    /// The current owner token; `None` once released.
+    pub token: Option<&'a str>,
+    /// Store time at which the claim lapses unless renewed.
+    pub expires_ms: u64,
+}
+
+/// Whether a renewal (or anything else that acts on a claim) under `token` may proceed:
+/// the record must exist, carry this very token (not merely a matching version number, which a
+/// recreated record can repeat), and still be within its TTL. An expired claim is lost
+/// even if nobody has taken it, so a stale renewal applied late never revives it.
+///
+/// # Errors
+/// The [`Loss`] that stops the holder.
+pub fn prove_held(record: Option<RecordView<'_>>, token: &str, now_ms: u64) -> Result<(), Loss> {
+    let record = record.ok_or(Loss::Missing)?;
+    match record.token {
+        None => Err(Loss::Released),
+        Some(t) if t != token => Err(Loss::Taken),
+        Some(_) if now_ms >= record.expires_ms => Err(Loss::Expired),
+        Some(_) => Ok(()),
+    }
+}
+
+/// How long after records are found missing a claim may issue: the longest TTL any holder
+/// may have been granted, plus the claimant's quarantine.
+///
+/// A holder of the lost records renewed last before the loss, so its local deadline (last
+/// renewal's send time + TTL − margin) falls within `max_ttl` of the moment the loss is
+/// found, and it stops issuing by then. The quarantine on top covers the clock skew between
+/// that holder's ticks and the new holder's.
+pub fn lost_records_window(max_ttl: Duration, quarantine: Duration) -> Duration {
+    max_ttl.saturating_add(quarantine)
+}
+
+/// The store time until which claims must wait, for records found missing at `now_ms`.
+pub fn floor_until(now_ms: u64, window: Duration) -> u64 {
+    now_ms.saturating_add(ms(window))
+}
+
+/// How long a claim granted at store time `now_ms` must wait before its holder issues,
+/// under a floor that lasts until `floor_until_ms` (0: no floor).
+pub fn floor_wait(floor_until_ms: u64, now_ms: u64) -> Duration {
+    Duration::from_millis(floor_until_ms.saturating_sub(now_ms))
+}
+
+/// The epoch of a new claim: above every earlier one recorded for the id, and at least the
+/// store's clock in microseconds, so that it keeps growing when the records (and the
+/// counter with them) are lost, as long as the store's clock does.
+pub fn next_epoch(recorded: u64, now_us: u64) -> u64 {
+    recorded.saturating_add(1).max(now_us)
+}
+
+/// The high-water mark a renewal reserves (issuing time, Unix ms): `reserve_ahead` past the
+/// clock, never below what is reserved already.
+pub fn reserve_mark(reserved_ms: u64, clock_now_ms: u64, reserve_ahead: Duration) -> u64 {
+    reserved_ms.max(clock_now_ms.saturating_add(ms(reserve_ahead)))
+}
+
+/// The local deadline of a renewal sent at `sent_ms` on the holder's monotonic clock: the
+/// registry cannot expire the claim before `sent + ttl`, so the holder stops a safety
+/// margin earlier.
+pub fn local_deadline_ms(sent_ms: u64, ttl: Duration, safety_margin: Duration) -> u64 {
+    sent_ms.saturating_add(ms(ttl.saturating_sub(safety_margin)))
+}
+
+/// The generator's fence after a successful renewal: the earlier of the reserved mark and
+/// the local deadline expressed on the issuing clock; closed (0) once the deadline passed.
+///
+/// `deadline_left` is how long remains until the deadline on the monotonic clock (`None`
+/// when it has passed): it is never derived from the wall clock, which can step.
+pub fn fence_ms(mark_ms: u64, deadline_left: Option<Duration>, clock_now_ms: u64) -> u64 {
+    match deadline_left {
+        Some(left) if !left.is_zero() => mark_ms.min(clock_now_ms.saturating_add(ms(left))),
+        _ => 0,
+    }
+}
+
+/// The issuing time a new holder must pass before it issues: the previous holder's mark
+/// plus the skew allowance (`None` if there was no previous mark).
+pub fn resume_after(previous_mark_ms: u64, skew_allowance: Duration) -> Option<u64> {
+    (previous_mark_ms != 0).then(|| previous_mark_ms.saturating_add(ms(skew_allowance)))
+}
+
+/// The mark a release records: the end of the last issued tick, never below the mark the
+/// holder inherited.
+pub fn final_mark(last_issued_ms: u64, tick_ms: u64, inherited_mark_ms: u64) -> u64 {
+    last_issued_ms
+        .saturating_add(tick_ms)
+        .max(inherited_mark_ms)
+}
+
+/// Whole milliseconds, saturating.
+pub fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standing_follows_ttl_then_quarantine() {
+        assert_eq!(standing(true, 100, 50, 99), Standing::Live);
+        assert_eq!(standing(true, 100, 50, 100), Standing::Quarantined);
+        assert_eq!(standing(true, 100, 50, 149), Standing::Quarantined);
+        assert_eq!(standing(true, 100, 50, 150), Standing::Free);
+        assert_eq!(standing(false, 100, 50, 0), Standing::Free);
+        assert_eq!(standing(true, u64::MAX, u64::MAX, 5), Standing::Live);
+    }
+
+    #[test]
+    fn renewal_proves_token_and_liveness() {
+        let live = RecordView {
+            token: Some("a"),
+            expires_ms: 100,
+        };
+        assert_eq!(prove_held(Some(live), "a", 99), Ok(()));
+        assert_eq!(prove_held(Some(live), "a", 100), Err(Loss::Expired));
+        assert_eq!(prove_held(Some(live), "b", 50), Err(Loss::Taken));
+        assert_eq!(prove_held(None, "a", 50), Err(Loss::Missing));
+        let released = RecordView {
+            token: None,
+            expires_ms: 0,
+        };
+        assert_eq!(prove_held(Some(released), "a", 0), Err(Loss::Released));
+    }
+
+    #[test]
+    fn floor_covers_the_longest_ttl() {
+        let window = lost_records_window(Duration::from_secs(10), Duration::from_secs(2));
+        let until = floor_until(1_000, window);
+        assert_eq!(until, 13_000);
+        assert_eq!(floor_wait(until, 1_000), Duration::from_secs(12));
+        assert_eq!(floor_wait(until, 13_000), Duration::ZERO);
+        assert_eq!(floor_wait(0, 5), Duration::ZERO);
+    }
+
+    #[test]
+    fn epochs_grow_past_lost_counters() {
+        assert_eq!(next_epoch(7, 0), 8);
+        assert_eq!(next_epoch(0, 1_700_000_000_000_000), 1_700_000_000_000_000);
+        assert_eq!(next_epoch(u64::MAX, 0), u64::MAX);
+    }
+
+    #[test]
+    fn fence_is_the_earlier_of_mark_and_deadline() {
+        let left = Some(Duration::from_millis(500));
+        assert_eq!(fence_ms(10_000, left, 9_000), 9_500);
+        assert_eq!(fence_ms(9_200, left, 9_000), 9_200);
+        assert_eq!(fence_ms(10_000, None, 9_000), 0);
+        assert_eq!(fence_ms(10_000, Some(Duration::ZERO), 9_000), 0);
+    }
+
+    #[test]
+    fn marks() {
+        assert_eq!(reserve_mark(5_000, 1_000, Duration::from_secs(10)), 11_000);
+        assert_eq!(reserve_mark(50_000, 1_000, Duration::from_secs(10)), 50_000);
+        assert_eq!(resume_after(0, Duration::from_secs(1)), None);
+        assert_eq!(resume_after(5, Duration::from_secs(1)), Some(1_005));
+        assert_eq!(final_mark(1_000, 1, 0), 1_001);
+        assert_eq!(final_mark(1_000, 1, 7_000), 7_000);
+        assert_eq!(
+            local_deadline_ms(100, Duration::from_secs(10), Duration::from_secs(1)),
+            9_100
+        );
+    }
+}
