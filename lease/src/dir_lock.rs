@@ -5,7 +5,7 @@
 //! records carry expiry times. A holder stopped *inside* a read-modify-write blocks the
 //! others, so waiting for the lock is bounded and then reported as unavailable.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -22,12 +22,7 @@ impl DirLock {
     /// # Errors
     /// The file cannot be opened, or the lock stayed busy for `timeout` (`TimedOut`).
     pub fn acquire(path: &Path, timeout: Duration) -> std::io::Result<DirLock> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
+        let file = crate::private_dir::open_nofollow(path)?;
         let give_up = Instant::now() + timeout;
         let mut pause = Duration::from_micros(200);
         loop {

@@ -7,18 +7,28 @@
 //! monotonic clock (`CLOCK_BOOTTIME`), never by who holds a lock: a stopped process would
 //! keep a lock forever, but its record still expires.
 //!
-//! The default directory is `$FERROFLAKE_LEASE_DIR` if set, else
-//! `$XDG_RUNTIME_DIR/ferroflake-leases` if that is set, else `/tmp/ferroflake-leases-<uid>`.
-//! It is created with mode 0700; a directory owned by another user is refused.
+//! The default directory is `/var/tmp/ferroflake-leases-<uid>`, whatever the environment:
+//! a login shell, cron, sudo and a service of one user all find the same registry (a
+//! location taken from `$XDG_RUNTIME_DIR` or `$TMPDIR` would give each its own, and each
+//! would hand out node 0). `/var/tmp` outlives logouts and reboots, so high-water marks
+//! survive a restart with the clock set back. A service whose `/var/tmp` is private
+//! (systemd `PrivateTmp=`) cannot see the others' registry: [`open_default`] refuses there,
+//! and such a service names a shared directory or a store.
+//!
+//! The directory is created with mode 0700; one owned by another user (root included) or
+//! writable by others is refused, and nothing in it is opened through a symbolic link
+//! (see `private_dir`). If the records vanish (the directory deleted, the file moved
+//! aside), the registry starts again with a floor, so that no holder of the lost records
+//! shares an id with a new one.
+//!
+//! [`open_default`]: EmbeddedRegistry::open_default
 
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::dir_lock::DirLock;
 use crate::host_clock::{boot_id, host_now_ms};
+use crate::private_dir;
 use crate::records::{Claim, Records, FORMAT};
 use crate::token::new_token;
 use crate::{Grant, LeaseError, LeaseRequest, Registry};
@@ -55,23 +65,31 @@ pub struct EmbeddedRegistry {
 }
 
 impl EmbeddedRegistry {
-    /// The directory used when none is named; see the module docs.
+    /// The directory used when none is named: `/var/tmp/ferroflake-leases-<uid>`, the same
+    /// for every process of the user whatever its environment (see the module docs).
     pub fn default_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os("FERROFLAKE_LEASE_DIR").filter(|d| !d.is_empty()) {
-            return PathBuf::from(dir);
-        }
-        if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-            return PathBuf::from(runtime).join("ferroflake-leases");
-        }
         let uid = rustix::process::getuid().as_raw();
-        std::env::temp_dir().join(format!("ferroflake-leases-{uid}"))
+        PathBuf::from(format!("/var/tmp/ferroflake-leases-{uid}"))
     }
 
     /// Opens the registry in [`default_dir`](Self::default_dir).
     ///
     /// # Errors
-    /// As [`open`](Self::open).
+    /// As [`open`](Self::open); also [`LeaseError::Unavailable`] when this process has a
+    /// private `/var/tmp` (systemd `PrivateTmp=`), where the default registry would be
+    /// seen by this service alone.
     pub fn open_default() -> Result<Self, LeaseError> {
+        if let Some(source) = private_var_tmp() {
+            return Err(LeaseError::Unavailable {
+                registry: NAME.into(),
+                detail: format!(
+                    "/var/tmp is private to this service ({source}, systemd PrivateTmp=), so \
+                     the default registry would not be shared with the host's other \
+                     processes and could hand out their node ids again; name a directory \
+                     every process of this host shares, or use a store"
+                ),
+            });
+        }
         Self::open(Self::default_dir())
     }
 
@@ -92,30 +110,13 @@ impl EmbeddedRegistry {
     }
 
     /// Creates the directory if it is missing (it may have been deleted under running
-    /// holders: the records then start empty, with a floor) and checks that it is ours.
+    /// holders: the records then start empty, with a floor) and checks that only we can
+    /// change it.
     fn prepare_dir(&self) -> Result<(), LeaseError> {
-        let dir = &self.dir;
-        let unavailable = |what: &str, e: &dyn std::fmt::Display| LeaseError::Unavailable {
+        private_dir::prepare(&self.dir).map_err(|detail| LeaseError::Unavailable {
             registry: NAME.into(),
-            detail: format!("{what} {}: {e}", dir.display()),
-        };
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| unavailable("cannot create lease directory", &e))?;
-        let meta = fs::metadata(dir).map_err(|e| unavailable("cannot read lease directory", &e))?;
-        if !meta.is_dir() {
-            return Err(unavailable("not a directory:", &"lease directory"));
-        }
-        let me = rustix::process::getuid().as_raw();
-        if meta.uid() != me && me != 0 {
-            return Err(unavailable(
-                "lease directory belongs to another user:",
-                &format!("owner uid {}, we are {me}", meta.uid()),
-            ));
-        }
-        Ok(())
+            detail,
+        })
     }
 
     /// How long an operation waits for the directory lock before it reports the registry
@@ -178,9 +179,9 @@ impl EmbeddedRegistry {
     /// The records, or `None` if there is no records file.
     fn load(&self) -> Result<Option<Records>, LeaseError> {
         let path = self.dir.join(RECORDS_FILE);
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        let text = match private_dir::read_nofollow(&path) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(None),
             Err(e) => return Err(self.store_error(&path, &e)),
         };
         let records: Records = serde_json::from_str(&text).map_err(|e| LeaseError::Store {
@@ -203,22 +204,14 @@ impl EmbeddedRegistry {
         Ok(Some(records))
     }
 
-    /// Writes the records to a temp file, syncs it and renames it over the old one, so a
-    /// crash leaves either the old or the new records, never half of them.
+    /// Replaces the records atomically (see [`private_dir::replace`]).
     fn save(&self, records: &Records) -> Result<(), LeaseError> {
         let path = self.dir.join(RECORDS_FILE);
-        let temp = self.dir.join(format!("{RECORDS_FILE}.tmp"));
         let text = serde_json::to_vec_pretty(records).map_err(|e| LeaseError::Store {
             registry: NAME.into(),
             detail: format!("cannot encode records: {e}"),
         })?;
-        let write = || -> std::io::Result<()> {
-            let mut file = fs::File::create(&temp)?;
-            file.write_all(&text)?;
-            file.sync_all()?;
-            fs::rename(&temp, &path)
-        };
-        write().map_err(|e| self.store_error(&path, &e))
+        private_dir::replace(&path, &text).map_err(|e| self.store_error(&path, &e))
     }
 
     fn store_error(&self, path: &Path, e: &std::io::Error) -> LeaseError {
@@ -297,6 +290,19 @@ impl Registry for EmbeddedRegistry {
 
 fn duration_ms(d: Duration) -> u64 {
     crate::protocol::ms(d)
+}
+
+/// Where this process's `/var/tmp` comes from, if it is a private one (a systemd
+/// `PrivateTmp=` bind mount from `/tmp/systemd-private-*`): read from the mount table.
+fn private_var_tmp() -> Option<String> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    table.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        // mountinfo: id parent major:minor root mount-point ...
+        let (root, mount_point) = (fields.get(3)?, fields.get(4)?);
+        (*mount_point == "/var/tmp" && root.contains("systemd-private-"))
+            .then(|| format!("mounted from {root}"))
+    })
 }
 
 /// The wall clock in Unix microseconds (0 before 1970), for epochs.

@@ -45,6 +45,7 @@ mod embedded;
 mod error;
 mod host_clock;
 mod leased;
+mod private_dir;
 pub mod protocol;
 mod records;
 mod registry;
