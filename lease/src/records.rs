@@ -159,8 +159,15 @@ impl Records {
         now_ms: u64,
         boot_id: &str,
     ) -> Result<(), Loss> {
+        let floor_active = !self.floor_wait(now_ms, boot_id).is_zero();
         let record = self.nodes.get_mut(&node_id);
-        protocol::prove_held(record.as_ref().map(|r| r.view(boot_id)), token, now_ms)?;
+        protocol::prove_held(record.as_ref().map(|r| r.view(boot_id)), token, now_ms).map_err(
+            // Another token under a floor: the records were lost and the id claimed afresh.
+            |why| match why {
+                Loss::Taken if floor_active => Loss::Missing,
+                other => other,
+            },
+        )?;
         if let Some(r) = record {
             r.expires_ms = now_ms.saturating_add(ttl_ms);
             r.high_water_ms = r.high_water_ms.max(high_water_ms);

@@ -1,5 +1,6 @@
 //! Real processes sharing one embedded registry: racing for ids, handing ids over under
-//! load, and a holder stopped with SIGSTOP past its TTL.
+//! load, a holder stopped with SIGSTOP past its TTL, the registry deleted under a running
+//! holder, and a holder whose wall clock steps forward (libfaketime).
 
 mod support;
 
@@ -320,4 +321,136 @@ fn a_holder_stopped_past_its_ttl_issues_nothing_more_and_its_id_moves_on() {
         "0 duplicates"
     );
     assert!(second_ids.iter().min().unwrap() > first_ids.iter().max().unwrap());
+}
+
+/// Waits at most `limit` for `child` to exit; panics if it does not.
+fn wait_exit(child: &mut Child, limit: Duration, what: &str) {
+    let give_up = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < give_up,
+            "{what} did not exit within {limit:?}"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    thread::sleep(Duration::from_millis(50)); // let the reader drain the pipe
+}
+
+/// One node id, one ID per ms, TTL 1.5 s: the arguments of a holder in `dir`.
+fn paced_holder(dir: &str) -> Vec<String> {
+    [
+        "issue",
+        "--dir",
+        dir,
+        "--node-bits",
+        "0",
+        "--pace-us",
+        "1000",
+        "--ttl-ms",
+        "1500",
+        "--skew-ms",
+        "50",
+        "--acquire-retry-ms",
+        "10000",
+        "--max-run-ms",
+        "30000",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn a_registry_deleted_under_a_running_holder_never_hands_its_id_out_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().join("registry");
+    let args = paced_holder(dir.to_str().unwrap());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut first = probe(&args).spawn().unwrap();
+    let first_lines = collect_lines(&mut first);
+    wait_for("the first holder to issue", Duration::from_secs(20), || {
+        first_lines.lock().unwrap().len() > 200
+    });
+    // logind at logout, a tmp cleaner, or an operator: the whole directory goes.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut second = probe(&args).spawn().unwrap();
+    let second_lines = collect_lines(&mut second);
+    wait_exit(&mut first, Duration::from_secs(10), "the first holder");
+    let first_output = first_lines.lock().unwrap().join("\n");
+    wait_for(
+        "the second holder to issue",
+        Duration::from_secs(10),
+        || second_lines.lock().unwrap().len() > 100,
+    );
+    second.kill().unwrap();
+    second.wait().unwrap();
+    thread::sleep(Duration::from_millis(50));
+    let second_output = second_lines.lock().unwrap().join("\n");
+    assert_eq!(node_of(&second_output), 0, "the same id, claimed afresh");
+    let first_ids: HashSet<u64> = ids_of(&first_output).into_iter().collect();
+    let second_ids = ids_of(&second_output);
+    let shared = second_ids
+        .iter()
+        .filter(|id| first_ids.contains(id))
+        .count();
+    assert_eq!(shared, 0, "IDs issued by both holders");
+    assert!(
+        second_ids.iter().min().unwrap() > first_ids.iter().max().unwrap(),
+        "the second holder starts after everything the first issued"
+    );
+    assert!(
+        first_output.ends_with("\nlost"),
+        "the first holder must learn at its next renewal that its record is gone:\n{}",
+        &first_output[first_output.len().saturating_sub(300)..]
+    );
+    assert!(
+        first_output.contains("no record of it"),
+        "and say that its record is gone"
+    );
+}
+
+#[test]
+fn a_wall_clock_stepped_forward_does_not_end_a_healthy_lease() {
+    let faketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+    assert!(
+        std::path::Path::new(faketime).exists(),
+        "libfaketime is missing: run scripts/install-deps.sh"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry");
+    let offset = dir.path().join("offset");
+    std::fs::write(&offset, "+0\n").unwrap();
+    let args = paced_holder(registry.to_str().unwrap());
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    args.extend(["--count", "3000"]);
+    let mut holder = probe(&args)
+        .env("LD_PRELOAD", faketime)
+        .env("FAKETIME_TIMESTAMP_FILE", &offset)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .spawn()
+        .unwrap();
+    let lines = collect_lines(&mut holder);
+    wait_for("the holder to issue", Duration::from_secs(20), || {
+        lines.lock().unwrap().len() > 500
+    });
+    // NTP steps the clock 30 s ahead: far past the mark reserved one TTL (1.5 s) ahead.
+    std::fs::write(&offset, "+30\n").unwrap();
+    wait_exit(&mut holder, Duration::from_secs(30), "the holder");
+    assert!(holder.wait().unwrap().success(), "the holder failed");
+    let output = lines.lock().unwrap().join("\n");
+    assert!(
+        !output.contains("refused"),
+        "a forward step must not refuse a healthy lease:\n{}",
+        output
+            .lines()
+            .find(|l| l.starts_with("refused"))
+            .unwrap_or_default()
+    );
+    let ids = ids_of(&output);
+    assert_eq!(ids.len(), 3000, "every ID issued");
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "IDs strictly increase");
+    let layout = layout(0);
+    let span = layout.decode(ids[2999]).unwrap().timestamp_ms
+        - layout.decode(ids[0]).unwrap().timestamp_ms;
+    assert!(span >= 30_000, "the step shows in the IDs ({span} ms)");
 }

@@ -116,7 +116,7 @@ fn issue(flags: &Flags) -> Result<(), LeaseError> {
             }
             Err(e @ Error::LeaseExpired { .. }) => {
                 if !refused {
-                    writeln!(out, "refused {e}").map_err(io)?;
+                    writeln!(out, "refused {}", generator.explain(&e)).map_err(io)?;
                     out.flush().map_err(io)?;
                     refused = true;
                 }
