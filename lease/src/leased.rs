@@ -448,14 +448,14 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         let mut failures = 0u32;
         loop {
             let mut state = self.state();
-            let pause = if failures == 0 {
+            let pause = jitter(if failures == 0 {
                 self.config.renew_every
             } else {
                 match state.deadline.checked_duration_since(Instant::now()) {
                     Some(left) if !left.is_zero() => self.config.retry_every.min(left),
                     _ => self.config.retry_every,
                 }
-            };
+            });
             let wake_at = Instant::now() + pause;
             while !state.stop && !state.renew_now {
                 let Some(left) = wake_at.checked_duration_since(Instant::now()) else {
@@ -601,7 +601,34 @@ fn wait_past_mark(
     }
 }
 
+/// `d` shortened by a random 0-20%, so that holders that failed together (a store
+/// restart) do not all retry in lockstep. Never longer than `d`, so every bound the
+/// timings promise still holds.
+fn jitter(d: Duration) -> Duration {
+    let mut byte = [0u8; 1];
+    let cut = match getrandom::fill(&mut byte) {
+        Ok(()) => u32::from(byte[0]) * 20 / 255,
+        Err(_) => 0,
+    };
+    d * (100 - cut) / 100
+}
+
 /// `d` to whole milliseconds, for display.
 fn round_ms(d: Duration) -> Duration {
     Duration::from_millis(ms(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jitter;
+    use std::collections::BTreeSet;
+    use std::time::Duration;
+
+    #[test]
+    fn retries_are_spread_but_never_later() {
+        let base = Duration::from_millis(1_000);
+        let pauses: BTreeSet<Duration> = (0..200).map(|_| jitter(base)).collect();
+        assert!(pauses.iter().all(|p| *p <= base && *p >= base * 80 / 100));
+        assert!(pauses.len() > 5, "pauses must differ: {pauses:?}");
+    }
 }
