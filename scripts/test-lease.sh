@@ -9,13 +9,15 @@ cd "$(dirname "$0")/.."
 
 cargo test -p ferroflake-lease -p ferroflake-cli --features ferroflake-lease/conformance
 
-# The README's lease quickstart, as a user types it (in a private lease directory).
-export FERROFLAKE_LEASE_DIR="$(mktemp -d)"
-trap 'rm -rf "$FERROFLAKE_LEASE_DIR"' EXIT
+# The README's lease quickstart, as a user types it, in a private lease directory named
+# with --lease (the default directory is one fixed per-user path, shared with real use).
+# A new registry makes its first claim wait out the lost-records floor (about 12 s).
+lease_dir="$(mktemp -d)"
+trap 'rm -rf "$lease_dir"' EXIT
 cargo build -q -p ferroflake-cli
 ferroflake="${CARGO_TARGET_DIR:-target}/debug/ferroflake"
-"$ferroflake" next -n 3 >/dev/null
-"$ferroflake" next --format json | grep -q '"lease":{"epoch":[0-9]*,"registry":"embedded"}'
+"$ferroflake" next -n 3 --lease "$lease_dir" >/dev/null
+"$ferroflake" next --format json --lease "$lease_dir" | grep -q '"lease":{"epoch":[0-9]*,"registry":"embedded"}'
 id="$("$ferroflake" next --node 7)"
 "$ferroflake" decode "$id" | grep -q '^node      7$'
 "$ferroflake" layout --layout sonyflake | grep -q 'sequence 8'

@@ -1,17 +1,18 @@
 //! The command line, as clap derives it.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use ferroflake::Layout;
 
 /// Issue, decode and explain snowflake-family 64-bit IDs.
 ///
 /// A node id is never guessed: `ferroflake next` either uses `--node N`, an id you manage
 /// yourself, or leases one from a registry. The default registry is a local directory
-/// shared by the processes of this host ($FERROFLAKE_LEASE_DIR, else
-/// $XDG_RUNTIME_DIR/ferroflake-leases, else /tmp/ferroflake-leases-<uid>).
+/// shared by the processes of this host: one fixed directory per user, which
+/// `ferroflake next --help` names.
 ///
-/// Exit status: 0 on success, 1 when IDs cannot be issued or an id cannot be leased,
-/// 2 for bad usage or input.
+/// Exit status: 0 on success; 1 when IDs cannot be issued, written (a closed or broken
+/// standard output) or an id cannot be leased; 2 for bad usage or input; 130 or 143 when
+/// `next` was stopped by SIGINT or SIGTERM (it stops issuing and releases its lease first).
 #[derive(Debug, Parser)]
 #[command(name = "ferroflake", version, propagate_version = true)]
 pub struct Cli {
@@ -37,6 +38,28 @@ pub struct LayoutChoice {
     pub layout: String,
 }
 
+impl Cli {
+    /// Parses the command line, with `--lease`'s help naming the default directory.
+    pub fn parse_with_defaults() -> Self {
+        let default_dir = ferroflake_lease::EmbeddedRegistry::default_dir();
+        let command = Self::command().mut_subcommand("next", |next| {
+            next.mut_arg("lease", |lease| {
+                let help = lease
+                    .get_long_help()
+                    .or(lease.get_help())
+                    .map(ToString::to_string);
+                lease.long_help(format!(
+                    "{}\n\nDefault: the embedded registry in {}",
+                    help.unwrap_or_default(),
+                    default_dir.display()
+                ))
+            })
+        });
+        let matches = command.get_matches();
+        Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
 impl LayoutChoice {
     /// The chosen preset (the parser accepts preset names only).
     pub fn get(&self) -> Layout {
@@ -58,9 +81,12 @@ pub struct NextArgs {
     #[arg(long, conflicts_with = "lease")]
     pub node: Option<u64>,
 
-    /// Lease the node id from this registry: a directory path or file:///path (embedded,
-    /// the default), or etcd://, redis://, zk://, postgres:// (only in builds with the
-    /// `stores` feature: `cargo install --path cli --features stores`, which needs protoc).
+    /// Lease the node id from this registry: an absolute directory path or file:///path
+    /// (the embedded registry), or etcd://, redis://, zk://, postgres:// (only in builds
+    /// with the `stores` feature: `cargo install --path cli --features stores`, which needs
+    /// protoc). Refused: relative paths (each working directory would name another
+    /// registry, and two registries can lease the same node id), the filesystem root, a
+    /// path that is not a directory, and unknown schemes (`mailto:x`).
     #[arg(long, value_name = "URL")]
     pub lease: Option<String>,
 

@@ -9,17 +9,35 @@ mod iso;
 mod layout_view;
 mod next;
 mod registry_url;
+mod stdout_check;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use args::{Cli, Command};
-use failure::Failure;
+use failure::{warn, Failure};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_with_defaults();
+    let result = if stdout_check::closed_at_start() {
+        Err(Failure::Run(
+            "standard output is closed (started with >&-): the output would be lost, so \
+             nothing was done"
+                .to_owned(),
+        ))
+    } else {
+        run(&cli)
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            warn(&failure.to_string());
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = match &cli.command {
@@ -27,13 +45,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode::run(args, &mut out),
         Command::Layout(args) => layout_view::run(args, &mut out),
     };
-    let result = result.and_then(|()| out.flush().map_err(Failure::from));
-    match result {
-        Ok(()) | Err(Failure::OutputClosed) => ExitCode::SUCCESS,
-        Err(failure) => {
-            drop(out);
-            eprintln!("ferroflake: {failure}");
-            ExitCode::from(failure.exit_code())
-        }
-    }
+    let flushed = out.flush();
+    result?;
+    flushed.map_err(Failure::from)
 }

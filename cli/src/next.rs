@@ -1,15 +1,19 @@
 //! `ferroflake next`: issue IDs under a given node id or a leased one.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use ferroflake::{Error, Format, Generator, SystemClock};
 use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, LeasedGenerator};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 use crate::args::{NextArgs, OutputFormat};
-use crate::failure::Failure;
+use crate::failure::{output_error, warn, Failure};
 use crate::registry_url::RegistryAddress;
 
-/// IDs are made in batches of this many (one CAS per batch within a tick).
+/// IDs are made in batches of this many (one CAS per batch within a tick). A signal is
+/// looked at between batches.
 const BATCH: usize = 4096;
 
 /// Where the node id came from, for the JSON output.
@@ -18,34 +22,64 @@ struct Source {
     lease: Option<(String, u64)>,
 }
 
+/// Why issuing stopped before the count was reached.
+enum Stop {
+    /// The generator refused; the message explains why.
+    Refused(Error, String),
+    /// Standard output could not be written.
+    Output(std::io::Error),
+    /// SIGINT or SIGTERM arrived.
+    Signal(i32),
+}
+
 pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
     let layout = args.layout.get();
     layout.check_shard(args.shard)?;
     if let Some(node) = args.node {
         let generator = Generator::new(layout, node)?;
         let source = Source { node, lease: None };
-        return emit(args, &source, out, |ids| {
+        let never = Signals::none();
+        return emit(args, &source, out, &never, Error::to_string, |ids| {
             fill(
                 ids,
                 args.shard,
                 |s| generator.next_id_for_shard(s),
                 |b| generator.next_ids(b),
             )
-        });
+        })
+        .map(|_| ())
+        .map_err(|(stop, issued)| stop_failure(stop, issued, ""));
     }
     let address = match &args.lease {
         Some(address) => RegistryAddress::parse(address).map_err(|e| refusal(None, e))?,
         None => RegistryAddress::Embedded(EmbeddedRegistry::default_dir()),
     };
+    // From here on a signal stops issuing and releases the lease instead of killing the
+    // process with the claim still held (it would block the id until its TTL ran out).
+    let signals = Signals::install()?;
     let registry = address.open().map_err(|e| refusal(Some(&address), e))?;
     let registry_name = registry.name().to_owned();
-    let generator = LeasedGenerator::start(layout, SystemClock, registry, LeaseConfig::default())
-        .map_err(|e| refusal(Some(&address), e))?;
+    let generator = LeasedGenerator::start_reporting(
+        layout,
+        SystemClock,
+        registry,
+        LeaseConfig::default(),
+        &mut |message| warn(message),
+    )
+    .map_err(|e| refusal(Some(&address), e))?;
+    let node = generator.node();
     let source = Source {
-        node: generator.node(),
+        node,
         lease: Some((registry_name, generator.grant().epoch)),
     };
-    let issued = emit(args, &source, out, |ids| {
+    let explain = |e: &Error| {
+        format!(
+            "{} (registry: {})",
+            generator.explain(e),
+            address.describe()
+        )
+    };
+    let issued = emit(args, &source, out, &signals, explain, |ids| {
         fill(
             ids,
             args.shard,
@@ -54,13 +88,93 @@ pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
         )
     });
     let released = generator.shutdown();
-    issued?;
-    released.map_err(|e| {
-        Failure::Run(format!(
-            "IDs issued, but releasing node id {} failed (it lapses after its TTL): {e}",
-            source.node
-        ))
-    })
+    match (issued, released) {
+        (Ok(_), Ok(())) => Ok(()),
+        (Ok(_), Err(e)) => Err(Failure::Run(format!(
+            "IDs issued, but releasing node id {node} failed (it lapses after its TTL): {e}"
+        ))),
+        (Err((stop, issued)), released) => {
+            let after = match released {
+                Ok(()) => format!("; node id {node} was released"),
+                Err(e) => {
+                    format!("; releasing node id {node} failed too (it lapses after its TTL): {e}")
+                }
+            };
+            Err(stop_failure(stop, issued, &after))
+        }
+    }
+}
+
+/// The failure for a run that stopped early, having issued `issued` IDs.
+fn stop_failure(stop: Stop, issued: u64, after: &str) -> Failure {
+    match stop {
+        Stop::Refused(error, message) => Failure::from_core(
+            &error,
+            format!("{message}; stopped after {issued} IDs{after}"),
+        ),
+        Stop::Output(e) => Failure::Run(format!(
+            "{}; stopped after {issued} IDs, and those not yet read are lost{after}",
+            output_error(&e)
+        )),
+        Stop::Signal(signal) => Failure::Interrupted {
+            signal,
+            message: format!(
+                "interrupted by {}: stopped after {issued} IDs{after}",
+                signal_name(signal)
+            ),
+        },
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        SIGINT => "SIGINT".to_owned(),
+        SIGTERM => "SIGTERM".to_owned(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// SIGINT and SIGTERM, caught: the first sets a flag that `emit` looks at between
+/// batches; a second one of either ends the process at once (the claim then lapses after
+/// its TTL), so a start that waits can still be cut short.
+struct Signals {
+    which: Arc<AtomicUsize>,
+}
+
+impl Signals {
+    /// No signal is caught (runs with `--node`, which hold nothing to release).
+    fn none() -> Self {
+        Signals {
+            which: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    fn install() -> Result<Self, Failure> {
+        let any = Arc::new(AtomicBool::new(false));
+        let which = Arc::new(AtomicUsize::new(0));
+        let cannot = |e: std::io::Error| Failure::Run(format!("cannot catch signals: {e}"));
+        for signal in [SIGINT, SIGTERM] {
+            // Registered first, so it sees the flag as the previous signal left it.
+            signal_hook::flag::register_conditional_shutdown(
+                signal,
+                128 + signal,
+                Arc::clone(&any),
+            )
+            .map_err(cannot)?;
+            signal_hook::flag::register(signal, Arc::clone(&any)).map_err(cannot)?;
+            signal_hook::flag::register_usize(signal, Arc::clone(&which), signal as usize)
+                .map_err(cannot)?;
+        }
+        Ok(Signals { which })
+    }
+
+    /// The signal that arrived, if one did.
+    fn caught(&self) -> Option<i32> {
+        match self.which.load(Ordering::Relaxed) {
+            0 => None,
+            signal => i32::try_from(signal).ok(),
+        }
+    }
 }
 
 /// Fills `ids` with a shard in the low bits if one was asked for, else by batch.
@@ -79,12 +193,70 @@ fn fill(
     Ok(())
 }
 
+/// Issues and prints `args.count` IDs. Returns how many were issued, or why it stopped
+/// early and how many were issued by then. JSON output is always ended as valid JSON:
+/// after an early stop it carries `"error":{"kind":..,"message":..}` after the IDs.
 fn emit(
     args: &NextArgs,
     source: &Source,
     out: &mut impl Write,
+    signals: &Signals,
+    explain: impl Fn(&Error) -> String,
     mut issue: impl FnMut(&mut [u64]) -> Result<(), Error>,
-) -> Result<(), Failure> {
+) -> Result<u64, (Stop, u64)> {
+    let json = args.format == OutputFormat::Json;
+    let mut issued = 0u64;
+    let stop =
+        write_ids(args, source, out, signals, &mut issue, &mut issued).map_err(|stop| match stop {
+            Stop::Refused(e, _) => {
+                let message = explain(&e);
+                Stop::Refused(e, message)
+            }
+            other => other,
+        });
+    let stop = match stop {
+        Err(Stop::Output(e)) => return Err((Stop::Output(e), issued)),
+        Err(stop) => Some(stop),
+        Ok(()) => None,
+    };
+    let ended = if json {
+        match &stop {
+            None => writeln!(out, "]}}"),
+            Some(stop) => {
+                let (kind, message) = match stop {
+                    Stop::Refused(e, message) => (e.kind().name().to_owned(), message.clone()),
+                    Stop::Signal(signal) => (
+                        "INTERRUPTED".to_owned(),
+                        format!("interrupted by {}", signal_name(*signal)),
+                    ),
+                    Stop::Output(_) => unreachable!("returned above"),
+                };
+                let error = serde_json::json!({ "kind": kind, "message": message });
+                writeln!(out, "],\"error\":{error}}}")
+            }
+        }
+    } else {
+        Ok(())
+    };
+    if let Err(e) = ended.and_then(|()| out.flush()) {
+        return Err((Stop::Output(e), issued));
+    }
+    match stop {
+        Some(stop) => Err((stop, issued)),
+        None => Ok(issued),
+    }
+}
+
+/// The IDs themselves (and the JSON head), stopping at the first refusal, output error or
+/// signal. `Stop::Refused` carries an empty message here; `emit` explains it.
+fn write_ids(
+    args: &NextArgs,
+    source: &Source,
+    out: &mut impl Write,
+    signals: &Signals,
+    issue: &mut impl FnMut(&mut [u64]) -> Result<(), Error>,
+    issued: &mut u64,
+) -> Result<(), Stop> {
     let format = match args.format {
         OutputFormat::Dec | OutputFormat::Json => Format::Decimal,
         OutputFormat::Base62 => Format::Base62,
@@ -102,28 +274,28 @@ fn emit(
             serde_json::Value::from(args.layout.layout.as_str()),
             source.node,
             lease
-        )?;
+        )
+        .map_err(Stop::Output)?;
     }
     let mut buffer = vec![0u64; BATCH];
     let mut left = args.count;
-    let mut first = true;
     while left > 0 {
+        if let Some(signal) = signals.caught() {
+            return Err(Stop::Signal(signal));
+        }
         let take = left.min(BATCH as u64) as usize;
-        issue(&mut buffer[..take])?;
+        issue(&mut buffer[..take]).map_err(|e| Stop::Refused(e, String::new()))?;
         for &id in &buffer[..take] {
             if json {
-                write!(out, "{}\"{id}\"", if first { "" } else { "," })?;
+                let comma = if *issued == 0 { "" } else { "," };
+                write!(out, "{comma}\"{id}\"").map_err(Stop::Output)?;
             } else {
-                writeln!(out, "{}", &*format.encode(id))?;
+                writeln!(out, "{}", &*format.encode(id)).map_err(Stop::Output)?;
             }
-            first = false;
+            *issued += 1;
         }
         left -= take as u64;
     }
-    if json {
-        writeln!(out, "]}}")?;
-    }
-    out.flush()?;
     Ok(())
 }
 

@@ -1,12 +1,23 @@
 //! `--lease URL`: which registry a command leases its node id from.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferroflake_lease::{EmbeddedRegistry, LeaseError, Registry};
 
 /// Schemes served by ferroflake-lease-stores (the `stores` feature).
 const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql"];
+
+/// The scheme of `address` if it starts like a URI (`name:`, RFC 3986: a letter, then
+/// letters, digits, `+`, `-` or `.`).
+fn scheme_of(address: &str) -> Option<&str> {
+    let (scheme, _) = address.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
 
 /// Where a registry is, before it is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,8 +29,12 @@ pub enum RegistryAddress {
 }
 
 impl RegistryAddress {
-    /// Reads `--lease`: `file:///abs/path` or a plain path is embedded; a store scheme is a
-    /// store; anything else with `://` is refused.
+    /// Reads `--lease`: `file:///abs/path` or an absolute path is embedded; a store scheme
+    /// is a store. Refused: anything else with a scheme (`ftp://x`, and `mailto:x`: a
+    /// `name:` prefix that looks like a scheme is not taken for a directory), relative paths
+    /// (processes started in different directories would use different registries and
+    /// could lease the same node id), the filesystem root, and a path that exists but is not
+    /// a directory, or lies under a file.
     pub fn parse(address: &str) -> Result<Self, LeaseError> {
         let bad = |detail: String| LeaseError::BadAddress {
             address: address.to_owned(),
@@ -34,15 +49,61 @@ impl RegistryAddress {
                     "file:// addresses need an absolute path (file:///dir)".into()
                 ));
             }
-            return Ok(RegistryAddress::Embedded(PathBuf::from(path)));
+            return Self::embedded(Path::new(path)).map_err(bad);
         }
-        match address.split_once("://") {
-            Some((scheme, _)) if STORE_SCHEMES.contains(&scheme) => Ok(RegistryAddress::Store(address.to_owned())),
-            Some((scheme, _)) => Err(bad(format!(
-                "unknown scheme {scheme:?} (expected a path, file://, etcd://, redis://, zk:// or postgres://)"
-            ))),
-            None => Ok(RegistryAddress::Embedded(PathBuf::from(address))),
+        if let Some(scheme) = scheme_of(address) {
+            let rest = &address[scheme.len() + 1..];
+            if STORE_SCHEMES.contains(&scheme) && rest.starts_with("//") {
+                return Ok(RegistryAddress::Store(address.to_owned()));
+            }
+            if STORE_SCHEMES.contains(&scheme) || scheme == "file" {
+                return Err(bad(format!(
+                    "a {scheme}: address is written {scheme}://... (e.g. {})",
+                    if scheme == "file" {
+                        "file:///dir"
+                    } else {
+                        "redis://127.0.0.1:6379"
+                    }
+                )));
+            }
+            return Err(bad(format!(
+                "unknown scheme {scheme:?} (expected an absolute directory path, file:///dir, \
+                 etcd://, redis://, zk:// or postgres://); for a directory whose name \
+                 contains a colon, give its absolute path"
+            )));
         }
+        Self::embedded(Path::new(address)).map_err(bad)
+    }
+
+    /// An embedded registry's directory, checked: absolute, not the root, and a directory
+    /// if it exists (else creatable: no ancestor is a file).
+    fn embedded(dir: &Path) -> Result<Self, String> {
+        if !dir.is_absolute() {
+            let example = std::env::current_dir()
+                .map(|cwd| format!(" (here: {})", cwd.join(dir).display()))
+                .unwrap_or_default();
+            return Err(format!(
+                "a relative path names a different registry in each working directory; \
+                 give an absolute path{example}"
+            ));
+        }
+        let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if resolved.parent().is_none() {
+            return Err(
+                "the filesystem root cannot hold a registry; name a directory of its own".into(),
+            );
+        }
+        // The nearest part of the path that exists must be a directory: name it if not.
+        if let Some(existing) = dir.ancestors().find(|p| std::fs::metadata(p).is_ok()) {
+            if !existing.is_dir() {
+                return Err(if existing == dir {
+                    "it exists and is not a directory".to_owned()
+                } else {
+                    format!("{} is not a directory", existing.display())
+                });
+            }
+        }
+        Ok(RegistryAddress::Embedded(dir.to_path_buf()))
     }
 
     /// How messages name this registry.
@@ -83,6 +144,10 @@ mod tests {
     use super::RegistryAddress;
     use std::path::PathBuf;
 
+    fn refused(address: &str) -> String {
+        RegistryAddress::parse(address).unwrap_err().to_string()
+    }
+
     #[test]
     fn reads_paths_files_and_stores() {
         assert_eq!(
@@ -90,8 +155,8 @@ mod tests {
             RegistryAddress::Embedded(PathBuf::from("/x/y"))
         );
         assert_eq!(
-            RegistryAddress::parse("rel").unwrap(),
-            RegistryAddress::Embedded(PathBuf::from("rel"))
+            RegistryAddress::parse("/x/a:b").unwrap(),
+            RegistryAddress::Embedded(PathBuf::from("/x/a:b"))
         );
         assert_eq!(
             RegistryAddress::parse("file:///x").unwrap(),
@@ -102,10 +167,25 @@ mod tests {
             RegistryAddress::Store("etcd://127.0.0.1:2379/p".into())
         );
         assert!(RegistryAddress::parse("file://host/x").is_err());
-        assert!(RegistryAddress::parse("ftp://x")
-            .unwrap_err()
-            .to_string()
-            .contains("unknown scheme"));
+        assert!(refused("ftp://x").contains("unknown scheme"));
         assert!(RegistryAddress::parse("").is_err());
+    }
+
+    #[test]
+    fn refuses_scheme_like_prefixes_relative_paths_the_root_and_files() {
+        assert!(refused("mailto:x").contains("unknown scheme \"mailto\""));
+        assert!(refused("a+b.c-d:x").contains("unknown scheme"));
+        assert!(refused("redis:127.0.0.1").contains("redis://"));
+        assert!(refused("file:/x").contains("file:///dir"));
+        assert!(refused("rel").contains("relative path"));
+        assert!(refused("./rel").contains("relative path"));
+        for root in ["/", "//", "/.", "/tmp/..", "file:///"] {
+            assert!(refused(root).contains("filesystem root"), "{root}");
+        }
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let path = file.path().to_str().unwrap().to_owned();
+        assert!(refused(&path).contains("not a directory"));
+        let under = format!("{path}/leases");
+        assert!(refused(&under).contains(&format!("{path} is not a directory")));
     }
 }

@@ -1,20 +1,25 @@
 //! The `ferroflake` command as a user runs it: next (with a node id, and leased), decode,
 //! layout, and the refusals.
+//!
+//! A new embedded registry makes its first claims wait out the lost-records floor (about
+//! 12 s with the default settings). So the leased tests share one registry, made and
+//! warmed once ([`shared_registry`]); only a test that must wreck its registry makes its
+//! own.
 
 use std::collections::HashSet;
-use std::process::{Command, Output, Stdio};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use ferroflake::{Format, Layout, Parts};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
 
-/// Runs the command with its lease directory in `lease_dir`.
-fn ferroflake(lease_dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env("FERROFLAKE_LEASE_DIR", lease_dir)
-        .output()
-        .unwrap()
+fn ferroflake(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
 }
 
 fn stdout(output: &Output) -> String {
@@ -31,40 +36,146 @@ fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()
 }
 
+/// A fresh directory for a registry, under the target's test scratch space.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// One embedded registry for the leased tests, made by a first run that waits out the
+/// new registry's floor, and says so on stderr (a wait is never silent).
+fn shared_registry() -> &'static str {
+    static DIR: OnceLock<String> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = fresh_dir("shared");
+        let dir = dir.to_str().unwrap().to_owned();
+        let output = ferroflake(&["next", "--lease", &dir]);
+        stdout(&output);
+        let message = stderr(&output);
+        assert!(
+            message.starts_with("ferroflake: node id ")
+                && message.contains("found records missing")
+                && message.contains("waiting 12s"),
+            "the floor wait of a new registry is reported: {message:?}"
+        );
+        dir
+    })
+}
+
+/// The owner token of `node`'s record in the registry at `dir` (`None`: released).
+fn token_of(dir: &str, node: u64) -> Option<String> {
+    let text = std::fs::read_to_string(Path::new(dir).join("leases.json")).unwrap();
+    let records: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let record = &records["nodes"][node.to_string()];
+    assert!(record.is_object(), "node {node} has a record: {text}");
+    record["token"].as_str().map(str::to_owned)
+}
+
+/// A running `ferroflake`, its stdout and stderr drained by threads (so it never blocks
+/// on a full pipe).
+struct Running {
+    child: Child,
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<Vec<u8>>>,
+    drains: Vec<thread::JoinHandle<()>>,
+}
+
+fn drain(mut from: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, thread::JoinHandle<()>) {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&buffer);
+    let handle = thread::spawn(move || {
+        let mut chunk = [0u8; 65536];
+        while let Ok(n @ 1..) = from.read(&mut chunk) {
+            into.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    (buffer, handle)
+}
+
+impl Running {
+    fn spawn(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (out, a) = drain(child.stdout.take().unwrap());
+        let (err, b) = drain(child.stderr.take().unwrap());
+        Running {
+            child,
+            out,
+            err,
+            drains: vec![a, b],
+        }
+    }
+
+    /// Waits until at least `bytes` of output have arrived.
+    fn wait_for_output(&self, bytes: usize) {
+        let began = Instant::now();
+        while self.out.lock().unwrap().len() < bytes {
+            assert!(
+                began.elapsed() < Duration::from_secs(60),
+                "no output; stderr: {}",
+                String::from_utf8_lossy(&self.err.lock().unwrap())
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits (at most 30 s) for the exit: status code, stdout, stderr.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let began = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if began.elapsed() > Duration::from_secs(30) {
+                let _ = self.child.kill();
+                panic!("ferroflake did not exit within 30 s");
+            }
+            thread::sleep(Duration::from_millis(50));
+        };
+        for drain in self.drains {
+            drain.join().unwrap();
+        }
+        let text = |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8(b.lock().unwrap().clone()).unwrap();
+        (status.code(), text(&self.out), text(&self.err))
+    }
+}
+
 #[test]
 fn next_with_a_node_prints_increasing_ids_of_that_node() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = stdout(&ferroflake(
-        dir.path(),
-        &["next", "-n", "5000", "--node", "42"],
-    ));
+    let out = stdout(&ferroflake(&["next", "-n", "5000", "--node", "42"]));
     let ids: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
     assert_eq!(ids.len(), 5000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     assert!(ids
         .iter()
         .all(|&id| Layout::twitter().decode(id).unwrap().node == 42));
-    assert!(
-        !dir.path().join("leases.json").exists(),
-        "--node takes no lease"
-    );
 }
 
 #[test]
 fn next_prints_each_string_format_and_the_layout_and_shard_asked_for() {
-    let dir = tempfile::tempdir().unwrap();
     for (name, format) in [
         ("base62", Format::Base62),
         ("base32", Format::Base32),
         ("dec", Format::Decimal),
     ] {
-        let out = stdout(&ferroflake(
-            dir.path(),
-            &[
-                "next", "-n", "3", "--node", "9", "--layout", "sharded", "--shard", "5",
-                "--format", name,
-            ],
-        ));
+        let out = stdout(&ferroflake(&[
+            "next", "-n", "3", "--node", "9", "--layout", "sharded", "--shard", "5", "--format",
+            name,
+        ]));
         for line in out.lines() {
             if let Some(width) = format.width() {
                 assert_eq!(line.len(), width, "{name} is fixed-width");
@@ -79,11 +190,10 @@ fn next_prints_each_string_format_and_the_layout_and_shard_asked_for() {
 
 #[test]
 fn next_without_a_node_leases_one_and_says_so_in_json() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = stdout(&ferroflake(
-        dir.path(),
-        &["next", "-n", "3", "--format", "json"],
-    ));
+    let dir = shared_registry();
+    let out = stdout(&ferroflake(&[
+        "next", "-n", "3", "--format", "json", "--lease", dir,
+    ]));
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["layout"], "twitter");
     assert_eq!(value["lease"]["registry"], "embedded");
@@ -98,24 +208,19 @@ fn next_without_a_node_leases_one_and_says_so_in_json() {
     assert!(ids
         .iter()
         .all(|&id| Layout::twitter().decode(id).unwrap().node == node));
-    let records = std::fs::read_to_string(dir.path().join("leases.json")).unwrap();
-    assert!(
-        records.contains("\"token\": null"),
-        "the lease is released at exit: {records}"
-    );
+    assert_eq!(token_of(dir, node), None, "the lease is released at exit");
 }
 
 #[test]
 fn two_leased_runs_at_once_get_different_node_ids() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shared_registry();
     // js53 issues 4096 IDs per second per node, so 12,000 IDs span 3 seconds' ticks and
     // take over a second: the two runs overlap, each holding its lease the whole time.
     let spawn = || {
         Command::new(BIN)
             .args([
-                "next", "-n", "12000", "--layout", "js53", "--format", "json",
+                "next", "-n", "12000", "--layout", "js53", "--format", "json", "--lease", dir,
             ])
-            .env("FERROFLAKE_LEASE_DIR", dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -161,12 +266,11 @@ fn two_leased_runs_at_once_get_different_node_ids() {
 
 #[test]
 fn eight_leased_runs_at_once_issue_800k_ids_without_duplicates() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shared_registry();
     let children: Vec<_> = (0..8)
         .map(|_| {
             Command::new(BIN)
-                .args(["next", "-n", "100000"])
-                .env("FERROFLAKE_LEASE_DIR", dir.path())
+                .args(["next", "-n", "100000", "--lease", dir])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -189,32 +293,69 @@ fn eight_leased_runs_at_once_issue_800k_ids_without_duplicates() {
 #[test]
 fn without_a_usable_registry_next_refuses_and_guesses_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let blocker = dir.path().join("not-a-dir");
-    std::fs::write(&blocker, "").unwrap();
-    let unusable = blocker.join("leases");
-    for output in [
-        ferroflake(&unusable, &["next"]),
-        ferroflake(dir.path(), &["next", "--lease", unusable.to_str().unwrap()]),
-    ] {
-        assert_eq!(output.status.code(), Some(1), "{output:?}");
-        assert!(output.stdout.is_empty(), "no ID may be printed");
+    let records = dir.path().join("leases.json");
+    std::fs::write(&records, "not json").unwrap();
+    let output = ferroflake(&["next", "--lease", dir.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(output.stdout.is_empty(), "no ID may be printed");
+    let message = stderr(&output);
+    assert!(
+        message.contains(&format!(
+            "cannot lease a node id from the embedded registry at {}",
+            dir.path().display()
+        )) && message.contains("unreadable"),
+        "{message}"
+    );
+    assert!(
+        message.contains("never guesses a node id") && message.contains("--node N"),
+        "{message}"
+    );
+}
+
+/// `--lease /` would write /leases.json, `--lease mailto:x` a directory `mailto:x` in the
+/// working directory, `--lease FILE/leases` failed naming the wrong path.
+#[test]
+fn lease_addresses_that_are_no_registry_are_refused_as_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let file = file.to_str().unwrap();
+    let under_file = format!("{file}/leases");
+    let cases: [(&str, String); 7] = [
+        ("/", "the filesystem root cannot hold a registry".into()),
+        (
+            "file:///",
+            "the filesystem root cannot hold a registry".into(),
+        ),
+        ("mailto:x", "unknown scheme \"mailto\"".into()),
+        (
+            "leases",
+            "a relative path names a different registry".into(),
+        ),
+        (file, "it exists and is not a directory".into()),
+        (&under_file, format!("{file} is not a directory")),
+        ("redis:localhost", "written redis://".into()),
+    ];
+    for (address, expected) in cases {
+        let output = Command::new(BIN)
+            .args(["next", "--lease", address])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{address}: {output:?}");
+        assert!(output.stdout.is_empty());
         let message = stderr(&output);
-        assert!(
-            message.contains("cannot lease a node id from the embedded registry"),
-            "{message}"
-        );
-        assert!(
-            message.contains("never guesses a node id") && message.contains("--node N"),
-            "{message}"
-        );
+        assert!(message.contains(&expected), "{address}: {message}");
     }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "nothing but the file was made: {left:?}");
+    assert!(!Path::new("/leases.json").exists());
 }
 
 #[test]
 fn store_urls_need_the_stores_feature_or_a_reachable_store() {
-    let dir = tempfile::tempdir().unwrap();
     // Port 1 on loopback: nothing listens there.
-    let output = ferroflake(dir.path(), &["next", "--lease", "redis://127.0.0.1:1/"]);
+    let output = ferroflake(&["next", "--lease", "redis://127.0.0.1:1/"]);
     assert!(!output.status.success());
     assert!(output.stdout.is_empty());
     let message = stderr(&output);
@@ -227,14 +368,13 @@ fn store_urls_need_the_stores_feature_or_a_reachable_store() {
         assert!(message.contains("--features stores"), "{message}");
         assert_eq!(output.status.code(), Some(2));
     }
-    let output = ferroflake(dir.path(), &["next", "--lease", "ftp://x"]);
+    let output = ferroflake(&["next", "--lease", "ftp://x"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("unknown scheme"));
 }
 
 #[test]
 fn usage_errors_exit_2_with_a_message() {
-    let dir = tempfile::tempdir().unwrap();
     let cases: [(&[&str], &str); 5] = [
         (
             &["next", "--node", "1", "--lease", "/tmp/x"],
@@ -258,7 +398,7 @@ fn usage_errors_exit_2_with_a_message() {
         ),
     ];
     for (args, expected) in cases {
-        let output = ferroflake(dir.path(), args);
+        let output = ferroflake(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
         assert!(
             stderr(&output).contains(expected),
@@ -270,7 +410,6 @@ fn usage_errors_exit_2_with_a_message() {
 
 #[test]
 fn decode_shows_iso_time_node_sequence_and_shard() {
-    let dir = tempfile::tempdir().unwrap();
     // 2019-10-26T02:40:48.000Z = 1572057648000 ms.
     let parts = Parts {
         timestamp_ms: 1_572_057_648_000,
@@ -279,7 +418,7 @@ fn decode_shows_iso_time_node_sequence_and_shard() {
         shard: 0,
     };
     let id = Layout::twitter().compose(&parts).unwrap();
-    let out = stdout(&ferroflake(dir.path(), &["decode", &id.to_string()]));
+    let out = stdout(&ferroflake(&["decode", &id.to_string()]));
     assert!(out.contains("2019-10-26T02:40:48.000Z"), "{out}");
     assert!(
         out.contains("node      5\n")
@@ -296,12 +435,9 @@ fn decode_shows_iso_time_node_sequence_and_shard() {
     };
     let id = Layout::sharded().compose(&parts).unwrap();
     let base32 = Format::Base32.encode(id);
-    let out = stdout(&ferroflake(
-        dir.path(),
-        &[
-            "decode", &base32, "--format", "base32", "--layout", "sharded", "--json",
-        ],
-    ));
+    let out = stdout(&ferroflake(&[
+        "decode", &base32, "--format", "base32", "--layout", "sharded", "--json",
+    ]));
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["id"], id.to_string());
     assert_eq!(value["time"], "2023-11-14T22:13:20.123Z");
@@ -317,7 +453,6 @@ fn decode_shows_iso_time_node_sequence_and_shard() {
 
 #[test]
 fn decode_refuses_bad_ids() {
-    let dir = tempfile::tempdir().unwrap();
     for (args, expected) in [
         (vec!["decode", "12x"], "invalid character"),
         (vec!["decode", "-5"], "never negative"),
@@ -327,7 +462,7 @@ fn decode_refuses_bad_ids() {
             "not a js53 ID",
         ),
     ] {
-        let output = ferroflake(dir.path(), &args);
+        let output = ferroflake(&args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(
             stderr(&output).contains(expected),
@@ -339,8 +474,7 @@ fn decode_refuses_bad_ids() {
 
 #[test]
 fn layout_draws_bits_capacity_and_exhaustion() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = stdout(&ferroflake(dir.path(), &["layout"]));
+    let out = stdout(&ferroflake(&["layout"]));
     assert!(
         out.starts_with("twitter: 41 time + 10 node + 12 sequence bits"),
         "{out}"
@@ -355,18 +489,198 @@ fn layout_draws_bits_capacity_and_exhaustion() {
     assert!(out.contains("exhausts  2080-07-10T17:30:30.209Z"), "{out}");
     assert!(out.contains("epoch     2010-11-04T01:42:54.657Z"), "{out}");
 
-    let out = stdout(&ferroflake(
-        dir.path(),
-        &["layout", "--layout", "sonyflake"],
-    ));
+    let out = stdout(&ferroflake(&["layout", "--layout", "sonyflake"]));
     assert!(
         out.find("sequence 8").unwrap() < out.find("node 16").unwrap(),
         "sonyflake: machine lowest\n{out}"
     );
     assert!(out.contains("25600 IDs/s per node"), "{out}");
 
-    let out = stdout(&ferroflake(dir.path(), &["layout", "--all"]));
+    let out = stdout(&ferroflake(&["layout", "--all"]));
     for name in Layout::PRESET_NAMES {
         assert!(out.contains(&format!("{name}: ")), "--all shows {name}");
+    }
+}
+
+/// A run whose lease is lost (here: the registry's records deleted under it) stops, says
+/// which node id, which registry and why, exits 1, and ends its JSON as valid JSON with
+/// the error recorded after the IDs.
+#[test]
+fn a_lost_lease_stops_next_with_an_explanation_and_json_still_ends() {
+    let dir = fresh_dir("lost");
+    let dir = dir.to_str().unwrap();
+    // js53 issues 4096 IDs per second: 10^9 IDs would take days.
+    let base = [
+        "next",
+        "-n",
+        "1000000000",
+        "--layout",
+        "js53",
+        "--lease",
+        dir,
+    ];
+    let dec = Running::spawn(&base);
+    let json = Running::spawn(&[&base[..], &["--format", "json"]].concat());
+    dec.wait_for_output(1);
+    json.wait_for_output(1);
+    std::fs::remove_file(Path::new(dir).join("leases.json")).unwrap();
+    let (dec_code, dec_out, dec_err) = dec.finish();
+    let (json_code, json_out, json_err) = json.finish();
+    for (code, err) in [(dec_code, &dec_err), (json_code, &json_err)] {
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains("was lost: the embedded registry says the registry has no record of it")
+                && err.contains(&format!("(registry: the embedded registry at {dir})"))
+                && err.contains("stopped after "),
+            "{err}"
+        );
+        assert!(
+            !err.contains("renew the lease") && !err.contains("1577836800000"),
+            "no advice that cannot be followed, no epoch as a deadline: {err}"
+        );
+    }
+    let node = Layout::js53()
+        .decode(dec_out.lines().next().unwrap().parse().unwrap())
+        .unwrap()
+        .node;
+    assert!(
+        dec_err.contains(&format!("node id {node} was lost")),
+        "{dec_err}"
+    );
+    let value: serde_json::Value = serde_json::from_str(&json_out).unwrap_or_else(|e| {
+        panic!(
+            "JSON ends valid ({e}): ...{}",
+            &json_out[json_out.len().saturating_sub(200)..]
+        )
+    });
+    assert!(!value["ids"].as_array().unwrap().is_empty());
+    assert_eq!(value["error"]["kind"], "LEASE_EXPIRED");
+    let message = value["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("node id {} was lost", value["node"])),
+        "{message}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// SIGTERM or SIGINT stops issuing and releases the lease at once (it would otherwise
+/// block the node id until its TTL ran out: a few interrupted runs could exhaust js53ms's
+/// 16 ids), then exits 143 or 130; JSON output still ends valid.
+#[test]
+fn a_signal_stops_next_releases_its_lease_and_exits_128_plus_the_signal() {
+    let dir = shared_registry();
+    for (signal, code, format) in [("TERM", 143, "dec"), ("INT", 130, "json")] {
+        let run = Running::spawn(&[
+            "next",
+            "-n",
+            "1000000000",
+            "--layout",
+            "js53ms",
+            "--lease",
+            dir,
+            "--format",
+            format,
+        ]);
+        run.wait_for_output(100);
+        run.signal(signal);
+        let (status, out, err) = run.finish();
+        assert_eq!(status, Some(code), "SIG{signal}: {err}");
+        assert!(
+            err.contains(&format!("interrupted by SIG{signal}")),
+            "{err}"
+        );
+        let node = if format == "json" {
+            let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(value["error"]["kind"], "INTERRUPTED");
+            value["node"].as_u64().unwrap()
+        } else {
+            let first = out.lines().next().unwrap().parse().unwrap();
+            Layout::js53ms().decode(first).unwrap().node
+        };
+        assert!(
+            err.contains(&format!("node id {node} was released")),
+            "{err}"
+        );
+        assert_eq!(
+            token_of(dir, node),
+            None,
+            "SIG{signal}: the claim was released"
+        );
+    }
+}
+
+/// IDs that cannot be written are lost: `next` must not exit 0 (nor panic) when standard
+/// output is closed or its reader goes away, and a leased run still releases its lease.
+#[test]
+fn next_fails_when_its_output_is_closed_or_broken() {
+    let closed = Command::new("sh")
+        .args(["-c", "exec \"$0\" next --node 1 >&-", BIN])
+        .output()
+        .unwrap();
+    assert_eq!(closed.status.code(), Some(1), "{closed:?}");
+    assert!(
+        stderr(&closed).contains("standard output is closed"),
+        "{closed:?}"
+    );
+
+    let dir = shared_registry();
+    for args in [
+        &["next", "-n", "100000000", "--node", "3"][..],
+        &["next", "-n", "100000000", "--lease", dir],
+    ] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 20];
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout); // the reader goes away, as `| head -1` does
+        let output = child.wait_with_output().unwrap();
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {message}");
+        assert!(
+            message.contains("broken pipe") && !message.contains("panicked"),
+            "{message}"
+        );
+        if args.contains(&"--lease") {
+            let id = String::from_utf8_lossy(&first[..19]).parse().unwrap();
+            let node = Layout::twitter().decode(id).unwrap().node;
+            assert!(
+                message.contains(&format!("node id {node} was released")),
+                "{message}"
+            );
+            assert_eq!(token_of(dir, node), None, "released on the error too");
+        }
+    }
+}
+
+/// Positions and lengths count characters, not bytes, in the string as shown.
+#[test]
+fn decode_errors_count_characters_in_the_string_shown() {
+    for (args, expected) in [
+        (
+            vec!["decode", " 12x"],
+            "cannot read \"12x\" as a dec ID: invalid character 'x' at position 3",
+        ),
+        (vec!["decode", "ééx"], "invalid character 'é' at position 1"),
+        (
+            vec!["decode", "ééééé", "--format", "base62"],
+            "5 characters, but a base62 ID is always 11 characters long",
+        ),
+        (
+            vec!["decode", "12345678901234567é", "--format", "dec"],
+            "'é' at position 18",
+        ),
+    ] {
+        let output = ferroflake(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
     }
 }
