@@ -288,6 +288,7 @@ impl Registry for EtcdRegistry {
                     token: token.clone(),
                     epoch,
                     previous_high_water_ms: previous,
+            floor_wait: Duration::ZERO,
                 });
             }
             let _ = client.lease_revoke(lease.id()).await;
@@ -298,6 +299,7 @@ impl Registry for EtcdRegistry {
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
         let lost = LeaseError::Lost {
             node_id: grant.node_id,
+            why: ferroflake_lease::Loss::Taken,
         };
         self.io.run("renewing", renew_limit(ttl), async {
             if !self.keep_alive(grant).await? {

@@ -1,103 +1,82 @@
-//! The PostgreSQL registry: one row per node id with holder, owner token, expiry, epoch
-//! and high-water mark. Expiry is judged by the database's clock (`now()`), and a claim is
-//! one atomic statement.
+//! The PostgreSQL registry: one row per node id, and one namespace marker row, in one
+//! table. Every operation is one short transaction that reads the rows (locked with
+//! `FOR UPDATE`) and the database's clock (`clock_timestamp()`), decides in Rust with
+//! [`ferroflake_lease::protocol`], and writes the outcome.
 //!
-//! The claim picks the lowest id that has no row, or whose row's expiry plus the
-//! claimant's quarantine has passed, and writes it with `INSERT ... ON CONFLICT DO UPDATE
-//! ... WHERE expired RETURNING`. Two claimants that pick the same id serialize on the
-//! row: the second re-checks the `WHERE` against the first's committed row, updates
-//! nothing, and tries again. A renewal that updates zero rows means the token no longer
-//! holds the id: [`LeaseError::Lost`]. Rows are never deleted, so the mark and the epoch
-//! outlive every holder.
+//! Rows (all times on the database clock, in ms):
+//! - `node_id = -1`: the namespace marker: `floor_until_ms` and `claimed` (how many ids
+//!   have ever been claimed; ids are first claimed lowest-first, so every id below
+//!   `claimed` must have a row). Claims lock it, so claims in one table take turns.
+//! - `node_id >= 0`: `token` (NULL once released), `holder`, `expires_ms`, `high_water_ms`,
+//!   `epoch`, and `floor_until_ms` when the row was found lost.
+//!
+//! **Lost records.** When the marker is missing (a new table, `DELETE FROM`, `TRUNCATE`,
+//! `DROP TABLE` (the table is made again), a server restarted on a new data directory),
+//! the claim writes a new marker with a floor of [`LeaseRequest::floor_window`] from the
+//! database's clock, and every claim until then reports the rest in
+//! [`Grant::floor_wait`]. An id below `claimed` with no row lost only its own row: it gets
+//! a floor of its own. A renewal proves its claim by token and expiry
+//! ([`prove_held`](ferroflake_lease::protocol::prove_held)): a missing row is
+//! [`Loss::Missing`], another token [`Loss::Taken`], a passed TTL [`Loss::Expired`].
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use ferroflake_lease::protocol::{self, RecordView, Standing};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
+use tokio::sync::Mutex;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, Config, NoTls, Transaction};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
+
 
 /// Node ids leased from a PostgreSQL table.
 pub struct PostgresRegistry {
     io: Blocking,
     config: Config,
-    sql: Sql,
-    /// The current session; replaced when it closes (server restart, network loss).
-    session: Mutex<Option<Arc<Session>>>,
+    table: String,
+    /// The current session; made again when it closes (server restart, network loss).
+    /// Transactions need it to themselves, hence the lock.
+    session: Mutex<Option<Client>>,
 }
 
-/// The statements, for one table.
-struct Sql {
-    create: String,
-    claim: String,
-    free: String,
-    renew: String,
-    release: String,
+/// What a transaction decided (errors from the database travel separately).
+enum Outcome<T> {
+    Done(T),
+    Lost(Loss),
+    NoneFree,
 }
 
-impl Sql {
-    fn for_table(table: &str) -> Sql {
-        // `$n::float8 * interval '1 millisecond'` turns a ms count into an interval.
-        let expired = "l.expires_at + $2::float8 * interval '1 millisecond' <= now()";
-        Sql {
-            create: format!(
-                "BEGIN;
-                 SELECT pg_advisory_xact_lock(hashtext('ferroflake-lease-table'));
-                 CREATE TABLE IF NOT EXISTS {table} (
-                     node_id       bigint PRIMARY KEY,
-                     holder        text,
-                     token         text,
-                     expires_at    timestamptz NOT NULL,
-                     high_water_ms bigint NOT NULL DEFAULT 0,
-                     epoch         bigint NOT NULL DEFAULT 0
-                 );
-                 COMMIT;"
-            ),
-            // $1 node count, $2 quarantine ms, $3 holder, $4 token, $5 TTL ms.
-            claim: format!(
-                "WITH candidate AS (
-                     SELECT g.id FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
-                     LEFT JOIN {table} l ON l.node_id = g.id
-                     WHERE l.node_id IS NULL OR {expired}
-                     ORDER BY g.id LIMIT 1)
-                 INSERT INTO {table} AS l (node_id, holder, token, expires_at, high_water_ms, epoch)
-                 SELECT id, $3, $4, now() + $5::float8 * interval '1 millisecond', 0, 1 FROM candidate
-                 ON CONFLICT (node_id) DO UPDATE
-                     SET holder = EXCLUDED.holder, token = EXCLUDED.token,
-                         expires_at = EXCLUDED.expires_at, epoch = l.epoch + 1
-                     WHERE {expired}
-                 RETURNING l.node_id, l.epoch, l.high_water_ms"
-            ),
-            free: format!(
-                "SELECT 1 FROM generate_series(0::bigint, $1::bigint - 1) AS g(id)
-                 LEFT JOIN {table} l ON l.node_id = g.id
-                 WHERE l.node_id IS NULL OR {expired}
-                 LIMIT 1"
-            ),
-            renew: format!(
-                "UPDATE {table} SET expires_at = now() + $3::float8 * interval '1 millisecond',
-                                    high_water_ms = GREATEST(high_water_ms, $4)
-                 WHERE node_id = $1 AND token = $2"
-            ),
-            // '-infinity' makes the row claimable at once, whatever the claimant's quarantine.
-            release: format!(
-                "UPDATE {table} SET token = NULL, holder = NULL, expires_at = '-infinity',
-                                    high_water_ms = GREATEST(high_water_ms, $3)
-                 WHERE node_id = $1 AND token = $2"
-            ),
-        }
-    }
+type PgResult<T> = Result<Outcome<T>, tokio_postgres::Error>;
+
+/// One node id's row.
+struct Row {
+    token: Option<String>,
+    expires_ms: i64,
+    quarantine_ms: i64,
+    epoch: i64,
+    high_water_ms: i64,
+    floor_until_ms: i64,
 }
 
-/// A connection with the statements prepared on it.
-struct Session {
-    client: Client,
-    claim: Statement,
-    free: Statement,
-    renew: Statement,
-    release: Statement,
+fn u(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn i(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The database clock in µs.
+async fn now_us(tx: &Transaction<'_>) -> Result<u64, tokio_postgres::Error> {
+    let row = tx
+        .query_one(
+            "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint",
+            &[],
+        )
+        .await?;
+    Ok(u(row.get(0)))
 }
 
 impl PostgresRegistry {
@@ -118,66 +97,299 @@ impl PostgresRegistry {
         let registry = PostgresRegistry {
             io: Blocking::new("postgres")?,
             config,
-            sql: Sql::for_table(table),
+            table: table.to_owned(),
             session: Mutex::new(None),
         };
         registry
             .io
             .run("connecting to PostgreSQL", CONNECT_TIMEOUT * 2, async {
-                registry.session().await.map(drop)
+                let mut session = registry.session.lock().await;
+                registry.open(&mut session).await.map(drop)
             })?;
         Ok(registry)
     }
 
-    /// The current session, or a new one (table created, statements prepared).
-    async fn session(&self) -> Result<Arc<Session>, LeaseError> {
-        let cached = self
-            .session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        if let Some(session) = cached.filter(|s| !s.client.is_closed()) {
-            return Ok(session);
+    fn create_sql(&self) -> String {
+        let table = &self.table;
+        format!(
+            "BEGIN;
+             SELECT pg_advisory_xact_lock(hashtext('ferroflake-lease-table'));
+             CREATE TABLE IF NOT EXISTS {table} (
+                 node_id        bigint PRIMARY KEY,
+                 holder         text,
+                 token          text,
+                 expires_ms     bigint NOT NULL DEFAULT 0,
+                 quarantine_ms  bigint NOT NULL DEFAULT 0,
+                 high_water_ms  bigint NOT NULL DEFAULT 0,
+                 epoch          bigint NOT NULL DEFAULT 0,
+                 floor_until_ms bigint NOT NULL DEFAULT 0,
+                 claimed        bigint NOT NULL DEFAULT 0
+             );
+             COMMIT;"
+        )
+    }
+
+    /// The open session in `slot`, or a new one (the table created if missing).
+    async fn open<'a>(
+        &self,
+        slot: &'a mut Option<Client>,
+    ) -> Result<&'a mut Client, LeaseError> {
+        if slot.as_ref().is_some_and(Client::is_closed) {
+            *slot = None;
         }
-        let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
-            self.io
-                .unavailable(format!("cannot connect: {}", with_causes(&e)))
-        })?;
-        self.io.spawn(async move {
-            let _ = connection.await; // ends when the session closes
-        });
-        client
-            .batch_execute(&self.sql.create)
-            .await
-            .map_err(|e| self.failed("creating the lease table", e))?;
-        let prepare = |sql| client.prepare(sql);
-        let (claim, free, renew, release) = (
-            prepare(&self.sql.claim).await,
-            prepare(&self.sql.free).await,
-            prepare(&self.sql.renew).await,
-            prepare(&self.sql.release).await,
-        );
-        let prepared = |r: Result<Statement, tokio_postgres::Error>| {
-            r.map_err(|e| self.failed("preparing statements", e))
-        };
-        let session = Arc::new(Session {
-            claim: prepared(claim)?,
-            free: prepared(free)?,
-            renew: prepared(renew)?,
-            release: prepared(release)?,
-            client,
-        });
-        *self.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&session));
-        Ok(session)
+        if slot.is_none() {
+            let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
+                self.io
+                    .unavailable(format!("cannot connect: {}", with_causes(&e)))
+            })?;
+            self.io.spawn(async move {
+                let _ = connection.await; // ends when the session closes
+            });
+            client
+                .batch_execute(&self.create_sql())
+                .await
+                .map_err(|e| self.failed("creating the lease table", e))?;
+            *slot = Some(client);
+        }
+        Ok(slot.as_mut().expect("just set"))
+    }
+
+    /// Runs `op` in a transaction (committed on `Done`, rolled back otherwise). A table
+    /// dropped under us is made again and `op` tried once more: its records are lost, and
+    /// `op` then sees that.
+    async fn transact(&self, what: &str, op: Op<'_>) -> Result<Outcome<Option<Grant>>, LeaseError> {
+        let mut slot = self.session.lock().await;
+        for attempt in 0..2 {
+            let client = self.open(&mut slot).await?;
+            let result = async {
+                let tx = client.transaction().await?;
+                let outcome = self.run_op(&tx, &op).await?;
+                if matches!(outcome, Outcome::Done(_)) {
+                    tx.commit().await?;
+                } else {
+                    tx.rollback().await?;
+                }
+                Ok::<_, tokio_postgres::Error>(outcome)
+            }
+            .await;
+            match result {
+                Ok(outcome) => return Ok(outcome),
+                Err(e) if attempt == 0 && e.code() == Some(&SqlState::UNDEFINED_TABLE) => {
+                    client
+                        .batch_execute(&self.create_sql())
+                        .await
+                        .map_err(|e| self.failed("creating the lease table", e))?;
+                }
+                Err(e) => {
+                    if e.is_closed() || e.as_db_error().is_none() {
+                        *slot = None;
+                    }
+                    return Err(self.failed(what, e));
+                }
+            }
+        }
+        unreachable!("the second attempt returns")
     }
 
     fn failed(&self, what: &str, e: tokio_postgres::Error) -> LeaseError {
         if e.is_closed() || e.as_db_error().is_none() {
-            *self.session.lock().unwrap_or_else(|p| p.into_inner()) = None;
             self.io.unavailable(format!("{what}: {}", with_causes(&e)))
         } else {
             self.io.store_error(format!("{what}: {}", with_causes(&e)))
         }
+    }
+
+    async fn read_row(
+        &self,
+        tx: &Transaction<'_>,
+        node_id: i64,
+    ) -> Result<Option<Row>, tokio_postgres::Error> {
+        let sql = format!(
+            "SELECT token, expires_ms, quarantine_ms, epoch, high_water_ms, floor_until_ms
+             FROM {} WHERE node_id = $1 FOR UPDATE",
+            self.table
+        );
+        Ok(tx.query_opt(&sql, &[&node_id]).await?.map(|r| Row {
+            token: r.get(0),
+            expires_ms: r.get(1),
+            quarantine_ms: r.get(2),
+            epoch: r.get(3),
+            high_water_ms: r.get(4),
+            floor_until_ms: r.get(5),
+        }))
+    }
+
+    async fn claim(&self, tx: &Transaction<'_>, request: &LeaseRequest, token: &str) -> PgResult<Grant> {
+        let t = &self.table;
+        let now_us = now_us(tx).await?;
+        let now_ms = now_us / 1000;
+        let window = request.floor_window();
+        // The marker: made, with a floor, when missing (new or lost records).
+        let marker_sql = format!("SELECT floor_until_ms, claimed FROM {t} WHERE node_id = -1 FOR UPDATE");
+        let marker = match tx.query_opt(&marker_sql, &[]).await? {
+            Some(row) => row,
+            None => {
+                let floor = i(protocol::floor_until(now_ms, window));
+                tx.execute(
+                    &format!(
+                        "INSERT INTO {t} (node_id, floor_until_ms) VALUES (-1, $1)
+                         ON CONFLICT (node_id) DO NOTHING"
+                    ),
+                    &[&floor],
+                )
+                .await?;
+                tx.query_one(&marker_sql, &[]).await?
+            }
+        };
+        let (ns_floor, claimed): (i64, i64) = (marker.get(0), marker.get(1));
+        let n = i(request.node_count);
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT node_id, token, expires_ms, quarantine_ms FROM {t}
+                     WHERE node_id >= 0 AND node_id < $1 ORDER BY node_id"
+                ),
+                &[&n],
+            )
+            .await?;
+        let mut existing = std::collections::BTreeMap::new();
+        for r in &rows {
+            let (id, token, expires, quarantine): (i64, Option<String>, i64, i64) =
+                (r.get(0), r.get(1), r.get(2), r.get(3));
+            // The claimant's quarantine, or the holder's if longer.
+            let q = u(quarantine).max(protocol::ms(request.quarantine));
+            existing.insert(id, protocol::standing(token.is_some(), u(expires), q, now_ms));
+        }
+        let Some(node_id) = (0..n).find(|id| existing.get(id).is_none_or(|s| *s == Standing::Free))
+        else {
+            return Ok(Outcome::NoneFree);
+        };
+        let row = self.read_row(tx, node_id).await?;
+        let (epoch, mark, node_floor) = match &row {
+            Some(r) => (u(r.epoch), u(r.high_water_ms), u(r.floor_until_ms)),
+            // Below `claimed` a missing row was lost, not new: a floor of its own.
+            None if node_id < claimed => (0, 0, protocol::floor_until(now_ms, window)),
+            None => (0, 0, 0),
+        };
+        if let Some(r) = &row {
+            let q = u(r.quarantine_ms).max(protocol::ms(request.quarantine));
+            if protocol::standing(r.token.is_some(), u(r.expires_ms), q, now_ms) != Standing::Free {
+                return Ok(Outcome::NoneFree); // cannot happen under the marker's lock
+            }
+        }
+        let epoch = protocol::next_epoch(epoch, now_us);
+        let expires = now_ms.saturating_add(protocol::ms(request.ttl));
+        tx.execute(
+            &format!(
+                "INSERT INTO {t} AS l (node_id, holder, token, expires_ms, quarantine_ms,
+                                       high_water_ms, epoch, floor_until_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                 ON CONFLICT (node_id) DO UPDATE SET holder = EXCLUDED.holder,
+                     token = EXCLUDED.token, expires_ms = EXCLUDED.expires_ms,
+                     quarantine_ms = EXCLUDED.quarantine_ms, epoch = EXCLUDED.epoch,
+                     floor_until_ms = EXCLUDED.floor_until_ms"
+            ),
+            &[
+                &node_id,
+                &request.holder,
+                &token,
+                &i(expires),
+                &i(protocol::ms(request.quarantine)),
+                &i(mark),
+                &i(epoch),
+                &i(node_floor),
+            ],
+        )
+        .await?;
+        if node_id >= claimed {
+            tx.execute(
+                &format!("UPDATE {t} SET claimed = $1 WHERE node_id = -1"),
+                &[&(node_id + 1)],
+            )
+            .await?;
+        }
+        Ok(Outcome::Done(Grant {
+            node_id: u(node_id),
+            token: token.to_owned(),
+            epoch,
+            previous_high_water_ms: mark,
+            floor_wait: protocol::floor_wait(u(ns_floor).max(node_floor), now_ms),
+        }))
+    }
+
+    async fn renew_tx(&self, tx: &Transaction<'_>, grant: &Grant, ttl: Duration, mark: u64) -> PgResult<()> {
+        let now_ms = now_us(tx).await? / 1000;
+        let id = i(grant.node_id);
+        let row = self.read_row(tx, id).await?;
+        let view = row.as_ref().map(|r| RecordView {
+            token: r.token.as_deref(),
+            expires_ms: u(r.expires_ms),
+        });
+        if let Err(loss) = protocol::prove_held(view, &grant.token, now_ms) {
+            return Ok(Outcome::Lost(loss));
+        }
+        let expires = now_ms.saturating_add(protocol::ms(ttl));
+        tx.execute(
+            &format!(
+                "UPDATE {} SET expires_ms = $2, high_water_ms = GREATEST(high_water_ms, $3)
+                 WHERE node_id = $1",
+                self.table
+            ),
+            &[&id, &i(expires), &i(mark)],
+        )
+        .await?;
+        Ok(Outcome::Done(()))
+    }
+
+    async fn release_tx(&self, tx: &Transaction<'_>, grant: &Grant, mark: u64) -> PgResult<()> {
+        let now_ms = now_us(tx).await? / 1000;
+        let id = i(grant.node_id);
+        let row = self.read_row(tx, id).await?;
+        let view = row.as_ref().map(|r| RecordView {
+            token: r.token.as_deref(),
+            expires_ms: u(r.expires_ms),
+        });
+        // Ours, live or past its TTL (nobody else has it): record the final mark as given.
+        match protocol::prove_held(view, &grant.token, now_ms) {
+            Ok(()) | Err(Loss::Expired) => {}
+            Err(loss) => return Ok(Outcome::Lost(loss)),
+        }
+        tx.execute(
+            &format!(
+                "UPDATE {} SET token = NULL, holder = NULL, expires_ms = 0, high_water_ms = $2
+                 WHERE node_id = $1",
+                self.table
+            ),
+            &[&id, &i(mark)],
+        )
+        .await?;
+        Ok(Outcome::Done(()))
+    }
+}
+
+/// What a transaction does.
+enum Op<'a> {
+    Claim(&'a LeaseRequest, &'a str),
+    Renew(&'a Grant, Duration, u64),
+    Release(&'a Grant, u64),
+}
+
+impl PostgresRegistry {
+    async fn run_op(&self, tx: &Transaction<'_>, op: &Op<'_>) -> PgResult<Option<Grant>> {
+        let some = |o: Outcome<()>| match o {
+            Outcome::Done(()) => Outcome::Done(None),
+            Outcome::Lost(l) => Outcome::Lost(l),
+            Outcome::NoneFree => Outcome::NoneFree,
+        };
+        Ok(match *op {
+            Op::Claim(request, token) => match self.claim(tx, request, token).await? {
+                Outcome::Done(g) => Outcome::Done(Some(g)),
+                Outcome::Lost(l) => Outcome::Lost(l),
+                Outcome::NoneFree => Outcome::NoneFree,
+            },
+            Op::Renew(grant, ttl, mark) => some(self.renew_tx(tx, grant, ttl, mark).await?),
+            Op::Release(grant, mark) => some(self.release_tx(tx, grant, mark).await?),
+        })
     }
 }
 
@@ -193,103 +405,44 @@ fn with_causes(e: &dyn std::error::Error) -> String {
     text
 }
 
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn as_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
 impl Registry for PostgresRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
+        request.validate()?;
         if request.node_count == 0 {
             return Err(LeaseError::NoFreeNode { node_count: 0 });
         }
         let token = new_token("postgres")?;
-        let n = as_i64(request.node_count);
-        let (ttl, quarantine) = (
-            millis(request.ttl) as f64,
-            millis(request.quarantine) as f64,
-        );
-        // Each lost race means another claimant won an id, so this ends within node_count
-        // rounds; the bound only guards against a store that misbehaves.
-        let rounds = request.node_count.min(4096) + 8;
-        for _ in 0..rounds {
-            let row = self.io.run("claiming a node id", CALL_TIMEOUT, async {
-                let session = self.session().await?;
-                let row = session
-                    .client
-                    .query_opt(
-                        &session.claim,
-                        &[&n, &quarantine, &request.holder, &token, &ttl],
-                    )
-                    .await
-                    .map_err(|e| self.failed("claiming a node id", e))?;
-                if row.is_some() {
-                    return Ok(Ok(row));
-                }
-                // No row: either nothing is free, or another claimant took our pick.
-                let free = session
-                    .client
-                    .query_opt(&session.free, &[&n, &quarantine])
-                    .await
-                    .map_err(|e| self.failed("looking for a free id", e))?;
-                Ok(if free.is_some() { Ok(None) } else { Err(()) })
-            })?;
-            match row {
-                Err(()) => break,     // nothing free
-                Ok(None) => continue, // lost a race for the id: look again
-                Ok(Some(row)) => {
-                    let node_id: i64 = row.get(0);
-                    let epoch: i64 = row.get(1);
-                    let mark: i64 = row.get(2);
-                    return Ok(Grant {
-                        node_id: node_id as u64,
-                        token,
-                        epoch: epoch as u64,
-                        previous_high_water_ms: mark.max(0) as u64,
-                    });
-                }
-            }
+        let outcome = self.io.run("claiming a node id", CALL_TIMEOUT, async {
+            self.transact("claiming a node id", Op::Claim(request, &token))
+                .await
+        })?;
+        match outcome {
+            Outcome::Done(Some(grant)) => Ok(grant),
+            _ => Err(LeaseError::NoFreeNode {
+                node_count: request.node_count,
+            }),
         }
-        Err(LeaseError::NoFreeNode {
-            node_count: request.node_count,
-        })
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        let updated = self.io.run("renewing", renew_limit(ttl), async {
-            let session = self.session().await?;
-            let (id, ttl, mark) = (
-                as_i64(grant.node_id),
-                millis(ttl) as f64,
-                as_i64(high_water_ms),
-            );
-            session
-                .client
-                .execute(&session.renew, &[&id, &grant.token, &ttl, &mark])
+        let outcome = self.io.run("renewing", renew_limit(ttl), async {
+            self.transact("renewing", Op::Renew(grant, ttl, high_water_ms))
                 .await
-                .map_err(|e| self.failed("renewing", e))
         })?;
-        if updated == 1 {
-            Ok(())
-        } else {
-            Err(LeaseError::Lost {
+        match outcome {
+            Outcome::Done(_) => Ok(()),
+            Outcome::Lost(why) => Err(LeaseError::Lost {
                 node_id: grant.node_id,
-            })
+                why,
+            }),
+            Outcome::NoneFree => unreachable!("renewals claim nothing"),
         }
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
         self.io.run("releasing", CALL_TIMEOUT, async {
-            let session = self.session().await?;
-            let (id, mark) = (as_i64(grant.node_id), as_i64(high_water_ms));
-            session
-                .client
-                .execute(&session.release, &[&id, &grant.token, &mark])
+            self.transact("releasing", Op::Release(grant, high_water_ms))
                 .await
-                .map_err(|e| self.failed("releasing", e))
         })?;
         Ok(())
     }

@@ -222,6 +222,7 @@ impl Registry for RedisRegistry {
             token,
             epoch,
             previous_high_water_ms: previous,
+            floor_wait: Duration::ZERO,
         })
     }
 
@@ -256,6 +257,7 @@ impl Registry for RedisRegistry {
                 .remove(&grant.token);
             Err(LeaseError::Lost {
                 node_id: grant.node_id,
+                why: ferroflake_lease::Loss::Taken,
             })
         }
     }

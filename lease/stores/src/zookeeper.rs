@@ -353,12 +353,14 @@ impl Registry for ZooKeeperRegistry {
             token,
             epoch: mark.epoch,
             previous_high_water_ms: mark.high_water_ms,
+            floor_wait: Duration::ZERO,
         })
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
         let lost = LeaseError::Lost {
             node_id: grant.node_id,
+            why: ferroflake_lease::Loss::Taken,
         };
         let held = self
             .held

@@ -1,4 +1,6 @@
-//! The lease conformance suite of ferroflake-lease, run against each real server.
+//! The lease conformance suite of ferroflake-lease, run against each real server, one
+//! `#[test]` per check and store so that they run side by side. Losing records deletes
+//! the namespace from outside (see `common::lose_records`).
 //! Needs the servers of scripts/test-lease-stores.sh, hence `#[ignore]`.
 
 mod common;
@@ -6,56 +8,70 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferroflake_lease::conformance::{run_all, Timing};
+use ferroflake_lease::conformance::{Namespace, Timing};
 use ferroflake_lease::Registry;
 
-fn check(backend: &str, timing: Timing) {
+fn fresh(backend: &'static str) -> impl Fn() -> Namespace {
     let base = common::base_url(backend);
-    let fresh = || -> Arc<dyn Registry> {
+    move || {
         let url = common::namespaced(backend, &base, &common::unique("conf"));
-        ferroflake_lease_stores::connect(&url).unwrap_or_else(|e| panic!("connect {url}: {e}"))
-    };
-    run_all(&fresh, timing);
+        let registry: Arc<dyn Registry> = ferroflake_lease_stores::connect(&url)
+            .unwrap_or_else(|e| panic!("connect {url}: {e}"));
+        Namespace::new(registry, move || common::lose_records(backend, &url))
+    }
 }
 
-#[test]
-#[ignore = "needs the etcd server of scripts/test-lease-stores.sh"]
-fn etcd_conforms() {
-    // etcd counts lease TTLs in whole seconds and raises short ones to about 2 s; it
-    // sweeps expired leases every 500 ms.
-    check(
-        "etcd",
-        Timing {
+fn timing(backend: &str) -> Timing {
+    match backend {
+        // etcd counts lease TTLs in whole seconds and raises short ones to about 2 s; it
+        // sweeps expired leases every 500 ms.
+        "etcd" => Timing {
             ttl: Duration::from_secs(2),
             quarantine: Duration::from_secs(3),
             slack: Duration::from_millis(1200),
         },
-    );
-}
-
-#[test]
-#[ignore = "needs the Redis server of scripts/test-lease-stores.sh"]
-fn redis_conforms() {
-    check("redis", Timing::fast());
-}
-
-#[test]
-#[ignore = "needs the ZooKeeper server of scripts/test-lease-stores.sh"]
-fn zookeeper_conforms() {
-    check(
-        "zookeeper",
-        Timing {
-            // Expiry is judged on the server's clock from the claim's own write, which may
-            // land a few hundred ms after the check's start on a loaded machine.
+        // Expiry is judged on the server's clock from the claim's own write, which may
+        // land a few hundred ms after the check's start on a loaded machine.
+        "zookeeper" => Timing {
             ttl: Duration::from_millis(800),
             quarantine: Duration::from_millis(1000),
             slack: Duration::from_millis(400),
         },
-    );
+        _ => Timing::fast(),
+    }
 }
 
-#[test]
-#[ignore = "needs the PostgreSQL server of scripts/test-lease-stores.sh"]
-fn postgres_conforms() {
-    check("postgres", Timing::fast());
+macro_rules! checks {
+    ($backend:ident: $($check:ident),* $(,)?) => {
+        mod $backend {
+            use super::*;
+            $(
+                #[test]
+                #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+                fn $check() {
+                    let name = stringify!($backend);
+                    ferroflake_lease::conformance::$check(&fresh(name), timing(name));
+                }
+            )*
+        }
+    };
 }
+
+macro_rules! all_checks {
+    ($($backend:ident),*) => {$(
+        checks!($backend:
+            exclusive_claims,
+            concurrent_claims_are_exclusive,
+            no_free_node,
+            renew_and_release,
+            lost_after_expiry_and_takeover,
+            quarantine_holds_expired_ids,
+            high_water_mark_carried,
+            no_renewal_after_expiry,
+            new_namespace_has_a_floor,
+            records_lost_under_a_live_holder,
+        );
+    )*};
+}
+
+all_checks!(etcd, redis, zookeeper, postgres);

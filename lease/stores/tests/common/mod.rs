@@ -41,3 +41,67 @@ pub fn namespaced(backend: &str, base: &str, name: &str) -> String {
         other => panic!("unknown backend {other}"),
     }
 }
+
+/// Deletes every record of the namespace at `url` (made by [`namespaced`]) from outside,
+/// as an operator would: `etcdctl del --prefix`, `DEL` of the Redis prefix's keys, a
+/// recursive delete of the ZooKeeper base znode, `DELETE FROM` the PostgreSQL table.
+pub fn lose_records(backend: &str, url: &str) {
+    use std::process::Command;
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    match ferroflake_lease_stores::StoreAddress::parse(url).unwrap() {
+        ferroflake_lease_stores::StoreAddress::Etcd { endpoint, prefix } => run(Command::new(
+            "etcdctl",
+        )
+        .args(["--endpoints", &endpoint, "del", "--prefix", &prefix])),
+        ferroflake_lease_stores::StoreAddress::Redis { url, prefix } => run(Command::new(
+            "redis-cli",
+        )
+        .args(["-u", &url, "EVAL"])
+        .arg("for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end")
+        .args(["0", &format!("{prefix}*")])),
+        ferroflake_lease_stores::StoreAddress::ZooKeeper { hosts, root } => {
+            zk_delete_all(&hosts, &root)
+        }
+        ferroflake_lease_stores::StoreAddress::Postgres { url, table } => {
+            run(Command::new("psql").args([&url, "-qc", &format!("DELETE FROM {table}")]))
+        }
+        other => panic!("unknown address {other:?}"),
+    }
+    let _ = backend;
+}
+
+/// Deletes `root` and everything under it.
+pub fn zk_delete_all(hosts: &str, root: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = zookeeper_client::Client::connect(hosts).await.unwrap();
+        let mut stack = vec![root.to_owned()];
+        let mut order = Vec::new();
+        while let Some(path) = stack.pop() {
+            match client.list_children(&path).await {
+                Ok(children) => {
+                    stack.extend(children.iter().map(|c| format!("{path}/{c}")));
+                    order.push(path);
+                }
+                Err(zookeeper_client::Error::NoNode) => {}
+                Err(e) => panic!("listing {path}: {e}"),
+            }
+        }
+        for path in order.iter().rev() {
+            match client.delete(path, None).await {
+                Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+                Err(e) => panic!("deleting {path}: {e}"),
+            }
+        }
+    });
+}
