@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The lease suite. Part 1 (here): the embedded registry against the conformance suite,
-# the leased generator on the manual clock (fencing, failing and recovering renewals,
-# loss, restarts with the clock set back), real processes sharing one registry (32 racing
-# for 16 ids, 8 x 100,000 IDs, a holder stopped with SIGSTOP past its TTL), and the
-# `ferroflake` CLI. Part 2: the store backends against real servers (the hook at the end).
+# The lease suite: the embedded registry against the conformance suite and hostile
+# directories (as root: a directory and a link another user prepared), the leased
+# generator on the manual clock (fencing, failing and recovering renewals, loss, restarts
+# with the clock set back), real processes sharing one registry (32 racing for 16 ids,
+# 8 x 100,000 IDs, a holder stopped with SIGSTOP past its TTL, the registry deleted under
+# a running holder, a wall clock stepped forward under libfaketime), and the `ferroflake`
+# CLI. The store backends have their own suite (test-lease-stores.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,3 @@ if "$ferroflake" next --lease /dev/null/leases 2>/dev/null; then
 fi
 cargo run -q -p ferroflake-lease --example quickstart | grep -qE '^[0-9]+$'
 echo "lease README smoke: 6 passed, 0 failed"
-
-# --- hook: the store backends (etcd, Redis, ZooKeeper, PostgreSQL), owned by the stores helper
-bash scripts/test-lease-stores.sh
