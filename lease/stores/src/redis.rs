@@ -1,93 +1,72 @@
-//! The Redis registry: `SET claim token NX PX` claims with a 128-bit random owner token,
-//! Lua scripts that check the token on renew and release, and a persistent high-water key
-//! per node id.
+//! The Redis registry: one key per node id and one namespace marker, none with a TTL.
+//! Every operation reads a snapshot (Redis `TIME` and the keys, in one read-only script),
+//! decides in Rust with [`ferroflake_lease::protocol`], and writes the outcome with a
+//! compare-and-set script that writes only if every key still holds what was read.
 //!
-//! Keys under the prefix `P` (default `ferroflake:lease:`):
-//! - `P claim:ID` = owner token, expiring TTL + quarantine after the last renewal;
-//! - `P holder:ID` = who holds it, with the same expiry;
-//! - `P mark:ID` = the high-water mark (Unix ms), no expiry, raised by renew and release;
-//! - `P epoch:ID` = the last epoch handed out for the id, no expiry.
+//! Keys under the prefix `P` (default `ferroflake:lease:`), times on Redis's clock in ms:
+//! - `P namespace` = `FLOOR_UNTIL CLAIMED`: the namespace floor, and how many ids have ever
+//!   been claimed (ids are first claimed lowest-first, so every id below it has a key);
+//! - `P node:ID` = `EPOCH MARK EXPIRES QUARANTINE FLOOR_UNTIL TOKEN HOLDER` (`TOKEN` is `-`
+//!   once released).
 //!
-//! The claim scans ids inside one script, so one round trip claims the lowest free id.
-//! Scripts build key names from the prefix, so this registry wants a single Redis (or a
-//! primary with replicas), not Redis Cluster.
+//! **Lost records.** A missing marker means a new namespace, or keys lost to `FLUSHALL`,
+//! `DEL`, or a restart without persistence: the claim writes a new marker with a floor of
+//! [`LeaseRequest::floor_window`] on Redis's clock, and claims until then report the rest
+//! in [`Grant::floor_wait`]. An id below `CLAIMED` with no key lost only its own key and
+//! gets a floor of its own. A Redis restarted from an old snapshot brings back stale
+//! records, so every claim also honours a restart floor: the server's start
+//! (`TIME` − `uptime_in_seconds`, never before the true start) + the window. Renewals
+//! prove the claim by token and expiry
+//! ([`prove_held`](ferroflake_lease::protocol::prove_held)).
 //!
-//! # Redis restarting without persistence
-//!
-//! A Redis without RDB/AOF (or restored from an old snapshot) comes back with claims and
-//! marks gone or stale. What happens then:
-//! - every holder's next renewal finds its claim missing and gets [`LeaseError::Lost`];
-//!   the leased generator stops issuing at its local deadline (last successful renewal's
-//!   send time + TTL − margin) and never resumes under that claim;
-//! - a new claimant could take the same id at once, and the recorded mark that would make
-//!   it wait out the old holder is gone.
-//!
-//! The registry makes this safe with a clock floor: a holder that renewed with the old
-//! server stops at most TTL after that server went away, so every claim also reports, as
-//! the previous mark, at least *the current server's start time + TTL + quarantine*
-//! (start time = Redis `TIME` − whole `uptime_in_seconds`, never earlier than the true
-//! start), when that floor is still ahead of the server's clock. A
-//! [`LeasedGenerator`](ferroflake_lease::LeasedGenerator) waits past that before issuing,
-//! so within the first TTL + quarantine after a restart new holders wait, and after that
-//! the floor is in the past and costs nothing. Epochs come from `max(last + 1, server
-//! ms)`, so they keep growing across a restart as long as the server clock does. The
-//! floor assumes every holder of the namespace uses a TTL no longer than the claimant's.
+//! **Eviction.** A Redis that may evict keys (`maxmemory` set with any
+//! `maxmemory-policy` but `noeviction`) can drop the registry's keys at any time, which
+//! the floor cannot cover for a single id whose marker survives. [`RedisRegistry::connect`]
+//! and every claim refuse such a Redis with [`LeaseError::InvalidConfig`]: use
+//! `noeviction`, or a Redis of its own. Scripts build no key names, but a claim touches
+//! keys of many ids at once, so this registry wants a single Redis (or a primary with
+//! replicas), not Redis Cluster.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
+use ferroflake_lease::protocol::{self, RecordView, Standing};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
 
-/// Claims the lowest free id in `0..n`: returns `{id, epoch, previous mark}` or nil.
-const CLAIM: &str = r"
-local prefix, n, token, holder, px, wait_ms =
-  ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+/// Reads `TIME`, `uptime_in_seconds` and the keys (`''` for a missing key), atomically.
+const SNAPSHOT: &str = r"
 local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local uptime = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)'))
--- A holder of the previous server's life stops within TTL of its end (see the docs).
-local floor = now_ms - uptime * 1000 + wait_ms
-for id = 0, n - 1 do
-  local claim = prefix .. 'claim:' .. id
-  if redis.call('SET', claim, token, 'NX', 'PX', px) then
-    redis.call('SET', prefix .. 'holder:' .. id, holder, 'PX', px)
-    local mark = tonumber(redis.call('GET', prefix .. 'mark:' .. id) or '0')
-    if floor > now_ms and floor > mark then mark = floor end
-    local epoch = tonumber(redis.call('GET', prefix .. 'epoch:' .. id) or '0') + 1
-    if epoch < now_ms then epoch = now_ms end
-    redis.call('SET', prefix .. 'epoch:' .. id, string.format('%.0f', epoch))
-    return {id, epoch, mark}
+local up = string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')
+local out = {t[1], t[2], up}
+for i, k in ipairs(KEYS) do out[i + 3] = redis.call('GET', k) or '' end
+return out
+";
+
+/// Compare-and-set: ARGV = NOT_AFTER_MS, then (expected, new) per key (expected `''`:
+/// absent). Writes every key only if all still hold what was expected: 1; 0 if not. With
+/// NOT_AFTER_MS > 0, -1 if Redis's clock has reached it (a renewal that arrives after the
+/// claim's TTL, as `protocol::prove_held` would find at this instant).
+const CAS: &str = r"
+if ARGV[1] ~= '0' then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(ARGV[1]) then
+    return -1
   end
 end
-return false
-";
-
-/// KEYS claim, holder, mark; ARGV token, px, mark. 1 if held (and extended), 0 if not.
-const RENEW: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-if tonumber(ARGV[3]) > tonumber(redis.call('GET', KEYS[3]) or '0') then
-  redis.call('SET', KEYS[3], ARGV[3])
+for i, k in ipairs(KEYS) do
+  if (redis.call('GET', k) or '') ~= ARGV[2 * i] then return 0 end
 end
+for i, k in ipairs(KEYS) do redis.call('SET', k, ARGV[2 * i + 1]) end
 return 1
 ";
 
-/// KEYS claim, holder, mark; ARGV token, mark. Deletes the claim only if it is the token's.
-const RELEASE: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if tonumber(ARGV[2]) > tonumber(redis.call('GET', KEYS[3]) or '0') then
-  redis.call('SET', KEYS[3], ARGV[2])
-end
-redis.call('DEL', KEYS[1], KEYS[2])
-return 1
-";
+/// How often an operation re-reads after losing a compare-and-set to another client.
+const CAS_ROUNDS: usize = 64;
 
 /// Node ids leased from Redis.
 pub struct RedisRegistry {
@@ -96,20 +75,103 @@ pub struct RedisRegistry {
     prefix: String,
     /// The current connection; dropped on an I/O error and made again on the next call.
     connection: Mutex<Option<MultiplexedConnection>>,
-    /// The quarantine each claim was made with, by owner token, so renewals keep it.
-    quarantines: Mutex<HashMap<String, Duration>>,
-    claim: Script,
-    renew: Script,
-    release: Script,
+    snapshot: Script,
+    cas: Script,
+}
+
+/// A snapshot: Redis's clock and the keys' raw values.
+struct Snapshot {
+    now_us: u64,
+    uptime_ms: u64,
+    values: Vec<String>,
+}
+
+impl Snapshot {
+    fn now_ms(&self) -> u64 {
+        self.now_us / 1000
+    }
+}
+
+/// The namespace marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Marker {
+    floor_until_ms: u64,
+    claimed: u64,
+}
+
+impl Marker {
+    fn encode(&self) -> String {
+        format!("{} {}", self.floor_until_ms, self.claimed)
+    }
+
+    fn decode(raw: &str) -> Option<Marker> {
+        let mut parts = raw.split(' ');
+        Some(Marker {
+            floor_until_ms: parts.next()?.parse().ok()?,
+            claimed: parts.next()?.parse().ok()?,
+        })
+    }
+}
+
+/// One node id's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Record {
+    epoch: u64,
+    mark: u64,
+    expires_ms: u64,
+    quarantine_ms: u64,
+    floor_until_ms: u64,
+    token: Option<String>,
+    holder: String,
+}
+
+impl Record {
+    fn encode(&self) -> String {
+        format!(
+            "{} {} {} {} {} {} {}",
+            self.epoch,
+            self.mark,
+            self.expires_ms,
+            self.quarantine_ms,
+            self.floor_until_ms,
+            self.token.as_deref().unwrap_or("-"),
+            self.holder
+        )
+    }
+
+    fn decode(raw: &str) -> Option<Record> {
+        let mut parts = raw.splitn(7, ' ');
+        let mut number = || parts.next()?.parse::<u64>().ok();
+        let (epoch, mark, expires_ms, quarantine_ms, floor_until_ms) =
+            (number()?, number()?, number()?, number()?, number()?);
+        let token = parts.next()?;
+        Some(Record {
+            epoch,
+            mark,
+            expires_ms,
+            quarantine_ms,
+            floor_until_ms,
+            token: (token != "-").then(|| token.to_owned()),
+            holder: parts.next().unwrap_or("").to_owned(),
+        })
+    }
+
+    fn view(&self) -> RecordView<'_> {
+        RecordView {
+            token: self.token.as_deref(),
+            expires_ms: self.expires_ms,
+        }
+    }
 }
 
 impl RedisRegistry {
     /// Connects to `url` (`redis://host:port/db`), keeping keys under `prefix`, and checks
-    /// that Redis answers.
+    /// that Redis answers and cannot evict the registry's keys.
     ///
     /// # Errors
     /// [`LeaseError::Unavailable`] if Redis does not answer within a few seconds;
-    /// [`LeaseError::BadAddress`] if the client refuses the URL.
+    /// [`LeaseError::BadAddress`] if the client refuses the URL;
+    /// [`LeaseError::InvalidConfig`] if Redis may evict keys (see the module docs).
     pub fn connect(url: &str, prefix: &str) -> Result<Self, LeaseError> {
         let io = Blocking::new("redis")?;
         let client = Client::open(url).map_err(|e| LeaseError::BadAddress {
@@ -121,10 +183,8 @@ impl RedisRegistry {
             client,
             prefix: prefix.to_owned(),
             connection: Mutex::new(None),
-            quarantines: Mutex::new(HashMap::new()),
-            claim: Script::new(CLAIM),
-            renew: Script::new(RENEW),
-            release: Script::new(RELEASE),
+            snapshot: Script::new(SNAPSHOT),
+            cas: Script::new(CAS),
         };
         registry
             .io
@@ -138,7 +198,7 @@ impl RedisRegistry {
                             .io
                             .unavailable(format!("{url} does not answer: {e}"))
                     })?;
-                Ok(())
+                registry.check_eviction().await
             })?;
         Ok(registry)
     }
@@ -175,114 +235,305 @@ impl RedisRegistry {
         }
     }
 
-    fn key(&self, kind: &str, node_id: u64) -> String {
-        format!("{}{kind}:{node_id}", self.prefix)
+    /// [`LeaseError::InvalidConfig`] if Redis may evict keys.
+    async fn check_eviction(&self) -> Result<(), LeaseError> {
+        let mut connection = self.connection().await?;
+        let info: String = redis::cmd("INFO")
+            .arg("memory")
+            .query_async(&mut connection)
+            .await
+            .map_err(|e| self.failed("reading INFO memory", e))?;
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .map(str::trim)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let (maxmemory, policy) = (field("maxmemory"), field("maxmemory_policy"));
+        eviction_refusal(&maxmemory, &policy).map_or(Ok(()), |detail| {
+            Err(LeaseError::InvalidConfig { detail })
+        })
     }
 
-    fn claim_px(ttl: Duration, quarantine: Duration) -> u64 {
-        u64::try_from((ttl + quarantine).as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1)
+    fn key(&self, node_id: u64) -> String {
+        format!("{}node:{node_id}", self.prefix)
     }
+
+    fn marker_key(&self) -> String {
+        format!("{}namespace", self.prefix)
+    }
+
+    async fn read(&self, keys: &[String]) -> Result<Snapshot, LeaseError> {
+        let mut connection = self.connection().await?;
+        let mut invocation = self.snapshot.prepare_invoke();
+        for k in keys {
+            invocation.key(k);
+        }
+        let raw: Vec<String> = invocation
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|e| self.failed("reading the records", e))?;
+        let number = |i: usize| raw.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        Ok(Snapshot {
+            now_us: number(0).saturating_mul(1_000_000).saturating_add(number(1)),
+            uptime_ms: number(2).saturating_mul(1000),
+            values: raw.get(3..).unwrap_or(&[]).to_vec(),
+        })
+    }
+
+    /// Writes `new` over `keys` if they still hold `expected`: 1 written, 0 changed
+    /// meanwhile, -1 Redis's clock reached `not_after_ms` (0: no limit).
+    async fn compare_and_set(
+        &self,
+        keys: &[String],
+        expected: &[&str],
+        new: &[String],
+        not_after_ms: u64,
+    ) -> Result<i64, LeaseError> {
+        let mut connection = self.connection().await?;
+        let mut invocation = self.cas.prepare_invoke();
+        invocation.arg(not_after_ms);
+        for ((k, e), n) in keys.iter().zip(expected).zip(new) {
+            invocation.key(k).arg(*e).arg(n);
+        }
+        invocation
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|e| self.failed("writing the records", e))
+    }
+
+    fn unreadable(&self, key: &str) -> LeaseError {
+        self.io.store_error(format!(
+            "unreadable record at {key}; delete it (its id then waits out a floor)"
+        ))
+    }
+
+    async fn claim(&self, request: &LeaseRequest, token: &str) -> Result<Option<Grant>, LeaseError> {
+        let window = request.floor_window();
+        let marker_key = self.marker_key();
+        let mut keys = vec![marker_key.clone()];
+        keys.extend((0..request.node_count).map(|id| self.key(id)));
+        self.check_eviction().await?;
+        for _ in 0..CAS_ROUNDS {
+            let snap = self.read(&keys).await?;
+            let now_ms = snap.now_ms();
+            let marker_raw = snap.values.first().map_or("", String::as_str);
+            let marker = match marker_raw {
+                // New namespace, or its keys were lost: a floor from now.
+                "" => Marker {
+                    floor_until_ms: protocol::floor_until(now_ms, window),
+                    claimed: 0,
+                },
+                raw => Marker::decode(raw).ok_or_else(|| self.unreadable(&marker_key))?,
+            };
+            // A restart from an old snapshot may have brought back stale records.
+            let started_ms = now_ms.saturating_sub(snap.uptime_ms);
+            let restart_floor = protocol::floor_until(started_ms, window);
+            let quarantine = protocol::ms(request.quarantine);
+            let mut pick = None;
+            for (id, raw) in (0..request.node_count).zip(snap.values.iter().skip(1)) {
+                let record = match raw.as_str() {
+                    "" => None,
+                    raw => Some(Record::decode(raw).ok_or_else(|| self.unreadable(&keys[id as usize + 1]))?),
+                };
+                let free = record.as_ref().is_none_or(|r| {
+                    let q = r.quarantine_ms.max(quarantine);
+                    protocol::standing(r.token.is_some(), r.expires_ms, q, now_ms) == Standing::Free
+                });
+                if free {
+                    pick = Some((id, raw.as_str(), record));
+                    break;
+                }
+            }
+            let Some((node_id, raw, record)) = pick else {
+                return Ok(None);
+            };
+            let (epoch, mark, node_floor) = match &record {
+                Some(r) => (r.epoch, r.mark, r.floor_until_ms),
+                // Below `claimed` a missing key was lost, not new: a floor of its own.
+                None if node_id < marker.claimed => (0, 0, protocol::floor_until(now_ms, window)),
+                None => (0, 0, 0),
+            };
+            let new = Record {
+                epoch: protocol::next_epoch(epoch, snap.now_us),
+                mark,
+                expires_ms: now_ms.saturating_add(protocol::ms(request.ttl)),
+                quarantine_ms: quarantine,
+                floor_until_ms: node_floor,
+                token: Some(token.to_owned()),
+                holder: request.holder.clone(),
+            };
+            let new_marker = Marker {
+                claimed: marker.claimed.max(node_id + 1),
+                ..marker
+            };
+            let written = self
+                .compare_and_set(
+                    &[marker_key.clone(), self.key(node_id)],
+                    &[marker_raw, raw],
+                    &[new_marker.encode(), new.encode()],
+                    0,
+                )
+                .await?;
+            if written == 1 {
+                let floor = marker.floor_until_ms.max(node_floor).max(restart_floor);
+                return Ok(Some(Grant {
+                    node_id,
+                    token: token.to_owned(),
+                    epoch: new.epoch,
+                    previous_high_water_ms: mark,
+                    floor_wait: protocol::floor_wait(floor, now_ms),
+                }));
+            }
+        }
+        Err(self
+            .io
+            .unavailable(format!("claiming: lost {CAS_ROUNDS} races in a row")))
+    }
+
+    /// Reads `grant`'s record and proves it held ([`protocol::prove_held`]), then writes
+    /// `change`'s record if nothing changed meanwhile. `allow` lets a release of a claim
+    /// past its TTL (nobody else's yet) through.
+    async fn update_held(
+        &self,
+        grant: &Grant,
+        allow_expired: bool,
+        change: impl Fn(&Record, u64) -> Record,
+    ) -> Result<Result<(), Loss>, LeaseError> {
+        let key = self.key(grant.node_id);
+        for _ in 0..CAS_ROUNDS {
+            let snap = self.read(std::slice::from_ref(&key)).await?;
+            let now_ms = snap.now_ms();
+            let raw = snap.values.first().map_or("", String::as_str);
+            let record = match raw {
+                "" => None,
+                raw => Some(Record::decode(raw).ok_or_else(|| self.unreadable(&key))?),
+            };
+            let proof = protocol::prove_held(record.as_ref().map(Record::view), &grant.token, now_ms);
+            let Some(record) = record else {
+                return Ok(proof);
+            };
+            let not_after = match proof {
+                Ok(()) => record.expires_ms,
+                Err(Loss::Expired) if allow_expired => 0,
+                Err(loss) => return Ok(Err(loss)),
+            };
+            let new = change(&record, now_ms);
+            match self
+                .compare_and_set(&[key.clone()], &[raw], &[new.encode()], not_after)
+                .await?
+            {
+                1 => return Ok(Ok(())),
+                -1 => return Ok(Err(Loss::Expired)),
+                _ => continue, // changed meanwhile: read and decide again
+            }
+        }
+        Err(self
+            .io
+            .unavailable(format!("lost {CAS_ROUNDS} races in a row")))
+    }
+}
+
+/// Why a Redis with this `maxmemory` and `maxmemory_policy` cannot hold the registry, if
+/// it cannot.
+fn eviction_refusal(maxmemory: &str, policy: &str) -> Option<String> {
+    let limited = maxmemory.parse::<u64>().map_or(true, |m| m > 0);
+    (limited && policy != "noeviction").then(|| {
+        format!(
+            "this Redis may evict keys (maxmemory {maxmemory}, maxmemory-policy {policy}), \
+             and an evicted lease record would let two processes hold one node id; the \
+             lease registry needs maxmemory-policy noeviction, or a Redis of its own"
+        )
+    })
 }
 
 impl Registry for RedisRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
+        request.validate()?;
         if request.node_count == 0 {
             return Err(LeaseError::NoFreeNode { node_count: 0 });
         }
         let token = new_token("redis")?;
-        let px = Self::claim_px(request.ttl, request.quarantine);
-        let claimed: Option<(u64, u64, u64)> =
-            self.io.run("claiming a node id", CALL_TIMEOUT, async {
-                let mut connection = self.connection().await?;
-                self.claim
-                    .prepare_invoke()
-                    .arg(&self.prefix)
-                    .arg(request.node_count)
-                    .arg(&token)
-                    .arg(&request.holder)
-                    .arg(px)
-                    .arg(px)
-                    .invoke_async(&mut connection)
-                    .await
-                    .map_err(|e| self.failed("claiming a node id", e))
-            })?;
-        let Some((node_id, epoch, previous)) = claimed else {
-            return Err(LeaseError::NoFreeNode {
+        let limit = CALL_TIMEOUT * 2;
+        self.io
+            .run("claiming a node id", limit, self.claim(request, &token))?
+            .ok_or(LeaseError::NoFreeNode {
                 node_count: request.node_count,
-            });
-        };
-        self.quarantines
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(token.clone(), request.quarantine);
-        Ok(Grant {
-            node_id,
-            token,
-            epoch,
-            previous_high_water_ms: previous,
-            floor_wait: Duration::ZERO,
-        })
+            })
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        // A grant this instance did not make keeps a quarantine as long as its TTL.
-        let quarantine = self
-            .quarantines
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&grant.token)
-            .copied()
-            .unwrap_or(ttl);
-        let held: i64 = self.io.run("renewing", renew_limit(ttl), async {
-            let mut connection = self.connection().await?;
-            self.renew
-                .key(self.key("claim", grant.node_id))
-                .key(self.key("holder", grant.node_id))
-                .key(self.key("mark", grant.node_id))
-                .arg(&grant.token)
-                .arg(Self::claim_px(ttl, quarantine))
-                .arg(high_water_ms)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|e| self.failed("renewing", e))
-        })?;
-        if held == 1 {
-            Ok(())
-        } else {
-            self.quarantines
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&grant.token);
-            Err(LeaseError::Lost {
-                node_id: grant.node_id,
-                why: ferroflake_lease::Loss::Taken,
-            })
-        }
+        let proof = self.io.run(
+            "renewing",
+            renew_limit(ttl),
+            self.update_held(grant, false, |record, now_ms| Record {
+                expires_ms: now_ms.saturating_add(protocol::ms(ttl)),
+                mark: record.mark.max(high_water_ms),
+                ..record.clone()
+            }),
+        )?;
+        proof.map_err(|why| LeaseError::Lost {
+            node_id: grant.node_id,
+            why,
+        })
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
-        self.quarantines
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&grant.token);
-        let _held: i64 = self.io.run("releasing", CALL_TIMEOUT, async {
-            let mut connection = self.connection().await?;
-            self.release
-                .key(self.key("claim", grant.node_id))
-                .key(self.key("holder", grant.node_id))
-                .key(self.key("mark", grant.node_id))
-                .arg(&grant.token)
-                .arg(high_water_ms)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|e| self.failed("releasing", e))
-        })?;
+        // The final mark as given: the holder has stopped issuing. Not held (any more):
+        // nothing to give back, and not an error.
+        let _not_held = self.io.run(
+            "releasing",
+            CALL_TIMEOUT,
+            self.update_held(grant, true, |record, _| Record {
+                mark: high_water_ms,
+                token: None,
+                ..record.clone()
+            }),
+        )?;
         Ok(())
     }
 
     fn name(&self) -> &str {
         "redis"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let record = Record {
+            epoch: 7,
+            mark: 1_700_000_000_123,
+            expires_ms: 5,
+            quarantine_ms: 2,
+            floor_until_ms: 9,
+            token: Some("ab".into()),
+            holder: "host 12".into(),
+        };
+        assert_eq!(Record::decode(&record.encode()), Some(record.clone()));
+        let released = Record {
+            token: None,
+            ..record
+        };
+        assert_eq!(Record::decode(&released.encode()), Some(released));
+        assert_eq!(Record::decode("1 2 x"), None);
+        let marker = Marker {
+            floor_until_ms: 3,
+            claimed: 4,
+        };
+        assert_eq!(Marker::decode(&marker.encode()), Some(marker));
+    }
+
+    #[test]
+    fn evicting_redis_is_refused() {
+        assert_eq!(eviction_refusal("0", "noeviction"), None);
+        assert_eq!(eviction_refusal("0", "allkeys-lru"), None);
+        assert_eq!(eviction_refusal("1000000", "noeviction"), None);
+        assert!(eviction_refusal("1000000", "allkeys-lru").is_some());
+        assert!(eviction_refusal("1000000", "volatile-ttl").is_some());
     }
 }
