@@ -44,6 +44,8 @@ use ferroflake_lease::{LeaseError, Registry};
 
 mod address;
 mod blocking;
+#[cfg(any(feature = "redis", feature = "zookeeper"))]
+mod record;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "postgres")]

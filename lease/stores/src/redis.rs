@@ -30,7 +30,9 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ferroflake_lease::protocol::{self, RecordView, Standing};
+use ferroflake_lease::protocol::{self, Standing};
+
+use crate::record::{Marker, Record};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
@@ -89,78 +91,6 @@ struct Snapshot {
 impl Snapshot {
     fn now_ms(&self) -> u64 {
         self.now_us / 1000
-    }
-}
-
-/// The namespace marker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Marker {
-    floor_until_ms: u64,
-    claimed: u64,
-}
-
-impl Marker {
-    fn encode(&self) -> String {
-        format!("{} {}", self.floor_until_ms, self.claimed)
-    }
-
-    fn decode(raw: &str) -> Option<Marker> {
-        let mut parts = raw.split(' ');
-        Some(Marker {
-            floor_until_ms: parts.next()?.parse().ok()?,
-            claimed: parts.next()?.parse().ok()?,
-        })
-    }
-}
-
-/// One node id's record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Record {
-    epoch: u64,
-    mark: u64,
-    expires_ms: u64,
-    quarantine_ms: u64,
-    floor_until_ms: u64,
-    token: Option<String>,
-    holder: String,
-}
-
-impl Record {
-    fn encode(&self) -> String {
-        format!(
-            "{} {} {} {} {} {} {}",
-            self.epoch,
-            self.mark,
-            self.expires_ms,
-            self.quarantine_ms,
-            self.floor_until_ms,
-            self.token.as_deref().unwrap_or("-"),
-            self.holder
-        )
-    }
-
-    fn decode(raw: &str) -> Option<Record> {
-        let mut parts = raw.splitn(7, ' ');
-        let mut number = || parts.next()?.parse::<u64>().ok();
-        let (epoch, mark, expires_ms, quarantine_ms, floor_until_ms) =
-            (number()?, number()?, number()?, number()?, number()?);
-        let token = parts.next()?;
-        Some(Record {
-            epoch,
-            mark,
-            expires_ms,
-            quarantine_ms,
-            floor_until_ms,
-            token: (token != "-").then(|| token.to_owned()),
-            holder: parts.next().unwrap_or("").to_owned(),
-        })
-    }
-
-    fn view(&self) -> RecordView<'_> {
-        RecordView {
-            token: self.token.as_deref(),
-            expires_ms: self.expires_ms,
-        }
     }
 }
 
@@ -502,31 +432,6 @@ impl Registry for RedisRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn records_round_trip() {
-        let record = Record {
-            epoch: 7,
-            mark: 1_700_000_000_123,
-            expires_ms: 5,
-            quarantine_ms: 2,
-            floor_until_ms: 9,
-            token: Some("ab".into()),
-            holder: "host 12".into(),
-        };
-        assert_eq!(Record::decode(&record.encode()), Some(record.clone()));
-        let released = Record {
-            token: None,
-            ..record
-        };
-        assert_eq!(Record::decode(&released.encode()), Some(released));
-        assert_eq!(Record::decode("1 2 x"), None);
-        let marker = Marker {
-            floor_until_ms: 3,
-            claimed: 4,
-        };
-        assert_eq!(Marker::decode(&marker.encode()), Some(marker));
-    }
 
     #[test]
     fn evicting_redis_is_refused() {

@@ -1,34 +1,47 @@
-//! The ZooKeeper registry: an ephemeral znode per claimed id for liveness, and a persistent
-//! znode per id carrying the high-water mark, the claim's epoch and when it was last renewed.
+//! The ZooKeeper registry: one persistent znode per node id and one namespace marker.
+//! Every operation reads the znodes and the server's clock (the `mtime` of a write to a
+//! clock znode), decides in Rust with [`ferroflake_lease::protocol`], and writes the
+//! outcome guarded by the versions it read (a `multi` for a claim), so a write lands only
+//! if nothing changed since the read.
 //!
-//! Znodes under the base path `B`:
-//! - `B/claims/ID` (ephemeral, owned by this registry's session) = `token holder`;
-//! - `B/marks/ID` (persistent) = `MARK STATE EPOCH`, STATE `held` or `released`;
-//! - `B/clock`, written to read the server's time (a znode's `mtime`).
+//! Znodes under the base path `B` (times on the server's clock, ms):
+//! - `B/namespace` = `FLOOR_UNTIL CLAIMED`: the namespace floor, and how many ids have
+//!   ever been claimed (ids are first claimed lowest-first, so every id below it has a
+//!   znode);
+//! - `B/nodes/ID` = `EPOCH MARK EXPIRES QUARANTINE FLOOR_UNTIL TOKEN HOLDER` (`TOKEN` `-`
+//!   once released);
+//! - `B/clock`, written to read the server's time.
 //!
-//! A claim and its mark change together in one `multi`, guarded by the mark's version, so
-//! every claim, renewal and release bumps that version: a holder whose renewal finds a
-//! different version has lost the id. The epoch is counted in the mark (never from
-//! sequential-node numbers, which only grow and would run out). An id is claimable when
-//! its mark is `released`, or when the server's time is past the mark's `mtime` (the last
-//! renewal) + TTL + quarantine; a stale ephemeral left by a holder that stopped renewing
-//! is then deleted in the same `multi`. When the session expires its ephemerals vanish and
-//! the next renewal is [`LeaseError::Lost`]; the leased generator has stopped issuing at
-//! its local deadline by then.
+//! A renewal proves the claim by its token and expiry
+//! ([`prove_held`](ferroflake_lease::protocol::prove_held)) before it writes, and writes
+//! with the version it read: a version alone proves nothing, because a namespace deleted
+//! and made again restarts versions at 0. The expiry is judged at the clock read just
+//! before the write (one round trip earlier).
+//!
+//! **Lost records.** A missing marker (a new namespace, the base znode deleted, a server
+//! restarted with its data wiped) starts a floor of [`LeaseRequest::floor_window`] on the
+//! server's clock, and claims until then report the rest in [`Grant::floor_wait`]. An id
+//! below `CLAIMED` with no znode lost only its own and gets a floor of its own. Missing
+//! base znodes are made again by the next claim.
 
-use std::collections::HashMap;
+use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
-use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError};
+use ferroflake_lease::protocol::{self, Standing};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
+use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
+use crate::record::{Marker, Record};
 use ferroflake_lease::new_token;
 
 /// The session timeout asked of the server (it clamps it to its own bounds). Liveness of
-/// claims comes from renewals; the session only has to outlive a short server restart.
+/// claims comes from renewals; the session only carries the calls.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// How often an operation reads again after another client changed what it read.
+const ROUNDS: usize = 64;
 
 /// Node ids leased from ZooKeeper.
 pub struct ZooKeeperRegistry {
@@ -36,51 +49,10 @@ pub struct ZooKeeperRegistry {
     hosts: String,
     root: String,
     client: Mutex<Client>,
-    /// What this registry holds, by owner token.
-    held: Mutex<HashMap<String, Held>>,
 }
 
-#[derive(Clone)]
-struct Held {
-    /// The mark znode's version after our last write.
-    version: i32,
-    /// The highest mark written.
-    mark: u64,
-    epoch: u64,
-    /// The session that owns the claim's ephemeral.
-    session: i64,
-}
-
-/// A mark znode's contents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Mark {
-    high_water_ms: u64,
-    released: bool,
-    epoch: u64,
-}
-
-impl Mark {
-    fn encode(&self) -> Vec<u8> {
-        let state = if self.released { "released" } else { "held" };
-        format!("{} {state} {}", self.high_water_ms, self.epoch).into_bytes()
-    }
-
-    fn decode(bytes: &[u8]) -> Option<Mark> {
-        let text = std::str::from_utf8(bytes).ok()?;
-        let mut parts = text.split(' ');
-        let high_water_ms = parts.next()?.parse().ok()?;
-        let released = match parts.next()? {
-            "released" => true,
-            "held" => false,
-            _ => return None,
-        };
-        let epoch = parts.next()?.parse().ok()?;
-        Some(Mark {
-            high_water_ms,
-            released,
-            epoch,
-        })
-    }
+fn persistent() -> zookeeper_client::CreateOptions<'static> {
+    CreateMode::Persistent.with_acls(Acls::anyone_all())
 }
 
 impl ZooKeeperRegistry {
@@ -101,26 +73,12 @@ impl ZooKeeperRegistry {
             hosts: hosts.to_owned(),
             root: root.to_owned(),
             client: Mutex::new(client.clone()),
-            held: Mutex::new(HashMap::new()),
         };
-        registry
-            .io
-            .run("creating the base znodes", CALL_TIMEOUT, async {
-                let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-                for dir in ["claims", "marks"] {
-                    client
-                        .mkdir(&format!("{root}/{dir}"), &persistent)
-                        .await
-                        .map_err(|e| registry.failed("creating the base znodes", e))?;
-                }
-                match client
-                    .create(&format!("{root}/clock"), b"", &persistent)
-                    .await
-                {
-                    Ok(_) | Err(ZkError::NodeExists) => Ok(()),
-                    Err(e) => Err(registry.failed("creating the clock znode", e)),
-                }
-            })?;
+        registry.io.run(
+            "creating the base znodes",
+            CALL_TIMEOUT,
+            registry.ensure_base(&client),
+        )?;
         Ok(registry)
     }
 
@@ -132,6 +90,18 @@ impl ZooKeeperRegistry {
             .connect(hosts)
             .await
             .map_err(|e| io.unavailable(format!("no session with {hosts}: {e}")))
+    }
+
+    /// Makes the base znodes if missing (they may have been deleted under us).
+    async fn ensure_base(&self, client: &Client) -> Result<(), LeaseError> {
+        client
+            .mkdir(&format!("{}/nodes", self.root), &persistent())
+            .await
+            .map_err(|e| self.failed("creating the base znodes", e))?;
+        match client.create(&self.clock_path(), b"", &persistent()).await {
+            Ok(_) | Err(ZkError::NodeExists) => Ok(()),
+            Err(e) => Err(self.failed("creating the clock znode", e)),
+        }
     }
 
     /// The client, replaced by a new session if the old one expired.
@@ -157,326 +127,284 @@ impl ZooKeeperRegistry {
         self.io.unavailable(format!("{what}: {e}"))
     }
 
-    fn claim_path(&self, node_id: u64) -> String {
-        format!("{}/claims/{node_id}", self.root)
+    fn node_path(&self, node_id: u64) -> String {
+        format!("{}/nodes/{node_id}", self.root)
     }
 
-    fn mark_path(&self, node_id: u64) -> String {
-        format!("{}/marks/{node_id}", self.root)
+    fn marker_path(&self) -> String {
+        format!("{}/namespace", self.root)
     }
 
-    fn forget(&self, token: &str) -> Option<Held> {
-        self.held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(token)
+    fn clock_path(&self) -> String {
+        format!("{}/clock", self.root)
     }
 
-    /// The mark's current version if `held` still holds `node_id` (same epoch, not
-    /// released, claim owned by `held`'s session), else `None`.
-    async fn still_ours(
+    fn unreadable(&self, path: &str) -> LeaseError {
+        self.io.store_error(format!(
+            "unreadable znode {path}; delete it (its id then waits out a floor)"
+        ))
+    }
+
+    /// The server's clock in ms: the `mtime` of a write to the clock znode (made again if
+    /// it was deleted).
+    async fn server_now_ms(&self, client: &Client) -> Result<u64, LeaseError> {
+        let stat = match client.set_data(&self.clock_path(), b"", None).await {
+            Ok(stat) => stat,
+            Err(ZkError::NoNode) => {
+                self.ensure_base(client).await?;
+                client
+                    .set_data(&self.clock_path(), b"", None)
+                    .await
+                    .map_err(|e| self.failed("reading the server clock", e))?
+            }
+            Err(e) => return Err(self.failed("reading the server clock", e)),
+        };
+        Ok(u64::try_from(stat.mtime).unwrap_or(0))
+    }
+
+    /// A znode's record and stat, `None` if it does not exist.
+    async fn read_node(
         &self,
         client: &Client,
         node_id: u64,
-        held: &Held,
-    ) -> Result<Option<i32>, LeaseError> {
-        let (data, stat) = match client.get_data(&self.mark_path(node_id)).await {
-            Ok(found) => found,
-            Err(ZkError::NoNode | ZkError::SessionExpired) => return Ok(None),
-            Err(e) => return Err(self.failed("reading a mark", e)),
-        };
-        let same_claim = Mark::decode(&data).is_some_and(|m| m.epoch == held.epoch && !m.released);
-        let owner = match client.check_stat(&self.claim_path(node_id)).await {
-            Ok(claim) => claim.map(|c| c.ephemeral_owner),
-            Err(ZkError::SessionExpired) => return Ok(None),
-            Err(e) => return Err(self.failed("checking a claim", e)),
-        };
-        Ok((same_claim && owner == Some(held.session)).then_some(stat.version))
+    ) -> Result<Option<(Record, Stat)>, LeaseError> {
+        let path = self.node_path(node_id);
+        match client.get_data(&path).await {
+            Ok((data, stat)) => {
+                let text = std::str::from_utf8(&data).map_err(|_| self.unreadable(&path))?;
+                let record = Record::decode(text).ok_or_else(|| self.unreadable(&path))?;
+                Ok(Some((record, stat)))
+            }
+            Err(ZkError::NoNode) => Ok(None),
+            Err(e) => Err(self.failed("reading a record", e)),
+        }
     }
 
-    /// Tries to claim `node_id`; `Ok(None)` if it is held, quarantined or was just taken.
+    /// The marker and its version, made (with a floor from `now_ms`) if missing.
+    async fn marker(
+        &self,
+        client: &Client,
+        now_ms: u64,
+        window: Duration,
+    ) -> Result<(Marker, i32), LeaseError> {
+        let path = self.marker_path();
+        for _ in 0..ROUNDS {
+            match client.get_data(&path).await {
+                Ok((data, stat)) => {
+                    let marker = std::str::from_utf8(&data)
+                        .ok()
+                        .and_then(Marker::decode)
+                        .ok_or_else(|| self.unreadable(&path))?;
+                    return Ok((marker, stat.version));
+                }
+                Err(ZkError::NoNode) => {}
+                Err(e) => return Err(self.failed("reading the namespace marker", e)),
+            }
+            // New namespace, or its records were lost: a floor from now.
+            let marker = Marker {
+                floor_until_ms: protocol::floor_until(now_ms, window),
+                claimed: 0,
+            };
+            match client
+                .create(&path, marker.encode().as_bytes(), &persistent())
+                .await
+            {
+                Ok(_) | Err(ZkError::NodeExists) => {} // read back what won
+                Err(ZkError::NoNode) => self.ensure_base(client).await?,
+                Err(e) => return Err(self.failed("creating the namespace marker", e)),
+            }
+        }
+        Err(self.io.unavailable("the namespace marker keeps changing"))
+    }
+
+    /// One claim attempt: `Ok(Err(()))` if another client changed what was read.
     async fn try_claim(
         &self,
         client: &Client,
-        node_id: u64,
-        token: &str,
         request: &LeaseRequest,
-        server_now_ms: i64,
-    ) -> Result<Option<(Mark, i32)>, LeaseError> {
-        let claim_path = self.claim_path(node_id);
-        let mark_path = self.mark_path(node_id);
-        let claim_data = format!("{token} {}", request.holder);
-        let ephemeral = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
-        let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        token: &str,
+    ) -> Result<Result<Option<Grant>, ()>, LeaseError> {
+        let window = request.floor_window();
+        let now_ms = self.server_now_ms(client).await?;
+        let now_us = now_ms.saturating_mul(1000);
+        let (marker, marker_version) = self.marker(client, now_ms, window).await?;
+        let present: BTreeSet<u64> = match client
+            .list_children(&format!("{}/nodes", self.root))
+            .await
+        {
+            Ok(names) => names.iter().filter_map(|n| n.parse().ok()).collect(),
+            Err(ZkError::NoNode) => BTreeSet::new(),
+            Err(e) => return Err(self.failed("listing records", e)),
+        };
+        let quarantine = protocol::ms(request.quarantine);
+        let mut pick = None;
+        for node_id in 0..request.node_count {
+            if !present.contains(&node_id) {
+                pick = Some((node_id, None));
+                break;
+            }
+            let Some((record, stat)) = self.read_node(client, node_id).await? else {
+                pick = Some((node_id, None));
+                break;
+            };
+            let q = record.quarantine_ms.max(quarantine);
+            if protocol::standing(record.token.is_some(), record.expires_ms, q, now_ms)
+                == Standing::Free
+            {
+                pick = Some((node_id, Some((record, stat))));
+                break;
+            }
+        }
+        let Some((node_id, found)) = pick else {
+            return Ok(Ok(None));
+        };
+        let (epoch, mark, node_floor) = match &found {
+            Some((r, _)) => (r.epoch, r.mark, r.floor_until_ms),
+            // Below `claimed` a missing znode was lost, not new: a floor of its own.
+            None if node_id < marker.claimed => (0, 0, protocol::floor_until(now_ms, window)),
+            None => (0, 0, 0),
+        };
+        let new = Record {
+            epoch: protocol::next_epoch(epoch, now_us),
+            mark,
+            expires_ms: now_ms.saturating_add(protocol::ms(request.ttl)),
+            quarantine_ms: quarantine,
+            floor_until_ms: node_floor,
+            token: Some(token.to_owned()),
+            holder: request.holder.clone(),
+        };
         let bad_path = |e: ZkError| self.io.store_error(format!("bad znode path: {e}"));
-        let previous = match client.get_data(&mark_path).await {
-            Ok((data, stat)) => Some((data, stat)),
-            Err(ZkError::NoNode) => None,
-            Err(e) => return Err(self.failed("reading a mark", e)),
-        };
         let mut multi = client.new_multi_writer();
-        let mark = match previous {
-            None => {
-                // Never claimed: create the claim and the mark together.
-                let mark = Mark {
-                    high_water_ms: 0,
-                    released: false,
-                    epoch: 1,
-                };
-                multi
-                    .add_create(&claim_path, claim_data.as_bytes(), &ephemeral)
-                    .map_err(bad_path)?;
-                multi
-                    .add_create(&mark_path, &mark.encode(), &persistent)
-                    .map_err(bad_path)?;
-                mark
-            }
-            Some((data, stat)) => {
-                let old = Mark::decode(&data).ok_or_else(|| {
-                    self.io
-                        .store_error(format!("unreadable mark at {mark_path}"))
-                })?;
-                let quiet_ms = i64::try_from((request.ttl + request.quarantine).as_millis())
-                    .unwrap_or(i64::MAX);
-                let expired = stat.mtime.saturating_add(quiet_ms) <= server_now_ms;
-                if !old.released && !expired {
-                    return Ok(None);
-                }
-                let mark = Mark {
-                    released: false,
-                    epoch: old.epoch + 1,
-                    ..old
-                };
-                multi
-                    .add_set_data(&mark_path, &mark.encode(), Some(stat.version))
-                    .map_err(bad_path)?;
-                let stale = client
-                    .check_stat(&claim_path)
-                    .await
-                    .map_err(|e| self.failed("checking a claim", e))?;
-                if let Some(stale) = stale {
-                    // Left by a holder that stopped renewing (its deadline is long past).
-                    multi
-                        .add_delete(&claim_path, Some(stale.version))
-                        .map_err(bad_path)?;
-                }
-                multi
-                    .add_create(&claim_path, claim_data.as_bytes(), &ephemeral)
-                    .map_err(bad_path)?;
-                mark
-            }
+        let raised = Marker {
+            claimed: marker.claimed.max(node_id + 1),
+            ..marker
         };
+        if raised == marker {
+            multi
+                .add_check_version(&self.marker_path(), marker_version)
+                .map_err(bad_path)?;
+        } else {
+            multi
+                .add_set_data(
+                    &self.marker_path(),
+                    raised.encode().as_bytes(),
+                    Some(marker_version),
+                )
+                .map_err(bad_path)?;
+        }
+        let path = self.node_path(node_id);
+        match &found {
+            Some((_, stat)) => multi
+                .add_set_data(&path, new.encode().as_bytes(), Some(stat.version))
+                .map_err(bad_path)?,
+            None => multi
+                .add_create(&path, new.encode().as_bytes(), &persistent())
+                .map_err(bad_path)?,
+        }
         match multi.commit().await {
-            Ok(results) => {
-                // A created mark has version 0 (the stat a multi returns for a create can be
-                // invalid, and -1 would mean "any version" to later writes).
-                let version = results
-                    .into_iter()
-                    .find_map(|r| match r {
-                        zookeeper_client::MultiWriteResult::SetData { stat } => Some(stat.version),
-                        _ => None,
-                    })
-                    .unwrap_or(0);
-                if version < 0 {
-                    return Err(self
-                        .io
-                        .store_error("ZooKeeper returned no version for the mark"));
-                }
-                Ok(Some((mark, version)))
-            }
-            // Someone else got there first (or the stale claim went away meanwhile).
+            Ok(_) => Ok(Ok(Some(Grant {
+                node_id,
+                token: token.to_owned(),
+                epoch: new.epoch,
+                previous_high_water_ms: mark,
+                floor_wait: protocol::floor_wait(marker.floor_until_ms.max(node_floor), now_ms),
+            }))),
             Err(MultiWriteError::OperationFailed {
                 source: ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode,
                 ..
-            }) => Ok(None),
+            }) => Ok(Err(())),
             Err(e) => Err(self.failed("claiming a node id", e.into())),
         }
+    }
+
+    /// Reads `grant`'s record, proves it held ([`protocol::prove_held`]) on the server's
+    /// clock, and writes `change`'s record with the version read. `allow_expired` lets a
+    /// release of a claim past its TTL (nobody else's yet) through.
+    async fn update_held(
+        &self,
+        grant: &Grant,
+        allow_expired: bool,
+        change: impl Fn(&Record, u64) -> Record,
+    ) -> Result<Result<(), Loss>, LeaseError> {
+        let client = self.client()?;
+        let path = self.node_path(grant.node_id);
+        for _ in 0..ROUNDS {
+            let Some((record, stat)) = self.read_node(&client, grant.node_id).await? else {
+                return Ok(Err(Loss::Missing));
+            };
+            let now_ms = self.server_now_ms(&client).await?;
+            match protocol::prove_held(Some(record.view()), &grant.token, now_ms) {
+                Ok(()) => {}
+                Err(Loss::Expired) if allow_expired => {}
+                Err(loss) => return Ok(Err(loss)),
+            }
+            let new = change(&record, now_ms);
+            match client
+                .set_data(&path, new.encode().as_bytes(), Some(stat.version))
+                .await
+            {
+                Ok(_) => return Ok(Ok(())),
+                Err(ZkError::BadVersion | ZkError::NoNode) => {} // changed: read again
+                Err(e) => return Err(self.failed("writing a record", e)),
+            }
+        }
+        Err(self.io.unavailable("the record keeps changing"))
     }
 }
 
 impl Registry for ZooKeeperRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
+        request.validate()?;
         if request.node_count == 0 {
             return Err(LeaseError::NoFreeNode { node_count: 0 });
         }
         let token = new_token("zookeeper")?;
         let client = self.client()?;
-        let limit = CALL_TIMEOUT * 4;
-        let claimed = self.io.run("claiming a node id", limit, async {
-            // The server's clock judges expiry: touch a znode and read its mtime.
-            let now = client
-                .set_data(&format!("{}/clock", self.root), b"", None)
-                .await
-                .map_err(|e| self.failed("reading the server clock", e))?
-                .mtime;
-            // Ids without a claim znode first: usually one of them is free, at one try.
-            // Ids with one are taken only if their holder stopped renewing.
-            let claimed: std::collections::BTreeSet<u64> = client
-                .list_children(&format!("{}/claims", self.root))
-                .await
-                .map_err(|e| self.failed("listing claims", e))?
-                .iter()
-                .filter_map(|name| name.parse().ok())
-                .collect();
-            let unclaimed = (0..request.node_count).filter(|id| !claimed.contains(id));
-            let stale_candidates = claimed
-                .iter()
-                .copied()
-                .filter(|id| *id < request.node_count);
-            for node_id in unclaimed.chain(stale_candidates) {
-                if let Some((mark, version)) = self
-                    .try_claim(&client, node_id, &token, request, now)
-                    .await?
-                {
-                    return Ok(Some((node_id, mark, version)));
+        let claimed = self.io.run("claiming a node id", CALL_TIMEOUT * 4, async {
+            for _ in 0..ROUNDS {
+                if let Ok(outcome) = self.try_claim(&client, request, &token).await? {
+                    return Ok(outcome);
                 }
             }
-            Ok(None)
+            Err(self.io.unavailable(format!("claiming: lost {ROUNDS} races in a row")))
         })?;
-        let Some((node_id, mark, version)) = claimed else {
-            return Err(LeaseError::NoFreeNode {
-                node_count: request.node_count,
-            });
-        };
-        let held = Held {
-            version,
-            mark: mark.high_water_ms,
-            epoch: mark.epoch,
-            session: client.session_id().0,
-        };
-        self.held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(token.clone(), held);
-        Ok(Grant {
-            node_id,
-            token,
-            epoch: mark.epoch,
-            previous_high_water_ms: mark.high_water_ms,
-            floor_wait: Duration::ZERO,
+        claimed.ok_or(LeaseError::NoFreeNode {
+            node_count: request.node_count,
         })
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        let lost = LeaseError::Lost {
+        let proof = self.io.run(
+            "renewing",
+            renew_limit(ttl),
+            self.update_held(grant, false, |record, now_ms| Record {
+                expires_ms: now_ms.saturating_add(protocol::ms(ttl)),
+                mark: record.mark.max(high_water_ms),
+                ..record.clone()
+            }),
+        )?;
+        proof.map_err(|why| LeaseError::Lost {
             node_id: grant.node_id,
-            why: ferroflake_lease::Loss::Taken,
-        };
-        let held = self
-            .held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&grant.token)
-            .cloned();
-        let Some(held) = held else {
-            return Err(lost);
-        };
-        let client = self
-            .client
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        if client.session_id().0 != held.session || client.state().is_terminated() {
-            self.forget(&grant.token);
-            return Err(lost);
-        }
-        let mark = Mark {
-            high_water_ms: high_water_ms.max(held.mark),
-            released: false,
-            epoch: held.epoch,
-        };
-        let mark_path = self.mark_path(grant.node_id);
-        let written = self.io.run("renewing", renew_limit(ttl), async {
-            let mut version = held.version;
-            // A second try only after a write of ours whose answer was lost (see below).
-            for _ in 0..2 {
-                match client
-                    .set_data(&mark_path, &mark.encode(), Some(version))
-                    .await
-                {
-                    Ok(stat) => return Ok(Some(stat)),
-                    Err(ZkError::BadVersion) => {}
-                    Err(ZkError::NoNode | ZkError::SessionExpired) => return Ok(None),
-                    Err(e) => return Err(self.failed("renewing", e)),
-                }
-                // A renewal cut off by a lost connection may have been applied without our
-                // seeing its answer, moving the version on. The claim is still ours if the
-                // mark still carries our epoch and our session owns the claim's ephemeral.
-                match self.still_ours(&client, grant.node_id, &held).await? {
-                    Some(current) => version = current,
-                    None => return Ok(None),
-                }
-            }
-            Ok(None)
-        })?;
-        let Some(stat) = written.filter(|stat| stat.version >= 0) else {
-            self.forget(&grant.token);
-            return Err(lost);
-        };
-        let mut all = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(entry) = all.get_mut(&grant.token) {
-            entry.version = stat.version;
-            entry.mark = mark.high_water_ms;
-        }
-        Ok(())
+            why,
+        })
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
-        let Some(held) = self.forget(&grant.token) else {
-            return Ok(()); // not ours (any more): nothing to give back
-        };
-        let client = self
-            .client
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        if client.session_id().0 != held.session {
-            return Ok(()); // the session that held it is gone, and its ephemeral with it
-        }
-        let mark = Mark {
-            high_water_ms: high_water_ms.max(held.mark),
-            released: true,
-            epoch: held.epoch,
-        };
-        let bad_path = |e: ZkError| self.io.store_error(format!("bad znode path: {e}"));
-        self.io.run("releasing", CALL_TIMEOUT, async {
-            let mut multi = client.new_multi_writer();
-            multi
-                .add_set_data(
-                    &self.mark_path(grant.node_id),
-                    &mark.encode(),
-                    Some(held.version),
-                )
-                .map_err(bad_path)?;
-            multi
-                .add_delete(&self.claim_path(grant.node_id), None)
-                .map_err(bad_path)?;
-            match multi.commit().await {
-                Ok(_) => Ok(()),
-                Err(MultiWriteError::OperationFailed { .. }) => Ok(()), // taken over meanwhile
-                Err(e) => Err(self.failed("releasing", e.into())),
-            }
-        })
+        // The final mark as given: the holder has stopped issuing. Not held (any more):
+        // nothing to give back, and not an error.
+        let _not_held = self.io.run(
+            "releasing",
+            CALL_TIMEOUT,
+            self.update_held(grant, true, |record, _| Record {
+                mark: high_water_ms,
+                token: None,
+                ..record.clone()
+            }),
+        )?;
+        Ok(())
     }
 
     fn name(&self) -> &str {
         "zookeeper"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn marks_round_trip() {
-        let mark = Mark {
-            high_water_ms: 1_700_000_000_123,
-            released: true,
-            epoch: 7,
-        };
-        assert_eq!(Mark::decode(&mark.encode()), Some(mark));
-        assert_eq!(Mark::decode(b"12 maybe 3"), None);
-        assert_eq!(Mark::decode(b""), None);
     }
 }

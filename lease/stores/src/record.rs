@@ -1,0 +1,107 @@
+//! The record formats the Redis and ZooKeeper registries share: a namespace marker and
+//! one record per node id, as short space-separated text (times on the store's clock, ms).
+
+use ferroflake_lease::protocol::RecordView;
+
+/// The namespace marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marker {
+    pub floor_until_ms: u64,
+    pub claimed: u64,
+}
+
+impl Marker {
+    pub fn encode(&self) -> String {
+        format!("{} {}", self.floor_until_ms, self.claimed)
+    }
+
+    pub fn decode(raw: &str) -> Option<Marker> {
+        let mut parts = raw.split(' ');
+        Some(Marker {
+            floor_until_ms: parts.next()?.parse().ok()?,
+            claimed: parts.next()?.parse().ok()?,
+        })
+    }
+}
+
+/// One node id's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub epoch: u64,
+    pub mark: u64,
+    pub expires_ms: u64,
+    pub quarantine_ms: u64,
+    pub floor_until_ms: u64,
+    pub token: Option<String>,
+    pub holder: String,
+}
+
+impl Record {
+    pub fn encode(&self) -> String {
+        format!(
+            "{} {} {} {} {} {} {}",
+            self.epoch,
+            self.mark,
+            self.expires_ms,
+            self.quarantine_ms,
+            self.floor_until_ms,
+            self.token.as_deref().unwrap_or("-"),
+            self.holder
+        )
+    }
+
+    pub fn decode(raw: &str) -> Option<Record> {
+        let mut parts = raw.splitn(7, ' ');
+        let mut number = || parts.next()?.parse::<u64>().ok();
+        let (epoch, mark, expires_ms, quarantine_ms, floor_until_ms) =
+            (number()?, number()?, number()?, number()?, number()?);
+        let token = parts.next()?;
+        Some(Record {
+            epoch,
+            mark,
+            expires_ms,
+            quarantine_ms,
+            floor_until_ms,
+            token: (token != "-").then(|| token.to_owned()),
+            holder: parts.next().unwrap_or("").to_owned(),
+        })
+    }
+
+    pub fn view(&self) -> RecordView<'_> {
+        RecordView {
+            token: self.token.as_deref(),
+            expires_ms: self.expires_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let record = Record {
+            epoch: 7,
+            mark: 1_700_000_000_123,
+            expires_ms: 5,
+            quarantine_ms: 2,
+            floor_until_ms: 9,
+            token: Some("ab".into()),
+            holder: "host 12".into(),
+        };
+        assert_eq!(Record::decode(&record.encode()), Some(record.clone()));
+        let released = Record {
+            token: None,
+            ..record
+        };
+        assert_eq!(Record::decode(&released.encode()), Some(released));
+        assert_eq!(Record::decode("1 2 x"), None);
+        let marker = Marker {
+            floor_until_ms: 3,
+            claimed: 4,
+        };
+        assert_eq!(Marker::decode(&marker.encode()), Some(marker));
+    }
+
+}
