@@ -1,28 +1,52 @@
 //! The etcd registry: one etcd lease with keepalive per claim, claims made by a
-//! create-if-absent transaction, and a persistent high-water key per node id.
+//! compare-and-set transaction, and persistent per-id keys for the high-water mark and the
+//! epoch. Decisions are made in Rust with [`ferroflake_lease::protocol`]; transactions
+//! only apply them if nothing changed since the read.
 //!
 //! Keys under the prefix `P`:
 //! - `P/claims/ID` = owner token, attached to the claim's etcd lease (gone when it expires);
 //! - `P/holders/ID` = who holds it, on the same lease;
-//! - `P/marks/ID` = the high-water mark, 20 zero-padded digits, never attached to a lease,
-//!   so it outlives every holder.
+//! - `P/marks/ID` = the high-water mark, 20 zero-padded digits, never on a lease;
+//! - `P/epochs/ID` = the last epoch handed out for the id, never on a lease;
+//! - `P/namespace` = how many ids have ever been claimed (ids are first claimed
+//!   lowest-first, so every id below it has an epoch key), never on a lease;
+//! - `P/floor` and `P/floors/ID`: present while a lost-records floor lasts, each on an etcd
+//!   lease whose TTL is the floor's window.
 //!
 //! The etcd lease's TTL is the claim's TTL plus its quarantine, rounded up to whole
 //! seconds (etcd's unit; it also raises TTLs below its minimum, about 2 s): the holder's
 //! own deadline comes from the TTL alone, so an expired holder has stopped a quarantine
-//! before etcd frees the id. The epoch is the claim key's create revision, which grows
-//! with every claim in the cluster. A keepalive answered with TTL ≤ 0 means the etcd
-//! lease is gone: [`LeaseError::Lost`].
+//! before etcd frees the id.
+//!
+//! **Renewals prove the claim** ([`prove_held`](ferroflake_lease::protocol::prove_held)):
+//! the claim key must exist ([`Loss::Missing`]) and carry the token ([`Loss::Taken`]):
+//! deleting keys does not revoke an etcd lease, so a keepalive alone proves nothing. The
+//! claim's expiry is read from its etcd lease (remaining TTL, whole seconds, rounded down)
+//! so that a renewal after the TTL is [`Loss::Expired`] rather than a revival.
+//!
+//! **Lost records.** etcd has no clock to read, so floors are etcd leases: when
+//! `P/namespace` is missing (a new prefix, `etcdctl del --prefix`, a restart with its data
+//! wiped) the claim writes it together with `P/floor` on a lease of
+//! [`LeaseRequest::floor_window`] (rounded up to whole seconds), and every claim while that
+//! key lives reports its lease's remaining TTL, plus one second for etcd's rounding down,
+//! as [`Grant::floor_wait`]. An id below the claimed count with no epoch key gets
+//! `P/floors/ID` the same way.
+//!
+//! **Epochs** are [`next_epoch`](ferroflake_lease::protocol::next_epoch)(recorded, this
+//! host's wall clock in µs): above every epoch recorded for the id, and, when the records
+//! are lost, above every earlier one as long as the claimants' wall clocks are not behind
+//! the earlier claimants' by more than the time between the claims.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
     PutOptions, Txn, TxnOp, TxnOpResponse,
 };
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
+use ferroflake_lease::protocol::{self, RecordView};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
@@ -206,17 +230,155 @@ fn lease_seconds(ttl: Duration, quarantine: Duration) -> i64 {
     i64::try_from(ms.div_ceil(1000)).unwrap_or(i64::MAX).max(1)
 }
 
-impl Registry for EtcdRegistry {
-    fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
-        let none_free = LeaseError::NoFreeNode {
-            node_count: request.node_count,
+/// This host's wall clock in µs (etcd has no clock of its own to read).
+fn local_now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// The rest of a floor from its etcd lease's remaining TTL (`None`: the lease is gone),
+/// rounded up: etcd rounds the remaining seconds down, so one second is added, within the
+/// TTL granted.
+fn floor_left(remaining_s: i64, granted_s: i64) -> Duration {
+    if remaining_s < 0 {
+        return Duration::ZERO;
+    }
+    let s = (remaining_s + 1).min(granted_s.max(0));
+    Duration::from_secs(u64::try_from(s).unwrap_or(0))
+}
+
+/// A claim's expiry on this host's clock, from its etcd lease's remaining TTL: the etcd
+/// lease lasts TTL + quarantine (`granted_s`), so the claim's TTL ends a quarantine before
+/// it. `remaining_s` is rounded down by etcd, so this errs early, never late.
+fn claim_expires_ms(now_ms: u64, remaining_s: i64, granted_s: i64, ttl: Duration) -> u64 {
+    if remaining_s < 0 {
+        return 0;
+    }
+    let remaining_ms = u64::try_from(remaining_s).unwrap_or(0) * 1000;
+    let quarantine_ms =
+        (u64::try_from(granted_s).unwrap_or(0) * 1000).saturating_sub(protocol::ms(ttl));
+    (now_ms + remaining_ms).saturating_sub(quarantine_ms)
+}
+
+impl EtcdRegistry {
+    /// Reads a key: value, mod revision and lease (`None` if missing).
+    async fn get(&self, key: &str) -> Result<Option<(Vec<u8>, i64, i64, i64)>, LeaseError> {
+        let response = self
+            .client
+            .clone()
+            .get(key, None)
+            .await
+            .map_err(|e| self.failed("reading a key", e))?;
+        Ok(response.kvs().first().map(|kv| {
+            (
+                kv.value().to_vec(),
+                kv.mod_revision(),
+                kv.create_revision(),
+                kv.lease(),
+            )
+        }))
+    }
+
+    /// How long the floor key `key` still lasts (zero if it is gone).
+    async fn floor_wait_of(&self, key: &str) -> Result<Duration, LeaseError> {
+        let Some((_, _, _, lease)) = self.get(key).await? else {
+            return Ok(Duration::ZERO);
         };
-        if request.node_count == 0 {
-            return Err(none_free);
+        let ttl = self
+            .client
+            .clone()
+            .lease_time_to_live(lease, None)
+            .await
+            .map_err(|e| self.failed("reading a floor's lease", e))?;
+        Ok(floor_left(ttl.ttl(), ttl.granted_ttl()))
+    }
+
+    /// An etcd lease lasting `window` (rounded up to whole seconds), for a floor key.
+    async fn floor_lease(&self, window: Duration) -> Result<i64, LeaseError> {
+        let seconds = i64::try_from(window.as_millis().div_ceil(1000))
+            .unwrap_or(i64::MAX)
+            .max(1);
+        Ok(self
+            .client
+            .clone()
+            .lease_grant(seconds, None)
+            .await
+            .map_err(|e| self.failed("granting a floor lease", e))?
+            .id())
+    }
+
+    /// The namespace marker's claimed count and revisions (mod, create), made with a floor
+    /// if missing.
+    async fn marker(&self, window: Duration) -> Result<(u64, i64, i64), LeaseError> {
+        let key = format!("{}/namespace", self.prefix);
+        for _ in 0..8 {
+            if let Some((value, modified, created, _)) = self.get(&key).await? {
+                return Ok((parse_mark(&value), modified, created));
+            }
+            // New prefix, or its keys were lost: a floor from now.
+            let lease = self.floor_lease(window).await?;
+            let txn = Txn::new()
+                .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                .and_then([
+                    TxnOp::put(key.clone(), mark_value(0), None),
+                    TxnOp::put(
+                        format!("{}/floor", self.prefix),
+                        "",
+                        Some(PutOptions::new().with_lease(lease)),
+                    ),
+                ]);
+            let made = self
+                .client
+                .clone()
+                .txn(txn)
+                .await
+                .map_err(|e| self.failed("creating the namespace marker", e))?;
+            if !made.succeeded() {
+                let _ = self.client.clone().lease_revoke(lease).await;
+            }
         }
-        let token = new_token("etcd")?;
-        self.io.run("claiming a node id", CALL_TIMEOUT * 4, async {
-            let mut client = self.client.clone();
+        Err(self.io.unavailable("the namespace marker keeps changing"))
+    }
+
+    /// Why `grant` no longer holds its id, if it does not ([`protocol::prove_held`]).
+    async fn prove(&self, grant: &Grant, ttl: Duration) -> Result<Result<(), Loss>, LeaseError> {
+        let claim = self.get(&self.key("claims", grant.node_id)).await?;
+        let Some((value, _, _, lease)) = claim else {
+            return Ok(protocol::prove_held(None, &grant.token, 0));
+        };
+        let token = String::from_utf8_lossy(&value).into_owned();
+        let now_ms = local_now_us() / 1000;
+        let expires_ms = if token == grant.token {
+            let left = self
+                .client
+                .clone()
+                .lease_time_to_live(lease, None)
+                .await
+                .map_err(|e| self.failed("reading the claim's lease", e))?;
+            claim_expires_ms(now_ms, left.ttl(), left.granted_ttl(), ttl)
+        } else {
+            0
+        };
+        let view = RecordView {
+            token: Some(&token),
+            expires_ms,
+        };
+        Ok(protocol::prove_held(Some(view), &grant.token, now_ms))
+    }
+
+    async fn claim(
+        &self,
+        request: &LeaseRequest,
+        token: &str,
+    ) -> Result<Option<Grant>, LeaseError> {
+        let window = request.floor_window();
+        let mut client = self.client.clone();
+        for _ in 0..64 {
+            let (claimed, marker_mod, marker_created) = self.marker(window).await?;
+            let namespace_floor = self
+                .floor_wait_of(&format!("{}/floor", self.prefix))
+                .await?;
             let claims = format!("{}/claims/", self.prefix);
             let listed = client
                 .get(
@@ -230,91 +392,148 @@ impl Registry for EtcdRegistry {
                 .iter()
                 .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&claims)?.parse().ok())
                 .collect();
-            let mut free = (0..request.node_count)
-                .filter(|id| !taken.contains(id))
-                .peekable();
-            if free.peek().is_none() {
-                return Err(none_free);
-            }
+            let Some(node_id) = (0..request.node_count).find(|id| !taken.contains(id)) else {
+                return Ok(None);
+            };
+            let epoch_key = self.key("epochs", node_id);
+            let recorded = self.get(&epoch_key).await?;
+            let (recorded_epoch, epoch_mod) = recorded
+                .as_ref()
+                .map_or((0, 0), |(v, m, _, _)| (parse_mark(v), *m));
+            let node_floor_key = self.key("floors", node_id);
+            let mut ops = Vec::new();
+            let node_floor = if recorded.is_none() && node_id < claimed {
+                // Below `claimed` a missing record was lost, not new: a floor of its own.
+                let lease = self.floor_lease(window).await?;
+                ops.push(TxnOp::put(
+                    node_floor_key,
+                    "",
+                    Some(PutOptions::new().with_lease(lease)),
+                ));
+                window
+            } else {
+                self.floor_wait_of(&node_floor_key).await?
+            };
+            let epoch = protocol::next_epoch(recorded_epoch, local_now_us());
             let lease = client
                 .lease_grant(lease_seconds(request.ttl, request.quarantine), None)
                 .await
                 .map_err(|e| self.failed("granting an etcd lease", e))?;
             let on_lease = || Some(PutOptions::new().with_lease(lease.id()));
-            for node_id in free {
-                let claim = self.key("claims", node_id);
-                let txn = Txn::new()
-                    .when([Compare::create_revision(claim.clone(), CompareOp::Equal, 0)])
-                    .and_then([
-                        TxnOp::put(claim, token.as_str(), on_lease()),
-                        TxnOp::put(
-                            self.key("holders", node_id),
-                            request.holder.as_str(),
-                            on_lease(),
-                        ),
-                        TxnOp::get(self.key("marks", node_id), None),
-                    ]);
-                let response = client
-                    .txn(txn)
-                    .await
-                    .map_err(|e| self.failed("claiming a node id", e))?;
-                if !response.succeeded() {
-                    continue; // someone was faster: try the next id
-                }
-                let epoch = response.header().map_or(0, |h| h.revision()) as u64;
-                let previous = response
-                    .op_responses()
-                    .into_iter()
-                    .find_map(|op| match op {
-                        TxnOpResponse::Get(get) => {
-                            Some(get.kvs().first().map_or(0, |kv| parse_mark(kv.value())))
-                        }
-                        _ => None,
-                    })
-                    .unwrap_or(0);
-                if let Ok((keeper, stream)) = client.lease_keep_alive(lease.id()).await {
-                    let keepalive = Keepalive {
-                        lease_id: lease.id(),
-                        keeper,
-                        stream,
-                    };
-                    self.keepers
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(token.clone(), keepalive);
-                }
-                return Ok(Grant {
-                    node_id,
-                    token: token.clone(),
-                    epoch,
-                    previous_high_water_ms: previous,
-            floor_wait: Duration::ZERO,
-                });
+            let claim = self.key("claims", node_id);
+            let namespace = format!("{}/namespace", self.prefix);
+            let mut when = vec![
+                Compare::create_revision(claim.clone(), CompareOp::Equal, 0),
+                Compare::mod_revision(epoch_key.clone(), CompareOp::Equal, epoch_mod),
+                Compare::create_revision(namespace.clone(), CompareOp::Equal, marker_created),
+            ];
+            if node_id >= claimed {
+                when.push(Compare::mod_revision(
+                    namespace.clone(),
+                    CompareOp::Equal,
+                    marker_mod,
+                ));
+                ops.push(TxnOp::put(namespace, mark_value(node_id + 1), None));
             }
-            let _ = client.lease_revoke(lease.id()).await;
-            Err(none_free)
-        })
-    }
-
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        let lost = LeaseError::Lost {
-            node_id: grant.node_id,
-            why: ferroflake_lease::Loss::Taken,
-        };
-        self.io.run("renewing", renew_limit(ttl), async {
-            if !self.keep_alive(grant).await? {
+            ops.extend([
+                TxnOp::put(claim, token, on_lease()),
+                TxnOp::put(
+                    self.key("holders", node_id),
+                    request.holder.as_str(),
+                    on_lease(),
+                ),
+                TxnOp::put(epoch_key, mark_value(epoch), None),
+                TxnOp::get(self.key("marks", node_id), None),
+            ]);
+            let response = client
+                .txn(Txn::new().when(when).and_then(ops))
+                .await
+                .map_err(|e| self.failed("claiming a node id", e))?;
+            if !response.succeeded() {
+                let _ = client.lease_revoke(lease.id()).await;
+                continue; // someone was faster, or the records changed: read again
+            }
+            let previous = response
+                .op_responses()
+                .into_iter()
+                .find_map(|op| match op {
+                    TxnOpResponse::Get(get) => {
+                        Some(get.kvs().first().map_or(0, |kv| parse_mark(kv.value())))
+                    }
+                    _ => None,
+                })
+                .unwrap_or(0);
+            if let Ok((keeper, stream)) = client.lease_keep_alive(lease.id()).await {
+                let keepalive = Keepalive {
+                    lease_id: lease.id(),
+                    keeper,
+                    stream,
+                };
                 self.keepers
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .remove(&grant.token);
-                return Err(lost);
+                    .insert(token.to_owned(), keepalive);
+            }
+            let now_ms = local_now_us() / 1000;
+            let floor = namespace_floor.max(node_floor);
+            return Ok(Some(Grant {
+                node_id,
+                token: token.to_owned(),
+                epoch,
+                previous_high_water_ms: previous,
+                floor_wait: protocol::floor_wait(protocol::floor_until(now_ms, floor), now_ms),
+            }));
+        }
+        Err(self.io.unavailable("claiming: lost 64 races in a row"))
+    }
+}
+
+impl Registry for EtcdRegistry {
+    fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
+        request.validate()?;
+        if request.node_count == 0 {
+            return Err(LeaseError::NoFreeNode { node_count: 0 });
+        }
+        let token = new_token("etcd")?;
+        self.io
+            .run(
+                "claiming a node id",
+                CALL_TIMEOUT * 4,
+                self.claim(request, &token),
+            )?
+            .ok_or(LeaseError::NoFreeNode {
+                node_count: request.node_count,
+            })
+    }
+
+    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+        let lost = |why| LeaseError::Lost {
+            node_id: grant.node_id,
+            why,
+        };
+        let forget = || {
+            self.keepers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&grant.token)
+        };
+        self.io.run("renewing", renew_limit(ttl), async {
+            if let Err(why) = self.prove(grant, ttl).await? {
+                forget();
+                return Err(lost(why));
+            }
+            if !self.keep_alive(grant).await? {
+                forget();
+                return Err(lost(Loss::Expired));
             }
             // Only the holder writes its mark; never write below what is recorded.
             let mark = high_water_ms.max(self.read_mark(grant.node_id).await?);
             if self.write_mark_if_held(grant, mark, false).await? {
                 Ok(())
             } else {
-                Err(lost)
+                forget();
+                let why = self.prove(grant, ttl).await?.err().unwrap_or(Loss::Taken);
+                Err(lost(why))
             }
         })
     }
@@ -326,8 +545,8 @@ impl Registry for EtcdRegistry {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&grant.token);
         self.io.run("releasing", CALL_TIMEOUT, async {
-            let mark = high_water_ms.max(self.read_mark(grant.node_id).await?);
-            let held = self.write_mark_if_held(grant, mark, true).await?;
+            // The final mark as given: the holder has stopped issuing.
+            let held = self.write_mark_if_held(grant, high_water_ms, true).await?;
             if let (true, Some(k)) = (held, keepalive) {
                 // The keys are gone already; revoking just frees the etcd lease early.
                 let _ = self.client.clone().lease_revoke(k.lease_id).await;

@@ -44,12 +44,12 @@ use ferroflake_lease::{LeaseError, Registry};
 
 mod address;
 mod blocking;
-#[cfg(any(feature = "redis", feature = "zookeeper"))]
-mod record;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(any(feature = "redis", feature = "zookeeper"))]
+mod record;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "zookeeper")]

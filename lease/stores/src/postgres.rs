@@ -30,7 +30,6 @@ use tokio_postgres::{Client, Config, NoTls, Transaction};
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
 
-
 /// Node ids leased from a PostgreSQL table.
 pub struct PostgresRegistry {
     io: Blocking,
@@ -130,10 +129,7 @@ impl PostgresRegistry {
     }
 
     /// The open session in `slot`, or a new one (the table created if missing).
-    async fn open<'a>(
-        &self,
-        slot: &'a mut Option<Client>,
-    ) -> Result<&'a mut Client, LeaseError> {
+    async fn open<'a>(&self, slot: &'a mut Option<Client>) -> Result<&'a mut Client, LeaseError> {
         if slot.as_ref().is_some_and(Client::is_closed) {
             *slot = None;
         }
@@ -219,13 +215,19 @@ impl PostgresRegistry {
         }))
     }
 
-    async fn claim(&self, tx: &Transaction<'_>, request: &LeaseRequest, token: &str) -> PgResult<Grant> {
+    async fn claim(
+        &self,
+        tx: &Transaction<'_>,
+        request: &LeaseRequest,
+        token: &str,
+    ) -> PgResult<Grant> {
         let t = &self.table;
         let now_us = now_us(tx).await?;
         let now_ms = now_us / 1000;
         let window = request.floor_window();
         // The marker: made, with a floor, when missing (new or lost records).
-        let marker_sql = format!("SELECT floor_until_ms, claimed FROM {t} WHERE node_id = -1 FOR UPDATE");
+        let marker_sql =
+            format!("SELECT floor_until_ms, claimed FROM {t} WHERE node_id = -1 FOR UPDATE");
         let marker = match tx.query_opt(&marker_sql, &[]).await? {
             Some(row) => row,
             None => {
@@ -258,7 +260,10 @@ impl PostgresRegistry {
                 (r.get(0), r.get(1), r.get(2), r.get(3));
             // The claimant's quarantine, or the holder's if longer.
             let q = u(quarantine).max(protocol::ms(request.quarantine));
-            existing.insert(id, protocol::standing(token.is_some(), u(expires), q, now_ms));
+            existing.insert(
+                id,
+                protocol::standing(token.is_some(), u(expires), q, now_ms),
+            );
         }
         let Some(node_id) = (0..n).find(|id| existing.get(id).is_none_or(|s| *s == Standing::Free))
         else {
@@ -317,7 +322,13 @@ impl PostgresRegistry {
         }))
     }
 
-    async fn renew_tx(&self, tx: &Transaction<'_>, grant: &Grant, ttl: Duration, mark: u64) -> PgResult<()> {
+    async fn renew_tx(
+        &self,
+        tx: &Transaction<'_>,
+        grant: &Grant,
+        ttl: Duration,
+        mark: u64,
+    ) -> PgResult<()> {
         let now_ms = now_us(tx).await? / 1000;
         let id = i(grant.node_id);
         let row = self.read_row(tx, id).await?;

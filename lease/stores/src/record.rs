@@ -103,5 +103,4 @@ mod tests {
         };
         assert_eq!(Marker::decode(&marker.encode()), Some(marker));
     }
-
 }

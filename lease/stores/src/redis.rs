@@ -181,9 +181,8 @@ impl RedisRegistry {
                 .to_owned()
         };
         let (maxmemory, policy) = (field("maxmemory"), field("maxmemory_policy"));
-        eviction_refusal(&maxmemory, &policy).map_or(Ok(()), |detail| {
-            Err(LeaseError::InvalidConfig { detail })
-        })
+        eviction_refusal(&maxmemory, &policy)
+            .map_or(Ok(()), |detail| Err(LeaseError::InvalidConfig { detail }))
     }
 
     fn key(&self, node_id: u64) -> String {
@@ -206,7 +205,9 @@ impl RedisRegistry {
             .map_err(|e| self.failed("reading the records", e))?;
         let number = |i: usize| raw.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
         Ok(Snapshot {
-            now_us: number(0).saturating_mul(1_000_000).saturating_add(number(1)),
+            now_us: number(0)
+                .saturating_mul(1_000_000)
+                .saturating_add(number(1)),
             uptime_ms: number(2).saturating_mul(1000),
             values: raw.get(3..).unwrap_or(&[]).to_vec(),
         })
@@ -239,7 +240,11 @@ impl RedisRegistry {
         ))
     }
 
-    async fn claim(&self, request: &LeaseRequest, token: &str) -> Result<Option<Grant>, LeaseError> {
+    async fn claim(
+        &self,
+        request: &LeaseRequest,
+        token: &str,
+    ) -> Result<Option<Grant>, LeaseError> {
         let window = request.floor_window();
         let marker_key = self.marker_key();
         let mut keys = vec![marker_key.clone()];
@@ -265,7 +270,10 @@ impl RedisRegistry {
             for (id, raw) in (0..request.node_count).zip(snap.values.iter().skip(1)) {
                 let record = match raw.as_str() {
                     "" => None,
-                    raw => Some(Record::decode(raw).ok_or_else(|| self.unreadable(&keys[id as usize + 1]))?),
+                    raw => Some(
+                        Record::decode(raw)
+                            .ok_or_else(|| self.unreadable(&keys[id as usize + 1]))?,
+                    ),
                 };
                 let free = record.as_ref().is_none_or(|r| {
                     let q = r.quarantine_ms.max(quarantine);
@@ -340,7 +348,8 @@ impl RedisRegistry {
                 "" => None,
                 raw => Some(Record::decode(raw).ok_or_else(|| self.unreadable(&key))?),
             };
-            let proof = protocol::prove_held(record.as_ref().map(Record::view), &grant.token, now_ms);
+            let proof =
+                protocol::prove_held(record.as_ref().map(Record::view), &grant.token, now_ms);
             let Some(record) = record else {
                 return Ok(proof);
             };

@@ -228,14 +228,12 @@ impl ZooKeeperRegistry {
         let now_ms = self.server_now_ms(client).await?;
         let now_us = now_ms.saturating_mul(1000);
         let (marker, marker_version) = self.marker(client, now_ms, window).await?;
-        let present: BTreeSet<u64> = match client
-            .list_children(&format!("{}/nodes", self.root))
-            .await
-        {
-            Ok(names) => names.iter().filter_map(|n| n.parse().ok()).collect(),
-            Err(ZkError::NoNode) => BTreeSet::new(),
-            Err(e) => return Err(self.failed("listing records", e)),
-        };
+        let present: BTreeSet<u64> =
+            match client.list_children(&format!("{}/nodes", self.root)).await {
+                Ok(names) => names.iter().filter_map(|n| n.parse().ok()).collect(),
+                Err(ZkError::NoNode) => BTreeSet::new(),
+                Err(e) => return Err(self.failed("listing records", e)),
+            };
         let quarantine = protocol::ms(request.quarantine);
         let mut pick = None;
         for node_id in 0..request.node_count {
@@ -366,7 +364,9 @@ impl Registry for ZooKeeperRegistry {
                     return Ok(outcome);
                 }
             }
-            Err(self.io.unavailable(format!("claiming: lost {ROUNDS} races in a row")))
+            Err(self
+                .io
+                .unavailable(format!("claiming: lost {ROUNDS} races in a row")))
         })?;
         claimed.ok_or(LeaseError::NoFreeNode {
             node_count: request.node_count,

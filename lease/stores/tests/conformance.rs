@@ -15,8 +15,8 @@ fn fresh(backend: &'static str) -> impl Fn() -> Namespace {
     let base = common::base_url(backend);
     move || {
         let url = common::namespaced(backend, &base, &common::unique("conf"));
-        let registry: Arc<dyn Registry> = ferroflake_lease_stores::connect(&url)
-            .unwrap_or_else(|e| panic!("connect {url}: {e}"));
+        let registry: Arc<dyn Registry> =
+            ferroflake_lease_stores::connect(&url).unwrap_or_else(|e| panic!("connect {url}: {e}"));
         Namespace::new(registry, move || common::lose_records(backend, &url))
     }
 }

@@ -56,16 +56,21 @@ pub fn lose_records(backend: &str, url: &str) {
         );
     };
     match ferroflake_lease_stores::StoreAddress::parse(url).unwrap() {
-        ferroflake_lease_stores::StoreAddress::Etcd { endpoint, prefix } => run(Command::new(
-            "etcdctl",
-        )
-        .args(["--endpoints", &endpoint, "del", "--prefix", &prefix])),
-        ferroflake_lease_stores::StoreAddress::Redis { url, prefix } => run(Command::new(
-            "redis-cli",
-        )
-        .args(["-u", &url, "EVAL"])
-        .arg("for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end")
-        .args(["0", &format!("{prefix}*")])),
+        ferroflake_lease_stores::StoreAddress::Etcd { endpoint, prefix } => {
+            run(Command::new("etcdctl").args([
+                "--endpoints",
+                &endpoint,
+                "del",
+                "--prefix",
+                &prefix,
+            ]))
+        }
+        ferroflake_lease_stores::StoreAddress::Redis { url, prefix } => {
+            run(Command::new("redis-cli")
+                .args(["-u", &url, "EVAL"])
+                .arg("for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end")
+                .args(["0", &format!("{prefix}*")]))
+        }
         ferroflake_lease_stores::StoreAddress::ZooKeeper { hosts, root } => {
             zk_delete_all(&hosts, &root)
         }
