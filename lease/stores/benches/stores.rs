@@ -57,6 +57,7 @@ fn request() -> LeaseRequest {
         ttl: Duration::from_secs(10),
         quarantine: Duration::from_secs(2),
         holder: "bench".into(),
+        max_ttl: Duration::from_secs(10),
     }
 }
 

@@ -17,7 +17,28 @@
 //! store does not answer within a few seconds, and every later call is bounded in time,
 //! so a store lost while running leaves the generator to stop at its local deadline.
 //! Every backend reclaims an id after its holder's TTL plus the claimant's quarantine,
-//! and carries the high-water mark from holder to holder.
+//! carries the high-water mark from holder to holder, and records a release's final mark
+//! as given, so the next holder starts at once.
+//!
+//! Each backend reads its records and the store's clock, decides with
+//! [`ferroflake_lease::protocol`], and writes only if nothing changed since the read.
+//!
+//! - **Renewals prove the claim** by its token and expiry
+//!   ([`prove_held`](ferroflake_lease::protocol::prove_held)): a missing record is
+//!   `Lost { why: Missing }`, another token `Taken`, a passed TTL `Expired`.
+//! - **Lost records** (a deleted prefix, table or znode, `FLUSHALL`, a wiped restart): each
+//!   namespace has a marker, made atomically when missing; a missing marker starts a floor
+//!   of max_ttl + quarantine on the store's clock (etcd: an etcd lease), and claims report
+//!   the rest in [`Grant::floor_wait`](ferroflake_lease::Grant::floor_wait). An id below the
+//!   marker's count of ids ever claimed with no record gets a floor of its own.
+//! - **Redis must not evict**: a Redis with `maxmemory` and a policy other than
+//!   `noeviction` is refused ([`LeaseError::InvalidConfig`]).
+//! - **Epochs** are [`next_epoch`](ferroflake_lease::protocol::next_epoch)(recorded, clock
+//!   in µs): strictly increasing per id while records survive, and across lost records as
+//!   long as the clock does not go back (the store's clock; the claiming host's wall clock
+//!   on etcd, which has none).
+//!
+//! The crate README says how each store holds a claim.
 //!
 //! ```no_run
 //! use ferroflake::{Layout, SystemClock};

@@ -360,7 +360,12 @@ impl RedisRegistry {
             };
             let new = change(&record, now_ms);
             match self
-                .compare_and_set(&[key.clone()], &[raw], &[new.encode()], not_after)
+                .compare_and_set(
+                    std::slice::from_ref(&key),
+                    &[raw],
+                    &[new.encode()],
+                    not_after,
+                )
                 .await?
             {
                 1 => return Ok(Ok(())),

@@ -53,6 +53,8 @@ impl Backend {
         cmd.args(["--lease", url, "--node-bits", &node_bits.to_string()])
             .args(["--ttl-ms", &self.ttl_ms.to_string()])
             .args(["--quarantine-ms", &self.quarantine_ms.to_string()])
+            // Every holder here uses this TTL: the lost-records floor is TTL + quarantine.
+            .args(["--max-ttl-ms", &self.ttl_ms.to_string()])
             .args(["--skew-ms", "50"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -493,6 +495,184 @@ fn unreachable(b: &Backend) {
     );
 }
 
+/// How a test loses a namespace's records from outside.
+#[derive(Debug, Clone, Copy)]
+enum Loss {
+    /// `etcdctl del --prefix`, Redis `FLUSHALL`, a recursive ZooKeeper delete, PostgreSQL
+    /// `DELETE FROM`.
+    Delete,
+    /// PostgreSQL `TRUNCATE`.
+    Truncate,
+    /// PostgreSQL `DROP TABLE`.
+    Drop,
+    /// The server killed, its data directory wiped, and started again.
+    WipedRestart,
+}
+
+fn lose(b: &Backend, url: &str, how: Loss) {
+    let psql = |sql: String| {
+        let ferroflake_lease_stores::StoreAddress::Postgres { url, table } =
+            ferroflake_lease_stores::StoreAddress::parse(url).unwrap()
+        else {
+            unreachable!()
+        };
+        let sql = sql.replace("{t}", &table);
+        let ok = Command::new("psql")
+            .args([&url, "-qc", &sql])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "psql {sql} failed");
+    };
+    match (how, b.name) {
+        (Loss::Delete, "redis") => {
+            let ok = Command::new("redis-cli")
+                .args(["-u", &b.base, "FLUSHALL"])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "FLUSHALL failed");
+        }
+        (Loss::Delete, "postgres") => psql("DELETE FROM {t}".into()),
+        (Loss::Delete, _) => common::lose_records(b.name, url),
+        (Loss::Truncate, _) => psql("TRUNCATE {t}".into()),
+        (Loss::Drop, _) => psql("DROP TABLE {t}".into()),
+        (Loss::WipedRestart, name) => {
+            ctl("kill", name);
+            let dir = std::env::var("FF_SERVERS_DIR").expect("FF_SERVERS_DIR");
+            let data = Path::new(&dir).join(name);
+            if name == "postgres" {
+                // initdb wants the directory itself; ctl.sh makes it again.
+                std::fs::remove_dir_all(&data).unwrap();
+            } else {
+                for entry in std::fs::read_dir(&data).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        std::fs::remove_dir_all(&path).unwrap();
+                    } else {
+                        std::fs::remove_file(&path).unwrap();
+                    }
+                }
+            }
+            ctl("start", name);
+        }
+    }
+}
+
+/// 6. The records vanish while holder A issues on the only id: holder B, started at
+///    once, gets the id but issues nothing A issued, and A stops with a clear loss.
+fn records_lost(b: &Backend, how: Loss) {
+    let url = b.fresh_url("lost");
+    let dir = scratch("lost");
+    let layout = layout(0);
+    let (a_out, b_out) = (dir.join("a.ids"), dir.join("b.ids"));
+    let mut a = b
+        .probe(&url, 0)
+        .args(["issue", "--run-ms", "30000", "--per-ms", "20"])
+        .args(["--give-up-ms", "20000", "--out", a_out.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let mut first_line = String::new();
+    BufReader::new(a.stdout.as_mut().unwrap())
+        .read_line(&mut first_line)
+        .unwrap();
+    assert!(
+        first_line.starts_with("node=0"),
+        "{}: holder A did not start: {first_line:?}",
+        b.name
+    );
+    thread::sleep(Duration::from_millis(b.ttl_ms / 2));
+    lose(b, &url, how);
+    let new = finish(
+        b.probe(&url, 0)
+            .args(["issue", "--count", "20000", "--per-ms", "20"])
+            .args(["--out", b_out.to_str().unwrap()])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(60),
+        "holder B",
+    );
+    assert_eq!(
+        new.code(),
+        0,
+        "{} {how:?}: holder B failed: {}",
+        b.name,
+        new.stderr
+    );
+    assert_eq!(
+        new.nodes(),
+        vec![0],
+        "{} {how:?}: B must get A's id",
+        b.name
+    );
+    let old = finish(a, Duration::from_secs(60), "holder A");
+    assert_eq!(
+        old.code(),
+        4,
+        "{} {how:?}: holder A must stop with its lease lost: code {} stderr {}",
+        b.name,
+        old.code(),
+        old.stderr
+    );
+    assert!(
+        old.stderr.contains("lost: ") && old.stderr.contains("was lost"),
+        "{} {how:?}: A's error must say the lease was lost: {}",
+        b.name,
+        old.stderr
+    );
+    let (a_ids, b_ids) = (read_ids(&a_out), read_ids(&b_out));
+    assert!(!a_ids.is_empty() && b_ids.len() == 20_000);
+    let a_set: BTreeSet<u64> = a_ids.iter().copied().collect();
+    let shared = b_ids.iter().filter(|id| a_set.contains(id)).count();
+    assert_eq!(
+        shared, 0,
+        "{} {how:?}: {shared} of B's IDs were also issued by A",
+        b.name
+    );
+    let mut all = [a_ids.clone(), b_ids].concat();
+    assert_unique(&mut all, &layout);
+    std::fs::remove_dir_all(&dir).ok();
+    println!(
+        "{}: records lost ({how:?}): A issued {} IDs and stopped (lost), B issued 20000, 0 in common",
+        b.name,
+        a_ids.len()
+    );
+}
+
+/// 7. A Redis that may evict keys is refused, clearly.
+fn evicting_redis_refused(b: &Backend) {
+    let config = |args: &[&str]| {
+        let ok = Command::new("redis-cli")
+            .args(["-u", &b.base, "CONFIG", "SET"])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "CONFIG SET {args:?} failed");
+    };
+    config(&["maxmemory", "100mb"]);
+    config(&["maxmemory-policy", "allkeys-lru"]);
+    let r = finish(
+        b.probe(&b.fresh_url("evict"), 4)
+            .args(["issue", "--count", "1", "--out", "/dev/null"])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(20),
+        "probe against an evicting Redis",
+    );
+    config(&["maxmemory", "0"]);
+    config(&["maxmemory-policy", "noeviction"]);
+    assert_eq!(
+        r.code(),
+        2,
+        "redis: an evicting Redis must be refused: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("noeviction"),
+        "redis: the refusal must name noeviction: {}",
+        r.stderr
+    );
+    println!("redis: evicting Redis refused: {}", r.stderr.trim());
+}
+
 fn all_faults(name: &'static str) {
     let backend = Backend::new(name);
     race(&backend);
@@ -500,6 +680,17 @@ fn all_faults(name: &'static str) {
     stopped_holder(&backend);
     server_restart(&backend);
     unreachable(&backend);
+    let losses: &[Loss] = match name {
+        "postgres" => &[Loss::Delete, Loss::Truncate, Loss::Drop, Loss::WipedRestart],
+        "redis" => &[Loss::Delete, Loss::WipedRestart],
+        _ => &[Loss::Delete, Loss::WipedRestart],
+    };
+    for how in losses {
+        records_lost(&backend, *how);
+    }
+    if name == "redis" {
+        evicting_redis_refused(&backend);
+    }
 }
 
 #[test]

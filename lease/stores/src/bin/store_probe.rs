@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! ferroflake-store-probe --lease URL [--node-bits B] [--ttl-ms T] [--quarantine-ms Q]
-//!     [--skew-ms S] race --start-at-ms WALL --answered-dir DIR --racers N
+//!     [--skew-ms S] [--max-ttl-ms M] race --start-at-ms WALL --answered-dir DIR --racers N
 //! ferroflake-store-probe --lease URL ... issue --out FILE [--count N] [--run-ms D]
 //!     [--per-ms K] [--reacquire] [--give-up-ms G]
 //! ```
@@ -27,6 +27,7 @@ struct Args {
     lease: String,
     node_bits: u32,
     ttl: Duration,
+    max_ttl: Option<Duration>,
     quarantine: Duration,
     skew: Duration,
     mode: String,
@@ -46,6 +47,7 @@ fn parse_args() -> Result<Args, String> {
         lease: String::new(),
         node_bits: 10,
         ttl: Duration::from_millis(1000),
+        max_ttl: None,
         quarantine: Duration::from_millis(500),
         skew: Duration::from_millis(100),
         mode: String::new(),
@@ -79,6 +81,7 @@ fn parse_args() -> Result<Args, String> {
             "--lease" => args.lease = value.clone(),
             "--node-bits" => args.node_bits = number()? as u32,
             "--ttl-ms" => args.ttl = Duration::from_millis(number()?),
+            "--max-ttl-ms" => args.max_ttl = Some(Duration::from_millis(number()?)),
             "--quarantine-ms" => args.quarantine = Duration::from_millis(number()?),
             "--skew-ms" => args.skew = Duration::from_millis(number()?),
             "--start-at-ms" => args.start_at_ms = number()?,
@@ -123,6 +126,9 @@ type Leased = LeasedGenerator<SystemClock>;
 fn start(args: &Args, registry: &Arc<dyn Registry>) -> Result<Leased, LeaseError> {
     let mut config = LeaseConfig::with_ttl(args.ttl);
     config.quarantine = args.quarantine;
+    if let Some(max_ttl) = args.max_ttl {
+        config.max_ttl = max_ttl;
+    }
     config.skew_allowance = args.skew;
     let generator = LeasedGenerator::start(
         layout(args.node_bits)?,
@@ -224,7 +230,7 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
                     thread::sleep(Duration::from_millis(1));
                 }
             }
-            Err(Error::LeaseExpired { .. }) => {
+            Err(e @ Error::LeaseExpired { .. }) => {
                 let since = *fenced_since.get_or_insert_with(Instant::now);
                 let status = generator.status();
                 if fenced_since_reported.is_none() {
@@ -240,8 +246,9 @@ fn issue(args: &Args, registry: &Arc<dyn Registry>) -> ExitCode {
                         println!("lost node={}", generator.node());
                         if !args.reacquire {
                             eprintln!(
-                                "ferroflake-store-probe: lease on node {} lost",
-                                generator.node()
+                                "ferroflake-store-probe: lease on node {} lost: {}",
+                                generator.node(),
+                                generator.explain(&e)
                             );
                             break 4;
                         }
