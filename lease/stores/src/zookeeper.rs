@@ -320,11 +320,11 @@ impl ZooKeeperRegistry {
     /// release of a claim past its TTL (nobody else's yet) through.
     async fn update_held(
         &self,
+        client: Client,
         grant: &Grant,
         allow_expired: bool,
         change: impl Fn(&Record, u64) -> Record,
     ) -> Result<Result<(), Loss>, LeaseError> {
-        let client = self.client()?;
         let path = self.node_path(grant.node_id);
         for _ in 0..ROUNDS {
             let Some((record, stat)) = self.read_node(&client, grant.node_id).await? else {
@@ -374,10 +374,12 @@ impl Registry for ZooKeeperRegistry {
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+        // The client is got outside the runtime: reconnecting blocks on it.
+        let client = self.client()?;
         let proof = self.io.run(
             "renewing",
             renew_limit(ttl),
-            self.update_held(grant, false, |record, now_ms| Record {
+            self.update_held(client, grant, false, |record, now_ms| Record {
                 expires_ms: now_ms.saturating_add(protocol::ms(ttl)),
                 mark: record.mark.max(high_water_ms),
                 ..record.clone()
@@ -392,10 +394,11 @@ impl Registry for ZooKeeperRegistry {
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
         // The final mark as given: the holder has stopped issuing. Not held (any more):
         // nothing to give back, and not an error.
+        let client = self.client()?;
         let _not_held = self.io.run(
             "releasing",
             CALL_TIMEOUT,
-            self.update_held(grant, true, |record, _| Record {
+            self.update_held(client, grant, true, |record, _| Record {
                 mark: high_water_ms,
                 token: None,
                 ..record.clone()
