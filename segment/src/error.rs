@@ -1,0 +1,100 @@
+//! Why a segment operation failed.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A segment store's or allocator's failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SegmentError {
+    /// The store could not be reached, was busy past its timeout, or did not answer in time.
+    /// The allocator retries by itself; IDs already in memory are still issued.
+    Unavailable {
+        /// Which store ("sqlite", "memory", ...).
+        store: String,
+        /// What went wrong, from the client.
+        detail: String,
+    },
+    /// The key has no row in the table. Keys are created explicitly
+    /// ([`SegmentStore::create`](crate::SegmentStore::create)), never on first use.
+    UnknownKey {
+        /// The key asked for.
+        key: String,
+    },
+    /// [`SegmentStore::create`](crate::SegmentStore::create) for a key that already has a row.
+    KeyExists {
+        /// The key.
+        key: String,
+    },
+    /// A key that cannot be stored: empty, or longer than 128 bytes (`varchar(128)`).
+    InvalidKey {
+        /// The key given (cut to 140 bytes in the message).
+        key: String,
+        /// Why.
+        detail: String,
+    },
+    /// Settings or arguments that cannot work: a step of 0 or above 2^31 - 1 (`int`), a
+    /// negative start, a prefetch share outside (0, 1], ...
+    InvalidConfig {
+        /// What is wrong.
+        detail: String,
+    },
+    /// The key's IDs have reached its limit (2^63 - 1, or 2^53 - 1 for JavaScript keys): no
+    /// further range fits. IDs never wrap.
+    Exhausted {
+        /// The key.
+        key: String,
+        /// The largest ID the key may issue.
+        limit: u64,
+    },
+    /// Both buffers were empty and the fetch in flight did not bring a segment within the
+    /// allowed wait. Nothing was issued; calling again is safe.
+    NotReady {
+        /// The key.
+        key: String,
+        /// How long the caller waited.
+        waited: Duration,
+    },
+    /// The allocator was shut down; its unissued IDs may have been given back.
+    Closed {
+        /// The key.
+        key: String,
+    },
+    /// Anything else the store reported (a malformed row, a constraint, a full disk).
+    Store {
+        /// Which store.
+        store: String,
+        /// What it said.
+        detail: String,
+    },
+}
+
+impl fmt::Display for SegmentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unavailable { store, detail } => write!(f, "{store} store unreachable: {detail}"),
+            Self::UnknownKey { key } => write!(
+                f,
+                "no segment key {key:?} in the table: create it first (start and step)"
+            ),
+            Self::KeyExists { key } => write!(f, "segment key {key:?} already exists"),
+            Self::InvalidKey { key, detail } => {
+                let shown: String = key.chars().take(140).collect();
+                write!(f, "invalid segment key {shown:?}: {detail}")
+            }
+            Self::InvalidConfig { detail } => write!(f, "invalid segment settings: {detail}"),
+            Self::Exhausted { key, limit } => write!(
+                f,
+                "segment key {key:?} is exhausted: no range fits below its limit {limit}"
+            ),
+            Self::NotReady { key, waited } => write!(
+                f,
+                "segment key {key:?}: both buffers empty and no segment arrived within {waited:?}"
+            ),
+            Self::Closed { key } => write!(f, "segment key {key:?}: the allocator is shut down"),
+            Self::Store { store, detail } => write!(f, "{store} store error: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for SegmentError {}

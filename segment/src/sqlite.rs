@@ -1,0 +1,281 @@
+//! The embedded default store: Leaf's table in a SQLite file, shared by the processes of one
+//! host. Every change runs in a `BEGIN IMMEDIATE` transaction (the write lock is taken
+//! before the row is read, so two processes never both read the old `max_id`), with a busy
+//! timeout, in WAL mode.
+
+use std::fs;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
+
+use crate::store::{check_create, check_give_back, check_key, check_step, range_after};
+use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore, MAX_TABLE_ID};
+
+/// How long a call waits for another process's write lock before it counts as unavailable.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS leaf_alloc (
+    biz_tag     varchar(128) NOT NULL PRIMARY KEY,
+    max_id      bigint       NOT NULL DEFAULT 1,
+    step        int          NOT NULL,
+    description varchar(256),
+    update_time timestamp    NOT NULL DEFAULT CURRENT_TIMESTAMP
+)";
+
+/// A [`SegmentStore`] over a SQLite file (Leaf's `leaf_alloc` table).
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+    }
+}
+
+impl SqliteStore {
+    /// The per-user default file: `/var/tmp/ferroflake-segments-<uid>/segments.db` (the
+    /// directory is created mode 0700 and must belong to the caller).
+    pub fn default_path() -> PathBuf {
+        let uid = rustix::process::getuid().as_raw();
+        PathBuf::from(format!("/var/tmp/ferroflake-segments-{uid}")).join("segments.db")
+    }
+
+    /// Opens (or creates) the store at [`default_path`](Self::default_path).
+    ///
+    /// # Errors
+    /// [`SegmentError::Unavailable`] if the directory cannot be made or trusted, or the file
+    /// cannot be opened.
+    pub fn open_default() -> Result<Self, SegmentError> {
+        let path = Self::default_path();
+        if let Some(dir) = path.parent() {
+            private_dir(dir)?;
+        }
+        Self::open(&path)
+    }
+
+    /// Opens (or creates) a store in the file `path`, with the table if it is missing.
+    ///
+    /// # Errors
+    /// [`SegmentError::Unavailable`] if the file cannot be opened or set up.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, SegmentError> {
+        Self::open_with_timeout(path, DEFAULT_BUSY_TIMEOUT)
+    }
+
+    /// [`open`](Self::open), waiting up to `busy_timeout` for other processes' locks.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with_timeout(
+        path: impl AsRef<Path>,
+        busy_timeout: Duration,
+    ) -> Result<Self, SegmentError> {
+        let path = path.as_ref().to_owned();
+        let conn = Connection::open(&path).map_err(unavailable)?;
+        conn.busy_timeout(busy_timeout).map_err(unavailable)?;
+        // WAL: readers do not block the writer; a crash never loses a committed allocation.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(unavailable)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(unavailable)?;
+        conn.execute_batch(SCHEMA).map_err(unavailable)?;
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// The file this store uses.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn with_tx<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, SegmentError>,
+    ) -> Result<T, SegmentError> {
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(classify)?;
+        let out = f(&tx)?; // an error drops `tx`, which rolls back
+        tx.commit().map_err(classify)?;
+        Ok(out)
+    }
+}
+
+impl SegmentStore for SqliteStore {
+    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
+        check_create(key, start, step)?;
+        self.with_tx(|tx| {
+            let inserted = tx
+                .execute(
+                    "INSERT INTO leaf_alloc (biz_tag, max_id, step, description, update_time)
+                     VALUES (?1, ?2, ?3, 'created by ferroflake', CURRENT_TIMESTAMP)
+                     ON CONFLICT (biz_tag) DO NOTHING",
+                    params![key, start, step as i64],
+                )
+                .map_err(classify)?;
+            if inserted == 0 {
+                return Err(SegmentError::KeyExists { key: key.into() });
+            }
+            Ok(())
+        })
+    }
+
+    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
+        check_key(key)?;
+        check_step(step)?;
+        self.with_tx(|tx| {
+            // The bound keeps `max_id + step` inside bigint: SQLite would turn an overflow
+            // into a float, and a float max_id would lose IDs.
+            let row: Option<(i64, i64)> = tx
+                .query_row(
+                    "UPDATE leaf_alloc SET max_id = max_id + ?2, update_time = CURRENT_TIMESTAMP
+                     WHERE biz_tag = ?1 AND max_id <= ?3 RETURNING max_id, step",
+                    params![key, step as i64, (MAX_TABLE_ID - step) as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(classify)?;
+            let Some((max_id, table_step)) = row else {
+                return Err(match read(tx, key)? {
+                    None => SegmentError::UnknownKey { key: key.into() },
+                    Some(_) => SegmentError::Exhausted {
+                        key: key.into(),
+                        limit: MAX_TABLE_ID,
+                    },
+                });
+            };
+            let max_id = non_negative(key, "max_id", max_id)?;
+            if max_id < step {
+                return Err(malformed(key, "max_id", max_id as i64 - step as i64));
+            }
+            Ok(Allocation {
+                range: range_after(max_id, step),
+                table_step: non_negative(key, "step", table_step)?,
+            })
+        })
+    }
+
+    fn give_back(
+        &self,
+        key: &str,
+        rest: Range,
+        expected_max_id: u64,
+    ) -> Result<bool, SegmentError> {
+        check_give_back(key, rest, expected_max_id)?;
+        self.with_tx(|tx| {
+            let changed = tx
+                .execute(
+                    "UPDATE leaf_alloc SET max_id = ?2, update_time = CURRENT_TIMESTAMP
+                     WHERE biz_tag = ?1 AND max_id = ?3",
+                    params![key, rest.start as i64, expected_max_id as i64],
+                )
+                .map_err(classify)?;
+            if changed == 0 && read(tx, key)?.is_none() {
+                return Err(SegmentError::UnknownKey { key: key.into() });
+            }
+            Ok(changed == 1)
+        })
+    }
+
+    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
+        check_key(key)?;
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        read(&conn, key)
+    }
+
+    fn name(&self) -> &str {
+        "sqlite"
+    }
+}
+
+fn read(conn: &Connection, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
+    let row: Option<(i64, i64)> = conn
+        .query_row(
+            "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?1",
+            params![key],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(classify)?;
+    row.map(|(max_id, step)| {
+        Ok(KeyRecord {
+            max_id: non_negative(key, "max_id", max_id)?,
+            step: non_negative(key, "step", step)?,
+        })
+    })
+    .transpose()
+}
+
+fn non_negative(key: &str, column: &str, value: i64) -> Result<u64, SegmentError> {
+    u64::try_from(value).map_err(|_| malformed(key, column, value))
+}
+
+fn malformed(key: &str, column: &str, value: i64) -> SegmentError {
+    SegmentError::Store {
+        store: "sqlite".into(),
+        detail: format!("row {key:?} has {column} {value}: IDs below 0 are not handed out"),
+    }
+}
+
+/// Locks held past the busy timeout and files that cannot be opened are `Unavailable`
+/// (worth retrying); everything else is `Store`.
+fn classify(e: rusqlite::Error) -> SegmentError {
+    match e.sqlite_error_code() {
+        Some(
+            ErrorCode::DatabaseBusy
+            | ErrorCode::DatabaseLocked
+            | ErrorCode::CannotOpen
+            | ErrorCode::SystemIoFailure,
+        ) => unavailable(e),
+        _ => SegmentError::Store {
+            store: "sqlite".into(),
+            detail: e.to_string(),
+        },
+    }
+}
+
+fn unavailable(e: rusqlite::Error) -> SegmentError {
+    SegmentError::Unavailable {
+        store: "sqlite".into(),
+        detail: e.to_string(),
+    }
+}
+
+/// Creates `dir` mode 0700 if missing and checks that it belongs to the caller and nobody
+/// else can write it: whoever can rewrite the table can make two processes share a range.
+fn private_dir(dir: &Path) -> Result<(), SegmentError> {
+    let refuse = |detail: String| SegmentError::Unavailable {
+        store: "sqlite".into(),
+        detail,
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| refuse(format!("cannot create {}: {e}", dir.display())))?;
+    let me = rustix::process::getuid().as_raw();
+    let link = fs::symlink_metadata(dir)
+        .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
+    let meta = fs::metadata(dir).map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
+    if link.uid() != me || meta.uid() != me || !meta.is_dir() {
+        return Err(refuse(format!(
+            "{} is not a directory owned by uid {me}: refusing a table someone else controls",
+            dir.display()
+        )));
+    }
+    if meta.permissions().mode() & 0o022 != 0 {
+        return Err(refuse(format!(
+            "{} is writable by other users (mode {:o}): make it private with chmod 700",
+            dir.display(),
+            meta.permissions().mode() & 0o7777
+        )));
+    }
+    Ok(())
+}

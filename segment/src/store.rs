@@ -1,0 +1,160 @@
+//! The store abstraction: the table that hands out whole ranges per key.
+//!
+//! Every store (in-memory, embedded SQLite; PostgreSQL, MySQL and Redis later) implements
+//! [`SegmentStore`] and passes the same conformance suite. Calls are blocking, so the C,
+//! Python and Node faces can wrap them without a runtime of their own; a store with an async
+//! client runs it on a small runtime of its own, each call bounded in time, and answers
+//! [`SegmentError::Unavailable`] past the bound.
+//!
+//! The table is Leaf's, unchanged:
+//!
+//! ```sql
+//! CREATE TABLE leaf_alloc (
+//!     biz_tag     varchar(128) PRIMARY KEY,
+//!     max_id      bigint,
+//!     step        int,
+//!     description varchar(256),
+//!     update_time timestamp
+//! );
+//! ```
+//!
+//! and so is its range convention: an allocation runs `UPDATE leaf_alloc SET max_id =
+//! max_id + step` and owns `[new max_id - step, new max_id)`. A Leaf server and ferroflake
+//! can therefore share one table without overlap.
+
+use crate::SegmentError;
+
+/// The longest key the table holds (`varchar(128)`), in bytes.
+pub const MAX_KEY_BYTES: usize = 128;
+
+/// The largest step the table holds (`int`).
+pub const MAX_STEP: u64 = i32::MAX as u64;
+
+/// The largest `max_id` the table holds (`bigint`): 2^63 - 1.
+pub const MAX_TABLE_ID: u64 = i64::MAX as u64;
+
+/// A half-open range of IDs, `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Range {
+    /// The first ID.
+    pub start: u64,
+    /// One past the last ID.
+    pub end: u64,
+}
+
+impl Range {
+    /// How many IDs the range holds.
+    pub fn len(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+
+    /// Whether the range holds no ID.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What one allocation returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocation {
+    /// The IDs now owned by the caller: `[max_id - step, max_id)` after the update.
+    pub range: Range,
+    /// The step stored in the table for the key (the allocator never steps below it).
+    pub table_step: u64,
+}
+
+/// A key's row, as [`SegmentStore::peek`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyRecord {
+    /// The highest ID handed out so far, plus one (Leaf's `max_id`).
+    pub max_id: u64,
+    /// The table's step.
+    pub step: u64,
+}
+
+/// A table of per-key ranges.
+pub trait SegmentStore: Send + Sync {
+    /// Adds `key` with `max_id = start` and `step`, so that the first allocation of `step`
+    /// IDs returns `[start, start + step)`.
+    ///
+    /// [`SegmentError::KeyExists`] if the key has a row; [`SegmentError::InvalidKey`] or
+    /// [`SegmentError::InvalidConfig`] for what [`check_key`] and [`check_step`] refuse,
+    /// or a negative start.
+    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError>;
+
+    /// Takes the next `step` IDs of `key` in one atomic update (`max_id = max_id + step`)
+    /// and returns them. The table's own step is not changed.
+    ///
+    /// [`SegmentError::UnknownKey`] if the key has no row; [`SegmentError::Exhausted`] if
+    /// `max_id + step` would pass 2^63 - 1 (the row is then left as it was; nothing wraps).
+    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError>;
+
+    /// Gives the unissued top of the caller's last range back: sets `max_id = rest.start`,
+    /// but only if `max_id` is still `expected_max_id` (nobody allocated after the caller)
+    /// and `rest.end == expected_max_id`. Returns whether it did. Giving back is an
+    /// optimisation (less waste on restart), so a refusal is `Ok(false)`, not an error.
+    fn give_back(&self, key: &str, rest: Range, expected_max_id: u64)
+        -> Result<bool, SegmentError>;
+
+    /// Reads the key's row without changing it; `None` if there is none.
+    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError>;
+
+    /// A short name for messages: "memory", "sqlite", "postgres", ...
+    fn name(&self) -> &str;
+}
+
+/// Refuses an empty key or one longer than [`MAX_KEY_BYTES`].
+pub fn check_key(key: &str) -> Result<(), SegmentError> {
+    let detail = if key.is_empty() {
+        "empty"
+    } else if key.len() > MAX_KEY_BYTES {
+        "longer than 128 bytes (the table's biz_tag is varchar(128))"
+    } else {
+        return Ok(());
+    };
+    Err(SegmentError::InvalidKey {
+        key: key.into(),
+        detail: detail.into(),
+    })
+}
+
+/// Refuses a step of 0 or above [`MAX_STEP`].
+pub fn check_step(step: u64) -> Result<(), SegmentError> {
+    if step == 0 || step > MAX_STEP {
+        return Err(SegmentError::InvalidConfig {
+            detail: format!("step {step} is outside 1..=2^31 - 1 (the table's step is an int)"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks what [`SegmentStore::create`] must refuse and returns the start as an ID.
+pub fn check_create(key: &str, start: i64, step: u64) -> Result<u64, SegmentError> {
+    check_key(key)?;
+    check_step(step)?;
+    u64::try_from(start).map_err(|_| SegmentError::InvalidConfig {
+        detail: format!("start {start} is negative: IDs are positive"),
+    })
+}
+
+/// Checks a give-back's arguments: the rest must end at the expected `max_id`.
+pub fn check_give_back(key: &str, rest: Range, expected_max_id: u64) -> Result<(), SegmentError> {
+    check_key(key)?;
+    if rest.end != expected_max_id || rest.start > rest.end {
+        return Err(SegmentError::InvalidConfig {
+            detail: format!(
+                "give-back of {}..{} must end at the expected max_id {expected_max_id}",
+                rest.start, rest.end
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The range an allocation owns, from the row after the update (Leaf's convention).
+pub fn range_after(new_max_id: u64, step: u64) -> Range {
+    Range {
+        start: new_max_id - step,
+        end: new_max_id,
+    }
+}

@@ -1,0 +1,89 @@
+//! Test helpers shared by the segment tests.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentConfig, SegmentError, SegmentStore};
+
+/// A store wrapper that a test switches off (every call `Unavailable`) and on, and can slow
+/// down; it counts allocations.
+pub struct Switchable {
+    pub inner: Arc<dyn SegmentStore>,
+    off: AtomicBool,
+    delay_ms: AtomicU64,
+    pub allocations: AtomicU64,
+}
+
+impl Switchable {
+    pub fn new(inner: Arc<dyn SegmentStore>) -> Arc<Self> {
+        Arc::new(Switchable {
+            inner,
+            off: AtomicBool::new(false),
+            delay_ms: AtomicU64::new(0),
+            allocations: AtomicU64::new(0),
+        })
+    }
+    pub fn set_off(&self, off: bool) {
+        self.off.store(off, Ordering::SeqCst);
+    }
+    pub fn set_delay(&self, delay: Duration) {
+        self.delay_ms.store(delay.as_millis() as u64, Ordering::SeqCst);
+    }
+    fn gate(&self) -> Result<(), SegmentError> {
+        let delay = self.delay_ms.load(Ordering::SeqCst);
+        if delay > 0 {
+            std::thread::sleep(Duration::from_millis(delay));
+        }
+        if self.off.load(Ordering::SeqCst) {
+            return Err(SegmentError::Unavailable {
+                store: "switchable".into(),
+                detail: "switched off by the test".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl SegmentStore for Switchable {
+    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
+        self.gate()?;
+        self.inner.create(key, start, step)
+    }
+    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
+        self.gate()?;
+        self.allocations.fetch_add(1, Ordering::SeqCst);
+        self.inner.allocate(key, step)
+    }
+    fn give_back(&self, key: &str, rest: Range, expected: u64) -> Result<bool, SegmentError> {
+        self.gate()?;
+        self.inner.give_back(key, rest, expected)
+    }
+    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
+        self.gate()?;
+        self.inner.peek(key)
+    }
+    fn name(&self) -> &str {
+        "switchable"
+    }
+}
+
+/// Settings for tests: quick retries, a short wait.
+pub fn fast_config() -> SegmentConfig {
+    SegmentConfig {
+        max_wait: Duration::from_millis(2_000),
+        retry_min: Duration::from_millis(5),
+        retry_max: Duration::from_millis(40),
+        ..SegmentConfig::default()
+    }
+}
+
+/// Polls `done` every 2 ms for at most `limit`; panics with `what` if it never holds.
+pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let give_up = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < give_up, "timed out after {limit:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
