@@ -1,0 +1,159 @@
+//! The sizes of a model run, the protocol's timings in model units, and the mutants.
+
+use std::time::Duration;
+
+/// One model time unit is one millisecond, and one tick of the generator's layout is one
+/// unit: the protocol functions see plain milliseconds, as they do in production.
+pub const TICK_MS: u64 = 1;
+
+/// Which guard of the protocol the model wiring breaks on purpose (see
+/// [`decisions`](crate::decisions)). The real protocol is [`Mutant::None`]; each other
+/// variant must yield a counterexample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mutant {
+    /// The protocol as `ferroflake_lease::protocol` decides it.
+    None,
+    /// A claim that finds the record missing starts no lost-records floor.
+    NoFloor,
+    /// A renewal proves only that the record's version number is the one the holder last
+    /// saw (and that the record is live), not its owner token. A recreated record starts
+    /// its versions again, so it can repeat one.
+    VersionOnlyRenewal,
+    /// The fence after a renewal is the renewal's send time on the wall clock plus
+    /// TTL − safety margin, instead of the time left on the monotonic deadline.
+    WallClockFence,
+}
+
+impl Mutant {
+    /// Every mutant (not `None`).
+    pub const ALL: [Mutant; 3] = [
+        Mutant::NoFloor,
+        Mutant::VersionOnlyRenewal,
+        Mutant::WallClockFence,
+    ];
+}
+
+/// The sizes and timings of one run. Times are model units (ms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounds {
+    /// Processes that compete for the one node id (2 or 3).
+    pub holders: usize,
+    /// True time runs from 0 to this, in unit steps.
+    pub max_time: u64,
+    /// Wall clocks read true time + an offset in `0..=skew`, which may change (a step
+    /// forward or back, or drift) at any moment: the skew between holders stays within it.
+    pub skew: u64,
+    /// How often the registry may lose its records (deleted, evicted, wiped).
+    pub max_wipes: u8,
+    /// Claims (owner tokens) in the whole run, over all holders.
+    pub max_claims: u8,
+    /// Messages in flight at once (requests and responses); a holder cannot send while full.
+    pub max_in_flight: usize,
+    /// The lease timings, as in `LeaseConfig`.
+    pub ttl: u64,
+    /// `LeaseConfig::safety_margin`.
+    pub safety_margin: u64,
+    /// `LeaseConfig::quarantine`.
+    pub quarantine: u64,
+    /// `LeaseConfig::skew_allowance`.
+    pub skew_allowance: u64,
+    /// `LeaseConfig::max_ttl`, agreed by every holder.
+    pub max_ttl: u64,
+    /// `LeaseConfig::reserve_ahead` (the default: the TTL).
+    pub reserve_ahead: u64,
+    /// Checker threads.
+    pub threads: usize,
+    /// The broken guard, if any.
+    pub mutant: Mutant,
+}
+
+impl Bounds {
+    /// The bounds the test command uses: small enough for a few minutes on two cores.
+    pub fn small() -> Self {
+        Bounds {
+            holders: 2,
+            max_time: 5,
+            skew: 1,
+            max_wipes: 1,
+            max_claims: 2,
+            max_in_flight: 2,
+            ttl: 3,
+            safety_margin: 1,
+            quarantine: 1,
+            skew_allowance: 1,
+            max_ttl: 3,
+            reserve_ahead: 3,
+            threads: 2,
+            mutant: Mutant::None,
+        }
+    }
+
+    /// [`small`](Self::small), overridden by the environment:
+    /// `FERROFLAKE_MODEL_HOLDERS`, `FERROFLAKE_MODEL_TIME`, `FERROFLAKE_MODEL_SKEW`,
+    /// `FERROFLAKE_MODEL_WIPES`, `FERROFLAKE_MODEL_CLAIMS`, `FERROFLAKE_MODEL_IN_FLIGHT`,
+    /// `FERROFLAKE_MODEL_TTL`, `FERROFLAKE_MODEL_QUARANTINE`, `FERROFLAKE_MODEL_THREADS`.
+    ///
+    /// # Panics
+    /// If a variable is set but is not a number.
+    pub fn from_env() -> Self {
+        let mut b = Self::small();
+        let var = |name: &str| {
+            std::env::var(name).ok().filter(|v| !v.is_empty()).map(|v| {
+                v.parse::<u64>()
+                    .unwrap_or_else(|_| panic!("{name}={v:?} is not a whole number"))
+            })
+        };
+        if let Some(v) = var("FERROFLAKE_MODEL_HOLDERS") {
+            b.holders = v as usize;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_TIME") {
+            b.max_time = v;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_SKEW") {
+            b.skew = v;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_WIPES") {
+            b.max_wipes = v as u8;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_CLAIMS") {
+            b.max_claims = v as u8;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_IN_FLIGHT") {
+            b.max_in_flight = v as usize;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_TTL") {
+            // Scaled as LeaseConfig::with_ttl does, rounded to whole units.
+            b.ttl = v;
+            b.max_ttl = v;
+            b.reserve_ahead = v;
+            b.safety_margin = (v / 10).max(1);
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_QUARANTINE") {
+            b.quarantine = v;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_THREADS") {
+            b.threads = v as usize;
+        }
+        assert!(
+            (1..=3).contains(&b.holders),
+            "FERROFLAKE_MODEL_HOLDERS must be 1, 2 or 3"
+        );
+        assert!(
+            b.skew < 16 && b.max_time + b.skew + b.reserve_ahead < 64,
+            "ticks must fit a 64-bit mask: lower FERROFLAKE_MODEL_TIME or _SKEW"
+        );
+        assert!(usize::from(b.max_claims) < crate::state::TOKENS.len());
+        b
+    }
+
+    /// The same bounds with `mutant`.
+    pub fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
+    }
+
+    /// A duration of `units` model units.
+    pub fn units(units: u64) -> Duration {
+        Duration::from_millis(units)
+    }
+}

@@ -1,0 +1,182 @@
+//! Counterexamples as readable traces: one line per step, with true time and the wall
+//! clocks, saying what happened and what it changed.
+
+use std::fmt::Write;
+
+use stateright::Path;
+
+use crate::model::Action;
+use crate::state::{Body, Msg, Phase, State, TOKENS};
+
+fn who(h: u8) -> char {
+    char::from(b'A' + h)
+}
+
+fn body(b: &Body) -> String {
+    let tok = |t: &u8| TOKENS[usize::from(*t)];
+    match b {
+        Body::Claim { token } => format!("claim (token {})", tok(token)),
+        Body::Renew { token, mark, .. } => format!("renew (token {}, mark {mark})", tok(token)),
+        Body::Release { token, mark } => format!("release (token {}, mark {mark})", tok(token)),
+        Body::Granted {
+            token,
+            previous_mark,
+            floor_wait,
+            ..
+        } => format!(
+            "granted (token {}, previous mark {previous_mark}, floor wait {floor_wait})",
+            tok(token)
+        ),
+        Body::Busy => "no free node".into(),
+        Body::Renewed { .. } => "renewed".into(),
+        Body::Lost(why) => format!("lost ({why:?})"),
+    }
+}
+
+fn message(m: &Msg) -> String {
+    let stale = if m.live { "" } else { " [nobody waits for it]" };
+    if m.body.is_request() {
+        format!("{}'s {}{stale}", who(m.holder), body(&m.body))
+    } else {
+        format!("reply to {}: {}{stale}", who(m.holder), body(&m.body))
+    }
+}
+
+/// One step, told from the states before and after it.
+pub fn step(before: &State, action: &Action, after: &State) -> String {
+    let holder = |h: &u8| &after.holders[usize::from(*h)];
+    match action {
+        Action::Tick { .. } => {
+            let mut out = String::from("time passes");
+            for h in 0..after.holders.len() {
+                let (was, is) = (before.holders[h].offset, after.holders[h].offset);
+                if was != is {
+                    let _ = write!(
+                        out,
+                        "; {}'s wall clock {} by {} against true time",
+                        who(h as u8),
+                        if is > was { "steps forward" } else { "falls back" },
+                        is.abs_diff(was)
+                    );
+                }
+            }
+            out
+        }
+        Action::Claim(h) => format!("{} sends a claim", who(*h)),
+        Action::Renew(h) => {
+            let kind = match holder(h).pending {
+                Some(crate::state::Pending::Renew { mark, .. }) => {
+                    format!("renew_once reserving mark {mark}")
+                }
+                _ => "a renewal while starting (floor / previous mark)".into(),
+            };
+            format!("{} sends {kind}", who(*h))
+        }
+        Action::Timeout(h) => format!("{}'s call times out", who(*h)),
+        Action::Shutdown(h) => format!("{} shuts down and releases", who(*h)),
+        Action::Crash(h) => format!("{}'s process dies", who(*h)),
+        Action::Drop(m) => format!("lost in the network: {}", message(m)),
+        Action::Wipe => "the registry loses its records".into(),
+        Action::Deliver(m) => {
+            let mut out = format!("delivered: {}", message(m));
+            if m.body.is_request() {
+                if let Body::Renew { .. } = m.body {
+                    let changed = before.registry.record != after.registry.record;
+                    out.push_str(if changed { " ACCEPTED" } else { " refused" });
+                }
+                let r = after.registry.record;
+                let _ = match r {
+                    Some(r) => write!(
+                        out,
+                        " -> record: token {}, expires {}, mark {}, floor until {}",
+                        r.token.map_or("none", |t| TOKENS[usize::from(t)]),
+                        r.expires,
+                        r.mark,
+                        after.registry.floor_until
+                    ),
+                    None => write!(out, " -> record missing"),
+                };
+            } else if m.live {
+                let x = holder(&m.holder);
+                let _ = write!(
+                    out,
+                    " -> {} {:?}, fence {}, deadline {}",
+                    who(m.holder),
+                    x.phase,
+                    x.fence,
+                    x.deadline
+                );
+                if x.phase == Phase::Starting {
+                    if let Some(g) = x.grant {
+                        let _ = write!(
+                            out,
+                            ", waits until time {} and wall > {:?}",
+                            g.floor_end, g.resume_after
+                        );
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The whole path, one numbered line per step.
+pub fn render(path: &Path<State, Action>) -> String {
+    let steps = path.clone().into_vec();
+    let mut out = String::new();
+    if let Some((first, _)) = steps.first() {
+        let walls: Vec<String> = (0..first.holders.len())
+            .map(|h| format!("{}={}", who(h as u8), first.wall(h)))
+            .collect();
+        let _ = writeln!(out, "start: time 0, wall clocks {}", walls.join(" "));
+    }
+    for (i, pair) in steps.windows(2).enumerate() {
+        let (before, action) = &pair[0];
+        let (after, _) = &pair[1];
+        let Some(action) = action else { continue };
+        let walls: Vec<String> = (0..after.holders.len())
+            .map(|h| format!("{}={}", who(h as u8), after.wall(h)))
+            .collect();
+        let mut line = step(before, action, after);
+        for (h, (x, y)) in before.holders.iter().zip(&after.holders).enumerate() {
+            if y.last_issued.is_some() && (x.first_issued, x.last_issued) != (y.first_issued, y.last_issued) {
+                let _ = write!(
+                    line,
+                    "; {} issues tick {} (fence {}, deadline {})",
+                    who(h as u8),
+                    after.wall(h),
+                    y.fence,
+                    y.deadline
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{:>3}. [time {:>2} | wall {}] {}",
+            i + 1,
+            after.now,
+            walls.join(" "),
+            line
+        );
+    }
+    if let Some((last, _)) = steps.last() {
+        if let Some((h, tick)) = last.ghost.duplicate {
+            let _ = writeln!(
+                out,
+                "=> tick {tick} issued by {} was already issued under another claim",
+                who(h)
+            );
+        }
+        if let Some((h, t, fence, at_deadline)) = last.ghost.late {
+            let _ = writeln!(
+                out,
+                "=> at time {t} {} set its fence to {fence}, but its wall clock reads {at_deadline} \
+                 at its local deadline {}: it may issue past the deadline",
+                who(h),
+                last.holders[usize::from(h)].deadline
+            );
+        }
+    }
+    out
+}
