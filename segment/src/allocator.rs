@@ -150,10 +150,7 @@ impl SegmentAllocator {
     ///
     /// # Errors
     /// [`SegmentError::InvalidConfig`] for what [`SegmentConfig::validate`] refuses.
-    pub fn new(
-        store: Arc<dyn SegmentStore>,
-        config: SegmentConfig,
-    ) -> Result<Self, SegmentError> {
+    pub fn new(store: Arc<dyn SegmentStore>, config: SegmentConfig) -> Result<Self, SegmentError> {
         config.validate()?;
         let fetcher = Arc::new(Fetcher {
             store,
@@ -510,10 +507,7 @@ impl KeyState {
             },
             next,
             runway_ids,
-            runway_secs: slow
-                .rest
-                .rate_per_sec
-                .map(|rate| runway_ids as f64 / rate),
+            runway_secs: slow.rest.rate_per_sec.map(|rate| runway_ids as f64 / rate),
             step: slow.rest.step,
             fetching: slow.rest.fetching,
             last_error: slow.rest.last_error.clone(),
@@ -668,4 +662,64 @@ fn clip(
         end: range.end.min(limit + 1),
     };
     Ok(Segment::new(ids, range.end, config.prefetch_share))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slow(step: u64, min_step: u64, ago: Option<Duration>, hungry: bool) -> KeySlow {
+        let now = Instant::now();
+        KeySlow {
+            fetching: false,
+            hungry,
+            permanent: false,
+            failures: 0,
+            last_error: None,
+            step,
+            min_step,
+            last_fetch: ago.map(|d| now - d),
+            current_since: now,
+            rate_per_sec: None,
+            counters: Counters::default(),
+        }
+    }
+
+    #[test]
+    fn leaf_step_rule() {
+        let config = SegmentConfig {
+            max_step: 1000,
+            ..SegmentConfig::default()
+        };
+        let min = |m: u64| Some(Duration::from_secs(60 * m));
+        // Under 15 minutes: double, up to max_step.
+        assert_eq!(next_step(&slow(100, 100, min(1), false), &config), 200);
+        assert_eq!(next_step(&slow(800, 100, min(1), false), &config), 1000);
+        // 15 to 30 minutes: keep.
+        assert_eq!(next_step(&slow(400, 100, min(20), false), &config), 400);
+        // 30 minutes or more: halve, never below the table's step.
+        assert_eq!(next_step(&slow(400, 100, min(30), false), &config), 200);
+        assert_eq!(next_step(&slow(150, 100, min(45), false), &config), 100);
+        // The first background fetch keeps the step; a caller that waited doubles it.
+        assert_eq!(next_step(&slow(100, 100, None, false), &config), 100);
+        assert_eq!(next_step(&slow(100, 100, min(45), true), &config), 200);
+        // A table step above max_step is used as it is.
+        assert_eq!(next_step(&slow(5000, 5000, min(1), false), &config), 5000);
+    }
+
+    #[test]
+    fn backoff_doubles_within_bounds_with_jitter() {
+        let config = SegmentConfig {
+            retry_min: Duration::from_millis(100),
+            retry_max: Duration::from_millis(1000),
+            ..SegmentConfig::default()
+        };
+        for (failures, full) in [(1, 100), (2, 200), (4, 800), (5, 1000), (60, 1000)] {
+            let d = backoff(&config, failures).as_millis() as u64;
+            assert!(
+                d <= full && d >= full * 8 / 10,
+                "{failures} failures: {d} ms"
+            );
+        }
+    }
 }

@@ -66,7 +66,10 @@ impl SegmentConfig {
             ));
         }
         if self.max_step == 0 || self.max_step > MAX_STEP {
-            return bad(format!("max_step {} is outside 1..=2^31 - 1", self.max_step));
+            return bad(format!(
+                "max_step {} is outside 1..=2^31 - 1",
+                self.max_step
+            ));
         }
         if self.fast_segment > self.slow_segment {
             return bad("fast_segment is longer than slow_segment".into());

@@ -41,13 +41,34 @@ pub fn leaf_ranges(fresh: Fresh<'_>) {
     let store = fresh();
     store.create("orders", 1000, 100).unwrap();
     let first = store.allocate("orders", 100).unwrap();
-    assert_eq!(first.range, Range { start: 1000, end: 1100 }, "first range");
+    assert_eq!(
+        first.range,
+        Range {
+            start: 1000,
+            end: 1100
+        },
+        "first range"
+    );
     assert_eq!(first.table_step, 100, "table step");
     let second = store.allocate("orders", 250).unwrap();
-    assert_eq!(second.range, Range { start: 1100, end: 1350 }, "a custom step");
-    assert_eq!(second.table_step, 100, "a custom step must not change the table's step");
+    assert_eq!(
+        second.range,
+        Range {
+            start: 1100,
+            end: 1350
+        },
+        "a custom step"
+    );
+    assert_eq!(
+        second.table_step, 100,
+        "a custom step must not change the table's step"
+    );
     let row = store.peek("orders").unwrap().expect("the row");
-    assert_eq!((row.max_id, row.step), (1350, 100), "the row after two allocations");
+    assert_eq!(
+        (row.max_id, row.step),
+        (1350, 100),
+        "the row after two allocations"
+    );
     store.create("other", 0, 1).unwrap();
     assert_eq!(
         store.allocate("other", 1).unwrap().range,
@@ -62,37 +83,65 @@ pub fn create_refuses_bad_input(fresh: Fresh<'_>) {
     let store = fresh();
     store.create("k", 1, 10).unwrap();
     assert!(
-        matches!(store.create("k", 1, 10), Err(SegmentError::KeyExists { .. })),
+        matches!(
+            store.create("k", 1, 10),
+            Err(SegmentError::KeyExists { .. })
+        ),
         "a duplicate key must be KeyExists"
     );
     let long = "x".repeat(129);
     for key in ["", long.as_str()] {
         assert!(
-            matches!(store.create(key, 1, 10), Err(SegmentError::InvalidKey { .. })),
+            matches!(
+                store.create(key, 1, 10),
+                Err(SegmentError::InvalidKey { .. })
+            ),
             "create({key:?}) must be InvalidKey"
         );
         assert!(
-            matches!(store.allocate(key, 10), Err(SegmentError::InvalidKey { .. })),
+            matches!(
+                store.allocate(key, 10),
+                Err(SegmentError::InvalidKey { .. })
+            ),
             "allocate({key:?}) must be InvalidKey"
         );
     }
-    store.create(&"y".repeat(128), 1, 10).expect("a 128-byte key");
+    store
+        .create(&"y".repeat(128), 1, 10)
+        .expect("a 128-byte key");
     for step in [0, MAX_STEP + 1] {
         assert!(
-            matches!(store.create("s", 1, step), Err(SegmentError::InvalidConfig { .. })),
+            matches!(
+                store.create("s", 1, step),
+                Err(SegmentError::InvalidConfig { .. })
+            ),
             "step {step} must be InvalidConfig"
         );
         assert!(
-            matches!(store.allocate("k", step), Err(SegmentError::InvalidConfig { .. })),
+            matches!(
+                store.allocate("k", step),
+                Err(SegmentError::InvalidConfig { .. })
+            ),
             "allocate with step {step} must be InvalidConfig"
         );
     }
     assert!(
-        matches!(store.create("n", -1, 10), Err(SegmentError::InvalidConfig { .. })),
+        matches!(
+            store.create("n", -1, 10),
+            Err(SegmentError::InvalidConfig { .. })
+        ),
         "a negative start must be InvalidConfig"
     );
-    assert_eq!(store.peek("n").unwrap(), None, "a refused create must add nothing");
-    assert_eq!(store.peek("k").unwrap().unwrap().max_id, 1, "refusals change nothing");
+    assert_eq!(
+        store.peek("n").unwrap(),
+        None,
+        "a refused create must add nothing"
+    );
+    assert_eq!(
+        store.peek("k").unwrap().unwrap().max_id,
+        1,
+        "refusals change nothing"
+    );
 }
 
 /// A key without a row: allocate and give-back are UnknownKey, peek is None. Keys are never
@@ -100,16 +149,26 @@ pub fn create_refuses_bad_input(fresh: Fresh<'_>) {
 pub fn unknown_keys(fresh: Fresh<'_>) {
     let store = fresh();
     assert!(
-        matches!(store.allocate("nope", 10), Err(SegmentError::UnknownKey { .. })),
+        matches!(
+            store.allocate("nope", 10),
+            Err(SegmentError::UnknownKey { .. })
+        ),
         "allocate of an unknown key must be UnknownKey"
     );
     assert_eq!(store.peek("nope").unwrap(), None, "peek of an unknown key");
     let rest = Range { start: 5, end: 10 };
     assert!(
-        matches!(store.give_back("nope", rest, 10), Err(SegmentError::UnknownKey { .. })),
+        matches!(
+            store.give_back("nope", rest, 10),
+            Err(SegmentError::UnknownKey { .. })
+        ),
         "give-back to an unknown key must be UnknownKey"
     );
-    assert_eq!(store.peek("nope").unwrap(), None, "nothing was created by use");
+    assert_eq!(
+        store.peek("nope").unwrap(),
+        None,
+        "nothing was created by use"
+    );
 }
 
 /// An allocation that would pass 2^63 - 1 is Exhausted and leaves the row as it was; one
@@ -119,14 +178,31 @@ pub fn exhaustion_never_wraps(fresh: Fresh<'_>) {
     let start = MAX_TABLE_ID - 5;
     store.create("top", start as i64, 10).unwrap();
     assert!(
-        matches!(store.allocate("top", 10), Err(SegmentError::Exhausted { .. })),
+        matches!(
+            store.allocate("top", 10),
+            Err(SegmentError::Exhausted { .. })
+        ),
         "an allocation past 2^63 - 1 must be Exhausted"
     );
-    assert_eq!(store.peek("top").unwrap().unwrap().max_id, start, "row unchanged");
+    assert_eq!(
+        store.peek("top").unwrap().unwrap().max_id,
+        start,
+        "row unchanged"
+    );
     let last = store.allocate("top", 5).unwrap();
-    assert_eq!(last.range, Range { start, end: MAX_TABLE_ID }, "the last range");
+    assert_eq!(
+        last.range,
+        Range {
+            start,
+            end: MAX_TABLE_ID
+        },
+        "the last range"
+    );
     assert!(
-        matches!(store.allocate("top", 1), Err(SegmentError::Exhausted { .. })),
+        matches!(
+            store.allocate("top", 1),
+            Err(SegmentError::Exhausted { .. })
+        ),
         "nothing after the end"
     );
 }
@@ -138,9 +214,20 @@ pub fn give_back_is_conditional(fresh: Fresh<'_>) {
     let store = fresh();
     store.create("g", 1, 10).unwrap();
     let a = store.allocate("g", 10).unwrap().range; // 1..11
-    let rest = Range { start: 4, end: a.end };
-    assert_eq!(store.give_back("g", rest, a.end), Ok(true), "give-back while unchanged");
-    assert_eq!(store.peek("g").unwrap().unwrap().max_id, 4, "max_id lowered");
+    let rest = Range {
+        start: 4,
+        end: a.end,
+    };
+    assert_eq!(
+        store.give_back("g", rest, a.end),
+        Ok(true),
+        "give-back while unchanged"
+    );
+    assert_eq!(
+        store.peek("g").unwrap().unwrap().max_id,
+        4,
+        "max_id lowered"
+    );
     assert_eq!(
         store.allocate("g", 10).unwrap().range,
         Range { start: 4, end: 14 },
@@ -148,9 +235,20 @@ pub fn give_back_is_conditional(fresh: Fresh<'_>) {
     );
     let mine = store.allocate("g", 10).unwrap().range; // 14..24
     let theirs = store.allocate("g", 10).unwrap().range; // 24..34
-    let late = Range { start: mine.start + 2, end: mine.end };
-    assert_eq!(store.give_back("g", late, mine.end), Ok(false), "refused after another allocation");
-    assert_eq!(store.peek("g").unwrap().unwrap().max_id, theirs.end, "row unchanged");
+    let late = Range {
+        start: mine.start + 2,
+        end: mine.end,
+    };
+    assert_eq!(
+        store.give_back("g", late, mine.end),
+        Ok(false),
+        "refused after another allocation"
+    );
+    assert_eq!(
+        store.peek("g").unwrap().unwrap().max_id,
+        theirs.end,
+        "row unchanged"
+    );
     assert!(
         matches!(
             store.give_back("g", Range { start: 30, end: 33 }, 34),
@@ -158,7 +256,11 @@ pub fn give_back_is_conditional(fresh: Fresh<'_>) {
         ),
         "a rest that does not end at the expected max_id"
     );
-    assert_eq!(store.peek("g").unwrap().unwrap().max_id, theirs.end, "row unchanged");
+    assert_eq!(
+        store.peek("g").unwrap().unwrap().max_id,
+        theirs.end,
+        "row unchanged"
+    );
 }
 
 /// Threads allocating from one store (each with its own handle from the factory's store)
@@ -185,11 +287,19 @@ pub fn concurrent_allocations_are_disjoint(fresh: Fresh<'_>) {
         .flat_map(|h| h.join().unwrap())
         .collect();
     let by_start: BTreeMap<u64, Range> = ranges.iter().map(|r| (r.start, *r)).collect();
-    assert_eq!(by_start.len(), ranges.len(), "two allocations started at the same ID");
+    assert_eq!(
+        by_start.len(),
+        ranges.len(),
+        "two allocations started at the same ID"
+    );
     let mut expect = 1;
     for r in by_start.values() {
         assert_eq!(r.start, expect, "ranges overlap or leave a gap at {expect}");
         expect = r.end;
     }
-    assert_eq!(store.peek("c").unwrap().unwrap().max_id, expect, "max_id is the end");
+    assert_eq!(
+        store.peek("c").unwrap().unwrap().max_id,
+        expect,
+        "max_id is the end"
+    );
 }

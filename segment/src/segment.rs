@@ -52,7 +52,6 @@ impl Segment {
         }
     }
 
-
     /// Takes up to `n` IDs (fewer at the end of the segment), or `None` if it has none left.
     #[inline]
     pub(crate) fn take(&self, n: u64) -> Option<Taken> {
@@ -92,7 +91,9 @@ impl Segment {
 
     /// Stops the segment: every later take fails. Returns how many IDs were taken before.
     pub(crate) fn seal(&self) -> u64 {
-        self.cursor.swap(SEALED, Ordering::Relaxed).min(self.ids.len())
+        self.cursor
+            .swap(SEALED, Ordering::Relaxed)
+            .min(self.ids.len())
     }
 }
 

@@ -33,7 +33,9 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -263,7 +265,8 @@ fn private_dir(dir: &Path) -> Result<(), SegmentError> {
     let me = rustix::process::getuid().as_raw();
     let link = fs::symlink_metadata(dir)
         .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
-    let meta = fs::metadata(dir).map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
+    let meta =
+        fs::metadata(dir).map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
     if link.uid() != me || meta.uid() != me || !meta.is_dir() {
         return Err(refuse(format!(
             "{} is not a directory owned by uid {me}: refusing a table someone else controls",

@@ -25,7 +25,9 @@ pub(crate) use std::sync::{
 /// Locks `mutex`, going on after a panic elsewhere: every critical section leaves its
 /// state consistent before anything that can panic.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// An atomically replaceable `Arc<T>`: readers never lock.

@@ -14,6 +14,9 @@ pub struct Switchable {
     off: AtomicBool,
     delay_ms: AtomicU64,
     pub allocations: AtomicU64,
+    in_flight: AtomicU64,
+    /// The most allocations that were in flight at once.
+    pub max_in_flight: AtomicU64,
 }
 
 impl Switchable {
@@ -23,13 +26,16 @@ impl Switchable {
             off: AtomicBool::new(false),
             delay_ms: AtomicU64::new(0),
             allocations: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            max_in_flight: AtomicU64::new(0),
         })
     }
     pub fn set_off(&self, off: bool) {
         self.off.store(off, Ordering::SeqCst);
     }
     pub fn set_delay(&self, delay: Duration) {
-        self.delay_ms.store(delay.as_millis() as u64, Ordering::SeqCst);
+        self.delay_ms
+            .store(delay.as_millis() as u64, Ordering::SeqCst);
     }
     fn gate(&self) -> Result<(), SegmentError> {
         let delay = self.delay_ms.load(Ordering::SeqCst);
@@ -52,9 +58,14 @@ impl SegmentStore for Switchable {
         self.inner.create(key, start, step)
     }
     fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
-        self.gate()?;
-        self.allocations.fetch_add(1, Ordering::SeqCst);
-        self.inner.allocate(key, step)
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let result = self.gate().and_then(|()| {
+            self.allocations.fetch_add(1, Ordering::SeqCst);
+            self.inner.allocate(key, step)
+        });
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        result
     }
     fn give_back(&self, key: &str, rest: Range, expected: u64) -> Result<bool, SegmentError> {
         self.gate()?;
@@ -83,7 +94,10 @@ pub fn fast_config() -> SegmentConfig {
 pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let give_up = Instant::now() + limit;
     while !done() {
-        assert!(Instant::now() < give_up, "timed out after {limit:?} waiting for {what}");
+        assert!(
+            Instant::now() < give_up,
+            "timed out after {limit:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Segment mode: the store conformance suite (in-memory, SQLite), the allocator's tests,
+# real processes on one SQLite file, doc tests, clippy; the loom model of the double
+# buffer, and proof that it catches a broken increment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+
+cargo clippy -p ferroflake-segment --all-targets --features conformance -- -D warnings
+cargo test -p ferroflake-segment --features conformance
+
+echo "--- loom model of the segment switch (release, preemption bound 2)"
+RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 \
+  cargo test -p ferroflake-segment --no-default-features --test loom --release \
+  --target-dir target/loom-segment
+
+echo "--- loom model against a mutant (a read and a write in place of the fetch_add): it must fail"
+log=$(mktemp)
+if RUSTFLAGS="--cfg ferroflake_loom --cfg ferroflake_loom_mutant" LOOM_MAX_PREEMPTIONS=2 \
+  cargo test -p ferroflake-segment --no-default-features --test loom --release \
+  --target-dir target/loom-segment-mutant >"$log" 2>&1; then
+  cat "$log"; echo "FAIL: the loom model passed a segment without its atomic increment"; exit 1
+fi
+grep -q "duplicate IDs" "$log" || { cat "$log"; echo "FAIL: mutant failed for another reason"; exit 1; }
+echo "mutant caught: $(grep -c '^test .* \.\.\. FAILED$' "$log") of 3 models fail with duplicate IDs"

@@ -1,0 +1,71 @@
+//! loom models of the double buffer's hot path and switch: every interleaving of callers
+//! taking IDs across a segment switch (a stale increment on the old segment included).
+//!
+//! Run: `RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p
+//! ferroflake-segment --no-default-features --test loom --release --target-dir
+//! target/loom-segment`. With `--cfg ferroflake_loom_mutant` as well, the increment becomes
+//! a read and a write, and the models must fail with "duplicate IDs".
+#![cfg(ferroflake_loom)]
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use ferroflake_segment::loom_model::Model;
+use ferroflake_segment::Range;
+
+fn take(model: &Model, each: usize) -> Vec<u64> {
+    (0..each).map_while(|_| model.next_id()).collect()
+}
+
+/// Every thread takes `each` IDs (or stops at `None`); checks all of them.
+fn run(threads: usize, each: usize, current: Range, next: Range) {
+    loom::model(move || {
+        let model = Arc::new(Model::new(current, next));
+        let handles: Vec<_> = (1..threads)
+            .map(|_| {
+                let model = Arc::clone(&model);
+                loom::thread::spawn(move || take(&model, each))
+            })
+            .collect();
+        let mut all = vec![take(&model, each)];
+        all.extend(handles.into_iter().map(|h| h.join().unwrap()));
+        let mut seen = HashSet::new();
+        for ids in &all {
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "out-of-order IDs in one thread: {all:?}"
+            );
+            for id in ids {
+                assert!(
+                    *id >= current.start && *id < next.end,
+                    "ID {id} outside both segments"
+                );
+                assert!(seen.insert(*id), "duplicate IDs: {all:?}");
+            }
+        }
+        let asked = threads * each;
+        let available = (current.len() + next.len()) as usize;
+        assert_eq!(seen.len(), asked.min(available), "IDs lost: {all:?}");
+    });
+}
+
+#[test]
+fn two_threads_two_ids_across_a_switch() {
+    run(2, 2, Range { start: 0, end: 2 }, Range { start: 2, end: 4 });
+}
+
+#[test]
+fn three_threads_one_id_with_a_stale_increment() {
+    // One ID in the first segment: two of three callers overshoot it and must move on.
+    run(
+        3,
+        1,
+        Range { start: 10, end: 11 },
+        Range { start: 11, end: 13 },
+    );
+}
+
+#[test]
+fn two_threads_run_both_segments_dry() {
+    run(2, 3, Range { start: 0, end: 1 }, Range { start: 1, end: 3 });
+}
