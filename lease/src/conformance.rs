@@ -106,6 +106,7 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     lost_after_expiry_and_takeover(fresh, timing);
     quarantine_holds_expired_ids(fresh, timing);
     high_water_mark_carried(fresh, timing);
+    fresh_ids_first_then_lowest_mark(fresh, timing);
     no_renewal_after_expiry(fresh, timing);
     new_namespace_has_a_floor(fresh, timing);
     records_lost_under_a_live_holder(fresh, timing);
@@ -356,6 +357,38 @@ pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
         third.previous_high_water_ms,
         T + 9_000,
         "an expired holder's highest renewed mark (renew never lowers it) must carry over"
+    );
+}
+
+/// Claims take an id never claimed while there is one, then the free id whose previous
+/// holder left the lowest mark ([`pick_node`](crate::protocol::pick_node)), so that a new
+/// holder rarely waits for a previous one: two short runs back to back start at once.
+pub fn fresh_ids_first_then_lowest_mark(fresh: Fresh<'_>, timing: Timing) {
+    const T: u64 = 1_700_000_000_000;
+    let registry = fresh().registry;
+    let request = timing.request(3, "conformance pick");
+    let claim = |what: &str| {
+        registry
+            .acquire(&request)
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+    };
+    let a = claim("first claim");
+    assert_eq!(a.node_id, 0);
+    registry.release(&a, T + 9_000).expect("release");
+    let b = claim("second claim");
+    assert_eq!(
+        (b.node_id, b.previous_high_water_ms),
+        (1, 0),
+        "an id never claimed goes before a released one"
+    );
+    registry.release(&b, T + 5_000).expect("release");
+    let c = claim("third claim");
+    assert_eq!(c.node_id, 2, "the last id never claimed");
+    let d = claim("fourth claim");
+    assert_eq!(
+        (d.node_id, d.previous_high_water_ms),
+        (1, T + 5_000),
+        "then the free id with the lowest mark"
     );
 }
 

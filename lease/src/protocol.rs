@@ -43,6 +43,34 @@ pub fn standing(held: bool, expires_ms: u64, quarantine_ms: u64, now_ms: u64) ->
     }
 }
 
+/// A node id a claim could take: its record is [`Standing::Free`], or missing although the
+/// id was claimed before (`lost`: it carries a floor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// The node id.
+    pub id: u64,
+    /// Its recorded high-water mark (issuing time, Unix ms; 0 if none).
+    pub mark_ms: u64,
+    /// Its record was lost: a claim must wait out a floor.
+    pub lost: bool,
+}
+
+/// Which node id a claim takes, so that its holder waits least: an id never claimed
+/// (`never_claimed`: the lowest id with no record that was never claimed, if any, below the
+/// node count); else a free id with a recorded mark, lowest mark first (the new holder waits
+/// until its clock passes the mark plus the skew allowance); ids whose record was lost last;
+/// ties to the lowest id. `None` if there is no candidate.
+pub fn pick_node(
+    never_claimed: Option<u64>,
+    free: impl IntoIterator<Item = Candidate>,
+) -> Option<u64> {
+    never_claimed.or_else(|| {
+        free.into_iter()
+            .min_by_key(|c| (c.lost, c.mark_ms, c.id))
+            .map(|c| c.id)
+    })
+}
+
 /// Why a claim is no longer held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -181,6 +209,21 @@ mod tests {
         assert_eq!(standing(true, 100, 50, 150), Standing::Free);
         assert_eq!(standing(false, 100, 50, 0), Standing::Free);
         assert_eq!(standing(true, u64::MAX, u64::MAX, 5), Standing::Live);
+    }
+
+    #[test]
+    fn picks_fresh_ids_then_low_marks_then_lost_ones() {
+        let c = |id, mark_ms, lost| Candidate { id, mark_ms, lost };
+        let free = [
+            c(0, 900, false),
+            c(1, 0, true),
+            c(2, 500, false),
+            c(3, 500, false),
+        ];
+        assert_eq!(pick_node(Some(7), free), Some(7));
+        assert_eq!(pick_node(None, free), Some(2));
+        assert_eq!(pick_node(None, [c(1, 0, true), c(4, 0, true)]), Some(1));
+        assert_eq!(pick_node(None, []), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Standing;
-use crate::protocol::{self, Loss, RecordView};
+use crate::protocol::{self, Candidate, Loss, RecordView};
 
 /// The whole records file.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -87,21 +87,19 @@ impl Records {
     /// else the free one with the lowest high-water mark, so a new holder rarely has to
     /// wait for a previous holder's mark. `None` if every id is live or quarantined.
     pub fn pick_free(&self, node_count: u64, now_ms: u64, boot_id: &str) -> Option<u64> {
-        let mut never_claimed = 0u64;
-        for &id in self.nodes.keys() {
-            if id != never_claimed {
-                break;
-            }
-            never_claimed += 1;
-        }
-        if never_claimed < node_count {
-            return Some(never_claimed);
-        }
-        self.nodes
+        // The records are one file, lost whole or not at all: an id without a record was
+        // never claimed.
+        let never_claimed = (0..node_count).find(|id| !self.nodes.contains_key(id));
+        let free = self
+            .nodes
             .range(..node_count)
             .filter(|(_, r)| r.standing(now_ms, boot_id) == Standing::Free)
-            .min_by_key(|(&id, r)| (r.high_water_ms, id))
-            .map(|(&id, _)| id)
+            .map(|(&id, r)| Candidate {
+                id,
+                mark_ms: r.high_water_ms,
+                lost: false,
+            });
+        protocol::pick_node(never_claimed, free)
     }
 
     /// Starts a floor of `window` at `now_ms`: the records were found missing.

@@ -40,6 +40,7 @@ checks!(
     lost_after_expiry_and_takeover,
     quarantine_holds_expired_ids,
     high_water_mark_carried,
+    fresh_ids_first_then_lowest_mark,
     no_renewal_after_expiry,
     new_namespace_has_a_floor,
     records_lost_under_a_live_holder,

@@ -37,7 +37,7 @@
 //! are lost, above every earlier one as long as the claimants' wall clocks are not behind
 //! the earlier claimants' by more than the time between the claims.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -45,7 +45,7 @@ use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
     PutOptions, Txn, TxnOp, TxnOpResponse,
 };
-use ferroflake_lease::protocol::{self, RecordView};
+use ferroflake_lease::protocol::{self, Candidate, RecordView};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
@@ -94,6 +94,25 @@ impl EtcdRegistry {
             prefix: prefix.to_owned(),
             keepers: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The keys under `P/kind/`, by node id, with their values.
+    async fn list(&self, kind: &str) -> Result<BTreeMap<u64, Vec<u8>>, LeaseError> {
+        let under = format!("{}/{kind}/", self.prefix);
+        let listed = self
+            .client
+            .clone()
+            .get(under.as_str(), Some(GetOptions::new().with_prefix()))
+            .await
+            .map_err(|e| self.failed(&format!("listing {kind}"), e))?;
+        Ok(listed
+            .kvs()
+            .iter()
+            .filter_map(|kv| {
+                let id = kv.key_str().ok()?.strip_prefix(&under)?.parse().ok()?;
+                Some((id, kv.value().to_vec()))
+            })
+            .collect())
     }
 
     fn key(&self, kind: &str, node_id: u64) -> String {
@@ -379,20 +398,32 @@ impl EtcdRegistry {
             let namespace_floor = self
                 .floor_wait_of(&format!("{}/floor", self.prefix))
                 .await?;
-            let claims = format!("{}/claims/", self.prefix);
-            let listed = client
-                .get(
-                    claims.as_str(),
-                    Some(GetOptions::new().with_prefix().with_keys_only()),
-                )
-                .await
-                .map_err(|e| self.failed("listing claims", e))?;
-            let taken: BTreeSet<u64> = listed
-                .kvs()
-                .iter()
-                .filter_map(|kv| kv.key_str().ok()?.strip_prefix(&claims)?.parse().ok())
-                .collect();
-            let Some(node_id) = (0..request.node_count).find(|id| !taken.contains(id)) else {
+            // Claim keys live on etcd leases of TTL + quarantine: an id without one is free.
+            let taken = self.list("claims").await?;
+            // An id with an epoch key was claimed before; its mark says how long to wait.
+            let recorded = self.list("epochs").await?;
+            let marks = self.list("marks").await?;
+            let n = request.node_count;
+            let never_claimed =
+                (claimed..n).find(|id| !taken.contains_key(id) && !recorded.contains_key(id));
+            let free = (0..n)
+                .filter(|id| !taken.contains_key(id))
+                .filter_map(|id| {
+                    if recorded.contains_key(&id) {
+                        Some(Candidate {
+                            id,
+                            mark_ms: marks.get(&id).map_or(0, |v| parse_mark(v)),
+                            lost: false,
+                        })
+                    } else {
+                        (id < claimed).then_some(Candidate {
+                            id,
+                            mark_ms: 0,
+                            lost: true,
+                        })
+                    }
+                });
+            let Some(node_id) = protocol::pick_node(never_claimed, free) else {
                 return Ok(None);
             };
             let epoch_key = self.key("epochs", node_id);

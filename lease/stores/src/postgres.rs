@@ -21,7 +21,7 @@
 
 use std::time::Duration;
 
-use ferroflake_lease::protocol::{self, RecordView, Standing};
+use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
@@ -248,25 +248,37 @@ impl PostgresRegistry {
         let rows = tx
             .query(
                 &format!(
-                    "SELECT node_id, token, expires_ms, quarantine_ms FROM {t}
+                    "SELECT node_id, token, expires_ms, quarantine_ms, high_water_ms FROM {t}
                      WHERE node_id >= 0 AND node_id < $1 ORDER BY node_id"
                 ),
                 &[&n],
             )
             .await?;
-        let mut existing = std::collections::BTreeMap::new();
+        let mut free = Vec::new();
+        let mut recorded = std::collections::BTreeSet::new();
         for r in &rows {
-            let (id, token, expires, quarantine): (i64, Option<String>, i64, i64) =
-                (r.get(0), r.get(1), r.get(2), r.get(3));
+            let (id, token, expires, quarantine, mark): (i64, Option<String>, i64, i64, i64) =
+                (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
+            recorded.insert(id);
             // The claimant's quarantine, or the holder's if longer.
             let q = u(quarantine).max(protocol::ms(request.quarantine));
-            existing.insert(
-                id,
-                protocol::standing(token.is_some(), u(expires), q, now_ms),
-            );
+            if protocol::standing(token.is_some(), u(expires), q, now_ms) == Standing::Free {
+                free.push(Candidate {
+                    id: u(id),
+                    mark_ms: u(mark),
+                    lost: false,
+                });
+            }
         }
-        let Some(node_id) = (0..n).find(|id| existing.get(id).is_none_or(|s| *s == Standing::Free))
-        else {
+        // Below `claimed` an id without a row lost it; from `claimed` on, none was claimed.
+        let lost = (0..claimed.min(n)).filter(|id| !recorded.contains(id));
+        free.extend(lost.map(|id| Candidate {
+            id: u(id),
+            mark_ms: 0,
+            lost: true,
+        }));
+        let never_claimed = (claimed.max(0)..n).find(|id| !recorded.contains(id)).map(u);
+        let Some(node_id) = protocol::pick_node(never_claimed, free).map(i) else {
             return Ok(Outcome::NoneFree);
         };
         let row = self.read_row(tx, node_id).await?;

@@ -1,7 +1,7 @@
 //! The record formats the Redis and ZooKeeper registries share: a namespace marker and
 //! one record per node id, as short space-separated text (times on the store's clock, ms).
 
-use ferroflake_lease::protocol::RecordView;
+use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
 
 /// The namespace marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +73,38 @@ impl Record {
             expires_ms: self.expires_ms,
         }
     }
+}
+
+/// The ids a claim could take, for [`protocol::pick_node`]: ids whose record is free at
+/// `now_ms` (judged with the longer of the holder's and the claimant's quarantine), and ids
+/// below `claimed` whose record is missing (lost: they carry a floor).
+pub fn candidates<'a>(
+    claimed: u64,
+    records: impl IntoIterator<Item = (u64, Option<&'a Record>)>,
+    quarantine_ms: u64,
+    now_ms: u64,
+) -> Vec<Candidate> {
+    records
+        .into_iter()
+        .filter_map(|(id, record)| match record {
+            None if id < claimed => Some(Candidate {
+                id,
+                mark_ms: 0,
+                lost: true,
+            }),
+            None => None,
+            Some(r) => {
+                let q = r.quarantine_ms.max(quarantine_ms);
+                let free = protocol::standing(r.token.is_some(), r.expires_ms, q, now_ms)
+                    == Standing::Free;
+                free.then_some(Candidate {
+                    id,
+                    mark_ms: r.mark,
+                    lost: false,
+                })
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -30,9 +30,9 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ferroflake_lease::protocol::{self, Standing};
+use ferroflake_lease::protocol;
 
-use crate::record::{Marker, Record};
+use crate::record::{candidates, Marker, Record};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
@@ -266,27 +266,29 @@ impl RedisRegistry {
             let started_ms = now_ms.saturating_sub(snap.uptime_ms);
             let restart_floor = protocol::floor_until(started_ms, window);
             let quarantine = protocol::ms(request.quarantine);
-            let mut pick = None;
+            let mut records = Vec::new();
             for (id, raw) in (0..request.node_count).zip(snap.values.iter().skip(1)) {
-                let record = match raw.as_str() {
+                records.push(match raw.as_str() {
                     "" => None,
                     raw => Some(
                         Record::decode(raw)
                             .ok_or_else(|| self.unreadable(&keys[id as usize + 1]))?,
                     ),
-                };
-                let free = record.as_ref().is_none_or(|r| {
-                    let q = r.quarantine_ms.max(quarantine);
-                    protocol::standing(r.token.is_some(), r.expires_ms, q, now_ms) == Standing::Free
                 });
-                if free {
-                    pick = Some((id, raw.as_str(), record));
-                    break;
-                }
             }
-            let Some((node_id, raw, record)) = pick else {
+            let never_claimed = (marker.claimed..request.node_count)
+                .find(|&id| records.get(id as usize).is_some_and(Option::is_none));
+            let free = candidates(
+                marker.claimed,
+                (0u64..).zip(records.iter().map(Option::as_ref)),
+                quarantine,
+                now_ms,
+            );
+            let Some(node_id) = protocol::pick_node(never_claimed, free) else {
                 return Ok(None);
             };
+            let raw = snap.values[node_id as usize + 1].as_str();
+            let record = records[node_id as usize].take();
             let (epoch, mark, node_floor) = match &record {
                 Some(r) => (r.epoch, r.mark, r.floor_until_ms),
                 // Below `claimed` a missing key was lost, not new: a floor of its own.

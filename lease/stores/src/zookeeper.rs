@@ -24,16 +24,16 @@
 //! below `CLAIMED` with no znode lost only its own and gets a floor of its own. Missing
 //! base znodes are made again by the next claim.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ferroflake_lease::protocol::{self, Standing};
+use ferroflake_lease::protocol;
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
-use crate::record::{Marker, Record};
+use crate::record::{candidates, Marker, Record};
 use ferroflake_lease::new_token;
 
 /// The session timeout asked of the server (it clamps it to its own bounds). Liveness of
@@ -235,27 +235,29 @@ impl ZooKeeperRegistry {
                 Err(e) => return Err(self.failed("listing records", e)),
             };
         let quarantine = protocol::ms(request.quarantine);
-        let mut pick = None;
-        for node_id in 0..request.node_count {
-            if !present.contains(&node_id) {
-                pick = Some((node_id, None));
-                break;
-            }
-            let Some((record, stat)) = self.read_node(client, node_id).await? else {
-                pick = Some((node_id, None));
-                break;
-            };
-            let q = record.quarantine_ms.max(quarantine);
-            if protocol::standing(record.token.is_some(), record.expires_ms, q, now_ms)
-                == Standing::Free
-            {
-                pick = Some((node_id, Some((record, stat))));
-                break;
+        // An id never claimed needs no reads; only when every id has been claimed once are
+        // the records read, to recycle the free one whose holder left the lowest mark.
+        let never_claimed = (marker.claimed..request.node_count).find(|id| !present.contains(id));
+        let mut records = BTreeMap::new();
+        if never_claimed.is_none() {
+            for node_id in 0..request.node_count {
+                if present.contains(&node_id) {
+                    if let Some(found) = self.read_node(client, node_id).await? {
+                        records.insert(node_id, found);
+                    }
+                }
             }
         }
-        let Some((node_id, found)) = pick else {
+        let free = candidates(
+            marker.claimed,
+            (0..request.node_count).map(|id| (id, records.get(&id).map(|(r, _)| r))),
+            quarantine,
+            now_ms,
+        );
+        let Some(node_id) = protocol::pick_node(never_claimed, free) else {
             return Ok(Ok(None));
         };
+        let found = records.remove(&node_id);
         let (epoch, mark, node_floor) = match &found {
             Some((r, _)) => (r.epoch, r.mark, r.floor_until_ms),
             // Below `claimed` a missing znode was lost, not new: a floor of its own.
