@@ -105,7 +105,8 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS = 13,
     /**
-     * The tick's sequence is used up and the clock did not advance within one tick.
+     * The tick's sequence is used up and the clock did not reach the next tick within one
+     * tick plus the backward wait (at most a day).
      */
     FERROFLAKE_RESULT_CLOCK_STALLED = 14,
     /**
@@ -137,9 +138,14 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_PARSE_TOO_LONG = 21,
     /**
-     * The string to parse encodes a value above 2^63 - 1.
+     * A value above 2^63 - 1, which no id can be: in a string to parse, or given to encode.
      */
     FERROFLAKE_RESULT_PARSE_OVERFLOW = 22,
+    /**
+     * The resume point is ahead of the clock by more than the drift and the backward wait
+     * bridge.
+     */
+    FERROFLAKE_RESULT_RESUME_IN_FUTURE = 23,
     /**
      * A pointer argument was NULL.
      */
@@ -232,11 +238,15 @@ typedef struct ferroflake_generator_options {
     uint64_t max_drift_ticks;
     /**
      * How long (ms) to wait for a clock that went back beyond the drift before returning
-     * `FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS`. Default 5.
+     * `FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS`. Default 5. Any value is accepted, but no
+     * call waits more than a day (86,400,000 ms) for the clock: `UINT64_MAX` means "as long as
+     * the clock takes to come back, up to a day".
      */
     uint64_t max_backward_wait_ms;
     /**
-     * Nonzero: issue only ticks after the one containing `resume_after_ms`. Default 0.
+     * Nonzero: issue only ticks after the one containing `resume_after_ms`. Default 0. A
+     * resume point further ahead of the clock than the drift and the backward wait bridge
+     * is refused by `ferroflake_generator_new` (`RESUME_IN_FUTURE`).
      */
     uint32_t has_resume_after;
     /**
@@ -463,7 +473,8 @@ ferroflake_result ferroflake_format_from_name(const char *name, ferroflake_forma
  * The buffer size (in bytes, with the NUL terminator) that `ferroflake_format_encode`
  * needs for `id` in `format`: at most `FERROFLAKE_ENCODED_MAX_SIZE`.
  *
- * Returns `UNKNOWN_ENUM_VALUE` or `NULL_ARGUMENT`.
+ * Returns `PARSE_OVERFLOW` for an `id` above 2^63 - 1 (no id is), `UNKNOWN_ENUM_VALUE`
+ * or `NULL_ARGUMENT`.
  *
  * Ownership: `*out_size` is the caller's. Thread safety: any thread.
  *
@@ -476,12 +487,13 @@ ferroflake_result ferroflake_format_encoded_size(ferroflake_format format_value,
 
 /**
  * Writes `id` in `format` into `buf` as a NUL-terminated string, and its length (without
- * the NUL) into `*out_len` when `out_len` is not NULL. Every `uint64_t` has a string in
- * every format.
+ * the NUL) into `*out_len` when `out_len` is not NULL. Takes what
+ * `ferroflake_format_parse` gives: every id, 0 to 2^63 - 1, has a string in every format.
  *
- * Returns `BUFFER_TOO_SMALL` (nothing written) if `buf_size` is below what
- * `ferroflake_format_encoded_size` reports; `UNKNOWN_ENUM_VALUE`; or `NULL_ARGUMENT` if
- * `buf` is NULL.
+ * Returns `PARSE_OVERFLOW` (nothing written) for an `id` above 2^63 - 1, as
+ * `ferroflake_format_parse` does for its strings; `BUFFER_TOO_SMALL` (nothing written) if
+ * `buf_size` is below what `ferroflake_format_encoded_size` reports;
+ * `UNKNOWN_ENUM_VALUE`; or `NULL_ARGUMENT` if `buf` is NULL.
  *
  * Ownership: `buf` and `*out_len` are the caller's, written only on success.
  * Thread safety: any thread.
@@ -519,7 +531,9 @@ ferroflake_result ferroflake_format_parse(ferroflake_format format_value,
  *
  * `options` may be NULL for the defaults (system clock, no drift, 5 ms backward wait).
  * Returns `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
- * chosen clock now), `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.
+ * chosen clock now); for a resume point, `LAYOUT_EXHAUSTED` if no tick of the layout
+ * follows it and `RESUME_IN_FUTURE` if the clock is behind it by more than the drift and
+ * the backward wait bridge; `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.
  *
  * Ownership: `layout` and `options` are only read during the call (the generator keeps a
  * copy of the layout, so the layout handle may be freed afterwards). On success the caller
@@ -551,8 +565,9 @@ void ferroflake_generator_free(struct ferroflake_generator *generator);
  * The next id.
  *
  * Returns `CLOCK_MOVED_BACKWARDS`, `CLOCK_STALLED`, `LAYOUT_EXHAUSTED`, `LEASE_EXPIRED`,
- * or `NULL_ARGUMENT`. May block for at most one tick (sequence used up) or the configured
- * backward wait.
+ * or `NULL_ARGUMENT`. May block: for the next tick when the sequence is used up (at most
+ * one tick plus the configured backward wait), or for a clock that went back (at most the
+ * backward wait); never more than a day for the clock, whatever the options.
  *
  * Ownership: `generator` is borrowed; `*out_id` is the caller's.
  * Thread safety: any number of threads may call this on one generator at once.

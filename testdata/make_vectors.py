@@ -132,7 +132,22 @@ def main():
         dict(layout=custom(41, 10, 12, epoch_ms=1800000000000), node=1, now_ms=1700000000000,
              error="EPOCH_IN_FUTURE"),
         dict(layout=custom(30, 10, 12), node=1, now_ms=1700000000000, error="LAYOUT_EXHAUSTED"),
+        # resume_after_ms, with the default options (no drift, 5 ms backward wait): a resume
+        # point is the last issued tick, so the first ID is due at the start of the next one.
+        dict(layout=PRESETS["twitter"], node=1, now_ms=1700000000000,
+             resume_after_ms="1700000060000", error="RESUME_IN_FUTURE"),
+        dict(layout=PRESETS["twitter"], node=1, now_ms=1700000000000,
+             resume_after_ms="1700000000005", error="RESUME_IN_FUTURE"),  # due in 6 ms > 5
+        dict(layout=PRESETS["js53"], node=1, now_ms=1700000000000,
+             resume_after_ms="1700000001000", error="RESUME_IN_FUTURE"),  # due in 2 s
+        dict(layout=custom(41, 10, 12, epoch_ms=1000000000000), node=1, now_ms=1700000000000,
+             resume_after_ms=str(1000000000000 + (1 << 41) - 1), error="LAYOUT_EXHAUSTED"),  # last tick
+        dict(layout=PRESETS["twitter"], node=1, now_ms=1700000000000,
+             resume_after_ms=str(2**64 - 1), error="LAYOUT_EXHAUSTED"),
     ]
+    # Values that parse refuses are refused by encode as well: both take 0 to 2^63 - 1.
+    encode_errors = [dict(format=f, id=str(i), error="PARSE_OVERFLOW")
+                     for f in ("dec", "base62", "base32") for i in (2**63, 2**64 - 1)]
     compose_errors = [
         dict(layout=PRESETS["twitter"], parts=dict(timestamp_ms=1700000000000, node=1024, sequence=0, shard=0),
              error="NODE_OUT_OF_RANGE"),
@@ -184,11 +199,13 @@ def main():
         about="Language-neutral ferroflake test vectors; written by testdata/make_vectors.py.",
         notes=["IDs are decimal strings so that JavaScript reads them exactly.",
                "decoded.timestamp_ms is parts.timestamp_ms rounded down to its tick.",
-               "error values are ErrorKind names (core/src/error.rs)."],
+               "error values are ErrorKind names (core/src/error.rs).",
+               "generator_errors: a manual clock at now_ms, default options plus "
+               "resume_after_ms (a decimal string) when given."],
         presets={k: layout_facts(v) for k, v in PRESETS.items()},
         ids=ids, layout_errors=layout_errors, generator_errors=generator_errors,
         compose_errors=compose_errors, decode_errors=decode_errors,
-        parse_errors=parse_errors, parse_ok=parse_ok,
+        parse_errors=parse_errors, parse_ok=parse_ok, encode_errors=encode_errors,
     )
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")

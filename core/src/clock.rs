@@ -97,14 +97,16 @@ pub(crate) fn wait_real_time(clock: &impl Clock, target_ms: u64) {
         return;
     }
     let gap = core::time::Duration::from_millis(target_ms - start);
-    let give_up = std::time::Instant::now() + gap + core::time::Duration::from_millis(1);
+    // A target so far away that the deadline does not fit an Instant never gives up early
+    // (the generator itself asks for at most `Options::MAX_WAIT_MS`).
+    let give_up = std::time::Instant::now().checked_add(gap + core::time::Duration::from_millis(1));
     if gap > core::time::Duration::from_millis(2) {
         std::thread::sleep(gap - core::time::Duration::from_millis(1));
     }
     // Spin, don't yield, for the last stretch (at most ~2 ms): a yield can give the CPU
     // away for a whole scheduler slice, and at the sequence cap that costs throughput
     // (96.2% vs 91.7% of the cap on a busy 2-core machine, benches/ A/B).
-    while clock.now_ms() < target_ms && std::time::Instant::now() < give_up {
+    while clock.now_ms() < target_ms && give_up.map_or(true, |t| std::time::Instant::now() < t) {
         core::hint::spin_loop();
     }
 }
@@ -147,10 +149,14 @@ impl ManualClock {
                 Some(now.saturating_add(ms))
             });
     }
-    /// Moves the time back by `ms` (saturating at 0).
+    /// Moves the time back by `ms` (saturating at 0), atomically: a concurrent
+    /// [`advance_ms`](Self::advance_ms) is never lost.
     pub fn rewind_ms(&self, ms: u64) {
-        let now = self.now_ms.load(Ordering::SeqCst);
-        self.set_ms(now.saturating_sub(ms));
+        let _ = self
+            .now_ms
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                Some(now.saturating_sub(ms))
+            });
     }
 }
 

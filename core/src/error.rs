@@ -77,8 +77,9 @@ pub enum Error {
         /// How far the clock is behind the last issued time, in ms.
         behind_ms: u64,
     },
-    /// The sequence for the current tick is used up and the clock did not advance within
-    /// the bounded wait (a stopped or broken clock).
+    /// The sequence for the current tick is used up and the clock did not reach the next
+    /// tick within the bounded wait: one tick plus the backward wait, at most
+    /// `Options::MAX_WAIT_MS` (a stopped or broken clock, or a tick longer than that).
     ClockStalled {
         /// How long the generator waited, in ms of the clock's own time.
         waited_ms: u64,
@@ -112,8 +113,18 @@ pub enum Error {
         /// The length found.
         found: usize,
     },
-    /// A string encodes a value above 2^63 - 1, which no ID can be.
+    /// A value above 2^63 - 1, which no ID can be: a string that encodes one (`parse`), or
+    /// a number given to `Format::try_encode`.
     ParseOverflow,
+    /// A generator's resume point (`Options::resume_after_ms`) is ahead of the clock by more
+    /// than the generator's drift and backward wait can bridge. Make the generator once the
+    /// clock has passed the mark.
+    ResumeInFuture {
+        /// The resume point given, in Unix ms.
+        resume_after_ms: u64,
+        /// What the clock said, in Unix ms.
+        now_ms: u64,
+    },
 }
 
 /// The fieldless tag of an [`Error`]: what bindings map to exception classes and codes.
@@ -144,11 +155,12 @@ pub enum ErrorKind {
     ParseWrongLength = 20,
     ParseTooLong = 21,
     ParseOverflow = 22,
+    ResumeInFuture = 23,
 }
 
 impl ErrorKind {
     /// Every kind, in code order. Bindings iterate this to prove their mapping is total.
-    pub const ALL: [ErrorKind; 22] = [
+    pub const ALL: [ErrorKind; 23] = [
         Self::TooManyBits,
         Self::NoTimeBits,
         Self::ZeroSequenceBits,
@@ -171,6 +183,7 @@ impl ErrorKind {
         Self::ParseWrongLength,
         Self::ParseTooLong,
         Self::ParseOverflow,
+        Self::ResumeInFuture,
     ];
 
     /// A stable number for this kind. Numbers are never reused or renumbered.
@@ -203,6 +216,7 @@ impl ErrorKind {
             Self::ParseWrongLength => "PARSE_WRONG_LENGTH",
             Self::ParseTooLong => "PARSE_TOO_LONG",
             Self::ParseOverflow => "PARSE_OVERFLOW",
+            Self::ResumeInFuture => "RESUME_IN_FUTURE",
         }
     }
 
@@ -247,6 +261,7 @@ impl Error {
             Self::ParseWrongLength { .. } => ErrorKind::ParseWrongLength,
             Self::ParseTooLong { .. } => ErrorKind::ParseTooLong,
             Self::ParseOverflow => ErrorKind::ParseOverflow,
+            Self::ResumeInFuture { .. } => ErrorKind::ResumeInFuture,
         }
     }
 }
@@ -294,7 +309,8 @@ impl fmt::Display for Error {
             ),
             Self::ClockStalled { waited_ms } => write!(
                 f,
-                "sequence exhausted and the clock did not advance after {waited_ms} ms"
+                "sequence exhausted and the clock did not reach the next tick within the \
+                 bounded wait (waited {waited_ms} ms)"
             ),
             Self::LeaseExpired { fence_ms } => write!(
                 f,
@@ -315,6 +331,16 @@ impl fmt::Display for Error {
                 write!(f, "{found} digits is longer than any ID (at most 19)")
             }
             Self::ParseOverflow => f.write_str("value exceeds 2^63 - 1, the largest ID"),
+            Self::ResumeInFuture {
+                resume_after_ms,
+                now_ms,
+            } => write!(
+                f,
+                "resume point {resume_after_ms} ms is {} ms ahead of the clock ({now_ms} ms), \
+                 more than the drift and backward wait bridge; make the generator once the \
+                 clock has passed it",
+                resume_after_ms.saturating_sub(now_ms)
+            ),
         }
     }
 }

@@ -14,10 +14,39 @@ pub struct Options {
     pub max_drift_ticks: u64,
     /// How long (ms) the generator waits for a clock that went back beyond the drift before
     /// it returns [`Error::ClockMovedBackwards`]. Default 5, as in Meituan's Leaf.
+    ///
+    /// Every value is accepted and the arithmetic saturates, but no call waits longer than
+    /// [`Options::MAX_WAIT_MS`] (one day) for a clock that does not arrive: a larger value,
+    /// up to `u64::MAX`, means "wait as long as the clock takes to come back, up to a day".
     pub max_backward_wait_ms: u64,
     /// Issue only ticks after the one containing this Unix ms: the high-water mark of a
     /// previous holder of the node id, or of this process before a restart. Default none.
+    ///
+    /// The generator treats it as its own last issued tick, and refuses at construction a
+    /// resume point it could never issue after, or not without waiting for the clock longer
+    /// than a call may: [`Error::LayoutExhausted`] if no tick of the layout follows it, and
+    /// [`Error::ResumeInFuture`] if the clock is behind it by more than the drift and the
+    /// backward wait bridge (so pass a mark once the clock has passed it, as
+    /// `ferroflake-lease` does). A resume point before the layout's epoch changes nothing.
     pub resume_after_ms: Option<u64>,
+}
+
+impl Options {
+    /// The longest a call waits for a clock that does not arrive, in ms of the clock's time:
+    /// one day. It bounds [`max_backward_wait_ms`](Self::max_backward_wait_ms) and the wait
+    /// for the next tick, so no option and no tick length can make a call block for good,
+    /// even on a clock that never moves. (A call whose clock did arrive may wait again when
+    /// other threads took the new tick first; see [`Generator`].)
+    pub const MAX_WAIT_MS: u64 = 86_400_000;
+
+    /// The backward wait a call may spend: the option, capped at [`Self::MAX_WAIT_MS`].
+    const fn backward_wait_ms(&self) -> u64 {
+        if self.max_backward_wait_ms < Self::MAX_WAIT_MS {
+            self.max_backward_wait_ms
+        } else {
+            Self::MAX_WAIT_MS
+        }
+    }
 }
 
 impl Default for Options {
@@ -50,14 +79,17 @@ pub struct Counters {
 ///   it, in the order the calls take effect (the modification order of one atomic word),
 ///   across any number of threads sharing one generator (`Generator` is `Send + Sync`).
 /// - **No wrap.** When a tick's sequence is used up, the call waits for the next tick. A
-///   wait lasts at most one tick plus [`Options::max_backward_wait_ms`]; a clock that does
-///   not reach the next tick within that gives [`Error::ClockStalled`]. (Under contention a call may wait again if other
-///   threads use up the new tick first: lock-free, each retry means others progressed.) With [`Options::max_drift_ticks`] = N, the generator instead
-///   borrows up to N ticks ahead of the clock, and no further.
+///   wait lasts at most one tick plus [`Options::max_backward_wait_ms`], and never more
+///   than [`Options::MAX_WAIT_MS`] (one day); a clock that does not reach the next tick
+///   within that (or a tick longer than a day) gives [`Error::ClockStalled`]. (Under
+///   contention a call may wait again if other threads use up the new tick first:
+///   lock-free, each retry means others progressed.) With [`Options::max_drift_ticks`] = N,
+///   the generator instead borrows up to N ticks ahead of the clock, and no further.
 /// - **No re-issue when the clock goes back.** A rollback within the drift is ridden out by
 ///   continuing from the last issued tick. Beyond it, the call waits up to
-///   [`Options::max_backward_wait_ms`] for the clock to return, then gives
-///   [`Error::ClockMovedBackwards`] with the distance.
+///   [`Options::max_backward_wait_ms`] (at most a day) for the clock to return, then gives
+///   [`Error::ClockMovedBackwards`] with the distance. A resume point is a last issued
+///   tick too: one the clock could not reach within that wait is refused at construction.
 /// - **No overflow.** When the time field runs out, calls give [`Error::LayoutExhausted`];
 ///   the sign bit is never set.
 /// - **Fenced.** Once a fence is set ([`set_fence_ms`](Self::set_fence_ms)), no ID whose
@@ -96,7 +128,10 @@ impl<C: Clock> Generator<C> {
     /// A generator on any clock, with options.
     ///
     /// # Errors
-    /// [`Error::NodeOutOfRange`], [`Error::EpochInFuture`] or [`Error::LayoutExhausted`].
+    /// [`Error::NodeOutOfRange`], [`Error::EpochInFuture`] or [`Error::LayoutExhausted`]
+    /// (judged by the clock now); [`Error::LayoutExhausted`] or [`Error::ResumeInFuture`]
+    /// for a resume point the generator could not issue after (see
+    /// [`Options::resume_after_ms`]).
     pub fn with_clock(
         layout: Layout,
         node: u64,
@@ -104,13 +139,18 @@ impl<C: Clock> Generator<C> {
         options: Options,
     ) -> Result<Self, Error> {
         layout.check_node(node)?;
-        layout.check_usable_at(clock.now_ms())?;
+        let now_ms = clock.now_ms();
+        layout.check_usable_at(now_ms)?;
         // State 0 marks (tick 0, sequence 0) as used: at most one ID, in the epoch's first
         // tick, is never issued. A resume point marks its whole tick as used.
-        let initial = match options.resume_after_ms.and_then(|ms| layout.tick_at(ms)) {
-            Some(tick) => {
-                tick.min(layout.max_tick()) << layout.sequence_bits | layout.max_sequence()
-            }
+        let initial = match options.resume_after_ms {
+            Some(resume_ms) => match layout.tick_at(resume_ms) {
+                Some(tick) => {
+                    check_resume_point(&layout, &options, resume_ms, tick, now_ms)?;
+                    tick << layout.sequence_bits | layout.max_sequence()
+                }
+                None => 0,
+            },
             None => 0,
         };
         Ok(Generator {
@@ -303,7 +343,9 @@ impl<C: Clock> Generator<C> {
                 }
             }
             // Slow path: `tick` is beyond the horizon. Either the sequence ran out (wait for
-            // the next tick, at most one tick) or the clock went back (wait a bounded time).
+            // the next tick: at most one tick plus the backward wait) or the clock went back
+            // (wait at most the backward wait). Both budgets saturate and are capped at
+            // MAX_WAIT_MS, so no option or tick length overflows them or waits for good.
             let rolled_back = horizon.map_or(true, |h| last_tick > h);
             if rolled_back && !clock_read_after_state {
                 // A caller preempted between reading the clock and loading the state (or
@@ -318,15 +360,18 @@ impl<C: Clock> Generator<C> {
             // A clock that falls back while we wait for the next tick gets the same
             // allowance as one that had fallen back before.
             let budget_ms = if rolled_back {
-                self.options.max_backward_wait_ms
+                self.options.backward_wait_ms()
             } else {
-                layout.tick_ms + self.options.max_backward_wait_ms
+                layout
+                    .tick_ms
+                    .saturating_add(self.options.backward_wait_ms())
+                    .min(Options::MAX_WAIT_MS)
             };
             if rolled_back && !rollback_counted {
                 self.count(ROLLBACKS);
                 rollback_counted = true;
             }
-            if waited_ms + gap_ms > budget_ms {
+            if waited_ms.saturating_add(gap_ms) > budget_ms {
                 return Err(if rolled_back {
                     Error::ClockMovedBackwards {
                         behind_ms: layout.tick_start_ms(last_tick).saturating_sub(now_ms),
@@ -345,12 +390,43 @@ impl<C: Clock> Generator<C> {
             waited_ms = if now_ms >= target_ms {
                 0
             } else {
-                waited_ms + gap_ms
+                waited_ms.saturating_add(gap_ms)
             };
             current = self.state.load(Ordering::Relaxed);
             clock_read_after_state = false;
         }
     }
+}
+
+/// Refuses a resume point in `tick` that the generator could never issue after, or only
+/// after waiting for the clock longer than a call may. Mirrors the first call's decision in
+/// `reserve`, which treats the resume point as the last issued tick.
+fn check_resume_point(
+    layout: &Layout,
+    options: &Options,
+    resume_ms: u64,
+    tick: u64,
+    now_ms: u64,
+) -> Result<(), Error> {
+    if tick >= layout.max_tick() {
+        return Err(Error::LayoutExhausted {
+            exhausts_at_ms: layout.exhausts_at(),
+        });
+    }
+    // The caller checked that the epoch has begun, so the clock's tick exists.
+    let now_tick = layout.tick_at(now_ms).unwrap_or(0);
+    let drift = options.max_drift_ticks;
+    if tick > now_tick.saturating_add(drift) {
+        // Beyond the drift and the next tick: the clock must catch up, as after a rollback.
+        let target_ms = layout.tick_start_ms((tick + 1).saturating_sub(drift));
+        if target_ms.saturating_sub(now_ms) > options.backward_wait_ms() {
+            return Err(Error::ResumeInFuture {
+                resume_after_ms: resume_ms,
+                now_ms,
+            });
+        }
+    }
+    Ok(())
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {

@@ -194,9 +194,15 @@ impl Layout {
         mask(self.total_bits() as u8)
     }
 
-    /// IDs per second one node can issue at most: 2^sequence_bits per tick.
+    /// IDs per second one node can issue at most: 2^sequence_bits per tick (saturating at
+    /// `u64::MAX` for sequence fields of 55 bits and more).
     pub const fn capacity_per_second(&self) -> u64 {
-        (self.max_sequence() + 1) * 1000 / self.tick_ms
+        let per_second = (self.max_sequence() as u128 + 1) * 1000 / self.tick_ms as u128;
+        if per_second > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            per_second as u64
+        }
     }
 
     /// The first instant, in Unix ms, that the time field cannot hold. IDs can be made for

@@ -115,3 +115,18 @@ fn an_id_issued_after_another_became_visible_is_larger() {
         assert_ne!(mine, theirs);
     });
 }
+
+#[test]
+fn a_manual_clock_moved_both_ways_at_once_loses_neither_move() {
+    // `rewind_ms` was a load then a store: an `advance_ms` between the two was lost.
+    loom::model(|| {
+        let clock = Arc::new(ManualClock::new(NOW));
+        let forward = {
+            let clock = clock.clone();
+            thread::spawn(move || clock.advance_ms(7))
+        };
+        clock.rewind_ms(3);
+        forward.join().unwrap();
+        assert_eq!(clock.now_ms(), NOW + 4, "a concurrent move was lost");
+    });
+}

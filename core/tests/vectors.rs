@@ -81,7 +81,7 @@ fn ids_compose_decode_and_encode_as_recorded() {
         assert_eq!(layout.decode(id), Ok(parts(&case["decoded"])), "{name}");
         for format in Format::ALL {
             let text = case[format.name()].as_str().unwrap();
-            assert_eq!(&*format.encode(id), text, "{name} {format:?}");
+            assert_eq!(&*format.try_encode(id).unwrap(), text, "{name} {format:?}");
             assert_eq!(format.parse(text), Ok(id), "{name} {format:?}");
         }
     }
@@ -99,11 +99,13 @@ fn bad_layouts_are_refused_with_their_kind() {
 fn bad_generators_are_refused_with_their_kind() {
     for case in vectors()["generator_errors"].as_array().unwrap() {
         let clock = ManualClock::new(u(&case["now_ms"]));
+        let mut options = Options::default();
+        options.resume_after_ms = case.get("resume_after_ms").map(u);
         let err = Generator::with_clock(
             layout(&case["layout"]).unwrap(),
             u(&case["node"]),
             &clock,
-            Options::default(),
+            options,
         )
         .unwrap_err();
         assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
@@ -125,6 +127,15 @@ fn bad_parts_and_ids_are_refused_with_their_kind() {
             .unwrap()
             .decode(u(&case["id"]))
             .unwrap_err();
+        assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
+    }
+}
+
+#[test]
+fn values_parse_refuses_are_refused_by_encode_too() {
+    for case in vectors()["encode_errors"].as_array().unwrap() {
+        let format = Format::from_name(case["format"].as_str().unwrap()).unwrap();
+        let err = format.try_encode(u(&case["id"])).unwrap_err();
         assert_eq!(kind_name(err), case["error"].as_str().unwrap(), "{case}");
     }
 }

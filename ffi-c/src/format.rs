@@ -68,7 +68,8 @@ pub unsafe extern "C" fn ferroflake_format_from_name(
 /// The buffer size (in bytes, with the NUL terminator) that `ferroflake_format_encode`
 /// needs for `id` in `format`: at most `FERROFLAKE_ENCODED_MAX_SIZE`.
 ///
-/// Returns `UNKNOWN_ENUM_VALUE` or `NULL_ARGUMENT`.
+/// Returns `PARSE_OVERFLOW` for an `id` above 2^63 - 1 (no id is), `UNKNOWN_ENUM_VALUE`
+/// or `NULL_ARGUMENT`.
 ///
 /// Ownership: `*out_size` is the caller's. Thread safety: any thread.
 ///
@@ -83,18 +84,19 @@ pub unsafe extern "C" fn ferroflake_format_encoded_size(
     guard(|| {
         // SAFETY: the caller's promise above.
         let out_size = unsafe { out(out_size)? };
-        out_size.set(format(format_value)?.encode(id).len() + 1);
+        out_size.set(format(format_value)?.try_encode(id)?.len() + 1);
         Ok(())
     })
 }
 
 /// Writes `id` in `format` into `buf` as a NUL-terminated string, and its length (without
-/// the NUL) into `*out_len` when `out_len` is not NULL. Every `uint64_t` has a string in
-/// every format.
+/// the NUL) into `*out_len` when `out_len` is not NULL. Takes what
+/// `ferroflake_format_parse` gives: every id, 0 to 2^63 - 1, has a string in every format.
 ///
-/// Returns `BUFFER_TOO_SMALL` (nothing written) if `buf_size` is below what
-/// `ferroflake_format_encoded_size` reports; `UNKNOWN_ENUM_VALUE`; or `NULL_ARGUMENT` if
-/// `buf` is NULL.
+/// Returns `PARSE_OVERFLOW` (nothing written) for an `id` above 2^63 - 1, as
+/// `ferroflake_format_parse` does for its strings; `BUFFER_TOO_SMALL` (nothing written) if
+/// `buf_size` is below what `ferroflake_format_encoded_size` reports;
+/// `UNKNOWN_ENUM_VALUE`; or `NULL_ARGUMENT` if `buf` is NULL.
 ///
 /// Ownership: `buf` and `*out_len` are the caller's, written only on success.
 /// Thread safety: any thread.
@@ -113,7 +115,7 @@ pub unsafe extern "C" fn ferroflake_format_encode(
         if buf.is_null() {
             return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
         }
-        let text = format(format_value)?.encode(id);
+        let text = format(format_value)?.try_encode(id)?;
         if buf_size < text.len() + 1 {
             return Err(FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
         }
@@ -196,14 +198,41 @@ mod tests {
         ] {
             let mut size = 0;
             // SAFETY: a valid out-pointer.
-            let result = unsafe { ferroflake_format_encoded_size(value, u64::MAX, &mut size) };
+            let result =
+                unsafe { ferroflake_format_encoded_size(value, i64::MAX as u64, &mut size) };
             assert_eq!(result, FERROFLAKE_RESULT_OK);
             assert!(size <= FERROFLAKE_ENCODED_MAX_SIZE);
         }
-        let mut size = 0;
-        // SAFETY: as above.
-        unsafe { ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, u64::MAX, &mut size) };
-        assert_eq!(size, FERROFLAKE_ENCODED_MAX_SIZE);
+    }
+
+    #[test]
+    fn values_above_the_largest_id_are_refused_as_parse_refuses_them() {
+        for value in [
+            FERROFLAKE_FORMAT_DECIMAL,
+            FERROFLAKE_FORMAT_BASE62,
+            FERROFLAKE_FORMAT_BASE32,
+        ] {
+            for id in [1u64 << 63, u64::MAX] {
+                let (mut size, mut len) = (7, 9);
+                let mut buf = [b'x' as c_char; FERROFLAKE_ENCODED_MAX_SIZE];
+                // SAFETY: valid out-pointers and a buffer of the size passed.
+                let (sized, encoded) = unsafe {
+                    (
+                        ferroflake_format_encoded_size(value, id, &mut size),
+                        ferroflake_format_encode(value, id, buf.as_mut_ptr(), buf.len(), &mut len),
+                    )
+                };
+                assert_eq!(
+                    (sized, encoded),
+                    (
+                        FERROFLAKE_RESULT_PARSE_OVERFLOW,
+                        FERROFLAKE_RESULT_PARSE_OVERFLOW
+                    )
+                );
+                assert_eq!((size, len), (7, 9), "out-parameters untouched");
+                assert!(buf.iter().all(|&c| c == b'x' as c_char));
+            }
+        }
     }
 
     #[test]

@@ -52,7 +52,9 @@ impl ferroflake_generator {
 ///
 /// `options` may be NULL for the defaults (system clock, no drift, 5 ms backward wait).
 /// Returns `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
-/// chosen clock now), `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.
+/// chosen clock now); for a resume point, `LAYOUT_EXHAUSTED` if no tick of the layout
+/// follows it and `RESUME_IN_FUTURE` if the clock is behind it by more than the drift and
+/// the backward wait bridge; `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.
 ///
 /// Ownership: `layout` and `options` are only read during the call (the generator keeps a
 /// copy of the layout, so the layout handle may be freed afterwards). On success the caller
@@ -106,8 +108,9 @@ pub unsafe extern "C" fn ferroflake_generator_free(generator: *mut ferroflake_ge
 /// The next id.
 ///
 /// Returns `CLOCK_MOVED_BACKWARDS`, `CLOCK_STALLED`, `LAYOUT_EXHAUSTED`, `LEASE_EXPIRED`,
-/// or `NULL_ARGUMENT`. May block for at most one tick (sequence used up) or the configured
-/// backward wait.
+/// or `NULL_ARGUMENT`. May block: for the next tick when the sequence is used up (at most
+/// one tick plus the configured backward wait), or for a clock that went back (at most the
+/// backward wait); never more than a day for the clock, whatever the options.
 ///
 /// Ownership: `generator` is borrowed; `*out_id` is the caller's.
 /// Thread safety: any number of threads may call this on one generator at once.

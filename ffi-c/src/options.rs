@@ -30,9 +30,13 @@ pub struct ferroflake_generator_options {
     /// riding out a clock that went back). Default 0.
     pub max_drift_ticks: u64,
     /// How long (ms) to wait for a clock that went back beyond the drift before returning
-    /// `FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS`. Default 5.
+    /// `FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS`. Default 5. Any value is accepted, but no
+    /// call waits more than a day (86,400,000 ms) for the clock: `UINT64_MAX` means "as long as
+    /// the clock takes to come back, up to a day".
     pub max_backward_wait_ms: u64,
-    /// Nonzero: issue only ticks after the one containing `resume_after_ms`. Default 0.
+    /// Nonzero: issue only ticks after the one containing `resume_after_ms`. Default 0. A
+    /// resume point further ahead of the clock than the drift and the backward wait bridge
+    /// is refused by `ferroflake_generator_new` (`RESUME_IN_FUTURE`).
     pub has_resume_after: u32,
     /// The high-water mark (Unix ms) of a previous holder of the node id, used when
     /// `has_resume_after` is nonzero.

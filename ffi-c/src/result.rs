@@ -41,7 +41,8 @@ pub enum ferroflake_result {
     FERROFLAKE_RESULT_ID_OUT_OF_RANGE = 12,
     /// The clock went back further than the drift and the bounded wait allow.
     FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS = 13,
-    /// The tick's sequence is used up and the clock did not advance within one tick.
+    /// The tick's sequence is used up and the clock did not reach the next tick within one
+    /// tick plus the backward wait (at most a day).
     FERROFLAKE_RESULT_CLOCK_STALLED = 14,
     /// The generator's fence (lease deadline) has passed.
     FERROFLAKE_RESULT_LEASE_EXPIRED = 15,
@@ -57,8 +58,11 @@ pub enum ferroflake_result {
     FERROFLAKE_RESULT_PARSE_WRONG_LENGTH = 20,
     /// The decimal string to parse has more digits than any id can.
     FERROFLAKE_RESULT_PARSE_TOO_LONG = 21,
-    /// The string to parse encodes a value above 2^63 - 1.
+    /// A value above 2^63 - 1, which no id can be: in a string to parse, or given to encode.
     FERROFLAKE_RESULT_PARSE_OVERFLOW = 22,
+    /// The resume point is ahead of the clock by more than the drift and the backward wait
+    /// bridge.
+    FERROFLAKE_RESULT_RESUME_IN_FUTURE = 23,
     /// A pointer argument was NULL.
     FERROFLAKE_RESULT_NULL_ARGUMENT = 100,
     /// The caller's buffer is too small; nothing was written.
@@ -81,7 +85,7 @@ pub enum ferroflake_result {
 use ferroflake_result::*;
 
 /// Every code, in numeric order (private, so cbindgen leaves it out of the header).
-const ALL_RESULTS: [ferroflake_result; 31] = [
+const ALL_RESULTS: [ferroflake_result; 32] = [
     FERROFLAKE_RESULT_OK,
     FERROFLAKE_RESULT_TOO_MANY_BITS,
     FERROFLAKE_RESULT_NO_TIME_BITS,
@@ -105,6 +109,7 @@ const ALL_RESULTS: [ferroflake_result; 31] = [
     FERROFLAKE_RESULT_PARSE_WRONG_LENGTH,
     FERROFLAKE_RESULT_PARSE_TOO_LONG,
     FERROFLAKE_RESULT_PARSE_OVERFLOW,
+    FERROFLAKE_RESULT_RESUME_IN_FUTURE,
     FERROFLAKE_RESULT_NULL_ARGUMENT,
     FERROFLAKE_RESULT_BUFFER_TOO_SMALL,
     FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE,
@@ -147,7 +152,7 @@ impl ferroflake_result {
                 "clock moved backwards beyond the allowed drift and wait\0"
             }
             FERROFLAKE_RESULT_CLOCK_STALLED => {
-                "sequence exhausted and the clock did not advance within one tick\0"
+                "sequence exhausted and the clock did not reach the next tick within one tick plus the backward wait\0"
             }
             FERROFLAKE_RESULT_LEASE_EXPIRED => {
                 "node id lease expired: the generator's fence has passed; renew the lease\0"
@@ -162,7 +167,10 @@ impl ferroflake_result {
             }
             FERROFLAKE_RESULT_PARSE_WRONG_LENGTH => "string has the wrong length for its format\0",
             FERROFLAKE_RESULT_PARSE_TOO_LONG => "decimal string has more digits than any id\0",
-            FERROFLAKE_RESULT_PARSE_OVERFLOW => "string encodes a value above 2^63 - 1\0",
+            FERROFLAKE_RESULT_PARSE_OVERFLOW => "value above 2^63 - 1, the largest id\0",
+            FERROFLAKE_RESULT_RESUME_IN_FUTURE => {
+                "resume point is further ahead of the clock than the drift and backward wait bridge\0"
+            }
             FERROFLAKE_RESULT_NULL_ARGUMENT => "a pointer argument was NULL\0",
             FERROFLAKE_RESULT_BUFFER_TOO_SMALL => "the buffer is too small; nothing was written\0",
             FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE => "an enum argument has no such value\0",
@@ -270,7 +278,7 @@ mod tests {
 
     #[test]
     fn unknown_codes_get_a_message_not_null() {
-        for code in [23, 99, 108, 999, u32::MAX] {
+        for code in [24, 99, 108, 999, u32::MAX] {
             let ptr = ferroflake_result_message(code);
             // SAFETY: as above.
             let text = unsafe { CStr::from_ptr(ptr) }.to_str().unwrap();

@@ -43,6 +43,7 @@ static const ferroflake_result all_codes[] = {
     FERROFLAKE_RESULT_PARSE_WRONG_LENGTH,
     FERROFLAKE_RESULT_PARSE_TOO_LONG,
     FERROFLAKE_RESULT_PARSE_OVERFLOW,
+    FERROFLAKE_RESULT_RESUME_IN_FUTURE,
     FERROFLAKE_RESULT_NULL_ARGUMENT,
     FERROFLAKE_RESULT_BUFFER_TOO_SMALL,
     FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE,
@@ -54,12 +55,10 @@ static const ferroflake_result all_codes[] = {
 };
 #define CODE_COUNT (sizeof all_codes / sizeof all_codes[0])
 
-/* Codes no call from C can produce on purpose: a stalled clock needs a clock that stops
- * (the manual clock advances when waited on), and a panic or an unmapped core error would
- * be a bug. The Rust unit tests in ffi-c/src cover these paths. */
+/* Codes no call from C can produce on purpose: a panic or an unmapped core error would be
+ * a bug. The Rust unit tests in ffi-c/src cover these paths. */
 static int unreachable_from_c(ferroflake_result code) {
-    return code == FERROFLAKE_RESULT_CLOCK_STALLED || code == FERROFLAKE_RESULT_PANIC ||
-           code == FERROFLAKE_RESULT_UNMAPPED_ERROR;
+    return code == FERROFLAKE_RESULT_PANIC || code == FERROFLAKE_RESULT_UNMAPPED_ERROR;
 }
 
 static ferroflake_layout *preset(ferroflake_preset which) {
@@ -98,7 +97,7 @@ static uint64_t timestamp_of(const ferroflake_generator *generator, uint64_t id)
 
 static void messages_exist_for_every_code_and_unknown_numbers(void) {
     size_t i, j;
-    static const uint32_t unknown[] = {23, 99, 108, 1000, UINT32_MAX};
+    static const uint32_t unknown[] = {24, 99, 108, 1000, UINT32_MAX};
     for (i = 0; i < CODE_COUNT; i++) {
         const char *text = ferroflake_result_message(all_codes[i]);
         assert(text != NULL && text[0] != '\0');
@@ -114,6 +113,7 @@ static void messages_exist_for_every_code_and_unknown_numbers(void) {
     }
     /* Codes are part of the ABI: spot-check that none moved. */
     assert(FERROFLAKE_RESULT_OK == 0 && FERROFLAKE_RESULT_PARSE_OVERFLOW == 22);
+    assert(FERROFLAKE_RESULT_RESUME_IN_FUTURE == 23);
     assert(FERROFLAKE_RESULT_NULL_ARGUMENT == 100 && FERROFLAKE_RESULT_BUFFER_TOO_LARGE == 107);
 }
 
@@ -433,6 +433,96 @@ static void resume_after_skips_the_previous_holders_ticks(void) {
     ferroflake_generator_free(g);
 }
 
+/* One time bit of `tick_ms` from a second before START_MS, one sequence bit. */
+static ferroflake_generator *huge_tick_generator(uint64_t tick_ms,
+                                                 const ferroflake_generator_options *options) {
+    ferroflake_layout_spec spec = {1, 0, 1, 0, 0, 0, FERROFLAKE_FIELD_ORDER_NODE_THEN_SEQUENCE};
+    ferroflake_layout *layout = NULL;
+    ferroflake_generator *g = NULL;
+    spec.tick_ms = tick_ms;
+    spec.epoch_ms = options->clock == FERROFLAKE_CLOCK_MANUAL ? (int64_t)(START_MS - 1000) : 0;
+    EXPECT(ferroflake_layout_new(&spec, &layout), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_new(layout, 0, options, &g), FERROFLAKE_RESULT_OK);
+    ferroflake_layout_free(layout);
+    return g;
+}
+
+/* The largest backward wait and ticks near UINT64_MAX: ids or typed errors, never a crash.
+ * (tick + backward wait used to overflow: a panic in debug builds, a false CLOCK_STALLED in
+ * release; the system clock's wait panicked on such a tick.) */
+static void extreme_waits_and_ticks_give_ids_or_typed_errors(void) {
+    static const uint64_t ticks[] = {UINT64_MAX, UINT64_MAX / 2, UINT64_C(172800000)};
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *g;
+    uint64_t id = 0, previous = 0, now = 0;
+    size_t i;
+    int n;
+
+    options.max_backward_wait_ms = UINT64_MAX;
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    for (n = 0; n < 4097; n++) {
+        EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+        assert(id > previous);
+        previous = id;
+    }
+    assert(timestamp_of(g, id) == START_MS + 1); /* waited one tick, as with the default */
+    /* "As long as the clock takes", up to a day: an hour back is waited out, two days not. */
+    EXPECT(ferroflake_generator_rewind_clock_ms(g, 3600000), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(id > previous);
+    EXPECT(ferroflake_generator_rewind_clock_ms(g, UINT64_C(172800000)), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS);
+    /* The manual clock saturates rather than wrapping, in both directions. */
+    EXPECT(ferroflake_generator_advance_clock_ms(g, UINT64_MAX), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_clock_now_ms(g, &now), FERROFLAKE_RESULT_OK);
+    assert(now == UINT64_MAX);
+    EXPECT(ferroflake_generator_rewind_clock_ms(g, UINT64_MAX - 5), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_clock_now_ms(g, &now), FERROFLAKE_RESULT_OK);
+    assert(now == 5);
+    ferroflake_generator_free(g);
+
+    for (i = 0; i < sizeof ticks / sizeof ticks[0]; i++) {
+        g = huge_tick_generator(ticks[i], &options);
+        EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+        assert(id == 1); /* sequence 1 of tick 0: the tick's last id */
+        /* The next tick is more than a day away: refused at once, without waiting. */
+        EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_CLOCK_STALLED);
+        EXPECT(ferroflake_generator_clock_now_ms(g, &now), FERROFLAKE_RESULT_OK);
+        assert(now == START_MS);
+        ferroflake_generator_free(g);
+    }
+    CHECK_OK(ferroflake_generator_options_default(&options));
+    options.max_backward_wait_ms = UINT64_MAX;
+    g = huge_tick_generator(UINT64_MAX, &options); /* on the system clock */
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_CLOCK_STALLED);
+    ferroflake_generator_free(g);
+}
+
+/* A resume point the generator could not issue after soon (or ever) is refused when the
+ * generator is made, not reported later as a clock that went back. */
+static void unreachable_resume_points_are_refused_up_front(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_layout *layout = preset(FERROFLAKE_PRESET_TWITTER);
+    ferroflake_generator *g = NULL;
+    uint64_t id = 0;
+    options.has_resume_after = 1;
+    options.resume_after_ms = START_MS + 60000;
+    EXPECT(ferroflake_generator_new(layout, 1, &options, &g), FERROFLAKE_RESULT_RESUME_IN_FUTURE);
+    assert(g == NULL);
+    options.resume_after_ms = UINT64_MAX;
+    options.max_backward_wait_ms = UINT64_MAX;
+    EXPECT(ferroflake_generator_new(layout, 1, &options, &g), FERROFLAKE_RESULT_LAYOUT_EXHAUSTED);
+    assert(g == NULL);
+    /* A minute ahead is within the largest wait (a day): accepted, and waited for. */
+    options.resume_after_ms = START_MS + 60000;
+    EXPECT(ferroflake_generator_new(layout, 1, &options, &g), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(timestamp_of(g, id) == START_MS + 60001);
+    ferroflake_generator_free(g);
+    ferroflake_layout_free(layout);
+}
+
 static void a_fence_stops_issuing_until_cleared(void) {
     ferroflake_generator_options options = manual_options(START_MS);
     ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
@@ -512,9 +602,21 @@ static void strings_encode_into_caller_buffers(void) {
     EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_DECIMAL, id, buf, sizeof buf, NULL),
            FERROFLAKE_RESULT_OK);
     assert(strcmp(buf, "1541815603606036480") == 0);
-    EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, UINT64_MAX, &size),
+    EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, UINT64_C(9223372036854775807),
+                                          &size),
            FERROFLAKE_RESULT_OK);
-    assert(size == FERROFLAKE_ENCODED_MAX_SIZE);
+    assert(size == 20 && size <= FERROFLAKE_ENCODED_MAX_SIZE);
+    /* Encode takes what parse gives: 2^63 and above are no ids, refused like their strings. */
+    size = len = 3;
+    memset(buf, 'x', sizeof buf);
+    EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, UINT64_C(1) << 63, &size),
+           FERROFLAKE_RESULT_PARSE_OVERFLOW);
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_BASE62, UINT64_MAX, buf, sizeof buf, &len),
+           FERROFLAKE_RESULT_PARSE_OVERFLOW);
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_BASE32, UINT64_C(1) << 63, buf, sizeof buf,
+                                    &len),
+           FERROFLAKE_RESULT_PARSE_OVERFLOW);
+    assert(size == 3 && len == 3 && buf[0] == 'x' && buf[sizeof buf - 1] == 'x');
     EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_DECIMAL, 0, buf, 0, &len),
            FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
     EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_DECIMAL, 0, NULL, 0, &len),
@@ -593,6 +695,8 @@ int main(void) {
     a_clock_rollback_is_refused_then_recovered();
     drift_rides_out_small_rollbacks_and_borrows_ticks();
     resume_after_skips_the_previous_holders_ticks();
+    extreme_waits_and_ticks_give_ids_or_typed_errors();
+    unreachable_resume_points_are_refused_up_front();
     a_fence_stops_issuing_until_cleared();
     shards_land_in_the_low_bits();
     batches_fill_the_buffer_only_on_success();
@@ -612,7 +716,7 @@ int main(void) {
         assert(seen[code]);
         reached++;
     }
-    printf("api: %zu of %zu result codes produced from C (CLOCK_STALLED, PANIC and "
-           "UNMAPPED_ERROR are checked by the Rust unit tests)\n", reached, (size_t)CODE_COUNT);
+    printf("api: %zu of %zu result codes produced from C (PANIC and UNMAPPED_ERROR are "
+           "checked by the Rust unit tests)\n", reached, (size_t)CODE_COUNT);
     return 0;
 }

@@ -35,6 +35,8 @@ struct generator_error_case {
     ferroflake_layout_spec spec;
     uint64_t node;
     uint64_t now_ms;
+    uint32_t has_resume_after;
+    uint64_t resume_after_ms;
     ferroflake_result error;
 };
 
@@ -62,6 +64,12 @@ struct parse_ok_case {
     const char *input;
     size_t len;
     uint64_t id;
+};
+
+struct encode_error_case {
+    const char *format;
+    uint64_t id;
+    ferroflake_result error;
 };
 
 #include "vectors_cases.h"
@@ -193,6 +201,8 @@ static void bad_generators_are_refused_with_their_code(void) {
         CHECK_OK(ferroflake_generator_options_default(&options));
         options.clock = FERROFLAKE_CLOCK_MANUAL;
         options.manual_start_ms = c->now_ms;
+        options.has_resume_after = c->has_resume_after;
+        options.resume_after_ms = c->resume_after_ms;
         CHECK_CODE(ferroflake_generator_new(layout, c->node, &options, &generator), c->error);
         assert(generator == NULL);
         ferroflake_layout_free(layout);
@@ -248,16 +258,35 @@ static void strings_parse_or_fail_as_recorded(void) {
     }
 }
 
+/* encode takes what parse gives: a value parse refuses is refused with the same code. */
+static void values_parse_refuses_are_refused_by_encode_too(void) {
+    size_t i;
+    for (i = 0; i < encode_error_cases_count; i++) {
+        const struct encode_error_case *c = &encode_error_cases[i];
+        char buf[FERROFLAKE_ENCODED_MAX_SIZE];
+        size_t size = 5, len = 6;
+        memset(buf, 'x', sizeof buf);
+        CHECK_CODE(ferroflake_format_encoded_size(format_named(c->format), c->id, &size),
+                   c->error);
+        CHECK_CODE(ferroflake_format_encode(format_named(c->format), c->id, buf, sizeof buf, &len),
+                   c->error);
+        assert(size == 5 && len == 6 && buf[0] == 'x');
+        cases_run++;
+    }
+}
+
 int main(void) {
     size_t expected = preset_cases_count + id_cases_count + layout_error_cases_count +
                       generator_error_cases_count + compose_error_cases_count +
-                      decode_error_cases_count + parse_error_cases_count + parse_ok_cases_count;
+                      decode_error_cases_count + parse_error_cases_count + parse_ok_cases_count +
+                      encode_error_cases_count;
     presets_match_their_definitions();
     ids_compose_decode_and_encode_as_recorded();
     bad_layouts_are_refused_with_their_code();
     bad_generators_are_refused_with_their_code();
     bad_parts_and_ids_are_refused_with_their_code();
     strings_parse_or_fail_as_recorded();
+    values_parse_refuses_are_refused_by_encode_too();
     assert(cases_run == expected);
     printf("vectors: %zu cases passed\n", cases_run);
     return 0;

@@ -16,7 +16,7 @@ ORDERS = {
 }
 SECTIONS = [
     "presets", "ids", "layout_errors", "generator_errors", "compose_errors",
-    "decode_errors", "parse_errors", "parse_ok",
+    "decode_errors", "parse_errors", "parse_ok", "encode_errors",
 ]
 
 
@@ -100,8 +100,9 @@ def main():
         "{%s, %s}" % (spec(c["spec"]), error(c["error"])) for c in v["layout_errors"]
     ])
     table("struct generator_error_case", "generator_error_cases", [
-        "{%s, %s, %s, %s}" % (spec(c["layout"]), u64(c["node"]), u64(c["now_ms"]),
-                              error(c["error"]))
+        "{%s, %s, %s, %d, %s, %s}" % (spec(c["layout"]), u64(c["node"]), u64(c["now_ms"]),
+                                      "resume_after_ms" in c,
+                                      u64(c.get("resume_after_ms", 0)), error(c["error"]))
         for c in v["generator_errors"]
     ])
     table("struct compose_error_case", "compose_error_cases", [
@@ -121,6 +122,10 @@ def main():
         "{%s, %s, %d, %s}" % (c_string(c["format"]), c_string(c["input"]),
                               len(c["input"].encode("utf-8")), u64(c["id"]))
         for c in v["parse_ok"]
+    ])
+    table("struct encode_error_case", "encode_error_cases", [
+        "{%s, %s, %s}" % (c_string(c["format"]), u64(c["id"]), error(c["error"]))
+        for c in v["encode_errors"]
     ])
     with open(target, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
