@@ -96,8 +96,9 @@ impl ClockChoice {
 
 /// The core's run-time clock, detaching from the interpreter while it waits.
 ///
-/// The generator waits only on slow paths (a used-up sequence: at most one tick, which is
-/// a whole second under js53; a clock that went back: up to `max_backward_wait_ms`).
+/// The generator waits only on slow paths (a used-up sequence: at most one tick plus
+/// `max_backward_wait_ms`, and a tick is a whole second under js53; a clock that went back:
+/// up to `max_backward_wait_ms`; never more than a day).
 /// Detaching there lets other threads run, at no cost to the fast path.
 pub struct GeneratorClock(AnyClock);
 

@@ -16,7 +16,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         TooManyBits | NoTimeBits | ZeroSequenceBits | ZeroTick | EpochBeforeUnix
         | EpochInFuture | LayoutExhausted | UnknownLayout => "LayoutError",
         NodeOutOfRange | ShardOutOfRange | SequenceOutOfRange | TimestampOutOfRange
-        | IdOutOfRange => "OutOfRangeError",
+        | IdOutOfRange | ResumeInFuture => "OutOfRangeError",
         ParseEmpty
         | ParseNegative
         | ParseInvalidCharacter

@@ -16,11 +16,19 @@ fn format_from_name(name: &str) -> PyResult<Format> {
 }
 
 /// The ID as text: `"dec"` (decimal), `"base62"` (11 chars) or `"base32"` (Crockford, 13
-/// chars). The fixed-width forms sort like the numbers.
+/// chars). The fixed-width forms sort like the numbers. Takes what `parse` gives, 0 to
+/// 2**63 - 1: a larger int raises `ParseError` (`PARSE_OVERFLOW`), as `parse` does.
 #[pyfunction]
 #[pyo3(signature = (id, format="dec"))]
-pub fn encode(#[pyo3(from_py_with = uint)] id: u64, format: &str) -> PyResult<String> {
-    Ok(format_from_name(format)?.encode(id).to_string())
+pub fn encode(
+    py: Python<'_>,
+    #[pyo3(from_py_with = uint)] id: u64,
+    format: &str,
+) -> PyResult<String> {
+    format_from_name(format)?
+        .try_encode(id)
+        .map(|text| text.to_string())
+        .map_err(|e| to_pyerr(py, e))
 }
 
 /// The ID in `text`, which must be in `format`; a `ParseError` says why not.

@@ -46,6 +46,7 @@ EXPECTED_TABLE = [
     ("PARSE_WRONG_LENGTH", 20, ParseError),
     ("PARSE_TOO_LONG", 21, ParseError),
     ("PARSE_OVERFLOW", 22, ParseError),
+    ("RESUME_IN_FUTURE", 23, OutOfRangeError),
 ]
 
 
@@ -124,6 +125,34 @@ def test_other_reachable_kinds_raise_their_class() -> None:
         "NODE_OUT_OF_RANGE"
     )
     assert kind_of(lambda: plain.decode(2**63), OutOfRangeError).kind == "ID_OUT_OF_RANGE"
+
+
+def test_encode_refuses_what_parse_refuses() -> None:
+    """encode and parse share one domain, 0 to 2**63 - 1, in every format."""
+    for fmt in ("dec", "base62", "base32"):
+        assert ferroflake.parse(ferroflake.encode(2**63 - 1, fmt), fmt) == 2**63 - 1
+        for value in (2**63, 2**64 - 1):
+            err = kind_of(lambda: ferroflake.encode(value, fmt), ParseError)
+            assert err.kind == "PARSE_OVERFLOW", (fmt, value)
+    with pytest.raises(OverflowError):
+        ferroflake.encode(2**64)
+
+
+def test_a_resume_point_ahead_of_the_clock_is_refused_when_the_generator_is_made() -> None:
+    clock = ferroflake.ManualClock(NOW_MS)
+    err = kind_of(
+        lambda: ferroflake.Generator(1, clock=clock, resume_after_ms=NOW_MS + 60_000),
+        OutOfRangeError,
+    )
+    assert err.kind == "RESUME_IN_FUTURE" and isinstance(err, ValueError)
+    assert "60000 ms ahead" in str(err)
+    err = kind_of(
+        lambda: ferroflake.Generator(
+            1, clock=clock, resume_after_ms=2**64 - 1, max_backward_wait_ms=2**64 - 1
+        ),
+        LayoutError,
+    )
+    assert err.kind == "LAYOUT_EXHAUSTED"
 
 
 def test_errors_can_be_caught_as_value_error() -> None:

@@ -98,12 +98,59 @@ def test_a_small_rollback_is_waited_out_and_counted() -> None:
 
 def test_resume_after_skips_the_previous_holders_ticks() -> None:
     clock = ManualClock(NOW_MS)
-    gen = Generator(1, clock=clock, resume_after_ms=NOW_MS + 10)
-    assert gen.last_issued_ms == NOW_MS + 10
+    gen = Generator(1, clock=clock, resume_after_ms=NOW_MS + 3)  # within the 5 ms wait
+    assert gen.last_issued_ms == NOW_MS + 3
+    assert gen.decode(gen.next_id()).timestamp_ms == NOW_MS + 4
+    # 10 ms ahead is more than the 5 ms wait: refused now, not as a rollback at next_id().
+    with pytest.raises(ferroflake.OutOfRangeError) as info:
+        Generator(1, clock=clock, resume_after_ms=NOW_MS + 20)
+    assert info.value.kind == "RESUME_IN_FUTURE"
+    clock.set_ms(NOW_MS + 21)  # once the clock has passed the mark, as a lease waits for
+    gen = Generator(1, clock=clock, resume_after_ms=NOW_MS + 20)
+    assert gen.decode(gen.next_id()).timestamp_ms == NOW_MS + 21
+
+
+MAX_U64 = 2**64 - 1
+
+
+def test_the_largest_backward_wait_waits_one_tick_for_a_used_up_sequence() -> None:
+    # tick + max_backward_wait_ms overflowed in the core: a panic (PanicException) in a
+    # debug build, a false ClockStalledError in release instead of a 1 ms wait.
+    clock = ManualClock(NOW_MS)
+    gen = Generator(1, clock=clock, max_backward_wait_ms=MAX_U64)
+    ids = gen.next_ids(4097)
+    assert ids == sorted(set(ids))
+    assert gen.decode(ids[-1]).timestamp_ms == NOW_MS + 1
+    ids.append(gen.next_id())  # and one by one
+    clock.rewind_ms(3_600_000)  # an hour back: waited out ("as long as it takes", a day)
+    assert gen.next_id() > ids[-1]
+    clock.rewind_ms(2 * 86_400_000)  # two days back: beyond a day, refused at once
     with pytest.raises(ferroflake.ClockMovedBackwardsError):
-        gen.next_id()  # the clock is 10 ms behind the resume point: more than 5 ms
-    clock.set_ms(NOW_MS + 11)
-    assert gen.decode(gen.next_id()).timestamp_ms == NOW_MS + 11
+        gen.next_id()
+
+
+@pytest.mark.parametrize("tick_ms", [MAX_U64, MAX_U64 // 2, 2 * 86_400_000])
+def test_a_huge_tick_gives_its_ids_then_a_typed_error_without_waiting(tick_ms: int) -> None:
+    layout = Layout.custom(1, 0, 1, tick_ms=tick_ms, epoch=NOW_MS - 1000)  # 2 IDs per tick
+    clock = ManualClock(NOW_MS)
+    gen = Generator(0, layout, clock=clock, max_backward_wait_ms=MAX_U64)
+    assert gen.next_id() == 1  # sequence 1 of tick 0 (sequence 0 of tick 0 is never issued)
+    with pytest.raises(ferroflake.ClockStalledError):
+        gen.next_id()  # the next tick is more than a day away
+    assert clock.now_ms() == NOW_MS
+    epoch = time.time_ns() // 1_000_000 - 1000
+    on_the_system_clock = Generator(0, Layout.custom(1, 0, 1, tick_ms=tick_ms, epoch=epoch))
+    on_the_system_clock.next_id()
+    with pytest.raises(ferroflake.ClockStalledError):
+        on_the_system_clock.next_id()
+
+
+def test_a_manual_clock_saturates_at_both_ends() -> None:
+    clock = ManualClock(NOW_MS)
+    clock.advance_ms(MAX_U64)
+    assert clock.now_ms() == MAX_U64
+    clock.rewind_ms(MAX_U64 - 5)
+    assert clock.now_ms() == 5
 
 
 def test_shards_land_in_the_lowest_bits() -> None:

@@ -54,8 +54,14 @@ def test_bad_layouts_raise_their_kind(vectors: dict[str, Any]) -> None:
 def test_bad_generators_raise_their_kind(vectors: dict[str, Any]) -> None:
     for case in vectors["generator_errors"]:
         clock = ferroflake.ManualClock(case["now_ms"])
+        resume = case.get("resume_after_ms")
         with pytest.raises(ferroflake.InvalidInputError) as info:
-            ferroflake.Generator(case["node"], layout_from_spec(case["layout"]), clock=clock)
+            ferroflake.Generator(
+                case["node"],
+                layout_from_spec(case["layout"]),
+                clock=clock,
+                resume_after_ms=None if resume is None else int(resume),
+            )
         assert info.value.kind == case["error"], case
 
 
@@ -67,6 +73,14 @@ def test_bad_parts_and_ids_raise_their_kind(vectors: dict[str, Any]) -> None:
     for case in vectors["decode_errors"]:
         with pytest.raises(ferroflake.OutOfRangeError) as info:
             layout_from_spec(case["layout"]).decode(int(case["id"]))
+        assert info.value.kind == case["error"], case
+
+
+def test_values_parse_refuses_are_refused_by_encode_too(vectors: dict[str, Any]) -> None:
+    assert vectors["encode_errors"]
+    for case in vectors["encode_errors"]:
+        with pytest.raises(ferroflake.ParseError) as info:
+            ferroflake.encode(int(case["id"]), case["format"])
         assert info.value.kind == case["error"], case
 
 

@@ -9,7 +9,8 @@ Hierarchy::
     FerroflakeError
     ├── InvalidInputError (also ValueError)
     │   ├── LayoutError          bad widths, tick or epoch; epoch in the future; layout used up
-    │   ├── OutOfRangeError      node, shard, sequence, timestamp or id does not fit the layout
+    │   ├── OutOfRangeError      node, shard, sequence, timestamp or id does not fit the layout;
+    │   │                        a resume point too far ahead of the clock
     │   └── ParseError           text is not an ID in the given format
     ├── ClockMovedBackwardsError the clock is behind the last ID beyond what may be waited out
     ├── ClockStalledError        the sequence ran out and the clock did not move
@@ -43,7 +44,8 @@ class LayoutError(InvalidInputError):
 
 
 class OutOfRangeError(InvalidInputError):
-    """A node, shard, sequence, timestamp or ID that does not fit the layout."""
+    """A node, shard, sequence, timestamp or ID that does not fit the layout, or a
+    ``resume_after_ms`` further ahead of the clock than the generator may wait."""
 
 
 class ParseError(InvalidInputError):
@@ -58,7 +60,7 @@ class ClockMovedBackwardsError(FerroflakeError):
 
 
 class ClockStalledError(FerroflakeError):
-    """The sequence of a tick ran out and the clock did not advance."""
+    """The sequence of a tick ran out and the clock did not reach the next tick in time."""
 
 
 class LeaseExpiredError(FerroflakeError):
