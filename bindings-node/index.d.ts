@@ -13,7 +13,9 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * Makes unique, increasing IDs for one node id under one layout.
  *
  * Every `Generator` in a process (main thread and `worker_threads` alike) with the same
- * layout and node id shares one core generator, so they never repeat each other's IDs.
+ * node id, layout, clock and options shares one core generator, so they never repeat each
+ * other's IDs; while one is alive, a node id with anything else is refused
+ * (`ERR_FERROFLAKE_NODE_IN_USE`).
  * Separate processes (cluster workers, child processes) need distinct node ids.
  */
 export declare class Generator {
@@ -131,7 +133,7 @@ export declare class ManualClock {
   get nowMs(): number
   /** Sets the time, forwards or backwards. */
   setMs(ms: number | bigint): void
-  /** Moves the time forward by `ms`. */
+  /** Moves the time forward by `ms` (stopping at 2^64 - 1, as in every other language). */
   advanceMs(ms: number | bigint): void
   /** Moves the time back by `ms` (stopping at 0). */
   rewindMs(ms: number | bigint): void
@@ -166,7 +168,8 @@ export interface DecodedId {
 
 /**
  * The string form of an ID: decimal (default), or fixed-width sortable base62 (11
- * characters) or Crockford base32 (13 characters).
+ * characters) or Crockford base32 (13 characters). Takes what `parse` gives, 0 to
+ * 2^63 - 1: a larger bigint throws RangeError `ERR_FERROFLAKE_PARSE_OVERFLOW`, as `parse`.
  */
 export declare function encode(id: number | bigint | string, format?: 'dec' | 'base62' | 'base32'): string
 

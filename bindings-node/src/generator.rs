@@ -40,7 +40,9 @@ pub struct Counters {
 /// Makes unique, increasing IDs for one node id under one layout.
 ///
 /// Every `Generator` in a process (main thread and `worker_threads` alike) with the same
-/// layout and node id shares one core generator, so they never repeat each other's IDs.
+/// node id, layout, clock and options shares one core generator, so they never repeat each
+/// other's IDs; while one is alive, a node id with anything else is refused
+/// (`ERR_FERROFLAKE_NODE_IN_USE`).
 /// Separate processes (cluster workers, child processes) need distinct node ids.
 #[napi]
 pub struct Generator {
@@ -122,7 +124,7 @@ impl Generator {
     pub fn next_id_string(&self, env: Env, format: Option<Unknown>) -> napi::Result<String> {
         let format = format_option(&env, format)?;
         let id = self.inner.next_id().or_throw(&env)?;
-        Ok(format.encode(id).to_string())
+        Ok(format.try_encode(id).or_throw(&env)?.to_string())
     }
 
     /// The next ID carrying `shard` in its low bits, as a `bigint`.

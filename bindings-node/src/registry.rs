@@ -1,23 +1,23 @@
-//! One core generator per (layout, node id) per process.
+//! One core generator per node id per process.
 //!
 //! A `.node` addon is loaded once per process, so this static is shared by the main thread
-//! and every `worker_threads` worker. Two `Generator`s built anywhere in the process with
-//! the same layout, node id, clock kind and options get the same core generator, whose
-//! single atomic word keeps their IDs unique and increasing. Asking for the same layout and
-//! node id with a different clock or options while the first is alive is refused
-//! (`ERR_FERROFLAKE_NODE_IN_USE`): two generators for one node would repeat IDs.
+//! and every `worker_threads` worker. A node id is one node whatever else differs: two
+//! layouts (even two that differ only in their epoch) can give equal IDs on one node id, and
+//! so can a `ManualClock` that reads the system clock's time. So a node id has at most one
+//! live core generator. A `Generator` asking for the same layout, clock (the same
+//! `ManualClock` object, for a manual clock) and options joins it, and the single atomic word
+//! keeps the IDs of all of them unique and increasing. Anything else is refused
+//! (`ERR_FERROFLAKE_NODE_IN_USE`) while a `Generator` of the first is alive.
 //!
 //! Entries are kept after their last `Generator` is collected, so a generator built later
-//! for the same node continues after the IDs already issued instead of starting its tick
-//! over. A dormant entry may be replaced with other options; the new generator resumes
-//! after the old one's last tick.
-//!
-//! Generators on a `ManualClock` live outside the registry: their time is the test's own.
+//! for the same node id continues after the IDs already issued instead of starting its tick
+//! over. A dormant entry may be replaced with another layout, clock or options; the new
+//! generator resumes after the old one's last tick.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use ferroflake::{AnyClock, Layout, Options};
+use ferroflake::{AnyClock, Error, Layout, Options};
 
 use crate::clock::ClockKind;
 use crate::error::{Misuse, Refusal};
@@ -31,10 +31,32 @@ struct Entry {
     options: Options,
 }
 
-static REGISTRY: LazyLock<Mutex<HashMap<(Layout, u64), Entry>>> =
+impl Entry {
+    /// Whether a `Generator` still uses the core generator (the registry holds one `Arc`).
+    fn is_live(&self) -> bool {
+        Arc::strong_count(&self.generator) > 1
+    }
+
+    fn is_same(&self, layout: &Layout, clock: &AnyClock, options: &Options) -> bool {
+        self.generator.layout() == layout
+            && same_clock(self.generator.clock(), clock)
+            && self.options == *options
+    }
+}
+
+/// The same source: the same kind, and for manual clocks the same `ManualClock` object.
+fn same_clock(a: &AnyClock, b: &AnyClock) -> bool {
+    match (a, b) {
+        (AnyClock::System(_), AnyClock::System(_)) | (AnyClock::Fast(_), AnyClock::Fast(_)) => true,
+        (AnyClock::Manual(a), AnyClock::Manual(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
+static REGISTRY: LazyLock<Mutex<HashMap<u64, Entry>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The process's generator for (`layout`, `node`), made on first use.
+/// The process's generator for `node`, made on first use.
 ///
 /// Returns the generator and whether it already existed.
 pub(crate) fn acquire(
@@ -44,53 +66,93 @@ pub(crate) fn acquire(
     clock: AnyClock,
     options: Options,
 ) -> Result<(SharedGenerator, bool), Refusal> {
-    if clock_kind == ClockKind::Manual {
-        let generator = ferroflake::Generator::with_clock(layout, node, clock, options)?;
-        return Ok((Arc::new(generator), false));
-    }
     // A panic while holding the lock cannot leave the map half-written: every write below
     // is one insert. So a poisoned lock is still a good map.
     let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut effective = options;
-    if let Some(entry) = registry.get(&(layout, node)) {
-        if entry.clock == clock_kind && entry.options == options {
-            return Ok((entry.generator.clone(), true));
-        }
-        if Arc::strong_count(&entry.generator) > 1 {
-            return Err(Refusal::misuse(
-                Misuse::NodeInUse,
-                format!(
-                    "node id {node} already has a live generator in this process for this layout, \
-                     with the {} clock, {}; use the same clock and options to share it, or another node id",
-                    entry.clock.name(),
-                    describe(&entry.options)
-                ),
-            ));
-        }
-        let last = entry.generator.last_issued_ms();
-        effective.resume_after_ms = Some(options.resume_after_ms.map_or(last, |ms| ms.max(last)));
+    let Some(entry) = registry.get(&node) else {
+        let generator = Arc::new(ferroflake::Generator::with_clock(
+            layout, node, clock, options,
+        )?);
+        registry.insert(node, entry_for(&generator, clock_kind, options));
+        return Ok((generator, false));
+    };
+    if entry.is_same(&layout, &clock, &options) {
+        return Ok((entry.generator.clone(), true));
     }
-    let generator = Arc::new(ferroflake::Generator::with_clock(
-        layout, node, clock, effective,
-    )?);
-    registry.insert(
-        (layout, node),
-        Entry {
-            generator: generator.clone(),
-            clock: clock_kind,
-            options,
-        },
-    );
+    // What is wrong with the request itself comes first: it would be refused anyway.
+    let candidate = ferroflake::Generator::with_clock(layout, node, clock.clone(), options)?;
+    if entry.is_live() {
+        return Err(Refusal::misuse(
+            Misuse::NodeInUse,
+            format!(
+                "node id {node} already has a live generator in this process ({}); a node \
+                 id is one node whatever the layout, clock or options: use the same ones to \
+                 share it, or another node id",
+                describe(entry)
+            ),
+        ));
+    }
+    // Dormant: the new generator continues after the IDs the old one issued.
+    let last = entry.generator.last_issued_ms();
+    let generator = if options.resume_after_ms.is_some_and(|ms| ms >= last) {
+        candidate
+    } else {
+        let mut effective = options;
+        effective.resume_after_ms = Some(last);
+        ferroflake::Generator::with_clock(layout, node, clock, effective).map_err(|error| {
+            match error {
+                Error::ResumeInFuture { now_ms, .. } => Refusal::misuse(
+                    Misuse::NodeInUse,
+                    format!(
+                        "node id {node} issued IDs up to {last} ms in this process (with {}), \
+                         and this generator's clock reads {now_ms} ms: it could repeat them; \
+                         use a clock past {last} ms or another node id",
+                        describe(entry)
+                    ),
+                ),
+                other => Refusal::from(other),
+            }
+        })?
+    };
+    let generator = Arc::new(generator);
+    registry.insert(node, entry_for(&generator, clock_kind, options));
     Ok((generator, false))
 }
 
-/// Options as a JavaScript user wrote them, for error messages.
-fn describe(options: &Options) -> String {
+fn entry_for(generator: &SharedGenerator, clock: ClockKind, options: Options) -> Entry {
+    Entry {
+        generator: generator.clone(),
+        clock,
+        options,
+    }
+}
+
+/// A registry entry as a JavaScript user wrote it, for error messages.
+fn describe(entry: &Entry) -> String {
+    let layout = entry.generator.layout();
+    let preset = Layout::PRESET_NAMES
+        .iter()
+        .find(|name| Layout::from_name(name).is_ok_and(|preset| preset == *layout));
+    let layout = match preset {
+        Some(name) => format!("layout '{name}'"),
+        None => format!(
+            "a custom layout of {}/{}/{}/{} bits, {} ms ticks, epoch {} ms",
+            layout.time_bits(),
+            layout.node_bits(),
+            layout.sequence_bits(),
+            layout.shard_bits(),
+            layout.tick_ms(),
+            layout.epoch_ms()
+        ),
+    };
+    let options = &entry.options;
     let resume = options
         .resume_after_ms
         .map_or_else(|| "none".to_owned(), |ms| ms.to_string());
     format!(
-        "maxDriftTicks {}, maxBackwardWaitMs {}, resumeAfterMs {resume}",
-        options.max_drift_ticks, options.max_backward_wait_ms
+        "{layout}, the {} clock, maxDriftTicks {}, maxBackwardWaitMs {}, resumeAfterMs {resume}",
+        entry.clock.name(),
+        options.max_drift_ticks,
+        options.max_backward_wait_ms
     )
 }

@@ -6,7 +6,12 @@ import { addon, vectors, assertThrowsCode, FERROFLAKE_EPOCH_MS } from './support
 
 const { Layout, Generator, ManualClock, decode, encode, parse, errorCodes } = addon
 const now = () => new ManualClock(FERROFLAKE_EPOCH_MS + 86_400_000)
-const manual = (options = {}) => new Generator({ nodeId: 1, clock: now(), ...options })
+// One node id per layout and one clock for all: a process has one core generator per node
+// id, and these Generators, identical per layout, share it.
+const sharedClock = now()
+const NODE_FOR_LAYOUT = { twitter: 100, sharded: 50 }
+const manual = (options = {}) =>
+  new Generator({ nodeId: NODE_FOR_LAYOUT[options.layout] ?? 1, clock: sharedClock, ...options })
 
 // [what, call, class, code]
 const table = [
@@ -35,6 +40,8 @@ const table = [
   ['clock a number', () => manual({ clock: 5 }), TypeError, 'INVALID_TYPE'],
   ['maxDriftTicks -1', () => manual({ maxDriftTicks: -1 }), RangeError, 'OUT_OF_RANGE'],
   ['resumeAfterMs NaN', () => manual({ resumeAfterMs: NaN }), RangeError, 'NOT_AN_INTEGER'],
+  ['resumeAfterMs a minute ahead', () => manual({ nodeId: 3, clock: now(), resumeAfterMs: FERROFLAKE_EPOCH_MS + 86_460_000 }), RangeError, 'RESUME_IN_FUTURE'],
+  ['resumeAfterMs past the layout', () => manual({ nodeId: 3, clock: now(), resumeAfterMs: 2n ** 64n - 1n }), RangeError, 'LAYOUT_EXHAUSTED'],
   ['epoch in the future', () => new Generator({ nodeId: 1, clock: new ManualClock(FERROFLAKE_EPOCH_MS - 1) }), RangeError, 'EPOCH_IN_FUTURE'],
   ['nextId on a 63-bit layout', () => manual({ layout: 'twitter' }).nextId(), RangeError, 'UNSAFE_INTEGER'],
   ['nextIds on a 63-bit layout', () => manual({ layout: 'twitter' }).nextIds(2), RangeError, 'UNSAFE_INTEGER'],
@@ -61,6 +68,8 @@ const table = [
   ['decode undefined', () => decode(), TypeError, 'INVALID_TYPE'],
   ['decode with a bad layout', () => decode(1, 42), TypeError, 'INVALID_TYPE'],
   ['encode a number above 2^53', () => encode(2 ** 53 + 2), RangeError, 'UNSAFE_INTEGER'],
+  ['encode 2^63n (parse refuses it too)', () => encode(2n ** 63n), RangeError, 'PARSE_OVERFLOW'],
+  ['encode 2^64n - 1n as base62', () => encode(2n ** 64n - 1n, 'base62'), RangeError, 'PARSE_OVERFLOW'],
   ['encode bad format', () => encode(1, 'base64'), RangeError, 'INVALID_OPTION'],
   ['parse a number', () => parse(42), TypeError, 'INVALID_TYPE'],
   ['parse overflow', () => parse('9223372036854775808'), RangeError, 'PARSE_OVERFLOW'],
@@ -78,7 +87,7 @@ const table = [
   ['compose sequence too large', () => Layout.preset('twitter').compose({ timestampMs: Date.now(), sequence: 4096 }), RangeError, 'SEQUENCE_OUT_OF_RANGE'],
   ['ManualClock(-1)', () => new ManualClock(-1), RangeError, 'OUT_OF_RANGE'],
   ['ManualClock("now")', () => new ManualClock('now'), TypeError, 'INVALID_TYPE'],
-  ['advanceMs past 2^64', () => new ManualClock(2n ** 64n - 1n).advanceMs(1), RangeError, 'OUT_OF_RANGE'],
+  ['advanceMs by 2^64', () => new ManualClock(0).advanceMs(2n ** 64n), RangeError, 'OUT_OF_RANGE'],
   ['setFenceMs(1.5)', () => manual().setFenceMs(1.5), RangeError, 'NOT_AN_INTEGER'],
 ]
 
@@ -169,6 +178,16 @@ test('odd values never crash the process: each call returns or throws a coded er
     }
   }
   assert.ok(refused > calls.length * 10, `most odd values are refused (${refused})`)
+})
+
+test('a ManualClock saturates at 2^64 - 1 and at 0, as in Rust, C and Python', () => {
+  const clock = new ManualClock(1_700_000_000_000)
+  clock.advanceMs(2n ** 64n - 1n) // used to throw OUT_OF_RANGE here
+  assertThrowsCode(() => clock.nowMs, RangeError, 'ERR_FERROFLAKE_UNSAFE_INTEGER') // 2^64 - 1
+  clock.rewindMs(2n ** 64n - 1n - 5n)
+  assert.equal(clock.nowMs, 5)
+  clock.rewindMs(10)
+  assert.equal(clock.nowMs, 0)
 })
 
 test('core kinds map to RangeError (bad input) or Error (conditions of the moment)', () => {

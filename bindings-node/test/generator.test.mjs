@@ -1,8 +1,9 @@
 // Generator options and behaviour: clocks, drift, fences, resume, counters, and the
 // in-process registry that makes two Generators for one node share a core generator.
+// A node id holds one core generator per process, so each test uses node ids of its own.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { addon, assertThrowsCode } from './support.mjs'
+import { addon, assertThrowsCode, FERROFLAKE_EPOCH_MS } from './support.mjs'
 
 const { Layout, Generator, ManualClock } = addon
 
@@ -21,7 +22,7 @@ test('a clock that goes back within the wait is ridden out; beyond it is an Erro
 
 test('a short step back beyond the drift is waited out (maxBackwardWaitMs) and counted', () => {
   const clock = new ManualClock(1_700_000_000_000)
-  const generator = new Generator({ nodeId: 1, clock, maxBackwardWaitMs: 5 })
+  const generator = new Generator({ nodeId: 10, clock, maxBackwardWaitMs: 5 })
   const first = generator.nextId()
   clock.rewindMs(3)
   assert.ok(generator.nextId() > first)
@@ -58,6 +59,45 @@ test('resumeAfterMs skips the tick a previous holder may have used', () => {
   assert.equal(generator.decode(generator.nextId()).timestampMs, 1_700_000_000_001)
 })
 
+test('a resumeAfterMs the generator could not reach in time is refused when it is made', () => {
+  const clock = new ManualClock(1_700_000_000_000)
+  // A minute ahead, with a 5 ms wait: used to be accepted, then every call threw
+  // CLOCK_MOVED_BACKWARDS although the clock had not moved.
+  const error = assertThrowsCode(
+    () => new Generator({ nodeId: 11, clock, resumeAfterMs: 1_700_000_060_000 }),
+    RangeError,
+    'ERR_FERROFLAKE_RESUME_IN_FUTURE',
+  )
+  assert.match(error.message, /60000 ms ahead/)
+  assertThrowsCode(
+    () => new Generator({ nodeId: 11, clock, resumeAfterMs: 2n ** 64n - 1n, maxBackwardWaitMs: 2n ** 64n - 1n }),
+    RangeError,
+    'ERR_FERROFLAKE_LAYOUT_EXHAUSTED',
+  )
+})
+
+test('the largest maxBackwardWaitMs and ticks near 2^64 give IDs or coded errors, never a crash', () => {
+  const MAX = 2n ** 64n - 1n
+  const clock = new ManualClock(1_700_000_000_000)
+  // tick + maxBackwardWaitMs overflowed in the core: a panic (debug) or a false
+  // CLOCK_STALLED (release) where a 1 ms wait was due.
+  const generator = new Generator({ nodeId: 12, clock, maxBackwardWaitMs: MAX })
+  const ids = generator.nextIds(257) // js53ms: 256 per ms, then one wait
+  assert.equal(new Set(ids).size, 257)
+  assert.equal(generator.decode(ids.at(-1)).timestampMs, 1_700_000_000_001)
+  clock.rewindMs(3_600_000) // an hour back: waited out, "as long as it takes" up to a day
+  assert.ok(generator.nextId() > ids.at(-1))
+  clock.rewindMs(2 * 86_400_000)
+  assertThrowsCode(() => generator.nextId(), Error, 'ERR_FERROFLAKE_CLOCK_MOVED_BACKWARDS')
+  for (const [nodeId, tickMs] of [[13, MAX], [14, MAX / 2n], [15, 2n * 86_400_000n]]) {
+    const layout = Layout.custom({ timeBits: 1, nodeBits: 4, sequenceBits: 1, tickMs, epochMs: 1_699_999_999_000 })
+    const huge = new Generator({ nodeId, layout, clock: new ManualClock(1_700_000_000_000), maxBackwardWaitMs: MAX })
+    assert.equal(huge.nextIdBigInt(), BigInt(nodeId) << 1n | 1n, 'sequence 1 of tick 0')
+    // The next tick is more than a day away: a coded error at once, not a wait.
+    assertThrowsCode(() => huge.nextIdBigInt(), Error, 'ERR_FERROFLAKE_CLOCK_STALLED')
+  }
+})
+
 test('Layout.custom and compose/decode round-trip; toJSON describes it', () => {
   const layout = Layout.custom({ timeBits: 40, nodeBits: 6, sequenceBits: 7, tickMs: 10, epochMs: 1_600_000_000_000n, order: 'sequence_then_node' })
   assert.equal(layout.totalBits, 53)
@@ -84,17 +124,85 @@ test('two Generators for one node in one process share the core generator', () =
   for (let i = 0; i < 1000; i++) ids.push(a.nextId(), b.nextId())
   assert.equal(new Set(ids).size, ids.length)
   for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], 'one sequence across both')
-  assert.equal(new Generator({ nodeId: 6, layout: 'js53' }).isShared, false, 'another layout is another node space')
   assertThrowsCode(() => new Generator({ nodeId: 6, maxDriftTicks: 5 }), Error, 'ERR_FERROFLAKE_NODE_IN_USE')
   assertThrowsCode(() => new Generator({ nodeId: 6, clock: 'fast' }), Error, 'ERR_FERROFLAKE_NODE_IN_USE')
+  // A node id is one node whatever the layout: js53 and js53ms IDs are both integers below
+  // 2^53 and can be equal, so a second layout on the node is refused too.
+  const error = assertThrowsCode(() => new Generator({ nodeId: 6, layout: 'js53' }), Error, 'ERR_FERROFLAKE_NODE_IN_USE')
+  assert.match(error.message, /node id 6 .*layout 'js53ms', the system clock/)
 })
 
-test('manual-clock Generators stay outside the registry', () => {
-  const clock = new ManualClock(1_700_000_000_000)
-  const a = new Generator({ nodeId: 7, clock })
-  const b = new Generator({ nodeId: 7, clock })
-  assert.equal(b.isShared, false)
-  assert.equal(a.nextId(), b.nextId(), 'two manual generators for one node repeat: the test owns time')
+test('a system-clock and a manual-clock Generator cannot share a node id', () => {
+  // Both used to be accepted: the manual one lived outside the registry, and with its clock
+  // at the system's time the two issued the very same IDs.
+  const system = new Generator({ nodeId: 7 })
+  const clock = new ManualClock(Date.now())
+  assertThrowsCode(() => new Generator({ nodeId: 7, clock }), Error, 'ERR_FERROFLAKE_NODE_IN_USE')
+  const manual = new Generator({ nodeId: 9, clock })
+  assertThrowsCode(() => new Generator({ nodeId: 9 }), Error, 'ERR_FERROFLAKE_NODE_IN_USE')
+  assertThrowsCode(() => new Generator({ nodeId: 9, clock: new ManualClock(Date.now()) }), Error, 'ERR_FERROFLAKE_NODE_IN_USE')
+  // The same ManualClock object and options: one core generator, shared.
+  const again = new Generator({ nodeId: 9, clock })
+  assert.equal(again.isShared, true)
+  const ids = [manual.nextId(), again.nextId(), manual.nextId()]
+  assert.ok(ids[0] < ids[1] && ids[1] < ids[2], 'one sequence across both')
+  assert.equal(typeof system.nextId(), 'number')
+})
+
+test('two layouts that differ only in their epoch cannot share a node id', () => {
+  // Same widths and tick, epochs 10 ms apart: the second would issue, 10 ms later, the
+  // IDs the first issued. Both used to be accepted (the registry keyed on the layout).
+  const spec = { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: FERROFLAKE_EPOCH_MS }
+  const a = new Generator({ nodeId: 20, layout: Layout.custom(spec) })
+  const shifted = Layout.custom({ ...spec, epochMs: FERROFLAKE_EPOCH_MS + 10 })
+  const error = assertThrowsCode(() => new Generator({ nodeId: 20, layout: shifted }), Error, 'ERR_FERROFLAKE_NODE_IN_USE')
+  assert.match(error.message, new RegExp(`epoch ${FERROFLAKE_EPOCH_MS} ms`))
+  assert.equal(new Generator({ nodeId: 20, layout: Layout.custom(spec) }).isShared, true, 'an equal layout shares')
+  assert.equal(typeof a.nextIdBigInt(), 'bigint')
+})
+
+/** Makes a Generator in a frame of its own (a suspended async frame would keep it alive),
+ * issues one ID and drops it. */
+function issueOnceAndDrop(options) {
+  return new Generator(options).nextIdBigInt()
+}
+
+/** Calls `make` until the node's earlier Generators are collected (finalizers run after a
+ * GC, on a later turn): returns its result, or rethrows any other error. */
+async function afterCollection(make) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return make()
+    } catch (error) {
+      const live = error.code === 'ERR_FERROFLAKE_NODE_IN_USE' && /live generator/.test(error.message)
+      if (!live || attempt >= 50 || !globalThis.gc) throw error
+    }
+    globalThis.gc()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+test('once its Generators are collected, a node id takes another clock, layout or options', { skip: !globalThis.gc && 'needs --expose-gc' }, async () => {
+  const t0 = Date.now() + 60_000 // a minute ahead of the system clock
+  const last = issueOnceAndDrop({ nodeId: 30, layout: 'twitter', clock: new ManualClock(t0) })
+  // Another layout and clock: accepted once the first is gone. It continues after the
+  // instant of the last ID issued, so it cannot repeat it.
+  const discord = Layout.preset('discord')
+  const after = await afterCollection(() => issueOnceAndDrop({ nodeId: 30, layout: discord, clock: new ManualClock(t0 + 3) }))
+  assert.equal(discord.decode(after).timestampMs, t0 + 3)
+  assert.equal(Layout.preset('twitter').decode(last).timestampMs, t0)
+  // A clock behind those IDs (the system clock, a minute behind) could repeat them: refused.
+  const refused = await afterCollection(() => {
+    try {
+      new Generator({ nodeId: 30, layout: 'twitter' }) // eslint-disable-line no-new
+    } catch (error) {
+      if (/live generator/.test(error.message)) throw error
+      return error
+    }
+    return assert.fail('a generator whose clock is behind the node\'s IDs was accepted')
+  })
+  assert.equal(refused.code, 'ERR_FERROFLAKE_NODE_IN_USE')
+  assert.match(refused.message, /node id 30 issued IDs up to \d+ ms .* could repeat them/)
 })
 
 test('a node whose Generators were collected continues after their IDs, even with new options', async () => {

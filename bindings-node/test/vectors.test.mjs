@@ -65,11 +65,16 @@ test('bad layouts are refused with their kind', () => {
 test('bad generators are refused with their kind (manual clock at now_ms)', () => {
   for (const c of vectors.generator_errors) {
     const clock = new ManualClock(c.now_ms)
-    assertThrowsCode(
-      () => new Generator({ nodeId: c.node, layout: layoutFrom(c.layout), clock }),
-      RangeError,
-      code(c.error),
-    )
+    const options = { nodeId: c.node, layout: layoutFrom(c.layout), clock }
+    if (c.resume_after_ms !== undefined) options.resumeAfterMs = BigInt(c.resume_after_ms)
+    assertThrowsCode(() => new Generator(options), RangeError, code(c.error))
+  }
+})
+
+test('values parse refuses are refused by encode too', () => {
+  assert.ok(vectors.encode_errors.length > 0)
+  for (const c of vectors.encode_errors) {
+    assertThrowsCode(() => encode(BigInt(c.id), c.format), RangeError, code(c.error))
   }
 })
 
