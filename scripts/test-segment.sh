@@ -22,4 +22,4 @@ if RUSTFLAGS="--cfg ferroflake_loom --cfg ferroflake_loom_mutant" LOOM_MAX_PREEM
   cat "$log"; echo "FAIL: the loom model passed a segment without its atomic increment"; exit 1
 fi
 grep -q "duplicate IDs" "$log" || { cat "$log"; echo "FAIL: mutant failed for another reason"; exit 1; }
-echo "mutant caught: $(grep -c '^test .* \.\.\. FAILED$' "$log") of 3 models fail with duplicate IDs"
+echo "mutant caught: $(grep -c '^test .* \.\.\. FAILED$' "$log") of 4 models fail with duplicate IDs"

@@ -460,36 +460,11 @@ impl KeyState {
         }
     }
 
-    /// Closes the key: seals the current segment and takes the next. Returns the rest to
-    /// give back and the `max_id` the table should still hold, or `None` if already closed.
+    /// Closes the key (see [`Buffers::seal`]) and wakes its waiters.
     fn seal(&self) -> Option<(Range, u64)> {
-        let mut slow = self.buffers.slow();
-        if slow.closed {
-            return None;
-        }
-        slow.closed = true;
-        let current = self.buffers.current();
-        let taken = current.seal();
-        let next = slow.next.take();
-        drop(slow);
+        let sealed = self.buffers.seal();
         self.arrived.notify_all();
-        let current_rest = current.ids.start + taken;
-        let (start, expected) = match next {
-            // Contiguous: the current segment's rest joins the next one's.
-            Some(n) if n.ids.start == current.table_end => (current_rest, n.table_end),
-            Some(n) => (n.ids.start, n.table_end),
-            None => (current_rest, current.table_end),
-        };
-        if expected == 0 {
-            return Some((Range { start: 0, end: 0 }, 0));
-        }
-        Some((
-            Range {
-                start: start.min(expected),
-                end: expected,
-            },
-            expected,
-        ))
+        sealed
     }
 
     fn status(&self) -> KeyStatus {

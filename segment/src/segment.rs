@@ -161,6 +161,35 @@ impl<S> Buffers<S> {
         Arc::clone(&self.current.load())
     }
 
+    /// Closes the key: seals the current segment and drops the next. Returns the unissued
+    /// rest to give back and the `max_id` the table should still hold (the end of the
+    /// latest allocation), or `None` if the key was closed already.
+    pub(crate) fn seal(&self) -> Option<(Range, u64)> {
+        let mut slow = self.slow();
+        if slow.closed {
+            return None;
+        }
+        slow.closed = true; // from here on the slow path switches nothing in
+        let current = self.current();
+        let taken = current.seal();
+        let next = slow.next.take();
+        drop(slow);
+        let current_rest = current.ids.start + taken;
+        let (start, expected) = match next {
+            // Contiguous: the current segment's rest joins the next one's.
+            Some(n) if n.ids.start == current.table_end => (current_rest, n.table_end),
+            Some(n) => (n.ids.start, n.table_end),
+            None => (current_rest, current.table_end),
+        };
+        Some((
+            Range {
+                start: start.min(expected),
+                end: expected,
+            },
+            expected,
+        ))
+    }
+
     /// Under the slow-path lock: moves the next segment in if the current one is used up.
     pub(crate) fn advance(&self, slow: &mut Slow<S>) -> Advance {
         if slow.closed {

@@ -69,3 +69,31 @@ fn three_threads_one_id_with_a_stale_increment() {
 fn two_threads_run_both_segments_dry() {
     run(2, 3, Range { start: 0, end: 1 }, Range { start: 1, end: 3 });
 }
+
+/// Shutdown racing two callers: every ID a caller got lies below the rest that shutdown
+/// would give back, so a given-back ID was never issued.
+#[test]
+fn seal_races_callers() {
+    loom::model(|| {
+        let model = Arc::new(Model::new(
+            Range { start: 0, end: 3 },
+            Range { start: 3, end: 5 },
+        ));
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let model = Arc::clone(&model);
+                loom::thread::spawn(move || take(&model, 2))
+            })
+            .collect();
+        let rest = model.seal();
+        let all: Vec<Vec<u64>> = callers.into_iter().map(|h| h.join().unwrap()).collect();
+        let mut seen = HashSet::new();
+        for id in all.iter().flatten() {
+            assert!(seen.insert(*id), "duplicate IDs: {all:?}");
+            assert!(
+                *id < rest,
+                "ID {id} issued at or above the given-back rest {rest}: {all:?}"
+            );
+        }
+    });
+}
