@@ -83,7 +83,7 @@ impl SegmentStore for Switchable {
 /// Settings for tests: quick retries, a short wait.
 pub fn fast_config() -> SegmentConfig {
     SegmentConfig {
-        max_wait: Duration::from_millis(2_000),
+        max_wait: Duration::from_secs(10), // a loaded machine may starve the worker for a while
         retry_min: Duration::from_millis(5),
         retry_max: Duration::from_millis(40),
         ..SegmentConfig::default()
