@@ -460,3 +460,43 @@ fn leaf_table_filled_by_hand() {
         "ferroflake and Leaf overlap"
     );
 }
+
+/// Another process holding SQLite's write lock past the busy timeout makes the store
+/// `Unavailable` (retried), not a hard error; the allocator keeps issuing from memory and
+/// goes on once the lock is released.
+#[test]
+fn sqlite_lock_held_elsewhere_is_unavailable_and_heals() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.db");
+    let store = Arc::new(SqliteStore::open_with_timeout(&file, Duration::from_millis(50)).unwrap());
+    store.create("l", 1, 10).unwrap();
+    let other = rusqlite::Connection::open(&file).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let err = store.allocate("l", 10).unwrap_err();
+    assert!(matches!(err, SegmentError::Unavailable { .. }), "{err:?}");
+    let allocator = SegmentAllocator::new(store.clone(), fast_config()).unwrap();
+    assert!(matches!(
+        allocator.key("l"),
+        Err(SegmentError::Unavailable { .. })
+    ));
+    other.execute_batch("COMMIT").unwrap();
+    let handle = allocator.key("l").unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let ids: Vec<u64> = (0..10).map(|_| handle.next_id().unwrap()).collect();
+    assert_eq!(
+        ids,
+        (1..11).collect::<Vec<_>>(),
+        "memory is issued while the lock is held"
+    );
+    assert!(matches!(
+        handle.next_id(),
+        Err(SegmentError::Unavailable { .. })
+    ));
+    other.execute_batch("COMMIT").unwrap();
+    let mut next = None;
+    wait_for("the lock's release", Duration::from_secs(5), || {
+        next = handle.next_id().ok();
+        next.is_some()
+    });
+    assert_eq!(next, Some(11));
+}
