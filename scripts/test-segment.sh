@@ -12,13 +12,13 @@ cargo test -p ferroflake-segment --features conformance
 echo "--- loom model of the segment switch (release, preemption bound 2)"
 RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 \
   cargo test -p ferroflake-segment --no-default-features --test loom --release \
-  --target-dir target/loom-segment
+  --target-dir target/loom
 
 echo "--- loom model against a mutant (a read and a write in place of the fetch_add): it must fail"
 log=$(mktemp)
 if RUSTFLAGS="--cfg ferroflake_loom --cfg ferroflake_loom_mutant" LOOM_MAX_PREEMPTIONS=2 \
   cargo test -p ferroflake-segment --no-default-features --test loom --release \
-  --target-dir target/loom-segment-mutant >"$log" 2>&1; then
+  --target-dir target/loom-mutant >"$log" 2>&1; then
   cat "$log"; echo "FAIL: the loom model passed a segment without its atomic increment"; exit 1
 fi
 grep -q "duplicate IDs" "$log" || { cat "$log"; echo "FAIL: mutant failed for another reason"; exit 1; }
