@@ -207,7 +207,7 @@ unsafe extern "C" fn next_id_string_callback(
         with_bound(env, info, true, |bound, js_env, format| {
             let format = format_option(js_env, format)?;
             let id = bound.generator.next_id().or_throw(js_env)?;
-            let text = format.try_encode(id).or_throw(js_env)?;
+            let text = format.encode(id).or_throw(js_env)?;
             let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer; `text` is ASCII of the given length.
             created(

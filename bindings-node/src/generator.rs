@@ -124,7 +124,7 @@ impl Generator {
     pub fn next_id_string(&self, env: Env, format: Option<Unknown>) -> napi::Result<String> {
         let format = format_option(&env, format)?;
         let id = self.inner.next_id().or_throw(&env)?;
-        Ok(format.try_encode(id).or_throw(&env)?.to_string())
+        Ok(format.encode(id).or_throw(&env)?.to_string())
     }
 
     /// The next ID carrying `shard` in its low bits, as a `bigint`.

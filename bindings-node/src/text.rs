@@ -33,7 +33,7 @@ pub(crate) fn format_option(env: &Env, value: Option<Unknown>) -> napi::Result<f
 pub fn encode(env: Env, id: Unknown, format: Option<Unknown>) -> napi::Result<String> {
     let format = format_option(&env, format)?;
     let id = id_argument(&env, id)?;
-    Ok(format.try_encode(id).or_throw(&env)?.to_string())
+    Ok(format.encode(id).or_throw(&env)?.to_string())
 }
 
 /// Parses a string form back into the ID, as a bigint.

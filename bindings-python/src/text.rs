@@ -26,7 +26,7 @@ pub fn encode(
     format: &str,
 ) -> PyResult<String> {
     format_from_name(format)?
-        .try_encode(id)
+        .encode(id)
         .map(|text| text.to_string())
         .map_err(|e| to_pyerr(py, e))
 }

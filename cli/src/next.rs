@@ -290,7 +290,10 @@ fn write_ids(
                 let comma = if *issued == 0 { "" } else { "," };
                 write!(out, "{comma}\"{id}\"").map_err(Stop::Output)?;
             } else {
-                writeln!(out, "{}", &*format.encode(id)).map_err(Stop::Output)?;
+                let text = format
+                    .encode(id)
+                    .map_err(|e| Stop::Refused(e, String::new()))?;
+                writeln!(out, "{}", &*text).map_err(Stop::Output)?;
             }
             *issued += 1;
         }

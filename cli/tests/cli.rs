@@ -434,7 +434,7 @@ fn decode_shows_iso_time_node_sequence_and_shard() {
         shard: 12,
     };
     let id = Layout::sharded().compose(&parts).unwrap();
-    let base32 = Format::Base32.encode(id);
+    let base32 = Format::Base32.encode(id).unwrap();
     let out = stdout(&ferroflake(&[
         "decode", &base32, "--format", "base32", "--layout", "sharded", "--json",
     ]));

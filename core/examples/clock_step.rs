@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use ferroflake::{Error, Generator, Layout};
 
 fn main() {
-    let seconds: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let seconds: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
     let generator = Generator::new(Layout::twitter(), 1).expect("generator");
     let stop = Instant::now() + Duration::from_secs(seconds);
     let mut ids = Vec::new();
@@ -37,7 +40,11 @@ fn main() {
     sorted.sort_unstable();
     sorted.dedup();
     let duplicates = ids.len() - sorted.len();
-    let after = if before.is_some() { ids.len() - last_error_at } else { 0 };
+    let after = if before.is_some() {
+        ids.len() - last_error_at
+    } else {
+        0
+    };
     println!(
         "ids={} before={} after={after} errors={behind_errors} max_behind_ms={max_behind} other_errors={other_errors} \
          duplicates={duplicates} order_breaks={order_breaks}",

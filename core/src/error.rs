@@ -114,7 +114,7 @@ pub enum Error {
         found: usize,
     },
     /// A value above 2^63 - 1, which no ID can be: a string that encodes one (`parse`), or
-    /// a number given to `Format::try_encode`.
+    /// a number given to `Format::encode`.
     ParseOverflow,
     /// A generator's resume point (`Options::resume_after_ms`) is ahead of the clock by more
     /// than the generator's drift and backward wait can bridge. Make the generator once the

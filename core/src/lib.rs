@@ -13,7 +13,7 @@
 //!
 //! let parts = Layout::twitter().decode(b)?;
 //! assert_eq!(parts.node, 7);
-//! assert_eq!(ferroflake::Format::Base62.parse(&ferroflake::Format::Base62.encode(b)), Ok(b));
+//! assert_eq!(ferroflake::Format::Base62.parse(&ferroflake::Format::Base62.encode(b)?), Ok(b));
 //! # Ok::<(), ferroflake::Error>(())
 //! ```
 //!

@@ -85,27 +85,24 @@ impl Format {
     /// use ferroflake::{Error, Format};
     /// let id = 6_593_687_681_236_992_000;
     /// for format in Format::ALL {
-    ///     assert_eq!(format.parse(&format.try_encode(id)?), Ok(id));
+    ///     assert_eq!(format.parse(&format.encode(id)?), Ok(id));
     /// }
-    /// assert!(*Format::Base62.try_encode(9)? < *Format::Base62.try_encode(10)?);
-    /// assert_eq!(Format::Decimal.try_encode(1 << 63), Err(Error::ParseOverflow));
+    /// assert!(*Format::Base62.encode(9)? < *Format::Base62.encode(10)?);
+    /// assert_eq!(Format::Decimal.encode(1 << 63), Err(Error::ParseOverflow));
     /// # Ok::<(), Error>(())
     /// ```
     ///
     /// # Errors
     /// [`Error::ParseOverflow`] for a value above 2^63 − 1, which `parse` refuses too.
-    pub fn try_encode(self, id: u64) -> Result<IdString, Error> {
+    pub fn encode(self, id: u64) -> Result<IdString, Error> {
         if id > MAX_ID {
             return Err(Error::ParseOverflow);
         }
-        Ok(self.encode(id))
+        Ok(self.encode_unchecked(id))
     }
 
-    /// Encodes any `u64` without checking it, for callers whose value is an ID by
-    /// construction (from a generator or `compose`). A value above 2^63 − 1 is not an ID:
-    /// it still gets a string, which [`parse`](Self::parse) then refuses; use
-    /// [`try_encode`](Self::try_encode), which refuses it up front, for values from outside.
-    pub fn encode(self, id: u64) -> IdString {
+    /// Encodes any `u64`; callers check the domain first.
+    fn encode_unchecked(self, id: u64) -> IdString {
         let mut out = IdString {
             buf: [b'0'; 20],
             len: 0,

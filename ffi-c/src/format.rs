@@ -84,7 +84,7 @@ pub unsafe extern "C" fn ferroflake_format_encoded_size(
     guard(|| {
         // SAFETY: the caller's promise above.
         let out_size = unsafe { out(out_size)? };
-        out_size.set(format(format_value)?.try_encode(id)?.len() + 1);
+        out_size.set(format(format_value)?.encode(id)?.len() + 1);
         Ok(())
     })
 }
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn ferroflake_format_encode(
         if buf.is_null() {
             return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
         }
-        let text = format(format_value)?.try_encode(id)?;
+        let text = format(format_value)?.encode(id)?;
         if buf_size < text.len() + 1 {
             return Err(FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
         }
