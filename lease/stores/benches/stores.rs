@@ -2,8 +2,8 @@
 //! generator, with the embedded registry and the plain generator measured in the same run.
 //!
 //! Store addresses come from `FERROFLAKE_TEST_<ETCD|REDIS|ZOOKEEPER|POSTGRES>`;
-//! scripts/bench-lease-stores.sh starts the servers and sets them. A store without an
-//! address is left out (and said so).
+//! `bash scripts/servers/with-servers.sh cargo bench -p ferroflake-lease-stores --bench stores`
+//! starts the servers and sets them. A store without an address is left out (and said so).
 
 use std::hint::black_box;
 use std::sync::Arc;
