@@ -23,8 +23,10 @@ pub fn floor_after_loss(b: &Bounds, now: u64, current_floor: u64) -> u64 {
     match b.mutant {
         Mutant::NoFloor => current_floor,
         _ => {
-            let window =
-                protocol::lost_records_window(Bounds::units(b.max_ttl), Bounds::units(b.quarantine));
+            let window = protocol::lost_records_window(
+                Bounds::units(b.max_ttl),
+                Bounds::units(b.quarantine),
+            );
             protocol::floor_until(now, window)
         }
     }

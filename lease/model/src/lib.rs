@@ -78,7 +78,12 @@ pub fn check(bounds: Bounds) -> Report {
     // every reachable state. A mutant: breadth-first (stateright reduces symmetry only
     // depth-first), which gives the shortest counterexample, stopping at the first.
     let checker: Box<dyn Checker<LeaseModel>> = if bounds.mutant == Mutant::None {
-        Box::new(builder.symmetry_fn(model::representative).spawn_dfs().join())
+        Box::new(
+            builder
+                .symmetry_fn(model::representative)
+                .spawn_dfs()
+                .join(),
+        )
     } else {
         Box::new(
             builder

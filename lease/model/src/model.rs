@@ -138,9 +138,7 @@ impl LeaseModel {
 
     fn can_send(&self, s: &State, h: usize) -> bool {
         let holder = &s.holders[h];
-        holder.pending.is_none()
-            && !holder.sent
-            && s.net.len() < self.bounds.max_in_flight
+        holder.pending.is_none() && !holder.sent && s.net.len() < self.bounds.max_in_flight
     }
 
     /// The registry handles a request at store time `now`.
@@ -292,7 +290,11 @@ impl LeaseModel {
                 // lie beyond the deadline as the wall clock reads now (nothing issued past the
                 // deadline, unless the wall clock is stepped back later, where no fence can
                 // help and the tick values still stay below this fence).
-                let wall_at_deadline = if deadline > now { wall + (deadline - now) } else { 0 };
+                let wall_at_deadline = if deadline > now {
+                    wall + (deadline - now)
+                } else {
+                    0
+                };
                 if fence > wall_at_deadline && s.ghost.late.is_none() {
                     s.ghost.late = Some((h as u8, now, fence, wall_at_deadline));
                 }
@@ -343,7 +345,10 @@ impl LeaseModel {
         let holder = &mut s.holders[h];
         // The span this claim covers with this tick: from its first tick to this one.
         let first = holder.first_issued.unwrap_or(wall);
-        let grown = span_mask(first.min(wall), holder.last_issued.unwrap_or(wall).max(wall));
+        let grown = span_mask(
+            first.min(wall),
+            holder.last_issued.unwrap_or(wall).max(wall),
+        );
         if others & grown != 0 && s.ghost.duplicate.is_none() {
             s.ghost.duplicate = Some((h as u8, wall));
         }
@@ -502,7 +507,11 @@ impl Model for LeaseModel {
                         Pending::Renew {
                             sent: s.now,
                             // Only the wall-clock-fence mutant reads it.
-                            sent_wall: if b.mutant == crate::Mutant::WallClockFence { wall } else { 0 },
+                            sent_wall: if b.mutant == crate::Mutant::WallClockFence {
+                                wall
+                            } else {
+                                0
+                            },
                             mark,
                         },
                         mark,
@@ -533,10 +542,7 @@ impl Model for LeaseModel {
                 let holder = &mut s.holders[h];
                 holder.fence = 0;
                 let grant = holder.grant.expect("running holds a claim");
-                let last_issued = holder
-                    .last_issued
-                    .or(grant.resume_after)
-                    .unwrap_or(0);
+                let last_issued = holder.last_issued.or(grant.resume_after).unwrap_or(0);
                 let mark = decisions::final_mark(last_issued, grant.previous_mark);
                 self.release_and_reset(&mut s, h, mark);
             }

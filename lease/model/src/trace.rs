@@ -55,7 +55,11 @@ pub fn step(before: &State, action: &Action, after: &State) -> String {
                         out,
                         "; {}'s wall clock {} by {} against true time",
                         who(h as u8),
-                        if is > was { "steps forward" } else { "falls back" },
+                        if is > was {
+                            "steps forward"
+                        } else {
+                            "falls back"
+                        },
                         is.abs_diff(was)
                     );
                 }
@@ -140,7 +144,9 @@ pub fn render(path: &Path<State, Action>) -> String {
             .collect();
         let mut line = step(before, action, after);
         for (h, (x, y)) in before.holders.iter().zip(&after.holders).enumerate() {
-            if y.last_issued.is_some() && (x.first_issued, x.last_issued) != (y.first_issued, y.last_issued) {
+            if y.last_issued.is_some()
+                && (x.first_issued, x.last_issued) != (y.first_issued, y.last_issued)
+            {
                 let _ = write!(
                     line,
                     "; {} issues tick {} (fence {}, deadline {})",
