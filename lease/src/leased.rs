@@ -50,7 +50,9 @@ pub enum LeaseStatus {
 ///   of that mark and the local deadline (renewal send time + TTL − safety margin, on the
 ///   monotonic clock) expressed on the generator's clock. Past it, calls give
 ///   [`ferroflake::Error::LeaseExpired`]; the check is one relaxed atomic load. The renewal
-///   thread also closes the fence itself when the deadline passes unrenewed.
+///   thread also wakes at the deadline and closes the fence itself if it passed unrenewed
+///   (or, if a renewal call is in progress then, when that call returns: store calls are
+///   bounded in time), so a wall clock set back cannot stretch the lease.
 /// - **A clock that jumps ahead does not end a healthy lease.** A call that meets the
 ///   reserved mark while the lease is held (the wall clock stepped forward past it) asks
 ///   for a renewal at once and retries; only if that renewal fails is it refused.
@@ -448,14 +450,16 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         let mut failures = 0u32;
         loop {
             let mut state = self.state();
-            let pause = jitter(if failures == 0 {
+            let every = if failures == 0 {
                 self.config.renew_every
             } else {
-                match state.deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => self.config.retry_every.min(left),
-                    _ => self.config.retry_every,
-                }
-            });
+                self.config.retry_every
+            };
+            // Wake at the deadline at the latest, to close the fence there if unrenewed.
+            let pause = match state.deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => jitter(every).min(left),
+                _ => jitter(every),
+            };
             let wake_at = Instant::now() + pause;
             while !state.stop && !state.renew_now {
                 let Some(left) = wake_at.checked_duration_since(Instant::now()) else {
@@ -474,6 +478,11 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 return;
             }
             state.renew_now = false;
+            if Instant::now() >= state.deadline {
+                // Unrenewed at the deadline: the fence already stops issuing there on the
+                // generator's clock; closing it also holds if that clock was set back.
+                self.generator.set_fence_ms(0);
+            }
             drop(state);
             let outcome = self.renew_once();
             let mut state = self.state();

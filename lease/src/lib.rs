@@ -11,6 +11,10 @@
 //! - [`LeasedGenerator`]: a core [`Generator`](ferroflake::Generator) with a leased node
 //!   id, a high-water mark and a fence checked in the hot path.
 //! - `conformance` (feature `conformance`): the checks every registry passes.
+//! - [`protocol`]: the protocol's decisions as pure functions, called by every registry,
+//!   the leased generator and the model checker (`lease/model`, stateright); its docs say
+//!   what the protocol assumes of clocks and stores, what it guarantees, and which of
+//!   those the model checks.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -46,6 +50,10 @@ mod error;
 mod host_clock;
 mod leased;
 mod private_dir;
+#[doc = include_str!("../PROTOCOL.md")]
+///
+/// ---
+///
 pub mod protocol;
 mod records;
 mod registry;

@@ -319,10 +319,8 @@ impl LeaseModel {
                 holder.fence = 0;
                 holder.phase = Phase::Lost;
             }
-            Phase::Running => {
-                if now >= holder.deadline {
-                    holder.fence = 0;
-                }
+            Phase::Running if now >= holder.deadline => {
+                holder.fence = 0;
             }
             Phase::Claiming => holder.phase = Phase::Idle,
             _ => {}
@@ -437,15 +435,11 @@ impl Model for LeaseModel {
         for (h, holder) in s.holders.iter().enumerate() {
             let hu = h as u8;
             match holder.phase {
-                Phase::Idle => {
-                    if s.claims < b.max_claims && self.can_send(s, h) {
-                        actions.push(Action::Claim(hu));
-                    }
+                Phase::Idle if s.claims < b.max_claims && self.can_send(s, h) => {
+                    actions.push(Action::Claim(hu));
                 }
-                Phase::Starting | Phase::Running => {
-                    if self.can_send(s, h) {
-                        actions.push(Action::Renew(hu));
-                    }
+                Phase::Starting | Phase::Running if self.can_send(s, h) => {
+                    actions.push(Action::Renew(hu));
                 }
                 _ => {}
             }
