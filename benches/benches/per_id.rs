@@ -54,7 +54,14 @@ fn bursts_on<'a, C: Clock, T>(
     burst: u64,
     mut op: impl FnMut() -> T + 'a,
 ) -> impl FnMut(u64) -> Duration + 'a {
-    move |iters| timed_bursts(iters, burst, || wait_for_tick_change(|| clock.now_ms()), &mut op)
+    move |iters| {
+        timed_bursts(
+            iters,
+            burst,
+            || wait_for_tick_change(|| clock.now_ms()),
+            &mut op,
+        )
+    }
 }
 
 fn report_waits<C: Clock>(name: &str, generator: &Generator<C>) {
@@ -117,7 +124,9 @@ fn ferroflake_one_by_one(c: &mut Criterion) {
         b.iter_custom(bursts_on(twitter.clock(), BURST, || twitter.next_id()))
     });
     group.bench_function("fast_twitter", |b| {
-        b.iter_custom(bursts_on(twitter_fast.clock(), BURST, || twitter_fast.next_id()))
+        b.iter_custom(bursts_on(twitter_fast.clock(), BURST, || {
+            twitter_fast.next_id()
+        }))
     });
     group.bench_function("system_wide", |b| {
         b.iter_custom(bursts_on(wide.clock(), BURST, || wide.next_id()))
@@ -126,7 +135,9 @@ fn ferroflake_one_by_one(c: &mut Criterion) {
         b.iter_custom(bursts_on(wide_fast.clock(), BURST, || wide_fast.next_id()))
     });
     group.bench_function("fast_1s_tick", |b| {
-        b.iter_custom(bursts_on(seconds_fast.clock(), BURST, || seconds_fast.next_id()))
+        b.iter_custom(bursts_on(seconds_fast.clock(), BURST, || {
+            seconds_fast.next_id()
+        }))
     });
     group.finish();
 
@@ -178,7 +189,9 @@ fn peers(c: &mut Criterion) {
     // Single-threaded, as its docs use it: `&mut`, no lock.
     let mut rs_snowflake = snowflake::SnowflakeIdGenerator::new(1, 1);
     group.bench_function("rs_snowflake", |b| {
-        b.iter_custom(bursts_on(&system, BURST, || rs_snowflake.real_time_generate()))
+        b.iter_custom(bursts_on(&system, BURST, || {
+            rs_snowflake.real_time_generate()
+        }))
     });
 
     let snowflake_me = common::snowflake_me();
@@ -227,5 +240,11 @@ fn peers(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, clocks, ferroflake_one_by_one, ferroflake_batches, peers);
+criterion_group!(
+    benches,
+    clocks,
+    ferroflake_one_by_one,
+    ferroflake_batches,
+    peers
+);
 criterion_main!(benches);

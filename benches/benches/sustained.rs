@@ -65,9 +65,9 @@ impl Row {
     }
 
     fn line(&self) -> String {
-        let fraction = self
-            .cap_per_second
-            .map_or("-".to_string(), |cap| format!("{:.2}%", 100.0 * self.per_second() / cap));
+        let fraction = self.cap_per_second.map_or("-".to_string(), |cap| {
+            format!("{:.2}%", 100.0 * self.per_second() / cap)
+        });
         let worst = self
             .worst_chunk_ns
             .map_or("-".to_string(), |ns| format!("{:.1} us", ns / 1e3));
@@ -135,7 +135,12 @@ fn shared<T: Copy + Default + Ord + Send>(
 fn checked<T: Copy + Default + Ord>(threads: &[&[T]]) -> Row {
     let issued: Vec<Vec<T>> = threads
         .iter()
-        .map(|ids| ids.iter().copied().filter(|&id| id != T::default()).collect())
+        .map(|ids| {
+            ids.iter()
+                .copied()
+                .filter(|&id| id != T::default())
+                .collect()
+        })
         .collect();
     let total: usize = threads.iter().map(|ids| ids.len()).sum();
     let ok: usize = issued.iter().map(Vec::len).sum();
@@ -190,9 +195,12 @@ fn main() {
     run(
         &|| {
             let generator = Generator::new(twitter, 1).expect("twitter generator");
-            let row = single("ferroflake twitter system", Some(twitter_cap), calls_at(twitter_cap), || {
-                generator.next_id().unwrap_or(0)
-            });
+            let row = single(
+                "ferroflake twitter system",
+                Some(twitter_cap),
+                calls_at(twitter_cap),
+                || generator.next_id().unwrap_or(0),
+            );
             note_counters(&generator);
             row
         },
@@ -202,9 +210,12 @@ fn main() {
         &|| {
             let generator = Generator::with_clock(twitter, 1, fast, Options::default())
                 .expect("twitter generator on the fast clock");
-            let row = single("ferroflake twitter fast", Some(twitter_cap), calls_at(twitter_cap), || {
-                generator.next_id().unwrap_or(0)
-            });
+            let row = single(
+                "ferroflake twitter fast",
+                Some(twitter_cap),
+                calls_at(twitter_cap),
+                || generator.next_id().unwrap_or(0),
+            );
             note_counters(&generator);
             row
         },
@@ -214,9 +225,12 @@ fn main() {
         &|| {
             let generator = Generator::with_clock(sonyflake, 1, coarse, Options::default())
                 .expect("sonyflake generator on the fast clock");
-            let row = single("ferroflake sonyflake fast", Some(sonyflake_cap), calls_at(sonyflake_cap), || {
-                generator.next_id().unwrap_or(0)
-            });
+            let row = single(
+                "ferroflake sonyflake fast",
+                Some(sonyflake_cap),
+                calls_at(sonyflake_cap),
+                || generator.next_id().unwrap_or(0),
+            );
             note_counters(&generator);
             row
         },
@@ -235,9 +249,12 @@ fn main() {
     run(
         &|| {
             let generator = common::snowflaked();
-            single("snowflaked", Some(twitter_cap), calls_at(twitter_cap), || {
-                generator.generate::<u64>()
-            })
+            single(
+                "snowflaked",
+                Some(twitter_cap),
+                calls_at(twitter_cap),
+                || generator.generate::<u64>(),
+            )
         },
         "snowflaked",
     );
@@ -246,16 +263,24 @@ fn main() {
             let mut generator = snowflake::SnowflakeIdGenerator::new(1, 1);
             let mut next = || generator.real_time_generate();
             // `single` takes FnMut; the generator lives in this closure.
-            single("rs-snowflake", Some(twitter_cap), calls_at(twitter_cap), &mut next)
+            single(
+                "rs-snowflake",
+                Some(twitter_cap),
+                calls_at(twitter_cap),
+                &mut next,
+            )
         },
         "rs-snowflake",
     );
     run(
         &|| {
             let generator = common::snowflake_me();
-            single("snowflake_me", Some(twitter_cap), calls_at(twitter_cap), || {
-                generator.next_id().map_or(0, |id| id.as_u64())
-            })
+            single(
+                "snowflake_me",
+                Some(twitter_cap),
+                calls_at(twitter_cap),
+                || generator.next_id().map_or(0, |id| id.as_u64()),
+            )
         },
         "snowflake_me",
     );
@@ -263,16 +288,24 @@ fn main() {
         &|| {
             // Its defaults: 8 worker + 8 sequence bits, sequence values 5..=255 per ms.
             common::idgenerator_init(8, 8);
-            single("idgenerator (defaults)", Some(251_000.0), 40_000_000, idgenerator::IdInstance::next_id)
+            single(
+                "idgenerator (defaults)",
+                Some(251_000.0),
+                40_000_000,
+                idgenerator::IdInstance::next_id,
+            )
         },
         "idgenerator (defaults)",
     );
     run(
         &|| {
             let generator = common::sonyflake();
-            single("sonyflake", Some(sonyflake_cap), calls_at(sonyflake_cap), || {
-                generator.next_id().map_or(0, |id| id.to_u64())
-            })
+            single(
+                "sonyflake",
+                Some(sonyflake_cap),
+                calls_at(sonyflake_cap),
+                || generator.next_id().map_or(0, |id| id.to_u64()),
+            )
         },
         "sonyflake",
     );
@@ -281,9 +314,12 @@ fn main() {
     run(
         &|| {
             let generator = Generator::new(twitter, 1).expect("twitter generator");
-            let row = shared("ferroflake twitter system x2", Some(twitter_cap), 3_000_000, || {
-                generator.next_id().unwrap_or(0)
-            });
+            let row = shared(
+                "ferroflake twitter system x2",
+                Some(twitter_cap),
+                3_000_000,
+                || generator.next_id().unwrap_or(0),
+            );
             note_counters(&generator);
             row
         },
@@ -301,16 +337,21 @@ fn main() {
     run(
         &|| {
             let generator = common::snowflaked();
-            shared("snowflaked x2", Some(twitter_cap), 3_000_000, || generator.generate::<u64>())
+            shared("snowflaked x2", Some(twitter_cap), 3_000_000, || {
+                generator.generate::<u64>()
+            })
         },
         "snowflaked x2",
     );
     run(
         &|| {
             let generator = common::rs_snowflake();
-            shared("rs-snowflake mutex x2", Some(twitter_cap), 3_000_000, || {
-                common::rs_snowflake_next(&generator)
-            })
+            shared(
+                "rs-snowflake mutex x2",
+                Some(twitter_cap),
+                3_000_000,
+                || common::rs_snowflake_next(&generator),
+            )
         },
         "rs-snowflake mutex x2",
     );
@@ -335,7 +376,12 @@ fn main() {
     run(
         &|| {
             common::idgenerator_init(8, 8);
-            shared("idgenerator (defaults) x2", Some(251_000.0), 3_000_000, idgenerator::IdInstance::next_id)
+            shared(
+                "idgenerator (defaults) x2",
+                Some(251_000.0),
+                3_000_000,
+                idgenerator::IdInstance::next_id,
+            )
         },
         "idgenerator (defaults) x2",
     );
@@ -349,13 +395,19 @@ fn main() {
         "sonyflake x2",
     );
     run(
-        &|| shared("uuid now_v7 x2", None, 5_000_000, || uuid::Uuid::now_v7().as_u128()),
+        &|| {
+            shared("uuid now_v7 x2", None, 5_000_000, || {
+                uuid::Uuid::now_v7().as_u128()
+            })
+        },
         "uuid now_v7 x2",
     );
     run(
         &|| {
             let generator = common::ulid_monotonic();
-            shared("ulid generator mutex x2", None, 5_000_000, || common::ulid_next(&generator))
+            shared("ulid generator mutex x2", None, 5_000_000, || {
+                common::ulid_next(&generator)
+            })
         },
         "ulid generator mutex x2",
     );

@@ -124,7 +124,8 @@ pub fn collect_on_two_threads<T: Copy + Default + Send>(
         // large buffer in a process faults (glibc then serves such sizes from its heap),
         // which once cost whichever generator ran first about 1% of the cap.
         let mut ids = vec![T::default(); per_thread];
-        ids.iter_mut().for_each(|slot| *slot = std::hint::black_box(T::default()));
+        ids.iter_mut()
+            .for_each(|slot| *slot = std::hint::black_box(T::default()));
         release.wait();
         let start = Instant::now();
         for slot in ids.iter_mut() {

@@ -196,7 +196,10 @@ pub(crate) fn options<'env>(
             return Err(misuse(
                 env,
                 Misuse::UnknownOption,
-                format!("{what} has an unknown key {key:?}; known keys: {}", known.join(", ")),
+                format!(
+                    "{what} has an unknown key {key:?}; known keys: {}",
+                    known.join(", ")
+                ),
             ));
         }
     }

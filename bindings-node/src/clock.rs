@@ -101,7 +101,9 @@ pub(crate) fn clock_option(
         },
         ValueType::Object => {
             // SAFETY: a live JS object from this call; the type tag check refuses other classes.
-            match unsafe { ClassInstance::<ManualClock>::from_napi_value(env.raw(), args::raw(&value)) } {
+            match unsafe {
+                ClassInstance::<ManualClock>::from_napi_value(env.raw(), args::raw(&value))
+            } {
                 Ok(clock) => Ok((ClockKind::Manual, AnyClock::Manual(clock.inner.clone()))),
                 Err(_) => Err(not_a_clock(env)),
             }

@@ -181,11 +181,13 @@ pub struct ErrorCodeInfo {
 /// Every `code` the addon can throw, with its class: the core's kinds, then the binding's.
 #[napi_derive::napi]
 pub fn error_codes() -> Vec<ErrorCodeInfo> {
-    let core = ferroflake::ErrorKind::ALL.into_iter().map(|kind| ErrorCodeInfo {
-        code: code(kind.name()),
-        class_name: core_class(kind).name().to_owned(),
-        core_code: Some(kind.code()),
-    });
+    let core = ferroflake::ErrorKind::ALL
+        .into_iter()
+        .map(|kind| ErrorCodeInfo {
+            code: code(kind.name()),
+            class_name: core_class(kind).name().to_owned(),
+            core_code: Some(kind.code()),
+        });
     let binding = Misuse::ALL.into_iter().map(|kind| ErrorCodeInfo {
         code: code(kind.name()),
         class_name: kind.class().name().to_owned(),

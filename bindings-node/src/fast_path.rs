@@ -138,7 +138,14 @@ unsafe fn with_bound(
     let mut argv = [ptr::null_mut(); 1];
     // SAFETY: per this function's contract; room for `argc` (0 or 1) arguments.
     let status = unsafe {
-        sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data)
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            &mut data,
+        )
     };
     if status != sys::Status::napi_ok || data.is_null() {
         return ptr::null_mut();
@@ -146,7 +153,8 @@ unsafe fn with_bound(
     // SAFETY: the function object holds a strong count while it can be called.
     let bound = unsafe { &*(data as *const Bound) };
     // SAFETY: napi fills missing arguments with undefined; the value lives for this call.
-    let first = (with_argument && argc > 0).then(|| unsafe { Unknown::from_raw_unchecked(env, argv[0]) });
+    let first =
+        (with_argument && argc > 0).then(|| unsafe { Unknown::from_raw_unchecked(env, argv[0]) });
     let js_env = Env::from_raw(env);
     match catch_unwind(AssertUnwindSafe(|| body(bound, &js_env, first))) {
         Ok(Ok(value)) => value,
@@ -158,7 +166,10 @@ unsafe fn with_bound(
             ptr::null_mut()
         }
         Err(_) => {
-            throw(&js_env, Refusal::misuse(Misuse::Internal, "ferroflake: a bug in the addon (panic)"));
+            throw(
+                &js_env,
+                Refusal::misuse(Misuse::Internal, "ferroflake: a bug in the addon (panic)"),
+            );
             ptr::null_mut()
         }
     }
@@ -211,7 +222,12 @@ unsafe extern "C" fn next_id_string_callback(
             let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer; `text` is ASCII of the given length.
             created(
-                sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut value),
+                sys::napi_create_string_latin1(
+                    env,
+                    text.as_ptr().cast(),
+                    text.len() as isize,
+                    &mut value,
+                ),
                 value,
             )
         })

@@ -64,8 +64,11 @@ impl Layout {
                 )),
             }
         };
-        let mut builder =
-            ferroflake::Layout::builder(width("timeBits")?, width("nodeBits")?, width("sequenceBits")?);
+        let mut builder = ferroflake::Layout::builder(
+            width("timeBits")?,
+            width("nodeBits")?,
+            width("sequenceBits")?,
+        );
         if let Some(v) = field(&spec, "shardBits")? {
             builder = builder.shard_bits(args::bounded(&env, v, "shardBits", 255)? as u32);
         }
@@ -269,7 +272,8 @@ pub(crate) fn layout_option(env: &Env, value: Option<Unknown>) -> napi::Result<f
         }
         ValueType::Object => {
             // SAFETY: a live JS object from this call; the type tag check refuses other classes.
-            match unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), args::raw(&value)) } {
+            match unsafe { ClassInstance::<Layout>::from_napi_value(env.raw(), args::raw(&value)) }
+            {
                 Ok(layout) => Ok(layout.inner),
                 Err(_) => Err(not_a_layout(env)),
             }

@@ -28,11 +28,28 @@ pub(crate) fn number_array<'env>(env: &'env Env, values: Vec<f64>) -> napi::Resu
         let mut global = ptr::null_mut();
         check(sys::napi_get_global(raw, &mut global))?;
         let mut array = ptr::null_mut();
-        check(sys::napi_get_named_property(raw, global, c"Array".as_ptr(), &mut array))?;
+        check(sys::napi_get_named_property(
+            raw,
+            global,
+            c"Array".as_ptr(),
+            &mut array,
+        ))?;
         let mut from = ptr::null_mut();
-        check(sys::napi_get_named_property(raw, array, c"from".as_ptr(), &mut from))?;
+        check(sys::napi_get_named_property(
+            raw,
+            array,
+            c"from".as_ptr(),
+            &mut from,
+        ))?;
         let mut result = ptr::null_mut();
-        check(sys::napi_call_function(raw, array, from, 1, &typed, &mut result))?;
+        check(sys::napi_call_function(
+            raw,
+            array,
+            from,
+            1,
+            &typed,
+            &mut result,
+        ))?;
         Ok(Unknown::from_raw_unchecked(raw, result))
     }
 }

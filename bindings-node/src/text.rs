@@ -27,9 +27,7 @@ pub(crate) fn format_option(env: &Env, value: Option<Unknown>) -> napi::Result<f
 /// The string form of an ID: decimal (default), or fixed-width sortable base62 (11
 /// characters) or Crockford base32 (13 characters). Takes what `parse` gives, 0 to
 /// 2^63 - 1: a larger bigint throws RangeError `ERR_FERROFLAKE_PARSE_OVERFLOW`, as `parse`.
-#[napi(
-    ts_args_type = "id: number | bigint | string, format?: 'dec' | 'base62' | 'base32'"
-)]
+#[napi(ts_args_type = "id: number | bigint | string, format?: 'dec' | 'base62' | 'base32'")]
 pub fn encode(env: Env, id: Unknown, format: Option<Unknown>) -> napi::Result<String> {
     let format = format_option(&env, format)?;
     let id = id_argument(&env, id)?;

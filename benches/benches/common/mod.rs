@@ -82,5 +82,8 @@ pub fn ulid_next(generator: &Mutex<ulid::Generator>) -> u128 {
 
 /// One ID from a shared rs-snowflake generator.
 pub fn rs_snowflake_next(generator: &Mutex<snowflake::SnowflakeIdGenerator>) -> i64 {
-    generator.lock().expect("rs-snowflake lock").real_time_generate()
+    generator
+        .lock()
+        .expect("rs-snowflake lock")
+        .real_time_generate()
 }
