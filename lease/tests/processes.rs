@@ -220,23 +220,8 @@ fn a_holder_stopped_past_its_ttl_issues_nothing_more_and_its_id_moves_on() {
     let dir = dir.path().to_str().unwrap();
     let ttl_ms = 1_500;
     // One node id (0 node bits), one ID per ms, lease TTL 1.5 s (quarantine 300 ms).
-    let args = [
-        "issue",
-        "--dir",
-        dir,
-        "--node-bits",
-        "0",
-        "--pace-us",
-        "1000",
-        "--ttl-ms",
-        "1500",
-        "--skew-ms",
-        "50",
-        "--acquire-retry-ms",
-        "10000",
-        "--max-run-ms",
-        "30000",
-    ];
+    let args = paced_holder(dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut first = probe(&args).spawn().unwrap();
     let first_lines = collect_lines(&mut first);
     wait_for("the first holder to issue", Duration::from_secs(10), || {
@@ -336,7 +321,7 @@ fn wait_exit(child: &mut Child, limit: Duration, what: &str) {
     thread::sleep(Duration::from_millis(50)); // let the reader drain the pipe
 }
 
-/// One node id, one ID per ms, TTL 1.5 s: the arguments of a holder in `dir`.
+/// One node id, one ID per ms, TTL 1.5 s (quarantine 300 ms): a holder in `dir`.
 fn paced_holder(dir: &str) -> Vec<String> {
     [
         "issue",
