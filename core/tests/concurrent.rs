@@ -3,9 +3,10 @@
 //! hand-off) is larger.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 use ferroflake::{FastClock, Generator, Layout, Options};
 
@@ -71,23 +72,38 @@ fn threads_taking_batches_get_no_duplicates() {
 
 #[test]
 fn an_id_taken_after_seeing_another_threads_id_is_larger() {
+    const ROUNDS: u64 = 50_000;
+    // Hand-offs from distinct writer IDs the reader must see, so that the check ran while
+    // the writer was issuing, not only against its last ID.
+    const MIN_HAND_OFFS: u64 = 100;
     let g = Arc::new(Generator::new(Layout::twitter(), 2).unwrap());
     let published = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
     let writer = {
-        let (g, published) = (g.clone(), published.clone());
+        let (g, published, stop) = (g.clone(), published.clone(), stop.clone());
         thread::spawn(move || {
-            for _ in 0..50_000 {
+            while !stop.load(Ordering::Relaxed) {
                 published.store(g.next_id().unwrap(), Ordering::Release);
             }
         })
     };
-    let mut checked = 0;
-    for _ in 0..50_000 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut checked, mut hand_offs, mut last_seen) = (0u64, 0u64, 0u64);
+    while checked < ROUNDS || hand_offs < MIN_HAND_OFFS {
+        assert!(
+            Instant::now() < deadline,
+            "after 30 s: {checked} checks, {hand_offs} hand-offs"
+        );
         let seen = published.load(Ordering::Acquire);
         let mine = g.next_id().unwrap();
+        if seen == 0 {
+            continue; // the writer has not issued yet
+        }
         assert!(mine > seen, "{mine} was issued after {seen} became visible");
-        checked += u64::from(seen != 0);
+        checked += 1;
+        hand_offs += u64::from(seen != last_seen);
+        last_seen = seen;
     }
+    stop.store(true, Ordering::Relaxed);
     writer.join().unwrap();
-    assert!(checked > 0 || published.load(Ordering::Acquire) != 0);
 }
