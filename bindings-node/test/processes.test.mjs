@@ -20,9 +20,18 @@ async function twoProcesses(nodeA, nodeB) {
   return { duplicates: b.filter((id) => seen.has(id)).length, total: a.length + b.length }
 }
 
-test('two processes with the SAME node id repeat IDs: each process needs its own', async () => {
-  const { duplicates, total } = await twoProcesses(3, 3)
-  assert.ok(duplicates > 0, `expected collisions between two processes on node 3 (${total} IDs)`)
+// Not a guarantee but the misuse it rules out, shown deterministically: two processes on
+// one node id whose clocks read the same millisecond make the same IDs, in the same order.
+test('two processes with the SAME node id at the same instant make the SAME IDs: each process needs its own', async () => {
+  const clockMs = 1_700_000_000_000
+  const run = (nodeId) =>
+    execFileAsync(process.execPath, [fixture('child-manual-ids.cjs'), nodeId, clockMs, 256])
+      .then(({ stdout }) => JSON.parse(stdout))
+  const [a, b, c] = await Promise.all([run(3), run(3), run(4)])
+  assert.equal(a.length, 256)
+  assert.deepEqual(b, a, 'two processes on node 3 at one instant')
+  const seen = new Set(a)
+  assert.equal(c.filter((id) => seen.has(id)).length, 0, 'node 4 at the same instant shares no ID with node 3')
 })
 
 test('two processes with distinct node ids never repeat', async () => {
