@@ -131,7 +131,7 @@ impl Tsc {
             offset_ns: AtomicU64::new(0),
             reanchor_at: AtomicU64::new(0),
         };
-        tsc.anchor(read_tsc());
+        tsc.anchor();
         Some(tsc)
     }
 
@@ -151,14 +151,14 @@ impl Tsc {
         // Relaxed: offset and deadline are independent hints; a stale pair is at most one
         // anchor period (1 ms of drift, ~ns) off.
         if cycles >= self.reanchor_at.load(Ordering::Relaxed) {
-            return self.anchor(cycles);
+            return self.anchor();
         }
         self.scaled(cycles)
             .wrapping_add(self.offset_ns.load(Ordering::Relaxed))
     }
 
     #[cold]
-    fn anchor(&self, _cycles: u64) -> u64 {
+    fn anchor(&self) -> u64 {
         let wall = clock_ns(libc::CLOCK_REALTIME);
         let cycles = read_tsc();
         self.offset_ns

@@ -5,9 +5,6 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The four backends, by the name `scripts/servers/ctl.sh` uses.
-pub const BACKENDS: [&str; 4] = ["etcd", "redis", "zookeeper", "postgres"];
-
 /// The base address of a running test server, from `FERROFLAKE_TEST_<NAME>` (set by
 /// scripts/test-lease-stores.sh).
 pub fn base_url(backend: &str) -> String {
