@@ -269,10 +269,7 @@ impl Registry for EmbeddedRegistry {
                     boot,
                 )
                 .map(|()| ((), true))
-                .map_err(|why| LeaseError::Lost {
-                    node_id: grant.node_id,
-                    why,
-                })
+                .map_err(|why| grant.lost(why))
         })
     }
 

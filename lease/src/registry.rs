@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::protocol::lost_records_window;
+use crate::protocol::{lost_records_window, Loss};
 use crate::LeaseError;
 
 /// What a process asks a registry for.
@@ -33,8 +33,12 @@ impl LeaseRequest {
     ///
     /// # Errors
     /// [`LeaseError::InvalidConfig`] if `ttl` exceeds `max_ttl`, since the lost-records floor
-    /// would then be too short to outlast such a holder.
+    /// would then be too short to outlast such a holder; [`LeaseError::NoFreeNode`] for a
+    /// request among zero ids.
     pub fn validate(&self) -> Result<(), LeaseError> {
+        if self.node_count == 0 {
+            return Err(LeaseError::NoFreeNode { node_count: 0 });
+        }
         if self.ttl > self.max_ttl {
             return Err(LeaseError::InvalidConfig {
                 detail: format!(
@@ -74,6 +78,16 @@ pub struct Grant {
     /// [`LeaseRequest::floor_window`]: a holder of the lost records may still be issuing
     /// until then. Zero in the common case.
     pub floor_wait: Duration,
+}
+
+impl Grant {
+    /// The error that says this claim is no longer held, and why.
+    pub fn lost(&self, why: Loss) -> LeaseError {
+        LeaseError::Lost {
+            node_id: self.node_id,
+            why,
+        }
+    }
 }
 
 /// A store that hands out node ids under leases.

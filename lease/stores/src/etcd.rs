@@ -522,9 +522,6 @@ impl EtcdRegistry {
 impl Registry for EtcdRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         request.validate()?;
-        if request.node_count == 0 {
-            return Err(LeaseError::NoFreeNode { node_count: 0 });
-        }
         let token = new_token("etcd")?;
         self.io
             .run(
@@ -538,10 +535,7 @@ impl Registry for EtcdRegistry {
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        let lost = |why| LeaseError::Lost {
-            node_id: grant.node_id,
-            why,
-        };
+        let lost = |why| grant.lost(why);
         let forget = || {
             self.keepers
                 .lock()

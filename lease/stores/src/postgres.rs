@@ -431,9 +431,6 @@ fn with_causes(e: &dyn std::error::Error) -> String {
 impl Registry for PostgresRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         request.validate()?;
-        if request.node_count == 0 {
-            return Err(LeaseError::NoFreeNode { node_count: 0 });
-        }
         let token = new_token("postgres")?;
         let outcome = self.io.run("claiming a node id", CALL_TIMEOUT, async {
             self.transact("claiming a node id", Op::Claim(request, &token))
@@ -454,10 +451,7 @@ impl Registry for PostgresRegistry {
         })?;
         match outcome {
             Outcome::Done(_) => Ok(()),
-            Outcome::Lost(why) => Err(LeaseError::Lost {
-                node_id: grant.node_id,
-                why,
-            }),
+            Outcome::Lost(why) => Err(grant.lost(why)),
             Outcome::NoneFree => unreachable!("renewals claim nothing"),
         }
     }

@@ -67,6 +67,16 @@ impl Record {
         })
     }
 
+    /// This record renewed at `now_ms` for `ttl`, its mark raised to `high_water_ms`
+    /// (never lowered).
+    pub fn renewed(&self, now_ms: u64, ttl: std::time::Duration, high_water_ms: u64) -> Record {
+        Record {
+            expires_ms: now_ms.saturating_add(protocol::ms(ttl)),
+            mark: self.mark.max(high_water_ms),
+            ..self.clone()
+        }
+    }
+
     pub fn view(&self) -> RecordView<'_> {
         RecordView {
             token: self.token.as_deref(),

@@ -355,9 +355,6 @@ impl ZooKeeperRegistry {
 impl Registry for ZooKeeperRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         request.validate()?;
-        if request.node_count == 0 {
-            return Err(LeaseError::NoFreeNode { node_count: 0 });
-        }
         let token = new_token("zookeeper")?;
         let client = self.client()?;
         let claimed = self.io.run("claiming a node id", CALL_TIMEOUT * 4, async {
@@ -381,16 +378,11 @@ impl Registry for ZooKeeperRegistry {
         let proof = self.io.run(
             "renewing",
             renew_limit(ttl),
-            self.update_held(client, grant, false, |record, now_ms| Record {
-                expires_ms: now_ms.saturating_add(protocol::ms(ttl)),
-                mark: record.mark.max(high_water_ms),
-                ..record.clone()
+            self.update_held(client, grant, false, |record, now_ms| {
+                record.renewed(now_ms, ttl, high_water_ms)
             }),
         )?;
-        proof.map_err(|why| LeaseError::Lost {
-            node_id: grant.node_id,
-            why,
-        })
+        proof.map_err(|why| grant.lost(why))
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
