@@ -2,6 +2,7 @@
 //! one record per node id, as short space-separated text (times on the store's clock, ms).
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
+use ferroflake_lease::LeaseRequest;
 
 /// The namespace marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +66,34 @@ impl Record {
             token: (token != "-").then(|| token.to_owned()),
             holder: parts.next().unwrap_or("").to_owned(),
         })
+    }
+
+    /// The record of a new claim under `token` at store time `now_ms` (`now_us` for the
+    /// epoch), over the id's `previous` record. A missing record of an id claimed before
+    /// (`was_claimed`) was lost, not new: the claim gets a floor of its own, stored in the
+    /// record so that a later claimant still sees it.
+    pub fn claimed(
+        previous: Option<&Record>,
+        was_claimed: bool,
+        request: &LeaseRequest,
+        token: &str,
+        now_ms: u64,
+        now_us: u64,
+    ) -> Record {
+        let (epoch, mark, floor_until_ms) = match previous {
+            Some(r) => (r.epoch, r.mark, r.floor_until_ms),
+            None if was_claimed => (0, 0, protocol::floor_until(now_ms, request.floor_window())),
+            None => (0, 0, 0),
+        };
+        Record {
+            epoch: protocol::next_epoch(epoch, now_us),
+            mark,
+            expires_ms: now_ms.saturating_add(protocol::ms(request.ttl)),
+            quarantine_ms: protocol::ms(request.quarantine),
+            floor_until_ms,
+            token: Some(token.to_owned()),
+            holder: request.holder.clone(),
+        }
     }
 
     /// This record renewed at `now_ms` for `ttl`, its mark raised to `high_water_ms`

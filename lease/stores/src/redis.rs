@@ -289,21 +289,15 @@ impl RedisRegistry {
             };
             let raw = snap.values[node_id as usize + 1].as_str();
             let record = records[node_id as usize].take();
-            let (epoch, mark, node_floor) = match &record {
-                Some(r) => (r.epoch, r.mark, r.floor_until_ms),
-                // Below `claimed` a missing key was lost, not new: a floor of its own.
-                None if node_id < marker.claimed => (0, 0, protocol::floor_until(now_ms, window)),
-                None => (0, 0, 0),
-            };
-            let new = Record {
-                epoch: protocol::next_epoch(epoch, snap.now_us),
-                mark,
-                expires_ms: now_ms.saturating_add(protocol::ms(request.ttl)),
-                quarantine_ms: quarantine,
-                floor_until_ms: node_floor,
-                token: Some(token.to_owned()),
-                holder: request.holder.clone(),
-            };
+            let new = Record::claimed(
+                record.as_ref(),
+                node_id < marker.claimed,
+                request,
+                token,
+                now_ms,
+                snap.now_us,
+            );
+            let (mark, node_floor) = (new.mark, new.floor_until_ms);
             let new_marker = Marker {
                 claimed: marker.claimed.max(node_id + 1),
                 ..marker

@@ -258,21 +258,15 @@ impl ZooKeeperRegistry {
             return Ok(Ok(None));
         };
         let found = records.remove(&node_id);
-        let (epoch, mark, node_floor) = match &found {
-            Some((r, _)) => (r.epoch, r.mark, r.floor_until_ms),
-            // Below `claimed` a missing znode was lost, not new: a floor of its own.
-            None if node_id < marker.claimed => (0, 0, protocol::floor_until(now_ms, window)),
-            None => (0, 0, 0),
-        };
-        let new = Record {
-            epoch: protocol::next_epoch(epoch, now_us),
-            mark,
-            expires_ms: now_ms.saturating_add(protocol::ms(request.ttl)),
-            quarantine_ms: quarantine,
-            floor_until_ms: node_floor,
-            token: Some(token.to_owned()),
-            holder: request.holder.clone(),
-        };
+        let new = Record::claimed(
+            found.as_ref().map(|(r, _)| r),
+            node_id < marker.claimed,
+            request,
+            token,
+            now_ms,
+            now_us,
+        );
+        let (mark, node_floor) = (new.mark, new.floor_until_ms);
         let bad_path = |e: ZkError| self.io.store_error(format!("bad znode path: {e}"));
         let mut multi = client.new_multi_writer();
         let raised = Marker {
