@@ -386,7 +386,10 @@ fn server_restart(b: &Backend) {
                 .unwrap()
         })
         .collect();
-    thread::sleep(Duration::from_secs(4));
+    // Every holder must be past its start (a new namespace's floor, TTL + quarantine).
+    thread::sleep(Duration::from_millis(
+        (b.ttl_ms + b.quarantine_ms + 2000).max(4000),
+    ));
     let killed_at = wall_ms();
     ctl("kill", b.name);
     thread::sleep(Duration::from_millis(b.ttl_ms + 1500));
