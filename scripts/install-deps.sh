@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the test suites need: the lease stores' servers, protoc
+# Installs the Debian packages the test suites need: the lease and segment stores' servers
+# (etcd, Redis, ZooKeeper, PostgreSQL, MariaDB), protoc
 # (etcd-client's build), valgrind, pkg-config and g++ (C tests) and libfaketime
 # (whole-process clock steps).
 # Rust, Python 3 and Node/npm come with the machine.
@@ -7,7 +8,7 @@ set -euo pipefail
 need=()
 for pair in etcd:etcd-server etcdctl:etcd-client redis-server:redis-server \
             psql:postgresql protoc:protobuf-compiler valgrind:valgrind faketime:faketime \
-            pkg-config:pkg-config g++:g++; do
+            pkg-config:pkg-config g++:g++ mariadbd:mariadb-server; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeperd)

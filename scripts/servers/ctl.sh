@@ -7,10 +7,10 @@
 #   ctl.sh kill NAME      kill -9 (a crash); the data dir stays for a restart
 #   ctl.sh stop NAME      graceful stop
 #   ctl.sh stop-all       stop every server started here
-#   ctl.sh url NAME       the registry address the lease code uses
+#   ctl.sh url NAME       the store address the lease or segment code uses
 #
-# NAME is etcd, redis, zookeeper or postgres. Ports: etcd 12379 (peer 12380), Redis
-# 16379, ZooKeeper 12181, PostgreSQL 15432.
+# NAME is etcd, redis, zookeeper, postgres or mysql (MariaDB). Ports: etcd 12379 (peer
+# 12380), Redis 16379, ZooKeeper 12181, PostgreSQL 15432, MariaDB 13306.
 set -euo pipefail
 : "${FF_SERVERS_DIR:?set FF_SERVERS_DIR to a directory from mktemp -d}"
 cmd=${1:?usage: ctl.sh start|kill|stop|url NAME | stop-all}
@@ -35,7 +35,7 @@ wait_ready() {
 zk_ok() { (exec 3<>/dev/tcp/127.0.0.1/12181 && printf srvr >&3 && timeout 2 cat <&3) | grep -q '^Mode: '; }
 
 port_of() {
-  case $1 in etcd) echo 12379 ;; redis) echo 16379 ;; zookeeper) echo 12181 ;; postgres) echo 15432 ;; esac
+  case $1 in etcd) echo 12379 ;; redis) echo 16379 ;; zookeeper) echo 12181 ;; postgres) echo 15432 ;; mysql) echo 13306 ;; esac
 }
 
 # True if something listens on 127.0.0.1:$1.
@@ -89,6 +89,17 @@ CFG
         -o "-c listen_addresses=127.0.0.1 -p 15432 -k $FF_SERVERS_DIR/pgsock" start >>"$log" 2>&1
       head -1 "$dir/postmaster.pid" >"$pidfile"
       wait_ready "$bin/pg_isready" -h 127.0.0.1 -p 15432 ;;
+    mysql)
+      if [ ! -d "$dir/data/mysql" ]; then
+        mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal \
+          --skip-test-db --user=root >>"$log" 2>&1
+      fi
+      mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" --port=13306 \
+        --bind-address=127.0.0.1 --user=root --skip-log-bin --pid-file="$dir/pid" \
+        --innodb-flush-log-at-trx-commit=1 >>"$log" 2>&1 &
+      echo $! >"$pidfile"
+      wait_ready mariadb --no-defaults -h127.0.0.1 -P13306 -uroot -e 'select 1'
+      mariadb --no-defaults -h127.0.0.1 -P13306 -uroot -e 'CREATE DATABASE IF NOT EXISTS ferroflake' ;;
     *) echo "ctl.sh: unknown server $name" >&2; exit 64 ;;
   esac
 }
@@ -131,13 +142,14 @@ case $cmd in
   kill) kill_hard ;;
   stop) stop ;;
   stop-all)
-    for n in etcd redis zookeeper postgres; do "$0" stop "$n" || true; done ;;
+    for n in etcd redis zookeeper postgres mysql; do "$0" stop "$n" || true; done ;;
   url)
     case $name in
       etcd) echo "etcd://127.0.0.1:12379" ;;
       redis) echo "redis://127.0.0.1:16379/0" ;;
       zookeeper) echo "zk://127.0.0.1:12181" ;;
       postgres) echo "postgres://postgres@127.0.0.1:15432/postgres" ;;
+      mysql) echo "mysql://root@127.0.0.1:13306/ferroflake" ;;
       *) echo "ctl.sh: unknown server $name" >&2; exit 64 ;;
     esac ;;
   *) echo "ctl.sh: unknown command $cmd" >&2; exit 64 ;;

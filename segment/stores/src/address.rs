@@ -1,0 +1,256 @@
+//! Segment store addresses: the embedded SQLite file, `postgres://`, `mysql://` and
+//! `redis://` URLs, written as the lease registries' addresses are.
+
+use std::path::PathBuf;
+
+use ferroflake_segment::SegmentError;
+use url::Url;
+
+/// The table Leaf uses, and the default for the SQL stores.
+pub const DEFAULT_TABLE: &str = "leaf_alloc";
+
+/// A parsed segment store address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreAddress {
+    /// The embedded SQLite store: `sqlite:///abs/file.db`, an absolute path, or (no address)
+    /// the per-user default file.
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// `postgres://user@host:port/db[?table=NAME]` (default table `leaf_alloc`).
+    Postgres {
+        /// The connection URL without `table`.
+        url: String,
+        /// Table name: lowercase letters, digits and `_`.
+        table: String,
+    },
+    /// `mysql://user[:password]@host:port/db[?table=NAME]` (MySQL or MariaDB; default
+    /// table `leaf_alloc`).
+    Mysql {
+        /// The connection URL without `table`.
+        url: String,
+        /// Table name: lowercase letters, digits and `_`.
+        table: String,
+    },
+    /// `redis://host:port[/db][?prefix=NAME]`: one hash per key, `ferroflake:NAME:KEY`
+    /// (default NAME `segment`), in database `db` (default 0).
+    Redis {
+        /// `redis://host:port/db`, as the client wants it.
+        url: String,
+        /// Key prefix, ending with `:`.
+        prefix: String,
+    },
+}
+
+impl StoreAddress {
+    /// The embedded default: [`SqliteStore::default_path`](ferroflake_segment::SqliteStore::default_path).
+    pub fn default_sqlite() -> Self {
+        StoreAddress::Sqlite {
+            path: ferroflake_segment::SqliteStore::default_path(),
+        }
+    }
+
+    /// Parses `address`.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidConfig`] saying what is wrong: a relative path (processes
+    /// started in different directories would use different tables), an unknown scheme or
+    /// parameter, a table name that is not a plain identifier.
+    pub fn parse(address: &str) -> Result<StoreAddress, SegmentError> {
+        let bad = |detail: &str| SegmentError::InvalidConfig {
+            detail: format!("store address {address:?}: {detail}"),
+        };
+        if address.starts_with('/') {
+            return sqlite_path(address).map_err(bad);
+        }
+        if let Some(rest) = address.strip_prefix("sqlite://") {
+            return sqlite_path(rest).map_err(bad);
+        }
+        let url = Url::parse(address).map_err(|e| {
+            bad(&format!(
+                "not a URL ({e}): use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
+            ))
+        })?;
+        let host = match url.host_str() {
+            Some(h) if !h.is_empty() => h.to_owned(),
+            _ => return Err(bad("no host")),
+        };
+        let path = url.path().trim_end_matches('/');
+        let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+        if let Some((k, _)) = query.iter().find(|(k, _)| {
+            let allowed: &[&str] = match url.scheme() {
+                "redis" => &["prefix"],
+                _ => &["table", "connect_timeout", "sslmode", "application_name"],
+            };
+            !allowed.contains(&k.as_str())
+        }) {
+            return Err(bad(&format!("unknown parameter {k:?}")));
+        }
+        let param = |name: &str| {
+            query
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        match url.scheme() {
+            "postgres" | "postgresql" | "mysql" => {
+                let table = param("table").unwrap_or_else(|| DEFAULT_TABLE.into());
+                check_table(&table).map_err(bad)?;
+                if path.trim_start_matches('/').is_empty() {
+                    return Err(bad("no database name (scheme://user@host:port/db)"));
+                }
+                let mut plain = url.clone();
+                let rest: Vec<(String, String)> =
+                    query.into_iter().filter(|(k, _)| k != "table").collect();
+                if rest.is_empty() {
+                    plain.set_query(None);
+                } else {
+                    plain.query_pairs_mut().clear().extend_pairs(rest);
+                }
+                let url = plain.to_string();
+                Ok(if url.starts_with("mysql") {
+                    StoreAddress::Mysql { url, table }
+                } else {
+                    StoreAddress::Postgres { url, table }
+                })
+            }
+            "redis" => {
+                let port = url.port().unwrap_or(6379);
+                let db = match path.trim_start_matches('/') {
+                    "" => 0,
+                    db => db
+                        .parse::<u32>()
+                        .map_err(|_| bad("the path must be a database number"))?,
+                };
+                let name = param("prefix").unwrap_or_else(|| "segment".into());
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                {
+                    return Err(bad("prefix must be letters, digits, '_', '-' or '.'"));
+                }
+                let auth = match (url.username(), url.password()) {
+                    ("", None) => String::new(),
+                    (user, Some(pass)) => format!("{user}:{pass}@"),
+                    (user, None) => format!("{user}@"),
+                };
+                Ok(StoreAddress::Redis {
+                    url: format!("redis://{auth}{host}:{port}/{db}"),
+                    prefix: format!("ferroflake:{name}:"),
+                })
+            }
+            other => Err(bad(&format!(
+                "unknown scheme {other:?}: use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
+            ))),
+        }
+    }
+}
+
+/// An absolute file path for the SQLite store.
+fn sqlite_path(path: &str) -> Result<StoreAddress, &'static str> {
+    if !path.starts_with('/') {
+        return Err("the SQLite file needs an absolute path (sqlite:///dir/file.db)");
+    }
+    if path.ends_with('/') {
+        return Err("the SQLite address names a directory, not a file");
+    }
+    Ok(StoreAddress::Sqlite {
+        path: PathBuf::from(path),
+    })
+}
+
+/// A table name that can go into SQL unquoted: lowercase letters, digits and `_`, at most
+/// 63 bytes (PostgreSQL's limit), not starting with a digit.
+fn check_table(table: &str) -> Result<(), &'static str> {
+    let valid = !table.is_empty()
+        && table.len() <= 63
+        && table.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && table
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err("table must be lowercase letters, digits and '_' (at most 63)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bad(address: &str) -> bool {
+        matches!(
+            StoreAddress::parse(address),
+            Err(SegmentError::InvalidConfig { .. })
+        )
+    }
+
+    #[test]
+    fn parses_each_scheme() {
+        assert_eq!(
+            StoreAddress::parse("/srv/ids/segments.db").unwrap(),
+            StoreAddress::Sqlite {
+                path: "/srv/ids/segments.db".into()
+            }
+        );
+        assert_eq!(
+            StoreAddress::parse("sqlite:///srv/s.db").unwrap(),
+            StoreAddress::Sqlite {
+                path: "/srv/s.db".into()
+            }
+        );
+        assert_eq!(
+            StoreAddress::parse("postgres://app@db1:5432/ids?table=my_alloc").unwrap(),
+            StoreAddress::Postgres {
+                url: "postgres://app@db1:5432/ids".into(),
+                table: "my_alloc".into()
+            }
+        );
+        assert_eq!(
+            StoreAddress::parse("mysql://root:pw@127.0.0.1:13306/leaf").unwrap(),
+            StoreAddress::Mysql {
+                url: "mysql://root:pw@127.0.0.1:13306/leaf".into(),
+                table: "leaf_alloc".into()
+            }
+        );
+        assert_eq!(
+            StoreAddress::parse("redis://127.0.0.1:16379/2?prefix=orders").unwrap(),
+            StoreAddress::Redis {
+                url: "redis://127.0.0.1:16379/2".into(),
+                prefix: "ferroflake:orders:".into()
+            }
+        );
+        assert_eq!(
+            StoreAddress::parse("redis://cache").unwrap(),
+            StoreAddress::Redis {
+                url: "redis://cache:6379/0".into(),
+                prefix: "ferroflake:segment:".into()
+            }
+        );
+    }
+
+    #[test]
+    fn refuses_what_cannot_work() {
+        for address in [
+            "",
+            "segments.db",
+            "./segments.db",
+            "sqlite://relative.db",
+            "sqlite:///srv/",
+            "ftp://host/x",
+            "postgres://app@db1:5432",
+            "postgres://app@db1/ids?table=Leaf",
+            "postgres://app@db1/ids?table=a;drop",
+            "mysql://root@db/leaf?tabel=x",
+            "redis://host/x",
+            "redis://host/0?prefix=a:b",
+            "redis://host/0?table=x",
+        ] {
+            assert!(bad(address), "{address:?} should be refused");
+        }
+    }
+}
