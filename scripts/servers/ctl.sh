@@ -10,7 +10,8 @@
 #   ctl.sh url NAME       the store address the lease or segment code uses
 #
 # NAME is etcd, redis, zookeeper, postgres or mysql (MariaDB). Ports: etcd 12379 (peer
-# 12380), Redis 16379, ZooKeeper 12181, PostgreSQL 15432, MariaDB 13306.
+# 12380), Redis 16379, ZooKeeper 12181, PostgreSQL 15432, MariaDB 13306, each plus
+# $FF_PORT_OFFSET (default 0), so that two sets of servers can run side by side.
 set -euo pipefail
 : "${FF_SERVERS_DIR:?set FF_SERVERS_DIR to a directory from mktemp -d}"
 cmd=${1:?usage: ctl.sh start|kill|stop|url NAME | stop-all}
@@ -32,10 +33,13 @@ wait_ready() {
 }
 
 # `ruok` answers before the server serves sessions; `srvr` shows a Mode only once it does.
-zk_ok() { (exec 3<>/dev/tcp/127.0.0.1/12181 && printf srvr >&3 && timeout 2 cat <&3) | grep -q '^Mode: '; }
+off=${FF_PORT_OFFSET:-0}
+zk_ok() { (exec 3<>/dev/tcp/127.0.0.1/$((12181 + off)) && printf srvr >&3 && timeout 2 cat <&3) | grep -q '^Mode: '; }
 
 port_of() {
-  case $1 in etcd) echo 12379 ;; redis) echo 16379 ;; zookeeper) echo 12181 ;; postgres) echo 15432 ;; mysql) echo 13306 ;; esac
+  local base
+  case $1 in etcd) base=12379 ;; redis) base=16379 ;; zookeeper) base=12181 ;; postgres) base=15432 ;; mysql) base=13306 ;; *) return ;; esac
+  echo $((base + off))
 }
 
 # True if something listens on 127.0.0.1:$1.
@@ -51,23 +55,23 @@ start() {
   case $name in
     etcd)
       etcd --name default --data-dir "$dir" \
-        --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
-        --listen-peer-urls http://127.0.0.1:12380 --initial-advertise-peer-urls http://127.0.0.1:12380 \
-        --initial-cluster default=http://127.0.0.1:12380 >>"$log" 2>&1 &
+        --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+        --listen-peer-urls "http://127.0.0.1:$((port + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((port + 1))" \
+        --initial-cluster "default=http://127.0.0.1:$((port + 1))" >>"$log" 2>&1 &
       echo $! >"$pidfile"
-      wait_ready etcdctl --endpoints=127.0.0.1:12379 --command-timeout=1s endpoint health ;;
+      wait_ready etcdctl --endpoints="127.0.0.1:$port" --command-timeout=1s endpoint health ;;
     redis)
       # No persistence: a restart loses every key, the case the registry must survive.
-      redis-server --bind 127.0.0.1 --port 16379 --dir "$dir" --save '' --appendonly no \
+      redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" --save '' --appendonly no \
         --daemonize no >>"$log" 2>&1 &
       echo $! >"$pidfile"
-      wait_ready redis-cli -p 16379 ping ;;
+      wait_ready redis-cli -p "$port" ping ;;
     zookeeper)
       # tickTime 500 ms lets sessions be as short as 1 s.
       cat >"$FF_SERVERS_DIR/zoo.cfg" <<CFG
 tickTime=500
 dataDir=$dir
-clientPort=12181
+clientPort=$port
 clientPortAddress=127.0.0.1
 admin.enableServer=false
 4lw.commands.whitelist=srvr
@@ -86,20 +90,20 @@ CFG
         "${run[@]}" "$bin/initdb" -D "$dir" -A trust -U postgres >>"$log" 2>&1
       fi
       "${run[@]}" "$bin/pg_ctl" -D "$dir" -l "$FF_SERVERS_DIR/pgsock/server.log" -w -t 30 \
-        -o "-c listen_addresses=127.0.0.1 -p 15432 -k $FF_SERVERS_DIR/pgsock" start >>"$log" 2>&1
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $FF_SERVERS_DIR/pgsock" start >>"$log" 2>&1
       head -1 "$dir/postmaster.pid" >"$pidfile"
-      wait_ready "$bin/pg_isready" -h 127.0.0.1 -p 15432 ;;
+      wait_ready "$bin/pg_isready" -h 127.0.0.1 -p "$port" ;;
     mysql)
       if [ ! -d "$dir/data/mysql" ]; then
         mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal \
           --skip-test-db --user=root >>"$log" 2>&1
       fi
-      mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" --port=13306 \
+      mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" --port="$port" \
         --bind-address=127.0.0.1 --user=root --skip-log-bin --pid-file="$dir/pid" \
         --innodb-flush-log-at-trx-commit=1 >>"$log" 2>&1 &
       echo $! >"$pidfile"
-      wait_ready mariadb --no-defaults -h127.0.0.1 -P13306 -uroot -e 'select 1'
-      mariadb --no-defaults -h127.0.0.1 -P13306 -uroot -e 'CREATE DATABASE IF NOT EXISTS ferroflake' ;;
+      wait_ready mariadb --no-defaults -h127.0.0.1 -P"$port" -uroot -e 'select 1'
+      mariadb --no-defaults -h127.0.0.1 -P"$port" -uroot -e 'CREATE DATABASE IF NOT EXISTS ferroflake' ;;
     *) echo "ctl.sh: unknown server $name" >&2; exit 64 ;;
   esac
 }
@@ -145,11 +149,11 @@ case $cmd in
     for n in etcd redis zookeeper postgres mysql; do "$0" stop "$n" || true; done ;;
   url)
     case $name in
-      etcd) echo "etcd://127.0.0.1:12379" ;;
-      redis) echo "redis://127.0.0.1:16379/0" ;;
-      zookeeper) echo "zk://127.0.0.1:12181" ;;
-      postgres) echo "postgres://postgres@127.0.0.1:15432/postgres" ;;
-      mysql) echo "mysql://root@127.0.0.1:13306/ferroflake" ;;
+      etcd) echo "etcd://127.0.0.1:$(port_of etcd)" ;;
+      redis) echo "redis://127.0.0.1:$(port_of redis)/0" ;;
+      zookeeper) echo "zk://127.0.0.1:$(port_of zookeeper)" ;;
+      postgres) echo "postgres://postgres@127.0.0.1:$(port_of postgres)/postgres" ;;
+      mysql) echo "mysql://root@127.0.0.1:$(port_of mysql)/ferroflake" ;;
       *) echo "ctl.sh: unknown server $name" >&2; exit 64 ;;
     esac ;;
   *) echo "ctl.sh: unknown command $cmd" >&2; exit 64 ;;
