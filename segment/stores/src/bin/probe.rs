@@ -1,11 +1,11 @@
 //! A small process for the multi-process segment tests (not an end-user tool).
 //!
 //! ```text
-//! ferroflake-segment-probe --db FILE --key K [--create-step S] [--step-max M]
+//! ferroflake-segment-probe --store ADDRESS --key K [--create-step S] [--step-max M]
 //!     [--threads T] [--count N] [--pace-us P]
 //! ```
 //!
-//! Opens the SQLite store in FILE, creates K (start 1, step S) unless it exists, and takes N
+//! Opens the store at ADDRESS (a SQLite file or a server URL), creates K (start 1, step S) unless it exists, and takes N
 //! IDs on each of T threads, printing `<thread> <id>` per ID. With `--pace-us` each line is
 //! flushed at once and the thread sleeps P µs between IDs (so a test can kill the process
 //! mid-segment and know what was issued). Exits 3 on any error, with a message on stderr.
@@ -15,16 +15,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Parser;
-use ferroflake_segment::{
-    SegmentAllocator, SegmentConfig, SegmentError, SegmentStore, SqliteStore,
-};
+use ferroflake_segment::{SegmentAllocator, SegmentConfig, SegmentError};
 
 #[derive(Parser)]
-#[command(about = "Takes segment IDs from a SQLite store (for the multi-process tests)")]
+#[command(about = "Takes segment IDs from a store (for the multi-process tests)")]
 struct Args {
-    /// The SQLite file.
+    /// The store: an absolute SQLite file path or a postgres://, mysql:// or redis:// URL.
     #[arg(long)]
-    db: std::path::PathBuf,
+    store: String,
     /// The key.
     #[arg(long)]
     key: String,
@@ -54,7 +52,7 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), SegmentError> {
-    let store = Arc::new(SqliteStore::open(&args.db)?);
+    let store = ferroflake_segment_stores::open(Some(&args.store))?;
     match store.create(&args.key, 1, args.create_step) {
         Ok(()) | Err(SegmentError::KeyExists { .. }) => {}
         Err(e) => return Err(e),
