@@ -21,6 +21,7 @@ mod mysql;
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
+mod sql;
 
 use std::sync::Arc;
 

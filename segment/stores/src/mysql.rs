@@ -1,22 +1,311 @@
-//! (being written)
+//! Leaf's table on MySQL or MariaDB: [`MysqlStore`].
+
+use std::collections::HashMap;
+use std::error::Error as _;
+use std::io::ErrorKind;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
+use mysql::consts::CapabilityFlags;
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder, Row};
+use url::Url;
 
-/// (being written)
-#[derive(Debug)]
-pub struct MysqlStore;
+use crate::sql::{self, describe, store_error, unavailable, Dialect, Failure, Link, Session};
+use crate::sql::{Statements, TIMEOUT};
+
+const STORE: &str = "mysql";
+
+/// A [`SegmentStore`] on Leaf's table in MySQL or MariaDB.
+///
+/// The table is Leaf's `leaf_alloc`, created with Leaf's DDL if missing (InnoDB, `biz_tag
+/// varchar(128)` primary key, `max_id bigint`, `step int`, `description varchar(256)`,
+/// `update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP`)
+/// and used as it is if a Leaf server made it. The operations are Leaf's:
+///
+/// - allocate: in one transaction, `UPDATE ... SET max_id = max_id + step WHERE biz_tag = ?
+///   AND max_id <= 2^63 - 1 - step`, then `SELECT max_id, step` of the row, owning
+///   `[max_id - step, max_id)`; when the update changes no row, a read tells an unknown key
+///   from an exhausted one;
+/// - give-back: `UPDATE ... SET max_id = rest.start WHERE biz_tag = ? AND max_id =
+///   expected` (rows are counted as matched, not as changed, so an empty give-back counts);
+/// - create: a plain `INSERT` (a duplicate key is [`SegmentError::KeyExists`]).
+///
+/// Keys: the table created here compares `biz_tag` byte for byte (`utf8mb4_bin`), as the
+/// other stores do. A table made by Leaf keeps its own collation, usually one that ignores
+/// case and trailing spaces: there `Orders` and `orders` are one key (one counter, so still
+/// no ID twice), as they are for Leaf.
+///
+/// Time bounds: a connection attempt gives up after 3 s, every read and write on the socket
+/// after 3 s (a dead, hung or unreachable server is [`SegmentError::Unavailable`] within
+/// that), and a row-lock wait after 2 s (`innodb_lock_wait_timeout`). A connection that
+/// fails is dropped; the next call connects again.
+pub struct MysqlStore {
+    opts: Opts,
+    sql: Arc<Statements>,
+    conn: Mutex<Option<Connection>>,
+}
+
+impl std::fmt::Debug for MysqlStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MysqlStore")
+            .field("host", &self.opts.get_ip_or_hostname())
+            .field("port", &self.opts.get_tcp_port())
+            .field("db", &self.opts.get_db_name())
+            .field("table", &self.sql.table)
+            .finish_non_exhaustive()
+    }
+}
 
 impl MysqlStore {
-    /// (being written)
-    pub fn connect(_url: &str, _table_or_prefix: &str) -> Result<Self, SegmentError> {
-        Err(SegmentError::InvalidConfig { detail: "not yet".into() })
+    /// Connects to `url` (`mysql://user[:password]@host:port/db`, optionally with
+    /// `connect_timeout` in seconds, `sslmode=disable|prefer` and `application_name`) and
+    /// uses `table`, creating it with Leaf's DDL if it is missing.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidConfig`] for a URL the client cannot use (this build has no
+    /// TLS); [`SegmentError::Unavailable`] if the server cannot be reached within the
+    /// bound; [`SegmentError::Store`] if it refuses (authentication, an unknown database,
+    /// a table that is not Leaf's).
+    pub fn connect(url: &str, table: &str) -> Result<Self, SegmentError> {
+        let store = MysqlStore {
+            opts: options(url)?,
+            sql: Arc::new(Statements::new(Dialect::Mysql, table)),
+            conn: Mutex::new(None),
+        };
+        store.run(|_| Ok(()))?; // connect now, so that an unreachable server shows here
+        Ok(store)
+    }
+
+    /// The table this store uses.
+    pub fn table(&self) -> &str {
+        &self.sql.table
+    }
+}
+
+/// The client's options: the URL's, with the store's time bounds, its parameters that the
+/// client does not know taken out, and affected rows counted as matched rows.
+fn options(url: &str) -> Result<Opts, SegmentError> {
+    let bad = |detail: String| SegmentError::InvalidConfig {
+        detail: format!("MySQL address: {detail}"),
+    };
+    let mut url = Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    let mut connect_timeout = TIMEOUT;
+    let mut program = "ferroflake-segment".to_owned();
+    let mut rest = Vec::new();
+    for (name, value) in url.query_pairs().into_owned() {
+        match name.as_str() {
+            "connect_timeout" => match value.parse::<u64>() {
+                Ok(secs) if secs > 0 => connect_timeout = Duration::from_secs(secs),
+                _ => return Err(bad(format!("connect_timeout={value} is not whole seconds"))),
+            },
+            "application_name" => program = value,
+            "sslmode" if matches!(value.as_str(), "disable" | "allow" | "prefer") => {}
+            "sslmode" => {
+                return Err(bad(format!(
+                    "sslmode={value}: this build connects to MySQL without TLS"
+                )))
+            }
+            _ => rest.push((name, value)),
+        }
+    }
+    if rest.is_empty() {
+        url.set_query(None);
+    } else {
+        url.query_pairs_mut().clear().extend_pairs(rest);
+    }
+    let opts = Opts::from_url(url.as_str()).map_err(|e| bad(e.to_string()))?;
+    let lock_wait = (TIMEOUT.as_secs() * 2 / 3).max(1);
+    Ok(OptsBuilder::from_opts(opts)
+        .tcp_connect_timeout(Some(connect_timeout))
+        .read_timeout(Some(TIMEOUT))
+        .write_timeout(Some(TIMEOUT))
+        // Stay on the address given, rather than switching to the server's local socket.
+        .prefer_socket(false)
+        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
+        .init(vec![format!(
+            "SET SESSION innodb_lock_wait_timeout = {lock_wait}"
+        )])
+        .connect_attrs(Some(HashMap::from([("program_name", program)])))
+        .into())
+}
+
+impl Link for MysqlStore {
+    type Conn = Connection;
+
+    fn run<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut Connection) -> Result<T, Failure> + Send + 'static,
+    ) -> Result<T, SegmentError> {
+        let mut slot = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let (conn, out) =
+            sql::on_connection(slot.take(), || Connection::open(&self.opts, &self.sql), op);
+        *slot = conn;
+        out.map_err(|f| f.into_error(STORE))
     }
 }
 
 impl SegmentStore for MysqlStore {
-    fn create(&self, _key: &str, _start: i64, _step: u64) -> Result<(), SegmentError> { unimplemented!() }
-    fn allocate(&self, _key: &str, _step: u64) -> Result<Allocation, SegmentError> { unimplemented!() }
-    fn give_back(&self, _key: &str, _rest: Range, _expected_max_id: u64) -> Result<bool, SegmentError> { unimplemented!() }
-    fn peek(&self, _key: &str) -> Result<Option<KeyRecord>, SegmentError> { unimplemented!() }
-    fn name(&self) -> &str { "mysql" }
+    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
+        sql::create(self, key, start, step)
+    }
+
+    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
+        sql::allocate(self, key, step)
+    }
+
+    fn give_back(
+        &self,
+        key: &str,
+        rest: Range,
+        expected_max_id: u64,
+    ) -> Result<bool, SegmentError> {
+        sql::give_back(self, key, rest, expected_max_id)
+    }
+
+    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
+        sql::peek(self, key)
+    }
+
+    fn name(&self) -> &str {
+        STORE
+    }
+}
+
+/// A client and the store's statements (the client caches them prepared).
+pub(crate) struct Connection {
+    conn: Conn,
+    sql: Arc<Statements>,
+}
+
+impl Connection {
+    /// Connects and makes sure the table is there.
+    fn open(opts: &Opts, sql: &Arc<Statements>) -> Result<Connection, Failure> {
+        let mut conn = Conn::new(opts.clone()).map_err(failure)?;
+        sql::prepare_table(STORE, sql, |text| conn.query_drop(text).map_err(failure))?;
+        Ok(Connection {
+            conn,
+            sql: Arc::clone(sql),
+        })
+    }
+
+    /// The increment's statements inside its transaction.
+    fn update_and_read(
+        &mut self,
+        key: &str,
+        step: i64,
+        bound: i64,
+    ) -> Result<Option<(i64, i64)>, Failure> {
+        self.conn
+            .exec_drop(&self.sql.increment, (step, key, bound))
+            .map_err(failure)?;
+        if self.conn.affected_rows() != 1 {
+            return Ok(None);
+        }
+        let row: Option<Row> = self
+            .conn
+            .exec_first(&self.sql.read, (key,))
+            .map_err(failure)?;
+        row.as_ref().map(pair).transpose()
+    }
+}
+
+impl Session for Connection {
+    const STORE: &'static str = STORE;
+
+    fn insert(&mut self, key: &str, start: i64, step: i64) -> Result<bool, Failure> {
+        match self.conn.exec_drop(&self.sql.insert, (key, start, step)) {
+            Ok(()) => Ok(true),
+            Err(mysql::Error::MySqlError(e)) if e.code == ER_DUP_ENTRY => Ok(false),
+            Err(e) => Err(failure(e)),
+        }
+    }
+
+    fn increment(
+        &mut self,
+        key: &str,
+        step: i64,
+        bound: i64,
+    ) -> Result<Option<(i64, i64)>, Failure> {
+        // Leaf's transaction: the update locks the row, the select reads it as updated.
+        // Statements rather than the client's transaction guard, which would roll back on a
+        // lost connection too and wait out another read timeout: the server rolls back by
+        // itself when the connection closes.
+        self.conn.query_drop("START TRANSACTION").map_err(failure)?;
+        match self.update_and_read(key, step, bound) {
+            Ok(row) => {
+                self.conn.query_drop("COMMIT").map_err(failure)?;
+                Ok(row)
+            }
+            Err(Failure::Said(e)) => {
+                self.conn.query_drop("ROLLBACK").map_err(failure)?;
+                Err(Failure::Said(e))
+            }
+            Err(lost) => Err(lost),
+        }
+    }
+
+    fn lower(&mut self, key: &str, to: i64, expected: i64) -> Result<bool, Failure> {
+        self.conn
+            .exec_drop(&self.sql.lower, (to, key, expected))
+            .map_err(failure)?;
+        Ok(self.conn.affected_rows() > 0)
+    }
+
+    fn read(&mut self, key: &str) -> Result<Option<(i64, i64)>, Failure> {
+        let row: Option<Row> = self
+            .conn
+            .exec_first(&self.sql.read, (key,))
+            .map_err(failure)?;
+        row.as_ref().map(pair).transpose()
+    }
+}
+
+/// `(max_id, step)` from a row of the read.
+fn pair(row: &Row) -> Result<(i64, i64), Failure> {
+    let column = |i: usize| match row.get_opt::<Option<i64>, _>(i) {
+        Some(Ok(Some(v))) => Ok(v),
+        other => Err(Failure::Said(store_error(
+            STORE,
+            format!("column {i} of the row is not a bigint: {other:?}"),
+        ))),
+    };
+    Ok((column(0)?, column(1)?))
+}
+
+/// The server's code for a duplicate key.
+const ER_DUP_ENTRY: u16 = 1062;
+
+/// Sorts a client error. Socket, protocol and driver errors, and the server ending the
+/// session, lose the connection; the server being busy (a lock wait or statement time
+/// limit, a deadlock, too many connections, out of memory) is [`SegmentError::Unavailable`]
+/// on a connection that stays; the rest is [`SegmentError::Store`].
+fn failure(e: mysql::Error) -> Failure {
+    let mut detail = describe(&e);
+    let io = match &e {
+        mysql::Error::IoError(io) => Some(io),
+        mysql::Error::CodecError(codec) => codec.source().and_then(|s| s.downcast_ref()),
+        _ => None,
+    };
+    // The socket's time limit shows as EAGAIN: say what it means.
+    if io.is_some_and(|io| matches!(io.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)) {
+        detail = format!("no answer within {TIMEOUT:?} ({detail})");
+    }
+    match &e {
+        mysql::Error::MySqlError(server) => match server.code {
+            // Server shutdown; connection killed (MariaDB); idle connection closed (MySQL).
+            1053 | 1927 | 4031 => Failure::Lost(detail),
+            // Lock wait timeout, deadlock, too many connections, out of memory or sort
+            // memory, query interrupted, statement time limit (MySQL 3024, MariaDB 1969).
+            1205 | 1213 | 1040 | 1037 | 1038 | 1041 | 1317 | 3024 | 1969 => {
+                Failure::Said(unavailable(STORE, detail))
+            }
+            _ => Failure::Said(store_error(STORE, detail)),
+        },
+        mysql::Error::FromValueError(_) | mysql::Error::FromRowError(_) => {
+            Failure::Said(store_error(STORE, detail))
+        }
+        _ => Failure::Lost(detail),
+    }
 }

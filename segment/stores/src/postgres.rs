@@ -1,22 +1,308 @@
-//! (being written)
+//! Leaf's table on PostgreSQL: [`PostgresStore`].
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
+use postgres::config::SslMode;
+use postgres::error::SqlState;
+use postgres::{Client, Config, NoTls, Row, Statement};
 
-/// (being written)
-#[derive(Debug)]
-pub struct PostgresStore;
+use crate::sql::{self, describe, unavailable, Dialect, Failure, Link, Session, Statements};
+use crate::sql::{store_error, TIMEOUT};
+
+const STORE: &str = "postgres";
+
+/// The longest a call waits for the server, connecting included, before it is
+/// [`SegmentError::Unavailable`]: the server's own statement timeout (3 s) plus a margin,
+/// so that a busy server's answer normally arrives first.
+const ANSWER_WITHIN: Duration = Duration::from_secs(4);
+
+/// A [`SegmentStore`] on Leaf's table in PostgreSQL.
+///
+/// The table is Leaf's `leaf_alloc` with its columns and types unchanged (`biz_tag
+/// varchar(128)` primary key, `max_id bigint`, `step int`, `description varchar(256)`,
+/// `update_time timestamp`), created if missing and used as it is if a Leaf server made it.
+/// Each operation is one statement in autocommit:
+///
+/// - allocate: `UPDATE ... SET max_id = max_id + step WHERE biz_tag = $key AND max_id <=
+///   2^63 - 1 - step RETURNING max_id, step`, owning `[max_id - step, max_id)` as Leaf
+///   does; when it changes no row, a read tells an unknown key from an exhausted one;
+/// - give-back: `UPDATE ... SET max_id = rest.start WHERE biz_tag = $key AND max_id =
+///   expected`;
+/// - create: a plain `INSERT` (a unique violation is [`SegmentError::KeyExists`]).
+///
+/// PostgreSQL has no `ON UPDATE CURRENT_TIMESTAMP`, so every update sets `update_time`.
+///
+/// Time bounds: a connection attempt gives up after 3 s, the server cancels a statement after
+/// 3 s and a row-lock wait after 2 s (`statement_timeout`, `lock_timeout`, sent with the
+/// connection), and the kernel drops a connection whose data goes unacknowledged for 3 s
+/// (`tcp_user_timeout`, keepalives). A server can still hang without any of these firing
+/// (a frozen process whose host still acknowledges packets), and the client has no timeout
+/// of its own, so each call runs on a short-lived thread and the caller waits at most
+/// 4 s (`ANSWER_WITHIN`): past that the call is [`SegmentError::Unavailable`], its connection
+/// is abandoned to the thread (whatever it brings back is never used), and further calls
+/// answer `Unavailable` at once until that thread is done, so a hung server holds at most
+/// one thread.
+pub struct PostgresStore {
+    config: Arc<Config>,
+    sql: Arc<Statements>,
+    slot: Mutex<Slot>,
+}
+
+/// The connection between calls.
+#[derive(Default)]
+struct Slot {
+    conn: Option<Connection>,
+    /// A call that outlived [`ANSWER_WITHIN`]: its thread, and when it was given up.
+    abandoned: Option<(JoinHandle<()>, Instant)>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("hosts", &self.config.get_hosts())
+            .field("ports", &self.config.get_ports())
+            .field("dbname", &self.config.get_dbname())
+            .field("table", &self.sql.table)
+            .finish_non_exhaustive()
+    }
+}
 
 impl PostgresStore {
-    /// (being written)
-    pub fn connect(_url: &str, _table_or_prefix: &str) -> Result<Self, SegmentError> {
-        Err(SegmentError::InvalidConfig { detail: "not yet".into() })
+    /// Connects to `url` (`postgres://user[:password]@host:port/db`, optionally with
+    /// `connect_timeout`, `sslmode=disable|prefer` and `application_name`) and uses
+    /// `table`, creating it in Leaf's shape if it is missing.
+    ///
+    /// # Errors
+    /// [`SegmentError::InvalidConfig`] for a URL the client cannot use (this build has no
+    /// TLS); [`SegmentError::Unavailable`] if the server cannot be reached within the
+    /// bound; [`SegmentError::Store`] if it refuses (authentication, an unknown database,
+    /// a table that is not Leaf's).
+    pub fn connect(url: &str, table: &str) -> Result<Self, SegmentError> {
+        let mut config: Config = url.parse().map_err(|e| SegmentError::InvalidConfig {
+            detail: format!("PostgreSQL address: {}", describe(&e)),
+        })?;
+        if matches!(config.get_ssl_mode(), SslMode::Require) {
+            return Err(SegmentError::InvalidConfig {
+                detail: "sslmode=require: this build connects to PostgreSQL without TLS".into(),
+            });
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("ferroflake-segment");
+        }
+        config
+            .tcp_user_timeout(TIMEOUT)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(2))
+            .keepalives_interval(Duration::from_secs(1))
+            .keepalives_retries(2)
+            .options(&format!(
+                "-c statement_timeout={} -c lock_timeout={}",
+                TIMEOUT.as_millis(),
+                TIMEOUT.as_millis() * 2 / 3
+            ));
+        let store = PostgresStore {
+            config: Arc::new(config),
+            sql: Arc::new(Statements::new(Dialect::Postgres, table)),
+            slot: Mutex::new(Slot::default()),
+        };
+        store.run(|_| Ok(()))?; // connect now, so that an unreachable server shows here
+        Ok(store)
+    }
+
+    /// The table this store uses.
+    pub fn table(&self) -> &str {
+        &self.sql.table
+    }
+}
+
+impl Link for PostgresStore {
+    type Conn = Connection;
+
+    fn run<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut Connection) -> Result<T, Failure> + Send + 'static,
+    ) -> Result<T, SegmentError> {
+        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((thread, since)) = &slot.abandoned {
+            if !thread.is_finished() {
+                return Err(unavailable(
+                    STORE,
+                    format!(
+                        "a call given up {:.1?} ago still has no answer from the server",
+                        since.elapsed()
+                    ),
+                ));
+            }
+            slot.abandoned = None;
+        }
+        // A connection the client already knows is closed is not worth a round trip.
+        let held = slot.conn.take().filter(|c| !c.client.is_closed());
+        let (config, sql) = (Arc::clone(&self.config), Arc::clone(&self.sql));
+        let (answer, answered) = mpsc::sync_channel(1);
+        let call = thread::Builder::new()
+            .name("ferroflake-postgres".into())
+            .spawn(move || {
+                let outcome = sql::on_connection(held, || Connection::open(&config, &sql), op);
+                // After the caller gave up nobody listens: the outcome, and the
+                // connection with it, are dropped here.
+                let _ = answer.send(outcome);
+            })
+            .map_err(|e| unavailable(STORE, format!("cannot start a thread for the call: {e}")))?;
+        match answered.recv_timeout(ANSWER_WITHIN) {
+            Ok((conn, out)) => {
+                slot.conn = conn;
+                out.map_err(|f| f.into_error(STORE))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                slot.abandoned = Some((call, Instant::now()));
+                Err(unavailable(
+                    STORE,
+                    format!("no answer within {ANSWER_WITHIN:?}; the connection is given up"),
+                ))
+            }
+            // The thread ended without answering: `op` panicked. Pass the panic on.
+            Err(RecvTimeoutError::Disconnected) => match call.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => Err(store_error(STORE, "the call ended without an answer")),
+            },
+        }
     }
 }
 
 impl SegmentStore for PostgresStore {
-    fn create(&self, _key: &str, _start: i64, _step: u64) -> Result<(), SegmentError> { unimplemented!() }
-    fn allocate(&self, _key: &str, _step: u64) -> Result<Allocation, SegmentError> { unimplemented!() }
-    fn give_back(&self, _key: &str, _rest: Range, _expected_max_id: u64) -> Result<bool, SegmentError> { unimplemented!() }
-    fn peek(&self, _key: &str) -> Result<Option<KeyRecord>, SegmentError> { unimplemented!() }
-    fn name(&self) -> &str { "postgres" }
+    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
+        sql::create(self, key, start, step)
+    }
+
+    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
+        sql::allocate(self, key, step)
+    }
+
+    fn give_back(
+        &self,
+        key: &str,
+        rest: Range,
+        expected_max_id: u64,
+    ) -> Result<bool, SegmentError> {
+        sql::give_back(self, key, rest, expected_max_id)
+    }
+
+    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
+        sql::peek(self, key)
+    }
+
+    fn name(&self) -> &str {
+        STORE
+    }
+}
+
+/// A client with the store's statements prepared on it.
+pub(crate) struct Connection {
+    client: Client,
+    insert: Statement,
+    increment: Statement,
+    read: Statement,
+    lower: Statement,
+}
+
+impl Connection {
+    /// Connects, makes sure the table is there, and prepares the statements.
+    fn open(config: &Config, sql: &Statements) -> Result<Connection, Failure> {
+        let mut client = config.connect(NoTls).map_err(failure)?;
+        sql::prepare_table(STORE, sql, |text| {
+            client.batch_execute(text).map_err(failure)
+        })?;
+        let mut prepare = |text: &str| client.prepare(text).map_err(failure);
+        let (insert, increment) = (prepare(&sql.insert)?, prepare(&sql.increment)?);
+        let (read, lower) = (prepare(&sql.read)?, prepare(&sql.lower)?);
+        Ok(Connection {
+            client,
+            insert,
+            increment,
+            read,
+            lower,
+        })
+    }
+}
+
+impl Session for Connection {
+    const STORE: &'static str = STORE;
+
+    fn insert(&mut self, key: &str, start: i64, step: i64) -> Result<bool, Failure> {
+        match self.client.execute(&self.insert, &[&key, &start, &step]) {
+            Ok(_) => Ok(true),
+            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => Ok(false),
+            Err(e) => Err(failure(e)),
+        }
+    }
+
+    fn increment(
+        &mut self,
+        key: &str,
+        step: i64,
+        bound: i64,
+    ) -> Result<Option<(i64, i64)>, Failure> {
+        let row = self
+            .client
+            .query_opt(&self.increment, &[&step, &key, &bound])
+            .map_err(failure)?;
+        row.as_ref().map(pair).transpose()
+    }
+
+    fn lower(&mut self, key: &str, to: i64, expected: i64) -> Result<bool, Failure> {
+        let changed = self
+            .client
+            .execute(&self.lower, &[&to, &key, &expected])
+            .map_err(failure)?;
+        Ok(changed > 0)
+    }
+
+    fn read(&mut self, key: &str) -> Result<Option<(i64, i64)>, Failure> {
+        let row = self
+            .client
+            .query_opt(&self.read, &[&key])
+            .map_err(failure)?;
+        row.as_ref().map(pair).transpose()
+    }
+}
+
+/// `(max_id, step)` from a row of the increment or the read.
+fn pair(row: &Row) -> Result<(i64, i64), Failure> {
+    let column = |i: usize| {
+        row.try_get::<_, Option<i64>>(i)
+            .map_err(|e| describe(&e))
+            .and_then(|v| v.ok_or_else(|| "NULL".to_owned()))
+            .map_err(|e| Failure::Said(store_error(STORE, format!("column {i} of the row: {e}"))))
+    };
+    Ok((column(0)?, column(1)?))
+}
+
+/// Sorts a client error. Anything that is not the server's answer (a socket error, a closed
+/// connection, a protocol error) and the server ending the session lose the connection;
+/// the server being busy or out of resources is [`SegmentError::Unavailable`] on a
+/// connection that stays; the rest is [`SegmentError::Store`].
+fn failure(e: postgres::Error) -> Failure {
+    let detail = describe(&e);
+    let Some(code) = e.code() else {
+        return Failure::Lost(detail);
+    };
+    let code = code.code();
+    match &code[..2] {
+        // Connection exceptions; the server shutting the session down.
+        "08" => Failure::Lost(detail),
+        "57" if code != "57014" => Failure::Lost(detail),
+        // A statement or lock timeout (57014, 55P03), too many connections or no resources
+        // (53), a failure of the server's system (58), a deadlock or serialisation
+        // failure (40): worth retrying.
+        "57" | "53" | "58" | "40" => Failure::Said(unavailable(STORE, detail)),
+        _ if code == "55P03" => Failure::Said(unavailable(STORE, detail)),
+        _ => Failure::Said(store_error(STORE, detail)),
+    }
 }

@@ -1,0 +1,434 @@
+//! What the PostgreSQL and MySQL stores share: Leaf's table and the statements on it (the
+//! two dialects differ only in placeholders, quoting and a few clauses), the store
+//! operations written once over a [`Session`], the checks on the rows that come back, and
+//! the rule for when a connection is dropped ([`Failure::Lost`]).
+#![cfg(any(feature = "postgres", feature = "mysql"))]
+
+use std::error::Error;
+use std::time::Duration;
+
+use ferroflake_segment::{
+    check_create, check_give_back, check_key, check_step, range_after, Allocation, KeyRecord,
+    Range, SegmentError, MAX_TABLE_ID,
+};
+
+/// The bound on each wait of a SQL store: a connection attempt, a row lock, a statement, one
+/// read or write on the socket.
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The SQL dialect a store speaks. (A build with one SQL store uses one of them.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(all(feature = "postgres", feature = "mysql")), allow(dead_code))]
+pub(crate) enum Dialect {
+    Postgres,
+    Mysql,
+}
+
+/// The statements on one table. Parameters are numbered in the order they appear, so both
+/// dialects bind the same values in the same order.
+#[derive(Debug)]
+pub(crate) struct Statements {
+    /// The table's name, unquoted (for messages).
+    pub(crate) table: String,
+    /// Leaf's table, if it is missing.
+    pub(crate) create_table: String,
+    /// Reads no row but fails unless the table has Leaf's columns.
+    pub(crate) probe: String,
+    /// (key, start, step): a new row.
+    pub(crate) insert: String,
+    /// (step, key, bound): Leaf's increment, refused past the bound and on malformed rows.
+    /// PostgreSQL's returns the row's `max_id` and `step`.
+    pub(crate) increment: String,
+    /// (key): the row's `max_id` and `step`.
+    pub(crate) read: String,
+    /// (new max_id, key, expected max_id): the conditional give-back.
+    pub(crate) lower: String,
+}
+
+impl Statements {
+    /// The statements of `dialect` on `table`, a plain identifier (the address checked it;
+    /// it is quoted anyway, so a reserved word works too).
+    pub(crate) fn new(dialect: Dialect, table: &str) -> Statements {
+        let pg = dialect == Dialect::Postgres;
+        let quoted = if pg {
+            format!("\"{table}\"")
+        } else {
+            format!("`{table}`")
+        };
+        // The n-th parameter as text or as a bigint: PostgreSQL prepares with the type
+        // named, so every integer is sent as an i64; MySQL takes the type from the value.
+        let text = |n: u8| if pg { format!("${n}") } else { "?".into() };
+        let int = |n: u8| {
+            if pg {
+                format!("${n}::bigint")
+            } else {
+                "?".into()
+            }
+        };
+        // PostgreSQL answers `int` columns as int4: cast, so both columns read as i64.
+        let columns = if pg {
+            "CAST(max_id AS bigint), CAST(step AS bigint)"
+        } else {
+            "max_id, step"
+        };
+        // MySQL's default collations ignore case and trailing spaces; the table we create
+        // compares keys byte for byte, as the other stores do.
+        let (key_type, on_update, engine) = if pg {
+            ("varchar(128)", "", "")
+        } else {
+            (
+                "varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+                " ON UPDATE CURRENT_TIMESTAMP",
+                " ENGINE=InnoDB",
+            )
+        };
+        let returning = if pg {
+            format!(" RETURNING {columns}")
+        } else {
+            String::new()
+        };
+        Statements {
+            table: table.to_owned(),
+            create_table: format!(
+                "CREATE TABLE IF NOT EXISTS {quoted} (
+                    biz_tag     {key_type} NOT NULL DEFAULT '',
+                    max_id      bigint NOT NULL DEFAULT 1,
+                    step        int NOT NULL,
+                    description varchar(256) DEFAULT NULL,
+                    update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP{on_update},
+                    PRIMARY KEY (biz_tag)
+                ){engine}"
+            ),
+            probe: format!(
+                "SELECT biz_tag, max_id, step, description, update_time FROM {quoted} WHERE 1 = 0"
+            ),
+            insert: format!(
+                "INSERT INTO {quoted} (biz_tag, max_id, step, description, update_time)
+                 VALUES ({}, {}, {}, 'created by ferroflake', CURRENT_TIMESTAMP)",
+                text(1),
+                int(2),
+                int(3)
+            ),
+            // `max_id >= 0 AND step >= 0`: a malformed row is left alone, then read and
+            // reported. `max_id <= bound` keeps `max_id + step` inside bigint.
+            increment: format!(
+                "UPDATE {quoted} SET max_id = max_id + {}, update_time = CURRENT_TIMESTAMP
+                 WHERE biz_tag = {} AND max_id >= 0 AND step >= 0 AND max_id <= {}{returning}",
+                int(1),
+                text(2),
+                int(3)
+            ),
+            read: format!("SELECT {columns} FROM {quoted} WHERE biz_tag = {}", text(1)),
+            lower: format!(
+                "UPDATE {quoted} SET max_id = {}, update_time = CURRENT_TIMESTAMP
+                 WHERE biz_tag = {} AND max_id = {}",
+                int(1),
+                text(2),
+                int(3)
+            ),
+        }
+    }
+}
+
+/// Why an operation on a connection failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The connection is gone or in doubt (a socket error, a timeout, the server closing the
+    /// session): drop it, answer [`SegmentError::Unavailable`], reconnect on the next call.
+    Lost(String),
+    /// The server answered; the connection stays. Busy answers (a lock or statement timeout,
+    /// too many connections) are already [`SegmentError::Unavailable`].
+    Said(SegmentError),
+}
+
+impl Failure {
+    /// What the caller sees.
+    pub(crate) fn into_error(self, store: &str) -> SegmentError {
+        match self {
+            Failure::Lost(detail) => unavailable(store, detail),
+            Failure::Said(e) => e,
+        }
+    }
+}
+
+impl From<SegmentError> for Failure {
+    fn from(e: SegmentError) -> Self {
+        Failure::Said(e)
+    }
+}
+
+/// [`SegmentError::Unavailable`] from `store`.
+pub(crate) fn unavailable(store: &str, detail: impl Into<String>) -> SegmentError {
+    SegmentError::Unavailable {
+        store: store.into(),
+        detail: detail.into(),
+    }
+}
+
+/// [`SegmentError::Store`] from `store`.
+pub(crate) fn store_error(store: &str, detail: impl Into<String>) -> SegmentError {
+    SegmentError::Store {
+        store: store.into(),
+        detail: detail.into(),
+    }
+}
+
+/// An error and its causes, as one line: clients often keep the useful part (the OS error,
+/// the server's message) in a cause.
+pub(crate) fn describe(e: &(dyn Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line
+}
+
+/// One connection's operations on Leaf's table, in its client's terms. Integers are the
+/// table's (`bigint`); the store operations below check them.
+pub(crate) trait Session {
+    /// The store's name, for errors.
+    const STORE: &'static str;
+
+    /// Adds the row; `Ok(false)` if the key already has one.
+    fn insert(&mut self, key: &str, start: i64, step: i64) -> Result<bool, Failure>;
+
+    /// Runs the increment (with `bound`, see [`Statements::increment`]) and returns the row
+    /// it changed as `(max_id, step)`, read in the same statement or transaction; `None` if
+    /// it changed no row.
+    fn increment(
+        &mut self,
+        key: &str,
+        step: i64,
+        bound: i64,
+    ) -> Result<Option<(i64, i64)>, Failure>;
+
+    /// Runs the conditional give-back; whether it changed the row.
+    fn lower(&mut self, key: &str, to: i64, expected: i64) -> Result<bool, Failure>;
+
+    /// The row's `(max_id, step)`, if any.
+    fn read(&mut self, key: &str) -> Result<Option<(i64, i64)>, Failure>;
+}
+
+/// How a store reaches its server: runs `op` on a connection, connecting first if it has
+/// none, within its time bound, and drops the connection when `op` reports it
+/// [`Failure::Lost`].
+pub(crate) trait Link {
+    /// The connection type.
+    type Conn: Session;
+
+    /// Runs `op`.
+    fn run<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut Self::Conn) -> Result<T, Failure> + Send + 'static,
+    ) -> Result<T, SegmentError>;
+}
+
+/// Runs `op` on `held`, or on a new connection from `connect`; returns the connection to
+/// keep (none if it was lost) and the outcome.
+pub(crate) fn on_connection<C, T>(
+    held: Option<C>,
+    connect: impl FnOnce() -> Result<C, Failure>,
+    op: impl FnOnce(&mut C) -> Result<T, Failure>,
+) -> (Option<C>, Result<T, Failure>) {
+    let mut conn = match held.map_or_else(connect, Ok) {
+        Ok(conn) => conn,
+        Err(failure) => return (None, Err(failure)),
+    };
+    let out = op(&mut conn);
+    let keep = !matches!(out, Err(Failure::Lost(_)));
+    (keep.then_some(conn), out)
+}
+
+/// Creates Leaf's table if it is missing, then checks that the table (ours or a Leaf
+/// server's) has Leaf's columns. `execute` runs a statement without parameters or rows.
+pub(crate) fn prepare_table(
+    store: &str,
+    sql: &Statements,
+    mut execute: impl FnMut(&str) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    // A failed CREATE is not final: another process may have created the table at the
+    // same moment, or the table exists and the user may not create tables. The probe says.
+    let created = match execute(&sql.create_table) {
+        Err(Failure::Lost(detail)) => return Err(Failure::Lost(detail)),
+        other => other,
+    };
+    execute(&sql.probe).map_err(|failure| match failure {
+        Failure::Said(e @ SegmentError::Store { .. }) => {
+            let why = match created {
+                Err(Failure::Said(c)) => format!("{c}; then {e}"),
+                _ => e.to_string(),
+            };
+            store_error(
+                store,
+                format!(
+                    "table {} is missing or is not Leaf's leaf_alloc (biz_tag, max_id, step, \
+                     description, update_time): {why}",
+                    sql.table
+                ),
+            )
+            .into()
+        }
+        busy_or_lost => busy_or_lost,
+    })
+}
+
+/// [`SegmentStore::create`](ferroflake_segment::SegmentStore::create) over `link`.
+pub(crate) fn create(
+    link: &impl Link,
+    key: &str,
+    start: i64,
+    step: u64,
+) -> Result<(), SegmentError> {
+    check_create(key, start, step)?;
+    let key = key.to_owned();
+    link.run(move |conn| {
+        if conn.insert(&key, start, step as i64)? {
+            Ok(())
+        } else {
+            Err(SegmentError::KeyExists { key }.into())
+        }
+    })
+}
+
+/// [`SegmentStore::allocate`](ferroflake_segment::SegmentStore::allocate) over `link`.
+pub(crate) fn allocate<L: Link>(
+    link: &L,
+    key: &str,
+    step: u64,
+) -> Result<Allocation, SegmentError> {
+    check_key(key)?;
+    check_step(step)?;
+    let key = key.to_owned();
+    link.run(move |conn| {
+        let store = L::Conn::STORE;
+        let bound = (MAX_TABLE_ID - step) as i64;
+        let Some((max_id, table_step)) = conn.increment(&key, step as i64, bound)? else {
+            // Nothing changed: no row, a row at its bound, or a malformed row (which the
+            // read reports).
+            return Err(match record(store, &key, conn.read(&key)?)? {
+                None => SegmentError::UnknownKey { key },
+                Some(_) => SegmentError::Exhausted {
+                    key,
+                    limit: MAX_TABLE_ID,
+                },
+            }
+            .into());
+        };
+        let max_id = non_negative(store, &key, "max_id", max_id)?;
+        if max_id < step {
+            return Err(malformed(store, &key, "max_id", max_id as i64 - step as i64).into());
+        }
+        Ok(Allocation {
+            range: range_after(max_id, step),
+            table_step: non_negative(store, &key, "step", table_step)?,
+        })
+    })
+}
+
+/// [`SegmentStore::give_back`](ferroflake_segment::SegmentStore::give_back) over `link`.
+pub(crate) fn give_back(
+    link: &impl Link,
+    key: &str,
+    rest: Range,
+    expected_max_id: u64,
+) -> Result<bool, SegmentError> {
+    check_give_back(key, rest, expected_max_id)?;
+    let expected = i64::try_from(expected_max_id).map_err(|_| SegmentError::InvalidConfig {
+        detail: format!("give-back expects max_id {expected_max_id}, above the table's 2^63 - 1"),
+    })?;
+    let key = key.to_owned();
+    link.run(move |conn| {
+        if conn.lower(&key, rest.start as i64, expected)? {
+            return Ok(true);
+        }
+        match conn.read(&key)? {
+            None => Err(SegmentError::UnknownKey { key }.into()),
+            Some(_) => Ok(false),
+        }
+    })
+}
+
+/// [`SegmentStore::peek`](ferroflake_segment::SegmentStore::peek) over `link`.
+pub(crate) fn peek<L: Link>(link: &L, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
+    check_key(key)?;
+    let key = key.to_owned();
+    link.run(move |conn| Ok(record(L::Conn::STORE, &key, conn.read(&key)?)?))
+}
+
+/// A row as a [`KeyRecord`], refusing negative values.
+fn record(
+    store: &str,
+    key: &str,
+    row: Option<(i64, i64)>,
+) -> Result<Option<KeyRecord>, SegmentError> {
+    row.map(|(max_id, step)| {
+        Ok(KeyRecord {
+            max_id: non_negative(store, key, "max_id", max_id)?,
+            step: non_negative(store, key, "step", step)?,
+        })
+    })
+    .transpose()
+}
+
+fn non_negative(store: &str, key: &str, column: &str, value: i64) -> Result<u64, SegmentError> {
+    u64::try_from(value).map_err(|_| malformed(store, key, column, value))
+}
+
+fn malformed(store: &str, key: &str, column: &str, value: i64) -> SegmentError {
+    store_error(
+        store,
+        format!("row {key:?} has {column} {value}: IDs below 0 are not handed out"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dialects_differ_only_in_placeholders_quoting_and_clauses() {
+        let pg = Statements::new(Dialect::Postgres, "leaf_alloc");
+        let my = Statements::new(Dialect::Mysql, "leaf_alloc");
+        assert!(pg.increment.contains("max_id + $1::bigint"));
+        assert!(pg.increment.contains("biz_tag = $2 AND"));
+        assert!(pg
+            .increment
+            .ends_with("RETURNING CAST(max_id AS bigint), CAST(step AS bigint)"));
+        assert_eq!(my.increment.matches('?').count(), 3);
+        assert!(!my.increment.contains("RETURNING"));
+        assert!(my.create_table.contains("ON UPDATE CURRENT_TIMESTAMP"));
+        assert!(my.create_table.ends_with("ENGINE=InnoDB"));
+        assert!(pg
+            .lower
+            .contains("WHERE biz_tag = $2 AND max_id = $3::bigint"));
+        assert!(my.read.starts_with("SELECT max_id, step FROM `leaf_alloc`"));
+    }
+
+    #[test]
+    fn a_lost_connection_is_not_kept() {
+        let (kept, out) = on_connection(Some(1), || unreachable!(), |_| Ok::<_, Failure>(()));
+        assert!(kept.is_some() && out.is_ok());
+        let (kept, out) = on_connection(
+            None,
+            || Ok(2),
+            |_| Err::<(), _>(Failure::Said(store_error("x", "said"))),
+        );
+        assert!(kept.is_some() && matches!(out, Err(Failure::Said(_))));
+        let (kept, out) = on_connection(
+            Some(3),
+            || unreachable!(),
+            |_| Err::<(), _>(Failure::Lost("gone".into())),
+        );
+        assert!(kept.is_none());
+        assert!(matches!(
+            out.unwrap_err().into_error("x"),
+            SegmentError::Unavailable { .. }
+        ));
+    }
+}
