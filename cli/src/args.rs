@@ -11,8 +11,10 @@ use ferroflake::Layout;
 /// `ferroflake next --help` names.
 ///
 /// Exit status: 0 on success; 1 when IDs cannot be issued, written (a closed or broken
-/// standard output) or an id cannot be leased; 2 for bad usage or input; 130 or 143 when
-/// `next` was stopped by SIGINT or SIGTERM (it stops issuing and releases its lease first).
+/// standard output) or an id cannot be leased, or a segment key is missing, exists already,
+/// is exhausted or its store fails; 2 for bad usage or input; 130 or 143 when `next` or
+/// `segment next` was stopped by SIGINT or SIGTERM (it stops issuing and releases its lease,
+/// or gives its unissued IDs back, first).
 #[derive(Debug, Parser)]
 #[command(name = "ferroflake", version, propagate_version = true)]
 pub struct Cli {
@@ -28,6 +30,15 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Draw a layout's bits and show its capacity and exhaustion date.
     Layout(LayoutArgs),
+    /// Segment IDs: dense per-key counters from a table, taken a range at a time.
+    ///
+    /// A key is a row of Leaf's table (`leaf_alloc`: biz_tag, max_id, step): each
+    /// allocation takes `step` IDs from `max_id` in one atomic update, so every process
+    /// sharing the table gets ranges of its own. IDs are dense and increase per key; they
+    /// need no node id and no clock. A Leaf server and ferroflake can share one table. Keys
+    /// are created explicitly (`segment create`), never on first use.
+    #[command(subcommand)]
+    Segment(SegmentCommand),
 }
 
 /// Which preset layout IDs use.
@@ -42,22 +53,40 @@ impl Cli {
     /// Parses the command line, with `--lease`'s help naming the default directory.
     pub fn parse_with_defaults() -> Self {
         let default_dir = ferroflake_lease::EmbeddedRegistry::default_dir();
-        let command = Self::command().mut_subcommand("next", |next| {
-            next.mut_arg("lease", |lease| {
-                let help = lease
-                    .get_long_help()
-                    .or(lease.get_help())
-                    .map(ToString::to_string);
-                lease.long_help(format!(
-                    "{}\n\nDefault: the embedded registry in {}",
-                    help.unwrap_or_default(),
-                    default_dir.display()
-                ))
+        let default_file = ferroflake_segment::SqliteStore::default_path();
+        let command = Self::command()
+            .mut_subcommand("next", |next| {
+                next.mut_arg("lease", |lease| {
+                    with_default(lease, "the embedded registry in", &default_dir)
+                })
             })
-        });
+            .mut_subcommand("segment", |segment| {
+                ["next", "create", "status"]
+                    .into_iter()
+                    .fold(segment, |segment, name| {
+                        segment.mut_subcommand(name, |sub| {
+                            sub.mut_arg("store", |store| {
+                                with_default(store, "the embedded SQLite file", &default_file)
+                            })
+                        })
+                    })
+            });
         let matches = command.get_matches();
         Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
     }
+}
+
+/// `arg`'s long help, followed by the default it stands for.
+fn with_default(arg: clap::Arg, what: &str, path: &std::path::Path) -> clap::Arg {
+    let help = arg
+        .get_long_help()
+        .or(arg.get_help())
+        .map(ToString::to_string);
+    arg.long_help(format!(
+        "{}\n\nDefault: {what} {}",
+        help.unwrap_or_default(),
+        path.display()
+    ))
 }
 
 impl LayoutChoice {
@@ -149,4 +178,98 @@ pub struct LayoutArgs {
     /// Show every preset.
     #[arg(long, conflicts_with = "layout")]
     pub all: bool,
+}
+
+/// `ferroflake segment ...` (the help text is on `Command::Segment`).
+#[derive(Debug, Subcommand)]
+pub enum SegmentCommand {
+    /// Take IDs from a key, one per line.
+    ///
+    /// The unissued rest of the segment goes back to the table at exit (also when stopped
+    /// by SIGINT or SIGTERM), unless the table moved on after this run's last allocation,
+    /// e.g. another process allocated: then those IDs are skipped, never issued twice.
+    Next(SegmentNextArgs),
+    /// Add a key to the table: its first ID and how many IDs one allocation takes.
+    Create(SegmentCreateArgs),
+    /// Show keys' rows: max_id (where the next allocation starts) and step.
+    Status(SegmentStatusArgs),
+}
+
+/// Where the segment table is.
+#[derive(Debug, Clone, Args)]
+pub struct StoreChoice {
+    /// The store: an absolute path or sqlite:///path (a SQLite file, created if missing),
+    /// or postgres://, mysql://, redis:// (only in builds with the `stores` feature: `cargo
+    /// install --path cli --features stores`). Refused: relative paths (each working
+    /// directory would name another table, and two tables can hand out the same IDs).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+}
+
+/// How segment commands print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SegmentFormat {
+    /// Plain text: one ID, or one row, per line.
+    Text,
+    /// One JSON object (IDs and max_id as decimal strings); on failure it still ends valid,
+    /// with `"error":{"kind":..,"message":..}`.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct SegmentNextArgs {
+    /// The key (1 to 128 bytes).
+    pub key: String,
+
+    /// How many IDs to take.
+    #[arg(short = 'n', long = "count", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: u64,
+
+    /// Never issue an ID above 2^53 - 1 (the largest integer a JavaScript number holds
+    /// exactly); past it the key is exhausted.
+    #[arg(long)]
+    pub js: bool,
+
+    #[command(flatten)]
+    pub store: StoreChoice,
+
+    /// How to print the IDs.
+    #[arg(long, value_enum, default_value_t = SegmentFormat::Text)]
+    pub format: SegmentFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SegmentCreateArgs {
+    /// The key (1 to 128 bytes).
+    pub key: String,
+
+    /// The first ID (0 or more; a negative start is read, and refused, as a number).
+    #[arg(long, allow_negative_numbers = true)]
+    pub start: i64,
+
+    /// How many IDs one allocation takes (1 to 2^31 - 1). Allocators grow it while IDs go
+    /// fast (up to 1,000,000), never below it.
+    #[arg(long)]
+    pub step: u64,
+
+    #[command(flatten)]
+    pub store: StoreChoice,
+
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t = SegmentFormat::Text)]
+    pub format: SegmentFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SegmentStatusArgs {
+    /// The keys to show. Rows are read by key: the stores have no call that lists every
+    /// key, so at least one is needed.
+    pub keys: Vec<String>,
+
+    #[command(flatten)]
+    pub store: StoreChoice,
+
+    /// How to print the rows.
+    #[arg(long, value_enum, default_value_t = SegmentFormat::Text)]
+    pub format: SegmentFormat,
 }

@@ -1,6 +1,7 @@
 //! `ferroflake`: issue, decode and explain snowflake-family IDs from the shell.
 //!
-//! The argument definitions (and so `--help`) are in `args.rs`; one file per subcommand.
+//! The argument definitions (and so `--help`) are in `args.rs`; one file per subcommand
+//! (`segment/` holds the segment subcommands).
 
 mod args;
 mod decode;
@@ -9,6 +10,8 @@ mod iso;
 mod layout_view;
 mod next;
 mod registry_url;
+mod segment;
+mod signals;
 mod stdout_check;
 
 use std::io::Write;
@@ -44,6 +47,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Next(args) => next::run(args, &mut out),
         Command::Decode(args) => decode::run(args, &mut out),
         Command::Layout(args) => layout_view::run(args, &mut out),
+        Command::Segment(command) => segment::run(command, &mut out),
     };
     let flushed = out.flush();
     result?;

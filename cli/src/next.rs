@@ -1,16 +1,14 @@
 //! `ferroflake next`: issue IDs under a given node id or a leased one.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use ferroflake::{Error, Format, Generator, SystemClock};
 use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, LeasedGenerator};
-use signal_hook::consts::{SIGINT, SIGTERM};
 
 use crate::args::{NextArgs, OutputFormat};
 use crate::failure::{output_error, warn, Failure};
 use crate::registry_url::RegistryAddress;
+use crate::signals::{signal_name, Signals};
 
 /// IDs are made in batches of this many (one CAS per batch within a tick). A signal is
 /// looked at between batches.
@@ -123,57 +121,6 @@ fn stop_failure(stop: Stop, issued: u64, after: &str) -> Failure {
                 signal_name(signal)
             ),
         },
-    }
-}
-
-fn signal_name(signal: i32) -> String {
-    match signal {
-        SIGINT => "SIGINT".to_owned(),
-        SIGTERM => "SIGTERM".to_owned(),
-        other => format!("signal {other}"),
-    }
-}
-
-/// SIGINT and SIGTERM, caught: the first sets a flag that `emit` looks at between
-/// batches; a second one of either ends the process at once (the claim then lapses after
-/// its TTL), so a start that waits can still be cut short.
-struct Signals {
-    which: Arc<AtomicUsize>,
-}
-
-impl Signals {
-    /// No signal is caught (runs with `--node`, which hold nothing to release).
-    fn none() -> Self {
-        Signals {
-            which: Arc::new(AtomicUsize::new(0)),
-        }
-    }
-
-    fn install() -> Result<Self, Failure> {
-        let any = Arc::new(AtomicBool::new(false));
-        let which = Arc::new(AtomicUsize::new(0));
-        let cannot = |e: std::io::Error| Failure::Run(format!("cannot catch signals: {e}"));
-        for signal in [SIGINT, SIGTERM] {
-            // Registered first, so it sees the flag as the previous signal left it.
-            signal_hook::flag::register_conditional_shutdown(
-                signal,
-                128 + signal,
-                Arc::clone(&any),
-            )
-            .map_err(cannot)?;
-            signal_hook::flag::register(signal, Arc::clone(&any)).map_err(cannot)?;
-            signal_hook::flag::register_usize(signal, Arc::clone(&which), signal as usize)
-                .map_err(cannot)?;
-        }
-        Ok(Signals { which })
-    }
-
-    /// The signal that arrived, if one did.
-    fn caught(&self) -> Option<i32> {
-        match self.which.load(Ordering::Relaxed) {
-            0 => None,
-            signal => i32::try_from(signal).ok(),
-        }
     }
 }
 

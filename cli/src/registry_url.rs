@@ -10,7 +10,7 @@ const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql
 
 /// The scheme of `address` if it starts like a URI (`name:`, RFC 3986: a letter, then
 /// letters, digits, `+`, `-` or `.`).
-fn scheme_of(address: &str) -> Option<&str> {
+pub(crate) fn scheme_of(address: &str) -> Option<&str> {
     let (scheme, _) = address.split_once(':')?;
     let mut chars = scheme.chars();
     let first = chars.next()?;

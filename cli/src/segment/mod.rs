@@ -1,0 +1,24 @@
+//! `ferroflake segment`: IDs from a table of per-key counters (Leaf's segment mode).
+//!
+//! One file per subcommand; `store.rs` reads and opens `--store`, `refusal.rs` turns a
+//! [`SegmentError`](ferroflake_segment::SegmentError) into a message, an exit status and a
+//! JSON error.
+
+mod create;
+mod next;
+mod refusal;
+mod status;
+mod store;
+
+use std::io::Write;
+
+use crate::args::SegmentCommand;
+use crate::failure::Failure;
+
+pub fn run(command: &SegmentCommand, out: &mut impl Write) -> Result<(), Failure> {
+    match command {
+        SegmentCommand::Next(args) => next::run(args, out),
+        SegmentCommand::Create(args) => create::run(args, out),
+        SegmentCommand::Status(args) => status::run(args, out),
+    }
+}

@@ -1,0 +1,501 @@
+//! `ferroflake segment` as a user runs it, each test on a SQLite file of its own in a
+//! temporary directory: create, next (batches, give-back, the JavaScript limit, signals,
+//! broken output), status, and every refusal in text and in JSON.
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
+
+/// 2^53 - 1: the largest ID `--js` may print.
+const LIMIT_JS: u64 = (1 << 53) - 1;
+
+/// A temporary directory and the SQLite file `s.db` in it (created by the first command).
+struct Store {
+    /// Held for its lifetime: dropping it removes the directory.
+    _dir: tempfile::TempDir,
+    path: String,
+}
+
+impl Store {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db").to_str().unwrap().to_owned();
+        Store { _dir: dir, path }
+    }
+
+    /// `ferroflake segment ARGS --store FILE`.
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .arg("segment")
+            .args(args)
+            .args(["--store", &self.path]);
+        command
+    }
+
+    fn create(&self, key: &str, start: u64, step: u64) {
+        let out = stdout(&self.run(&[
+            "create",
+            key,
+            "--start",
+            &start.to_string(),
+            "--step",
+            &step.to_string(),
+        ]));
+        assert!(
+            out.starts_with(&format!("created segment key {key:?}")),
+            "{out}"
+        );
+    }
+
+    /// `next KEY -n COUNT`, as numbers.
+    fn next(&self, key: &str, count: u64) -> Vec<u64> {
+        ids(&stdout(&self.run(&["next", key, "-n", &count.to_string()])))
+    }
+
+    /// The key's max_id, from `status --format json`.
+    fn max_id(&self, key: &str) -> u64 {
+        let value = json(&stdout(&self.run(&["status", key, "--format", "json"])));
+        value["keys"][0]["max_id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "ferroflake failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn ids(text: &str) -> Vec<u64> {
+    text.lines().map(|l| l.parse().unwrap()).collect()
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// The `ids` of a `next --format json` object, as numbers.
+fn json_ids(value: &Value) -> Vec<u64> {
+    value["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn next_starts_at_start_and_back_to_back_runs_continue_without_overlap_or_gap() {
+    let store = Store::new();
+    store.create("orders", 100, 10);
+    assert_eq!(store.next("orders", 3), [100, 101, 102]);
+    // The first run took 100..110 and gave 103..110 back: the second starts at 103.
+    assert_eq!(store.next("orders", 3), [103, 104, 105]);
+    assert_eq!(store.next("orders", 1), [106]);
+    let value = json(&stdout(
+        &store.run(&["next", "orders", "-n", "2", "--format", "json"]),
+    ));
+    assert_eq!(value["key"], "orders");
+    assert_eq!(json_ids(&value), [107, 108]);
+    assert!(value.get("error").is_none(), "{value}");
+    assert_eq!(store.max_id("orders"), 109, "the rest was given back");
+}
+
+#[test]
+fn a_count_far_above_the_step_is_served_by_more_fetches() {
+    let store = Store::new();
+    store.create("small", 1, 10);
+    let got = store.next("small", 1000);
+    assert_eq!(got, (1..=1000).collect::<Vec<u64>>());
+    assert_eq!(store.max_id("small"), 1001, "no ID skipped");
+    assert_eq!(store.next("small", 2), [1001, 1002]);
+}
+
+#[test]
+fn runs_at_once_share_the_table_without_duplicates() {
+    let store = Store::new();
+    store.create("shared", 1, 100);
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            store
+                .command(&["next", "shared", "-n", "5000"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut all = HashSet::new();
+    for child in children {
+        let got = ids(&stdout(&child.wait_with_output().unwrap()));
+        assert_eq!(got.len(), 5000);
+        assert!(got.windows(2).all(|w| w[0] < w[1]), "increasing per run");
+        all.extend(got);
+    }
+    assert_eq!(all.len(), 20_000, "0 duplicates across 4 processes");
+}
+
+/// Each refusal: its exit status and message in text (nothing on stdout), and the same
+/// status with a JSON object on stdout whose `error.kind` names it.
+#[test]
+fn refusals_are_typed_in_text_and_in_json() {
+    let store = Store::new();
+    store.create("taken", 1, 10);
+    let long = "k".repeat(129);
+    let cases: [(&[&str], i32, &str, &str); 8] = [
+        (
+            &["next", "missing"],
+            1,
+            "UNKNOWN_KEY",
+            "no segment key \"missing\" in the table: create it first",
+        ),
+        (
+            &["create", "taken", "--start", "1", "--step", "10"],
+            1,
+            "KEY_EXISTS",
+            "segment key \"taken\" already exists",
+        ),
+        (
+            &["create", "", "--start", "1", "--step", "10"],
+            2,
+            "INVALID_KEY",
+            "invalid segment key \"\": empty",
+        ),
+        (
+            &["next", ""],
+            2,
+            "INVALID_KEY",
+            "invalid segment key \"\": empty",
+        ),
+        (&["next", &long], 2, "INVALID_KEY", "longer than 128 bytes"),
+        (
+            &["create", &long, "--start", "1", "--step", "10"],
+            2,
+            "INVALID_KEY",
+            "longer than 128 bytes",
+        ),
+        (
+            &["create", "zero", "--start", "1", "--step", "0"],
+            2,
+            "INVALID_CONFIG",
+            "step 0 is outside 1..=2^31 - 1",
+        ),
+        (
+            &["create", "negative", "--start", "-5", "--step", "10"],
+            2,
+            "INVALID_CONFIG",
+            "start -5 is negative",
+        ),
+    ];
+    for (args, code, kind, expected) in cases {
+        let output = store.run(args);
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {output:?}");
+        assert!(output.stdout.is_empty(), "{args:?}: {output:?}");
+        let message = stderr(&output);
+        assert!(
+            message.starts_with("ferroflake: ") && message.contains(expected),
+            "{args:?}: {message}"
+        );
+        assert!(
+            message.contains(&format!("(store: the SQLite file {})", store.path)),
+            "{args:?}: {message}"
+        );
+
+        let output = store.run(&[args, &["--format", "json"]].concat());
+        assert_eq!(output.status.code(), Some(code), "{args:?} json");
+        let value = json(&String::from_utf8(output.stdout).unwrap());
+        assert_eq!(value["error"]["kind"], kind, "{args:?}: {value}");
+        let message = value["error"]["message"].as_str().unwrap();
+        assert!(message.contains(expected), "{args:?}: {message}");
+        if args[0] == "next" {
+            assert_eq!(value["ids"], serde_json::json!([]), "{args:?}");
+        }
+    }
+    assert_eq!(store.max_id("taken"), 1, "no refusal changed the row");
+    let output = store.run(&["status", "zero", "negative"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the refused keys were not made"
+    );
+}
+
+/// Near 2^53 - 1, `--js` prints the IDs up to the limit, then the exhaustion error, and
+/// never an ID above it; later runs print none.
+#[test]
+fn js_keys_stop_at_2_pow_53_minus_1() {
+    let store = Store::new();
+    store.create("js", LIMIT_JS - 2, 10);
+    let output = store.run(&["next", "js", "--js", "-n", "5", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let value = json(&String::from_utf8(output.stdout).unwrap());
+    assert_eq!(json_ids(&value), [LIMIT_JS - 2, LIMIT_JS - 1, LIMIT_JS]);
+    assert_eq!(value["error"]["kind"], "EXHAUSTED");
+    let message = value["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("segment key \"js\" is exhausted")
+            && message.contains("2^53 - 1")
+            && message.contains("stopped after 3 IDs"),
+        "{message}"
+    );
+
+    let output = store.run(&["next", "js", "--js", "-n", "5"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty(), "{output:?}");
+    assert!(stderr(&output).contains("is exhausted"), "{output:?}");
+
+    // Without --js the same key goes on past 2^53 (its limit is 2^63 - 1).
+    let past = store.next("js", 1)[0];
+    assert!(past > LIMIT_JS, "{past}");
+}
+
+#[test]
+fn store_addresses_that_cannot_work_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("s.db", "a relative path names a different file"),
+        ("sub/s.db", "a relative path names a different file"),
+        ("sqlite://s.db", "absolute path"),
+        ("ftp://host/x", "unknown scheme"),
+        ("", "empty"),
+    ];
+    for (address, expected) in cases {
+        let output = Command::new(BIN)
+            .args(["segment", "next", "k", "--store", address])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{address}: {output:?}");
+        let message = stderr(&output);
+        assert!(message.contains(expected), "{address}: {message}");
+    }
+    let here = dir.path().join("s.db");
+    let output = Command::new(BIN)
+        .args(["segment", "status", "k", "--store", "s.db"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&output).contains(&format!("(here: {})", here.display())),
+        "{output:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "no file was made: {left:?}");
+
+    // A server store: unreachable here (port 1), or left out of this build.
+    let output = Command::new(BIN)
+        .args([
+            "segment",
+            "next",
+            "k",
+            "--store",
+            "mysql://root:secret@127.0.0.1:1/leaf",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "{output:?}");
+    let message = stderr(&output);
+    if !cfg!(feature = "stores") {
+        assert_eq!(output.status.code(), Some(2));
+        assert!(message.contains("--features stores"), "{message}");
+        assert!(
+            !message.contains("secret"),
+            "the password is hidden: {message}"
+        );
+    }
+}
+
+#[test]
+fn status_shows_rows_and_says_what_it_cannot_list() {
+    let store = Store::new();
+    store.create("a", 1, 10);
+    store.create("bb", 500, 1000);
+    store.next("a", 4);
+    let out = stdout(&store.run(&["status", "a", "bb"]));
+    let lines: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            vec!["key", "max_id", "step"],
+            vec!["a", "5", "10"],
+            vec!["bb", "500", "1000"]
+        ],
+        "{out}"
+    );
+
+    let value = json(&stdout(&store.run(&["status", "bb", "--format", "json"])));
+    assert_eq!(
+        value,
+        serde_json::json!({ "keys": [{ "key": "bb", "max_id": "500", "step": 1000 }] })
+    );
+
+    // A missing key: the others are still shown, and the exit status says it.
+    let output = store.run(&["status", "a", "nope", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let value = json(&String::from_utf8(output.stdout).unwrap());
+    assert_eq!(value["keys"][0]["key"], "a");
+    assert_eq!(value["error"]["kind"], "UNKNOWN_KEY");
+
+    // Without a key: the rows are read by key, and there is no call that lists them.
+    for format in ["text", "json"] {
+        let output = store.run(&["status", "--format", format]);
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert!(
+            stderr(&output).contains("no call that lists every key"),
+            "{output:?}"
+        );
+        if format == "json" {
+            let value = json(&String::from_utf8(output.stdout).unwrap());
+            assert_eq!(value["error"]["kind"], "USAGE");
+        }
+    }
+}
+
+/// SIGTERM or SIGINT stops issuing, gives the unissued rest back (the next run starts
+/// right after the last ID printed) and exits 143 or 130; JSON output still ends valid.
+#[test]
+fn a_signal_stops_next_gives_the_rest_back_and_exits_128_plus_the_signal() {
+    let store = Store::new();
+    store.create("long", 1, 1000);
+    for (signal, code, format) in [("TERM", 143, "json"), ("INT", 130, "text")] {
+        let mut child = store
+            .command(&["next", "long", "-n", "1000000000", "--format", format])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let text = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&text);
+        let reader = thread::spawn(move || {
+            let mut chunk = [0u8; 65536];
+            while let Ok(n @ 1..) = out.read(&mut chunk) {
+                into.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        });
+        let began = Instant::now();
+        while text.lock().unwrap().len() < 1000 {
+            assert!(began.elapsed() < Duration::from_secs(30), "no output");
+            thread::sleep(Duration::from_millis(20));
+        }
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let began = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(began.elapsed() < Duration::from_secs(30), "no exit");
+            thread::sleep(Duration::from_millis(20));
+        };
+        reader.join().unwrap();
+        let text = String::from_utf8(text.lock().unwrap().clone()).unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}: {err}");
+        assert!(
+            err.contains(&format!("interrupted by SIG{signal}: stopped after ")),
+            "{err}"
+        );
+        let last = if format == "json" {
+            let value = json(&text);
+            assert_eq!(value["error"]["kind"], "INTERRUPTED");
+            *json_ids(&value).last().unwrap()
+        } else {
+            *ids(&text).last().unwrap()
+        };
+        assert_eq!(
+            store.max_id("long"),
+            last + 1,
+            "SIG{signal}: the rest was given back ({err})"
+        );
+    }
+}
+
+/// IDs that cannot be written are lost: a closed standard output takes nothing from the
+/// table, a reader that goes away makes the run fail (exit 1, no panic).
+#[test]
+fn next_fails_when_its_output_is_closed_or_broken() {
+    let store = Store::new();
+    store.create("out", 1, 10);
+    let closed = Command::new("sh")
+        .args([
+            "-c",
+            "exec \"$0\" segment next out --store \"$1\" >&-",
+            BIN,
+            &store.path,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(closed.status.code(), Some(1), "{closed:?}");
+    assert!(stderr(&closed).contains("standard output is closed"));
+    assert_eq!(store.max_id("out"), 1, "nothing was taken");
+
+    let mut child = store
+        .command(&["next", "out", "-n", "100000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 2];
+    out.read_exact(&mut first).unwrap();
+    drop(out); // the reader goes away, as `| head -1` does
+    let output = child.wait_with_output().unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(
+        message.contains("broken pipe")
+            && message.contains("stopped after")
+            && !message.contains("panicked"),
+        "{message}"
+    );
+}
+
+#[test]
+fn help_names_the_default_store() {
+    let out = stdout(
+        &Command::new(BIN)
+            .args(["segment", "next", "--help"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        out.contains("Default: the embedded SQLite file /var/tmp/ferroflake-segments-"),
+        "{out}"
+    );
+}
