@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Segment mode: the store conformance suite (in-memory, SQLite), the allocator's tests,
-# real processes on one SQLite file, doc tests, clippy; the loom model of the double
+# doc tests, clippy, the README's quickstart and CLI lines; the loom model of the double
 # buffer, and proof that it catches a broken increment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,18 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 
 cargo clippy -p ferroflake-segment --all-targets --features conformance -- -D warnings
 cargo test -p ferroflake-segment --features conformance
+
+echo "--- the README's segment quickstart (examples/quickstart.rs) and its CLI lines"
+cargo run -q -p ferroflake-segment --example quickstart | grep -qE '^[0-9]+, runway [0-9]+ IDs$'
+cargo build -q -p ferroflake-cli
+ferroflake="${CARGO_TARGET_DIR:-target}/debug/ferroflake"
+store="$(mktemp -d)/segments.db"
+"$ferroflake" segment create orders --start 1 --step 1000 --store "$store"
+[ "$("$ferroflake" segment next orders -n 3 --store "$store" | tr '\n' ' ')" = "1 2 3 " ]
+[ "$("$ferroflake" segment next orders -n 3 --store "$store" | tr '\n' ' ')" = "4 5 6 " ]
+"$ferroflake" segment status orders --store "$store" | grep -qE 'orders +7 +1000'
+rm -rf "$(dirname "$store")"
+echo "segment README smoke: 5 passed"
 
 echo "--- loom model of the segment switch (release, preemption bound 2)"
 RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 \

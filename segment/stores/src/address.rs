@@ -59,8 +59,9 @@ impl StoreAddress {
     /// started in different directories would use different tables), an unknown scheme or
     /// parameter, a table name that is not a plain identifier.
     pub fn parse(address: &str) -> Result<StoreAddress, SegmentError> {
+        let shown = redact(address);
         let bad = |detail: &str| SegmentError::InvalidConfig {
-            detail: format!("store address {address:?}: {detail}"),
+            detail: format!("store address {shown:?}: {detail}"),
         };
         if address.starts_with('/') {
             return sqlite_path(address).map_err(bad);
@@ -149,6 +150,31 @@ impl StoreAddress {
     }
 }
 
+/// `address` with its password, if any, shown as `***`: addresses reach error messages
+/// and logs.
+pub fn redact(address: &str) -> String {
+    match Url::parse(address) {
+        Ok(mut url) if url.password().is_some() => {
+            let _ = url.set_password(Some("***"));
+            url.to_string()
+        }
+        _ => address.to_owned(),
+    }
+}
+
+impl std::fmt::Display for StoreAddress {
+    /// The address as a user would write it, password hidden.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreAddress::Sqlite { path } => write!(f, "sqlite://{}", path.display()),
+            StoreAddress::Postgres { url, table } | StoreAddress::Mysql { url, table } => {
+                write!(f, "{} (table {table})", redact(url))
+            }
+            StoreAddress::Redis { url, prefix } => write!(f, "{} (prefix {prefix})", redact(url)),
+        }
+    }
+}
+
 /// An absolute file path for the SQLite store.
 fn sqlite_path(path: &str) -> Result<StoreAddress, &'static str> {
     if !path.starts_with('/') {
@@ -231,6 +257,24 @@ mod tests {
                 prefix: "ferroflake:segment:".into()
             }
         );
+    }
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        let address = "mysql://root:s3cret@db/leaf?tabel=x";
+        let message = StoreAddress::parse(address).unwrap_err().to_string();
+        assert!(!message.contains("s3cret") && message.contains("***"), "{message}");
+        assert_eq!(redact("redis://:s3cr@t@cache/0"), "redis://:***@cache/0");
+        for plain in [
+            "postgres://app@db/ids",
+            "redis://cache/0?prefix=a@b",
+            "/srv/s.db",
+            "sqlite:///srv/s.db",
+        ] {
+            assert_eq!(redact(plain), plain);
+        }
+        let parsed = StoreAddress::parse("postgres://app:s3cret@db/ids").unwrap();
+        assert_eq!(parsed.to_string(), "postgres://app:***@db/ids (table leaf_alloc)");
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod sql;
 
 use std::sync::Arc;
 
-pub use address::{StoreAddress, DEFAULT_TABLE};
+pub use address::{redact, StoreAddress, DEFAULT_TABLE};
 use ferroflake_segment::{SegmentError, SegmentStore, SqliteStore};
 #[cfg(feature = "mysql")]
 pub use mysql::MysqlStore;
@@ -62,7 +62,7 @@ pub fn open_address(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, Seg
         #[cfg(feature = "redis")]
         StoreAddress::Redis { url, prefix } => Ok(Arc::new(RedisStore::connect(url, prefix)?)),
         other => Err(SegmentError::InvalidConfig {
-            detail: format!("{other:?}: this build leaves that store out (enable its feature)"),
+            detail: format!("{other}: this build leaves that store out (enable its feature)"),
         }),
     }
 }
