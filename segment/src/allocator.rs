@@ -10,7 +10,7 @@ use crate::config::{LIMIT_I64, MAX_BATCH};
 use crate::segment::{Advance, Buffers, Segment, Slow};
 use crate::store::check_key;
 use crate::sync::{lock, Condvar, Mutex};
-use crate::{Range, SegmentConfig, SegmentError, SegmentStore};
+use crate::{Allocation, Range, SegmentConfig, SegmentError, SegmentStore};
 
 /// Hands out IDs per key from segments of a [`SegmentStore`].
 ///
@@ -36,6 +36,13 @@ use crate::{Range, SegmentConfig, SegmentError, SegmentStore};
 ///   backoff and jitter and the key recovers by itself when the store answers again.
 /// - **No wrap**: a key never issues above its limit ([`LIMIT_I64`] by default); past it,
 ///   [`SegmentError::Exhausted`].
+/// - **Fails closed when the store goes back**: each key remembers the end of the highest
+///   range it has received. A later range that starts below it (a restored backup, a
+///   failover that lost writes, a row lowered by hand), or a row that vanished after the
+///   key issued from it, stops the key with [`SegmentError::Rewound`]: nothing from that
+///   range is issued, and it is not retried (the IDs already in memory are still issued;
+///   they were not handed out before). The check sits in the background fetch, off the
+///   hot path.
 /// - **Less waste**: [`shutdown`](Self::shutdown) gives the unissued rest back to the table
 ///   only if nobody allocated after us (a conditional update); otherwise it is dropped.
 pub struct SegmentAllocator {
@@ -119,6 +126,9 @@ struct KeySlow {
     permanent: bool,
     failures: u32,
     last_error: Option<SegmentError>,
+    /// The end of the highest range the store has given this key: no later range may
+    /// start below it.
+    high_water: u64,
     step: u64,
     min_step: u64,
     last_fetch: Option<Instant>,
@@ -228,6 +238,7 @@ impl SegmentAllocator {
                     permanent: false,
                     failures: 0,
                     last_error: None,
+                    high_water: allocation.range.end,
                     step: record.step,
                     min_step: allocation.table_step.max(1),
                     last_fetch: None,
@@ -552,13 +563,19 @@ impl Fetcher {
         let result = self.store.allocate(&state.key, step);
         let mut slow = state.buffers.slow();
         let now = Instant::now();
-        let result = result.and_then(|a| {
-            clip(&state.key, a.range, state.limit, &self.config).map(|s| (a.table_step, s))
-        });
+        let high_water = slow.rest.high_water;
+        let result = result
+            .map_err(|e| self.row_lost(&state.key, high_water, e))
+            .and_then(|a| self.not_rewound(&state.key, high_water, a))
+            .and_then(|a| {
+                clip(&state.key, a.range, state.limit, &self.config)
+                    .map(|s| (a.table_step, a.range.end, s))
+            });
         match result {
-            Ok((table_step, segment)) => {
+            Ok((table_step, end, segment)) => {
                 slow.next = Some(Arc::new(segment));
                 let rest = &mut slow.rest;
+                rest.high_water = end;
                 rest.fetching = false;
                 rest.failures = 0;
                 rest.last_error = None;
@@ -588,6 +605,45 @@ impl Fetcher {
         }
         drop(slow);
         state.arrived.notify_all();
+    }
+
+    /// A key that has issued IDs and then has no row lost it (a flushed or restored store,
+    /// a deleted row): recreating it at its old start would issue those IDs again, so this
+    /// is [`SegmentError::Rewound`], not the `UnknownKey` of a key never created.
+    fn row_lost(&self, key: &str, high_water: u64, e: SegmentError) -> SegmentError {
+        match e {
+            SegmentError::UnknownKey { .. } => SegmentError::Rewound {
+                store: self.store.name().into(),
+                key: key.into(),
+                detail: format!(
+                    "the key's row is gone, after this allocator had received IDs up to {}",
+                    high_water.saturating_sub(1)
+                ),
+            },
+            other => other,
+        }
+    }
+
+    /// Refuses a range that starts below the end of one the key already received.
+    fn not_rewound(
+        &self,
+        key: &str,
+        high_water: u64,
+        allocation: Allocation,
+    ) -> Result<Allocation, SegmentError> {
+        if allocation.range.start >= high_water {
+            return Ok(allocation);
+        }
+        Err(SegmentError::Rewound {
+            store: self.store.name().into(),
+            key: key.into(),
+            detail: format!(
+                "it handed out {}..{}, but this allocator had already received IDs up to {}",
+                allocation.range.start,
+                allocation.range.end,
+                high_water - 1
+            ),
+        })
     }
 }
 
@@ -651,6 +707,7 @@ mod tests {
             permanent: false,
             failures: 0,
             last_error: None,
+            high_water: 0,
             step,
             min_step,
             last_fetch: ago.map(|d| now - d),

@@ -60,6 +60,19 @@ pub enum SegmentError {
         /// The key.
         key: String,
     },
+    /// The key's counter went back, or may have: the store handed out (or would hand out) a
+    /// range below one already issued, or lost the key's row after issuing from it (a
+    /// restored backup or snapshot, a restart or failover that lost recent writes, a flushed
+    /// or evicted key, a row edited by hand). Nothing is issued from the key until an
+    /// operator sets its `max_id` above the highest ID issued; retrying cannot fix it.
+    Rewound {
+        /// Which store.
+        store: String,
+        /// The key.
+        key: String,
+        /// What was seen, and how to recover on this store.
+        detail: String,
+    },
     /// Anything else the store reported (a malformed row, a constraint, a full disk).
     Store {
         /// Which store.
@@ -92,6 +105,13 @@ impl fmt::Display for SegmentError {
                 "segment key {key:?}: both buffers empty and no segment arrived within {waited:?}"
             ),
             Self::Closed { key } => write!(f, "segment key {key:?}: the allocator is shut down"),
+            Self::Rewound { store, key, detail } => write!(
+                f,
+                "segment key {key:?} went back in the {store} store, or may have: {detail}. \
+                 Nothing is issued from it until its max_id is set above the highest ID ever \
+                 issued for it (or the key is created again above that) and the allocators \
+                 using it restart"
+            ),
             Self::Store { store, detail } => write!(f, "{store} store error: {detail}"),
         }
     }

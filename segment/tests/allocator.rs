@@ -500,3 +500,105 @@ fn sqlite_lock_held_elsewhere_is_unavailable_and_heals() {
     });
     assert_eq!(next, Some(11));
 }
+
+/// Takes IDs until the first error (at most 1,000); returns them with the error.
+fn drain(handle: &ferroflake_segment::KeyHandle) -> (Vec<u64>, SegmentError) {
+    let mut ids = Vec::new();
+    while ids.len() < 1_000 {
+        match handle.next_id() {
+            Ok(id) => ids.push(id),
+            Err(e) => return (ids, e),
+        }
+    }
+    panic!("1,000 IDs and no error: {:?}..", &ids[..20]);
+}
+
+/// A row lowered behind the allocator's back (a restored backup, a hand edit) makes the
+/// store hand out a range the key already had: the allocator refuses it with `Rewound`,
+/// issues only what it held, and stays refused (no retry brings the range back).
+#[test]
+fn a_row_lowered_under_the_allocator_is_rewound_never_reissued() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.db");
+    let store = Arc::new(SqliteStore::open(&file).unwrap());
+    store.create("r", 1, 10).unwrap();
+    let config = SegmentConfig {
+        max_step: 10,
+        ..fast_config()
+    };
+    let allocator = SegmentAllocator::new(store.clone(), config).unwrap();
+    let handle = allocator.key("r").unwrap(); // holds 1..11; the row says 11
+    let edit = rusqlite::Connection::open(&file).unwrap();
+    edit.execute("UPDATE leaf_alloc SET max_id = 1 WHERE biz_tag = 'r'", [])
+        .unwrap();
+    let (ids, err) = drain(&handle);
+    assert_eq!(ids, (1..11).collect::<Vec<_>>(), "only the range in memory");
+    assert!(
+        matches!(&err, SegmentError::Rewound { key, .. } if key == "r"),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("1..11") && text.contains("max_id is set above"),
+        "the message says what came back and how to recover: {text}"
+    );
+    thread::sleep(Duration::from_millis(100)); // a retry would have come by now
+    assert!(matches!(
+        handle.next_id(),
+        Err(SegmentError::Rewound { .. })
+    ));
+    let status = handle.status();
+    assert_eq!(status.counters.fetch_failures, 1, "not retried: {status:?}");
+    assert_eq!(
+        store.peek("r").unwrap().unwrap().max_id,
+        11,
+        "the refused range was taken from the table (and is lost, never issued)"
+    );
+}
+
+/// A row that vanishes after the key issued from it is `Rewound`, not `UnknownKey`: the
+/// usual cure for an unknown key (create it at its start) would issue the same IDs again.
+#[test]
+fn a_row_deleted_under_the_allocator_is_rewound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.db");
+    let store = Arc::new(SqliteStore::open(&file).unwrap());
+    store.create("gone", 1, 10).unwrap();
+    let config = SegmentConfig {
+        max_step: 10,
+        ..fast_config()
+    };
+    let allocator = SegmentAllocator::new(store, config).unwrap();
+    let handle = allocator.key("gone").unwrap();
+    let edit = rusqlite::Connection::open(&file).unwrap();
+    edit.execute("DELETE FROM leaf_alloc WHERE biz_tag = 'gone'", [])
+        .unwrap();
+    let (ids, err) = drain(&handle);
+    assert_eq!(ids, (1..11).collect::<Vec<_>>());
+    assert!(
+        matches!(&err, SegmentError::Rewound { detail, .. } if detail.contains("up to 10")),
+        "{err:?}"
+    );
+}
+
+/// A give-back by another allocator lowers the row, but never below what this one holds:
+/// no false alarm.
+#[test]
+fn another_allocators_give_back_is_not_a_rewind() {
+    let store = Arc::new(MemoryStore::new());
+    store.create("shared", 1, 10).unwrap();
+    let config = SegmentConfig {
+        max_step: 10,
+        ..fast_config()
+    };
+    let a = SegmentAllocator::new(store.clone(), config.clone()).unwrap();
+    let ha = a.key("shared").unwrap(); // 1..11
+    let b = SegmentAllocator::new(store.clone(), config).unwrap();
+    let hb = b.key("shared").unwrap(); // 11..21
+    assert_eq!(hb.next_id().unwrap(), 11);
+    assert_eq!(b.shutdown().given_back, 9, "12..21 went back");
+    let ids: Vec<u64> = (0..30).map(|_| ha.next_id().unwrap()).collect();
+    let mut expected: Vec<u64> = (1..11).collect();
+    expected.extend(12..32);
+    assert_eq!(ids, expected, "continues from the given-back row");
+}
