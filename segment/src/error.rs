@@ -82,6 +82,26 @@ pub enum SegmentError {
     },
 }
 
+impl SegmentError {
+    /// The kind's stable name, for JSON, logs and the other languages' faces:
+    /// `UNAVAILABLE`, `UNKNOWN_KEY`, `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG`,
+    /// `EXHAUSTED`, `NOT_READY`, `CLOSED`, `REWOUND` or `STORE`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Unavailable { .. } => "UNAVAILABLE",
+            Self::UnknownKey { .. } => "UNKNOWN_KEY",
+            Self::KeyExists { .. } => "KEY_EXISTS",
+            Self::InvalidKey { .. } => "INVALID_KEY",
+            Self::InvalidConfig { .. } => "INVALID_CONFIG",
+            Self::Exhausted { .. } => "EXHAUSTED",
+            Self::NotReady { .. } => "NOT_READY",
+            Self::Closed { .. } => "CLOSED",
+            Self::Rewound { .. } => "REWOUND",
+            Self::Store { .. } => "STORE",
+        }
+    }
+}
+
 impl fmt::Display for SegmentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -118,3 +138,56 @@ impl fmt::Display for SegmentError {
 }
 
 impl std::error::Error for SegmentError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_name() {
+        let errors = [
+            SegmentError::Unavailable {
+                store: "s".into(),
+                detail: "d".into(),
+            },
+            SegmentError::UnknownKey { key: "k".into() },
+            SegmentError::KeyExists { key: "k".into() },
+            SegmentError::InvalidKey {
+                key: "k".into(),
+                detail: "d".into(),
+            },
+            SegmentError::InvalidConfig { detail: "d".into() },
+            SegmentError::Exhausted {
+                key: "k".into(),
+                limit: 1,
+            },
+            SegmentError::NotReady {
+                key: "k".into(),
+                waited: Duration::ZERO,
+            },
+            SegmentError::Closed { key: "k".into() },
+            SegmentError::Rewound {
+                store: "s".into(),
+                key: "k".into(),
+                detail: "d".into(),
+            },
+            SegmentError::Store {
+                store: "s".into(),
+                detail: "d".into(),
+            },
+        ];
+        let names: std::collections::BTreeSet<&str> =
+            errors.iter().map(SegmentError::name).collect();
+        assert_eq!(
+            names.len(),
+            errors.len(),
+            "two kinds share a name: {names:?}"
+        );
+        for name in names {
+            assert!(
+                name.chars().all(|c| c.is_ascii_uppercase() || c == '_'),
+                "{name}"
+            );
+        }
+    }
+}

@@ -39,39 +39,9 @@ impl Refusal {
     }
 }
 
-/// The stable name of `e`'s kind in JSON output: the variant's name in upper snake case.
+/// The stable name of `e`'s kind in JSON output.
 pub fn kind(e: &SegmentError) -> String {
-    let known = match e {
-        SegmentError::Unavailable { .. } => "UNAVAILABLE",
-        SegmentError::UnknownKey { .. } => "UNKNOWN_KEY",
-        SegmentError::KeyExists { .. } => "KEY_EXISTS",
-        SegmentError::InvalidKey { .. } => "INVALID_KEY",
-        SegmentError::InvalidConfig { .. } => "INVALID_CONFIG",
-        SegmentError::Exhausted { .. } => "EXHAUSTED",
-        SegmentError::NotReady { .. } => "NOT_READY",
-        SegmentError::Closed { .. } => "CLOSED",
-        SegmentError::Store { .. } => "STORE",
-        // A variant added to the library since: named the same way, from its Debug form.
-        _ => return upper_snake(&format!("{e:?}")),
-    };
-    known.to_owned()
-}
-
-/// `Rewound { .. }` -> `REWOUND`, `UnknownKey { .. }` -> `UNKNOWN_KEY`.
-fn upper_snake(debug: &str) -> String {
-    let name = debug.split([' ', '{', '(']).next().unwrap_or_default();
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_uppercase());
-    }
-    if out.is_empty() {
-        "SEGMENT".to_owned()
-    } else {
-        out
-    }
+    e.name().to_owned()
 }
 
 /// `e`'s message, with what to do about it where the message does not say, and which
@@ -96,13 +66,6 @@ pub fn explain(e: &SegmentError, store: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_come_from_the_variant() {
-        assert_eq!(upper_snake("Rewound { store: \"x\" }"), "REWOUND");
-        assert_eq!(upper_snake("UnknownKey { key: \"k\" }"), "UNKNOWN_KEY");
-        assert_eq!(upper_snake(""), "SEGMENT");
-    }
 
     #[test]
     fn input_errors_exit_2_and_the_rest_1() {
