@@ -263,7 +263,10 @@ mod tests {
     fn passwords_stay_out_of_messages() {
         let address = "mysql://root:s3cret@db/leaf?tabel=x";
         let message = StoreAddress::parse(address).unwrap_err().to_string();
-        assert!(!message.contains("s3cret") && message.contains("***"), "{message}");
+        assert!(
+            !message.contains("s3cret") && message.contains("***"),
+            "{message}"
+        );
         assert_eq!(redact("redis://:s3cr@t@cache/0"), "redis://:***@cache/0");
         for plain in [
             "postgres://app@db/ids",
@@ -274,7 +277,10 @@ mod tests {
             assert_eq!(redact(plain), plain);
         }
         let parsed = StoreAddress::parse("postgres://app:s3cret@db/ids").unwrap();
-        assert_eq!(parsed.to_string(), "postgres://app:***@db/ids (table leaf_alloc)");
+        assert_eq!(
+            parsed.to_string(),
+            "postgres://app:***@db/ids (table leaf_alloc)"
+        );
     }
 
     #[test]

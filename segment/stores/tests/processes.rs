@@ -141,8 +141,8 @@ fn sigkill_mid_segment_then_restart(backend: &str) {
 /// and the rest is dropped (the table's `max_id` stays where the other allocator left it).
 fn give_back_on_shutdown_unless_someone_allocated_since(backend: &str) {
     let scratch = tempfile::tempdir().unwrap();
-    let store = ferroflake_segment_stores::open(Some(&fresh_address(backend, scratch.path())))
-        .unwrap();
+    let store =
+        ferroflake_segment_stores::open(Some(&fresh_address(backend, scratch.path()))).unwrap();
     store.create("k", 1, 100).unwrap();
     let a = SegmentAllocator::new(store.clone(), SegmentConfig::default()).unwrap();
     let a_key = a.key("k").unwrap();
@@ -150,11 +150,19 @@ fn give_back_on_shutdown_unless_someone_allocated_since(backend: &str) {
     assert_eq!(a_key.next_id().unwrap(), 2);
     let report = a.shutdown();
     assert!(report.refused.is_empty() && report.failed.is_empty());
-    assert_eq!(store.peek("k").unwrap().unwrap().max_id, 3, "the rest 3.. went back");
+    assert_eq!(
+        store.peek("k").unwrap().unwrap().max_id,
+        3,
+        "the rest 3.. went back"
+    );
 
     let b = SegmentAllocator::new(store.clone(), SegmentConfig::default()).unwrap();
     let b_key = b.key("k").unwrap();
-    assert_eq!(b_key.next_id().unwrap(), 3, "the next allocator continues at once");
+    assert_eq!(
+        b_key.next_id().unwrap(),
+        3,
+        "the next allocator continues at once"
+    );
     let c = SegmentAllocator::new(store.clone(), SegmentConfig::default()).unwrap();
     let c_first = c.key("k").unwrap().next_id().unwrap();
     assert!(c_first >= 103, "C's range follows B's: {c_first}");
@@ -174,8 +182,8 @@ fn give_back_on_shutdown_unless_someone_allocated_since(backend: &str) {
 /// server is back, issuing resumes by itself. No ID is issued twice.
 fn server_killed_mid_run(backend: &str) {
     let scratch = tempfile::tempdir().unwrap();
-    let store = ferroflake_segment_stores::open(Some(&fresh_address(backend, scratch.path())))
-        .unwrap();
+    let store =
+        ferroflake_segment_stores::open(Some(&fresh_address(backend, scratch.path()))).unwrap();
     store.create("k", 1, 10).unwrap();
     let config = SegmentConfig {
         max_wait: Duration::from_millis(200),
@@ -236,10 +244,7 @@ fn server_killed_mid_run(backend: &str) {
     let errors = errors.lock().unwrap();
     let unique: HashSet<u64> = ids.iter().map(|(_, id)| *id).collect();
     assert_eq!(unique.len(), ids.len(), "an ID was issued twice");
-    assert!(
-        ids.windows(2).all(|w| w[0].1 < w[1].1),
-        "IDs must increase"
-    );
+    assert!(ids.windows(2).all(|w| w[0].1 < w[1].1), "IDs must increase");
     for (took, e) in errors.iter() {
         assert!(
             matches!(
