@@ -1,7 +1,7 @@
 //! Registry addresses: `etcd://`, `redis://`, `zk://` and `postgres://` URLs.
 
 use ferroflake_lease::LeaseError;
-use url::Url;
+use ferroflake_store_address::{redact, StoreUrl};
 
 /// A parsed registry address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,104 +46,38 @@ impl StoreAddress {
     /// [`LeaseError::BadAddress`] saying what is wrong.
     pub fn parse(address: &str) -> Result<StoreAddress, LeaseError> {
         let bad = |detail: &str| LeaseError::BadAddress {
-            address: address.into(),
+            address: redact(address),
             detail: detail.into(),
         };
-        let url = Url::parse(address).map_err(|e| bad(&format!("not a URL: {e}")))?;
-        let host = match url.host_str() {
-            Some(h) if !h.is_empty() => h.to_owned(),
-            _ => return Err(bad("no host")),
-        };
-        let path = url.path().trim_end_matches('/');
-        let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-        let allow_only = |allowed: &[&str]| -> Result<(), LeaseError> {
-            match query.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-                Some((k, _)) => Err(bad(&format!("unknown parameter {k:?}"))),
-                None => Ok(()),
-            }
-        };
-        let param = |name: &str| {
-            query
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        };
+        let url = StoreUrl::parse(address).map_err(|e| bad(&e))?;
+        let (host, path) = (url.host(), url.path());
         match url.scheme() {
             "etcd" => {
-                allow_only(&[])?;
-                let port = url.port().unwrap_or(2379);
+                url.allow_only(&[]).map_err(|e| bad(&e))?;
+                let port = url.port_or(2379);
                 Ok(StoreAddress::Etcd {
                     endpoint: format!("http://{host}:{port}"),
-                    prefix: tree_path(path, "/ferroflake/lease").map_err(&bad)?,
+                    prefix: tree_path(path, "/ferroflake/lease").map_err(bad)?,
                 })
             }
             "zk" => {
-                allow_only(&[])?;
-                let port = url.port().unwrap_or(2181);
+                url.allow_only(&[]).map_err(|e| bad(&e))?;
+                let port = url.port_or(2181);
                 Ok(StoreAddress::ZooKeeper {
                     hosts: format!("{host}:{port}"),
-                    root: tree_path(path, "/ferroflake/lease").map_err(&bad)?,
+                    root: tree_path(path, "/ferroflake/lease").map_err(bad)?,
                 })
             }
             "redis" => {
-                allow_only(&["prefix"])?;
-                let port = url.port().unwrap_or(6379);
-                let db = match path.trim_start_matches('/') {
-                    "" => 0,
-                    db => db
-                        .parse::<u32>()
-                        .map_err(|_| bad("the path must be a database number"))?,
-                };
-                let name = param("prefix").unwrap_or_else(|| "lease".into());
-                if name.is_empty()
-                    || !name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-                {
-                    return Err(bad("prefix must be letters, digits, '_', '-' or '.'"));
-                }
-                let auth = match (url.username(), url.password()) {
-                    ("", None) => String::new(),
-                    (user, Some(pass)) => format!("{user}:{pass}@"),
-                    (user, None) => format!("{user}@"),
-                };
-                Ok(StoreAddress::Redis {
-                    url: format!("redis://{auth}{host}:{port}/{db}"),
-                    prefix: format!("ferroflake:{name}:"),
-                })
+                url.allow_only(&["prefix"]).map_err(|e| bad(&e))?;
+                let (url, prefix) = url.redis("lease").map_err(|e| bad(&e))?;
+                Ok(StoreAddress::Redis { url, prefix })
             }
             "postgres" | "postgresql" => {
-                allow_only(&["table", "connect_timeout", "sslmode", "application_name"])?;
-                let table = param("table").unwrap_or_else(|| "ferroflake_leases".into());
-                let valid = !table.is_empty()
-                    && table.len() <= 63
-                    && table.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-                    && table
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-                if !valid {
-                    return Err(bad(
-                        "table must be lowercase letters, digits and '_' (at most 63)",
-                    ));
-                }
-                if path.trim_start_matches('/').is_empty() {
-                    return Err(bad("no database name (postgres://user@host:port/db)"));
-                }
-                let mut plain = url.clone();
-                let rest: Vec<(String, String)> = query
-                    .iter()
-                    .filter(|(k, _)| k != "table")
-                    .cloned()
-                    .collect();
-                if rest.is_empty() {
-                    plain.set_query(None);
-                } else {
-                    plain.query_pairs_mut().clear().extend_pairs(rest);
-                }
-                Ok(StoreAddress::Postgres {
-                    url: plain.to_string(),
-                    table,
-                })
+                url.allow_only(&["table", "connect_timeout", "sslmode", "application_name"])
+                    .map_err(|e| bad(&e))?;
+                let (url, table) = url.sql("ferroflake_leases").map_err(|e| bad(&e))?;
+                Ok(StoreAddress::Postgres { url, table })
             }
             other => Err(bad(&format!(
                 "unknown scheme {other:?}: use etcd://, redis://, zk:// or postgres://"

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use ferroflake_segment::SegmentError;
-use url::Url;
+pub use ferroflake_store_address::redact;
+use ferroflake_store_address::StoreUrl;
 
 /// The table Leaf uses, and the default for the SQL stores.
 pub const DEFAULT_TABLE: &str = "leaf_alloc";
@@ -69,96 +70,31 @@ impl StoreAddress {
         if let Some(rest) = address.strip_prefix("sqlite://") {
             return sqlite_path(rest).map_err(bad);
         }
-        let url = Url::parse(address).map_err(|e| {
+        let url = StoreUrl::parse(address).map_err(|e| {
             bad(&format!(
-                "not a URL ({e}): use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
+                "{e}: use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
             ))
         })?;
-        let host = match url.host_str() {
-            Some(h) if !h.is_empty() => h.to_owned(),
-            _ => return Err(bad("no host")),
-        };
-        let path = url.path().trim_end_matches('/');
-        let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-        if let Some((k, _)) = query.iter().find(|(k, _)| {
-            let allowed: &[&str] = match url.scheme() {
-                "redis" => &["prefix"],
-                _ => &["table", "connect_timeout", "sslmode", "application_name"],
-            };
-            !allowed.contains(&k.as_str())
-        }) {
-            return Err(bad(&format!("unknown parameter {k:?}")));
-        }
-        let param = |name: &str| {
-            query
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        };
         match url.scheme() {
             "postgres" | "postgresql" | "mysql" => {
-                let table = param("table").unwrap_or_else(|| DEFAULT_TABLE.into());
-                check_table(&table).map_err(bad)?;
-                if path.trim_start_matches('/').is_empty() {
-                    return Err(bad("no database name (scheme://user@host:port/db)"));
-                }
-                let mut plain = url.clone();
-                let rest: Vec<(String, String)> =
-                    query.into_iter().filter(|(k, _)| k != "table").collect();
-                if rest.is_empty() {
-                    plain.set_query(None);
+                url.allow_only(&["table", "connect_timeout", "sslmode", "application_name"])
+                    .map_err(|e| bad(&e))?;
+                let (plain, table) = url.sql(DEFAULT_TABLE).map_err(|e| bad(&e))?;
+                Ok(if url.scheme() == "mysql" {
+                    StoreAddress::Mysql { url: plain, table }
                 } else {
-                    plain.query_pairs_mut().clear().extend_pairs(rest);
-                }
-                let url = plain.to_string();
-                Ok(if url.starts_with("mysql") {
-                    StoreAddress::Mysql { url, table }
-                } else {
-                    StoreAddress::Postgres { url, table }
+                    StoreAddress::Postgres { url: plain, table }
                 })
             }
             "redis" => {
-                let port = url.port().unwrap_or(6379);
-                let db = match path.trim_start_matches('/') {
-                    "" => 0,
-                    db => db
-                        .parse::<u32>()
-                        .map_err(|_| bad("the path must be a database number"))?,
-                };
-                let name = param("prefix").unwrap_or_else(|| "segment".into());
-                if name.is_empty()
-                    || !name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-                {
-                    return Err(bad("prefix must be letters, digits, '_', '-' or '.'"));
-                }
-                let auth = match (url.username(), url.password()) {
-                    ("", None) => String::new(),
-                    (user, Some(pass)) => format!("{user}:{pass}@"),
-                    (user, None) => format!("{user}@"),
-                };
-                Ok(StoreAddress::Redis {
-                    url: format!("redis://{auth}{host}:{port}/{db}"),
-                    prefix: format!("ferroflake:{name}:"),
-                })
+                url.allow_only(&["prefix"]).map_err(|e| bad(&e))?;
+                let (url, prefix) = url.redis("segment").map_err(|e| bad(&e))?;
+                Ok(StoreAddress::Redis { url, prefix })
             }
             other => Err(bad(&format!(
                 "unknown scheme {other:?}: use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
             ))),
         }
-    }
-}
-
-/// `address` with its password, if any, shown as `***`: addresses reach error messages
-/// and logs.
-pub fn redact(address: &str) -> String {
-    match Url::parse(address) {
-        Ok(mut url) if url.password().is_some() => {
-            let _ = url.set_password(Some("***"));
-            url.to_string()
-        }
-        _ => address.to_owned(),
     }
 }
 
@@ -186,22 +122,6 @@ fn sqlite_path(path: &str) -> Result<StoreAddress, &'static str> {
     Ok(StoreAddress::Sqlite {
         path: PathBuf::from(path),
     })
-}
-
-/// A table name that can go into SQL unquoted: lowercase letters, digits and `_`, at most
-/// 63 bytes (PostgreSQL's limit), not starting with a digit.
-fn check_table(table: &str) -> Result<(), &'static str> {
-    let valid = !table.is_empty()
-        && table.len() <= 63
-        && table.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-        && table
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if valid {
-        Ok(())
-    } else {
-        Err("table must be lowercase letters, digits and '_' (at most 63)")
-    }
 }
 
 #[cfg(test)]
@@ -267,15 +187,6 @@ mod tests {
             !message.contains("s3cret") && message.contains("***"),
             "{message}"
         );
-        assert_eq!(redact("redis://:s3cr@t@cache/0"), "redis://:***@cache/0");
-        for plain in [
-            "postgres://app@db/ids",
-            "redis://cache/0?prefix=a@b",
-            "/srv/s.db",
-            "sqlite:///srv/s.db",
-        ] {
-            assert_eq!(redact(plain), plain);
-        }
         let parsed = StoreAddress::parse("postgres://app:s3cret@db/ids").unwrap();
         assert_eq!(
             parsed.to_string(),

@@ -9,20 +9,20 @@
 //! tests start servers of their own with `redis-server`. The tests take turns (one lock):
 //! most of them take the shared server away or change it.
 
+mod common;
+
 use std::collections::HashSet;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use ferroflake_segment::conformance::run_all;
 use ferroflake_segment::{KeyHandle, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore};
 use ferroflake_segment_stores::RedisStore;
-
-const NEEDS: &str = "needs a Redis server: FERROFLAKE_TEST_REDIS";
 
 /// One test at a time: they flush, restart and reconfigure the shared server.
 fn turn() -> MutexGuard<'static, ()> {
@@ -31,22 +31,12 @@ fn turn() -> MutexGuard<'static, ()> {
 }
 
 fn base_url() -> String {
-    std::env::var("FERROFLAKE_TEST_REDIS").expect(NEEDS)
+    common::base_url("redis")
 }
 
 /// A prefix no other test or run has used.
 fn fresh_prefix(tag: &str) -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis()
-        % 100_000_000;
-    format!(
-        "ferroflake:test-{tag}-{}-{ms}-{}:",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("ferroflake:{}:", common::unique(&format!("test-{tag}")))
 }
 
 fn fresh_store(tag: &str) -> RedisStore {

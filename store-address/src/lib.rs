@@ -1,0 +1,250 @@
+//! # ferroflake-store-address
+//!
+//! The one URL grammar of every store ferroflake talks to, shared by the lease registries
+//! (`ferroflake-lease-stores`) and the segment stores (`ferroflake-segment-stores`), so that
+//! `redis://…?prefix=` and `postgres://…?table=` mean the same thing wherever they are given.
+//! Each crate turns the parts into its own address type and error.
+//!
+//! ```
+//! use ferroflake_store_address::{redact, StoreUrl};
+//!
+//! let url = StoreUrl::parse("redis://:pw@cache:6380/2?prefix=orders")?;
+//! url.allow_only(&["prefix"])?;
+//! let (client_url, prefix) = url.redis("segment")?;
+//! assert_eq!((client_url.as_str(), prefix.as_str()), ("redis://:pw@cache:6380/2", "ferroflake:orders:"));
+//! assert_eq!(redact("redis://:pw@cache:6380/2"), "redis://:***@cache:6380/2");
+//! # Ok::<(), String>(())
+//! ```
+#![warn(missing_docs)]
+
+use url::Url;
+
+/// A store URL taken apart. Errors are plain sentences; the caller wraps them in its own
+/// error type together with the (redacted) address.
+#[derive(Debug, Clone)]
+pub struct StoreUrl {
+    url: Url,
+    host: String,
+    path: String,
+    query: Vec<(String, String)>,
+}
+
+impl StoreUrl {
+    /// Parses `address` as a URL with a host.
+    ///
+    /// # Errors
+    /// Not a URL, or no host.
+    pub fn parse(address: &str) -> Result<Self, String> {
+        let url = Url::parse(address).map_err(|e| format!("not a URL: {e}"))?;
+        let host = match url.host_str() {
+            Some(h) if !h.is_empty() => h.to_owned(),
+            _ => return Err("no host".into()),
+        };
+        let path = url.path().trim_end_matches('/').to_owned();
+        let query = url.query_pairs().into_owned().collect();
+        Ok(StoreUrl {
+            url,
+            host,
+            path,
+            query,
+        })
+    }
+
+    /// The scheme: `redis`, `postgres`, ...
+    pub fn scheme(&self) -> &str {
+        self.url.scheme()
+    }
+
+    /// The host.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The port, or `default`.
+    pub fn port_or(&self, default: u16) -> u16 {
+        self.url.port().unwrap_or(default)
+    }
+
+    /// The path without a trailing `/` (empty for none).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Refuses a query parameter not in `allowed`.
+    ///
+    /// # Errors
+    /// Names the first unknown parameter.
+    pub fn allow_only(&self, allowed: &[&str]) -> Result<(), String> {
+        match self
+            .query
+            .iter()
+            .find(|(k, _)| !allowed.contains(&k.as_str()))
+        {
+            Some((k, _)) => Err(format!("unknown parameter {k:?}")),
+            None => Ok(()),
+        }
+    }
+
+    /// The value of query parameter `name`.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A Redis address: `redis://[user[:password]@]host[:port][/db][?prefix=NAME]`. Returns
+    /// the client's URL (`redis://auth@host:port/db`, port 6379 and database 0 by default)
+    /// and the key prefix `ferroflake:NAME:` (`default_name` without `prefix`).
+    ///
+    /// # Errors
+    /// A path that is not a database number, or a prefix with other characters than
+    /// letters, digits, `_`, `-` and `.`.
+    pub fn redis(&self, default_name: &str) -> Result<(String, String), String> {
+        let db = match self.path.trim_start_matches('/') {
+            "" => 0,
+            db => db
+                .parse::<u32>()
+                .map_err(|_| "the path must be a database number".to_owned())?,
+        };
+        let name = self.param("prefix").unwrap_or(default_name);
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        {
+            return Err("prefix must be letters, digits, '_', '-' or '.'".into());
+        }
+        let auth = match (self.url.username(), self.url.password()) {
+            ("", None) => String::new(),
+            (user, Some(pass)) => format!("{user}:{pass}@"),
+            (user, None) => format!("{user}@"),
+        };
+        let (host, port) = (&self.host, self.port_or(6379));
+        Ok((
+            format!("redis://{auth}{host}:{port}/{db}"),
+            format!("ferroflake:{name}:"),
+        ))
+    }
+
+    /// A SQL address: `scheme://user@host:port/db[?table=NAME&...]`. Returns the connection
+    /// URL without `table` (other parameters kept) and the table (`default_table` without
+    /// `table`).
+    ///
+    /// # Errors
+    /// No database name, or a table name [`check_table`] refuses.
+    pub fn sql(&self, default_table: &str) -> Result<(String, String), String> {
+        let table = self.param("table").unwrap_or(default_table).to_owned();
+        check_table(&table)?;
+        if self.path.trim_start_matches('/').is_empty() {
+            return Err(format!(
+                "no database name ({}://user@host:port/db)",
+                self.scheme()
+            ));
+        }
+        let mut plain = self.url.clone();
+        let rest: Vec<&(String, String)> =
+            self.query.iter().filter(|(k, _)| k != "table").collect();
+        if rest.is_empty() {
+            plain.set_query(None);
+        } else {
+            plain.query_pairs_mut().clear().extend_pairs(rest);
+        }
+        Ok((plain.to_string(), table))
+    }
+}
+
+/// A table name that can go into SQL unquoted: lowercase letters, digits and `_`, at most
+/// 63 bytes (PostgreSQL's limit), not starting with a digit.
+///
+/// # Errors
+/// Says what a table name may hold.
+pub fn check_table(table: &str) -> Result<(), String> {
+    let valid = !table.is_empty()
+        && table.len() <= 63
+        && table.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && table
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err("table must be lowercase letters, digits and '_' (at most 63)".into())
+    }
+}
+
+/// `address` with its password, if any, shown as `***`: addresses reach error messages
+/// and logs.
+pub fn redact(address: &str) -> String {
+    match Url::parse(address) {
+        Ok(mut url) if url.password().is_some() => {
+            let _ = url.set_password(Some("***"));
+            url.to_string()
+        }
+        _ => address.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_defaults_and_auth() {
+        let parts = |a: &str| StoreUrl::parse(a).unwrap().redis("lease");
+        assert_eq!(
+            parts("redis://cache").unwrap(),
+            ("redis://cache:6379/0".into(), "ferroflake:lease:".into())
+        );
+        assert_eq!(
+            parts("redis://app@cache/3?prefix=x.y").unwrap(),
+            ("redis://app@cache:6379/3".into(), "ferroflake:x.y:".into())
+        );
+        assert!(parts("redis://cache/db0").is_err());
+        assert!(parts("redis://cache/0?prefix=a:b").is_err());
+        assert!(parts("redis://cache/0?prefix=").is_err());
+    }
+
+    #[test]
+    fn sql_keeps_other_parameters_and_drops_table() {
+        let parts = |a: &str| StoreUrl::parse(a).unwrap().sql("leaf_alloc");
+        assert_eq!(
+            parts("postgres://u@h/db?table=t1&sslmode=disable").unwrap(),
+            ("postgres://u@h/db?sslmode=disable".into(), "t1".into())
+        );
+        assert_eq!(
+            parts("mysql://u@h:3306/db").unwrap(),
+            ("mysql://u@h:3306/db".into(), "leaf_alloc".into())
+        );
+        assert!(parts("postgres://u@h").is_err());
+        assert!(parts("postgres://u@h/db?table=Leaf").is_err());
+        assert!(parts("postgres://u@h/db?table=a;drop").is_err());
+        assert!(parts("postgres://u@h/db?table=1a").is_err());
+    }
+
+    #[test]
+    fn unknown_parameters_and_hosts() {
+        let url = StoreUrl::parse("etcd://h:1/a?x=1").unwrap();
+        assert!(url.allow_only(&[]).is_err());
+        assert!(url.allow_only(&["x"]).is_ok());
+        assert!(StoreUrl::parse("etcd://").is_err());
+        assert!(StoreUrl::parse("not a url").is_err());
+    }
+
+    #[test]
+    fn passwords_are_hidden() {
+        assert_eq!(redact("redis://:s3cr@t@cache/0"), "redis://:***@cache/0");
+        assert_eq!(
+            redact("mysql://root:pw@db:3306/leaf"),
+            "mysql://root:***@db:3306/leaf"
+        );
+        for plain in [
+            "postgres://app@db/ids",
+            "redis://cache/0?prefix=a@b",
+            "/srv/s.db",
+            "sqlite:///srv/s.db",
+        ] {
+            assert_eq!(redact(plain), plain);
+        }
+    }
+}
