@@ -39,6 +39,17 @@ pub enum Command {
     /// are created explicitly (`segment create`), never on first use.
     #[command(subcommand)]
     Segment(SegmentCommand),
+    /// Run the ID service: Leaf-compatible HTTP for snowflake and segment IDs.
+    ///
+    /// With no options it listens on 127.0.0.1:8080, leases its node id from the embedded
+    /// registry and takes segments from the embedded SQLite file. Routes: any method on
+    /// /api/segment/get/KEY and /api/snowflake/get/KEY (Leaf's, answering the ID as
+    /// decimal text); GET /v1/segment/KEY?count=N, /v1/snowflake/KEY?count=N,
+    /// /v1/segment/KEY/status, /v1/decode/ID, /v1/status (JSON, IDs as strings);
+    /// /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: requests in flight finish,
+    /// unissued segment IDs go back to the table, the lease is released, exit 0. A second
+    /// signal exits at once.
+    Serve(ferroflake_serve::ServeArgs),
 }
 
 /// Which preset layout IDs use.

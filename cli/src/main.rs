@@ -9,7 +9,6 @@ mod failure;
 mod iso;
 mod layout_view;
 mod next;
-mod registry_url;
 mod segment;
 mod signals;
 mod stdout_check;
@@ -22,6 +21,11 @@ use failure::{warn, Failure};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_with_defaults();
+    if let Command::Serve(args) = &cli.command {
+        // The service logs to stderr and writes nothing to stdout.
+        let status = ferroflake_serve::run(args);
+        return ExitCode::from(u8::try_from(status).unwrap_or(1));
+    }
     let result = if stdout_check::closed_at_start() {
         Err(Failure::Run(
             "standard output is closed (started with >&-): the output would be lost, so \
@@ -48,6 +52,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Decode(args) => decode::run(args, &mut out),
         Command::Layout(args) => layout_view::run(args, &mut out),
         Command::Segment(command) => segment::run(command, &mut out),
+        Command::Serve(_) => unreachable!("main runs the service before this"),
     };
     let flushed = out.flush();
     result?;

@@ -1,4 +1,5 @@
-//! `--lease URL`: which registry a command leases its node id from.
+//! `--lease URL`: which registry a node id is leased from, for `ferroflake next` and
+//! `ferroflake serve` alike.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql
 
 /// The scheme of `address` if it starts like a URI (`name:`, RFC 3986: a letter, then
 /// letters, digits, `+`, `-` or `.`).
-pub(crate) fn scheme_of(address: &str) -> Option<&str> {
+pub fn scheme_of(address: &str) -> Option<&str> {
     let (scheme, _) = address.split_once(':')?;
     let mut chars = scheme.chars();
     let first = chars.next()?;

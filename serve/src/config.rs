@@ -1,0 +1,356 @@
+//! What a server runs with: a TOML file, overridden by flags and `FERROFLAKE_*`
+//! environment variables ([`ServeArgs`]), over built-in defaults that need no set-up.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ferroflake::Layout;
+use serde::Deserialize;
+
+/// The most IDs one native batch request may ask for, unless the config says otherwise.
+pub const DEFAULT_MAX_BATCH: u64 = 10_000;
+
+/// The largest `max_batch` a config may set: a batch is built in memory and sent as one
+/// JSON answer.
+pub const MAX_BATCH_LIMIT: u64 = 1_000_000;
+
+/// A server's settings. Every field has a default (see [`Config::default`]), so an empty
+/// file, or none, gives a working server on loopback.
+///
+/// In TOML the names are the same, and durations are in milliseconds (`*_ms`):
+///
+/// ```toml
+/// listen = "127.0.0.1:8080"
+/// layout = "twitter"
+/// lease = "etcd://10.0.0.5:2379"        # default: the embedded registry
+/// store = "postgres://app@db:5432/ids"  # default: the embedded SQLite file
+/// preload = ["orders", "users"]
+/// max_batch = 10000
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Where to listen. Default `127.0.0.1:8080`.
+    pub listen: SocketAddr,
+    /// The snowflake layout (a preset name). Default `twitter`, Leaf's layout.
+    pub layout: String,
+    /// The lease registry (`--lease` of `ferroflake next`). `None`: the embedded registry
+    /// in its default directory.
+    pub lease: Option<String>,
+    /// The lease's TTL, ms. Default 10,000.
+    pub lease_ttl_ms: u64,
+    /// The longest TTL any holder of the registry uses, ms; every holder of one registry
+    /// must use the same value. Default 10,000. After the registry loses records, new
+    /// claims wait this plus the quarantine before they issue.
+    pub lease_max_ttl_ms: u64,
+    /// The segment store (`--store` of `ferroflake segment`). `None`: the embedded SQLite
+    /// file.
+    pub store: Option<String>,
+    /// Segment keys whose first segment is loaded before the server reports ready.
+    pub preload: Vec<String>,
+    /// Segment keys whose IDs stay at or below 2^53 - 1 (JavaScript's exact integers).
+    pub js_keys: Vec<String>,
+    /// Snowflake keys counted under their own name in the metrics; any other key is
+    /// counted as `other`, so that callers cannot grow the metrics without bound.
+    pub snowflake_keys: Vec<String>,
+    /// Serve snowflake IDs (and hold a lease). Default true.
+    pub snowflake: bool,
+    /// Serve segment IDs (and open the store). Default true.
+    pub segment: bool,
+    /// The most IDs a native batch request may ask for. Default [`DEFAULT_MAX_BATCH`].
+    pub max_batch: u64,
+    /// How long a segment request waits for a fetch in flight when both buffers are
+    /// empty, ms, before answering 503. Default 500.
+    pub segment_max_wait_ms: u64,
+    /// How long a graceful stop waits for requests in flight, ms, before it forces the
+    /// exit. Default 10,000.
+    pub shutdown_timeout_ms: u64,
+    /// Log lines as `text` (default) or `json`.
+    pub log_format: LogFormat,
+    /// HTTP worker threads; 0 (default) is one per core.
+    pub workers: usize,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// `key=value` fields after the message, for people.
+    Text,
+    /// One JSON object per line, for log pipelines.
+    Json,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            layout: "twitter".to_owned(),
+            lease: None,
+            lease_ttl_ms: 10_000,
+            lease_max_ttl_ms: 10_000,
+            store: None,
+            preload: Vec::new(),
+            js_keys: Vec::new(),
+            snowflake_keys: Vec::new(),
+            snowflake: true,
+            segment: true,
+            max_batch: DEFAULT_MAX_BATCH,
+            segment_max_wait_ms: 500,
+            shutdown_timeout_ms: 10_000,
+            log_format: LogFormat::Text,
+            workers: 0,
+        }
+    }
+}
+
+impl Config {
+    /// Reads a TOML file; missing fields take their defaults.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not TOML, or names an unknown field.
+    pub fn from_file(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the config file {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("config file {}: {e}", path.display()))
+    }
+
+    /// The settings `args` give: the file it names (if any), then each flag or environment
+    /// variable that was set.
+    ///
+    /// # Errors
+    /// As [`from_file`](Self::from_file), and what [`check`](Self::check) refuses.
+    pub fn from_args(args: &ServeArgs) -> Result<Self, String> {
+        let mut config = match &args.config {
+            Some(path) => Self::from_file(path)?,
+            None => Config::default(),
+        };
+        if let Some(listen) = args.listen {
+            config.listen = listen;
+        }
+        if let Some(layout) = &args.layout {
+            config.layout.clone_from(layout);
+        }
+        if let Some(lease) = &args.lease {
+            config.lease = Some(lease.clone());
+        }
+        if let Some(ttl) = args.lease_ttl_ms {
+            config.lease_ttl_ms = ttl;
+        }
+        if let Some(max_ttl) = args.lease_max_ttl_ms {
+            config.lease_max_ttl_ms = max_ttl;
+        }
+        if let Some(store) = &args.store {
+            config.store = Some(store.clone());
+        }
+        if !args.preload.is_empty() {
+            config.preload.clone_from(&args.preload);
+        }
+        if !args.js_keys.is_empty() {
+            config.js_keys.clone_from(&args.js_keys);
+        }
+        if let Some(modes) = &args.modes {
+            config.snowflake = modes.contains(&Mode::Snowflake);
+            config.segment = modes.contains(&Mode::Segment);
+        }
+        if let Some(max_batch) = args.max_batch {
+            config.max_batch = max_batch;
+        }
+        if let Some(timeout) = args.shutdown_timeout_ms {
+            config.shutdown_timeout_ms = timeout;
+        }
+        if let Some(format) = args.log_format {
+            config.log_format = format;
+        }
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Refuses settings that cannot work, saying which.
+    ///
+    /// # Errors
+    /// An unknown layout, a `max_batch` of 0 or above [`MAX_BATCH_LIMIT`], no mode on, a
+    /// preloaded key the table cannot hold.
+    pub fn check(&self) -> Result<(), String> {
+        self.layout()?;
+        if self.lease_ttl_ms > self.lease_max_ttl_ms {
+            return Err(format!(
+                "lease_ttl_ms {} is above lease_max_ttl_ms {}",
+                self.lease_ttl_ms, self.lease_max_ttl_ms
+            ));
+        }
+        if self.max_batch == 0 || self.max_batch > MAX_BATCH_LIMIT {
+            return Err(format!(
+                "max_batch {} is outside 1..={MAX_BATCH_LIMIT}",
+                self.max_batch
+            ));
+        }
+        if !self.snowflake && !self.segment {
+            return Err("no mode is on: enable snowflake, segment or both".to_owned());
+        }
+        for key in self.preload.iter().chain(&self.js_keys) {
+            crate::keys::check(key).map_err(|e| format!("segment key {key:?}: {e}"))?;
+        }
+        if self.segment_max_wait_ms == 0 {
+            return Err("segment_max_wait_ms must be above 0".to_owned());
+        }
+        Ok(())
+    }
+
+    /// The layout named by [`layout`](Self::layout).
+    ///
+    /// # Errors
+    /// The name is not a preset.
+    pub fn layout(&self) -> Result<Layout, String> {
+        Layout::from_name(&self.layout).map_err(|_| {
+            format!(
+                "unknown layout {:?} (presets: {})",
+                self.layout,
+                Layout::PRESET_NAMES.join(", ")
+            )
+        })
+    }
+
+    pub(crate) fn lease_ttl(&self) -> Duration {
+        Duration::from_millis(self.lease_ttl_ms)
+    }
+
+    pub(crate) fn shutdown_timeout(&self) -> Duration {
+        Duration::from_millis(self.shutdown_timeout_ms)
+    }
+}
+
+/// The modes `--modes` can switch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Snowflake IDs under a leased node id.
+    Snowflake,
+    /// Segment IDs from the store's table.
+    Segment,
+}
+
+/// `ferroflake serve`'s flags. Each can also be set by the environment variable named in
+/// its help, and in the config file; a flag beats the variable, which beats the file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, store, preload,
+    /// js_keys, snowflake_keys, snowflake, segment, max_batch, segment_max_wait_ms,
+    /// shutdown_timeout_ms, log_format, workers).
+    #[arg(long, env = "FERROFLAKE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Where to listen [default: 127.0.0.1:8080].
+    #[arg(long, env = "FERROFLAKE_LISTEN", value_name = "ADDR:PORT")]
+    pub listen: Option<SocketAddr>,
+
+    /// The snowflake layout (a preset name) [default: twitter].
+    #[arg(long, env = "FERROFLAKE_LAYOUT")]
+    pub layout: Option<String>,
+
+    /// Lease the node id from this registry: an absolute directory (the embedded registry),
+    /// etcd://, redis://, zk:// or postgres:// (builds with the `stores` feature)
+    /// [default: the embedded registry].
+    #[arg(long, env = "FERROFLAKE_LEASE", value_name = "URL")]
+    pub lease: Option<String>,
+
+    /// The lease's TTL in ms [default: 10000].
+    #[arg(long, env = "FERROFLAKE_LEASE_TTL_MS", value_name = "MS")]
+    pub lease_ttl_ms: Option<u64>,
+
+    /// The longest lease TTL any holder of the registry uses, in ms; every holder of one
+    /// registry must give the same value [default: 10000].
+    #[arg(long, env = "FERROFLAKE_LEASE_MAX_TTL_MS", value_name = "MS")]
+    pub lease_max_ttl_ms: Option<u64>,
+
+    /// The segment store: an absolute path or sqlite:///path, postgres://, mysql://,
+    /// redis:// (builds with the `stores` feature) [default: the embedded SQLite file].
+    #[arg(long, env = "FERROFLAKE_STORE", value_name = "URL")]
+    pub store: Option<String>,
+
+    /// Segment keys to load before reporting ready (comma-separated or repeated).
+    #[arg(
+        long,
+        env = "FERROFLAKE_PRELOAD",
+        value_delimiter = ',',
+        value_name = "KEYS"
+    )]
+    pub preload: Vec<String>,
+
+    /// Segment keys whose IDs stay at or below 2^53 - 1 (comma-separated or repeated).
+    #[arg(
+        long,
+        env = "FERROFLAKE_JS_KEYS",
+        value_delimiter = ',',
+        value_name = "KEYS"
+    )]
+    pub js_keys: Vec<String>,
+
+    /// Which modes to serve (comma-separated) [default: snowflake,segment].
+    #[arg(long, env = "FERROFLAKE_MODES", value_delimiter = ',', value_enum)]
+    pub modes: Option<Vec<Mode>>,
+
+    /// The most IDs one native batch request may ask for [default: 10000].
+    #[arg(long, env = "FERROFLAKE_MAX_BATCH", value_name = "N")]
+    pub max_batch: Option<u64>,
+
+    /// How long a stop waits for requests in flight, in ms [default: 10000].
+    #[arg(long, env = "FERROFLAKE_SHUTDOWN_TIMEOUT_MS", value_name = "MS")]
+    pub shutdown_timeout_ms: Option<u64>,
+
+    /// Log lines as text or JSON [default: text].
+    #[arg(long, env = "FERROFLAKE_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_is_the_defaults_and_unknown_fields_are_refused() {
+        let config: Config = toml::from_str("").unwrap();
+        assert_eq!(config, Config::default());
+        let config: Config =
+            toml::from_str("listen = \"127.0.0.1:9\"\npreload = [\"a\"]\nlog_format = \"json\"")
+                .unwrap();
+        assert_eq!(config.listen.port(), 9);
+        assert_eq!(config.preload, ["a"]);
+        assert_eq!(config.log_format, LogFormat::Json);
+        assert!(toml::from_str::<Config>("lisen = \"x\"").is_err());
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve.toml");
+        std::fs::write(&path, "layout = \"sonyflake\"\nmax_batch = 5\n").unwrap();
+        let args = ServeArgs {
+            config: Some(path),
+            max_batch: Some(7),
+            modes: Some(vec![Mode::Segment]),
+            ..ServeArgs::default()
+        };
+        let config = Config::from_args(&args).unwrap();
+        assert_eq!(config.layout, "sonyflake");
+        assert_eq!(config.max_batch, 7);
+        assert!(config.segment && !config.snowflake);
+    }
+
+    #[test]
+    fn settings_that_cannot_work_are_refused() {
+        let bad = |f: fn(&mut Config)| {
+            let mut c = Config::default();
+            f(&mut c);
+            c.check().unwrap_err()
+        };
+        assert!(bad(|c| c.layout = "nope".into()).contains("unknown layout"));
+        assert!(bad(|c| c.max_batch = 0).contains("max_batch"));
+        assert!(bad(|c| {
+            c.snowflake = false;
+            c.segment = false;
+        })
+        .contains("no mode"));
+        assert!(bad(|c| c.preload = vec![String::new()]).contains("segment key"));
+    }
+}

@@ -1,0 +1,238 @@
+//! Taking IDs for a request, in either mode, shared by the Leaf-compatible and the native
+//! routes.
+//!
+//! Where the work runs: a single ID is taken on the async worker itself. Snowflake's
+//! `next_id` is one compare-and-swap (a wait for the next tick is bounded by a tick), and
+//! a segment key's `next_id` is an atomic increment; moving either to the blocking pool
+//! would cost a thread hand-off (microseconds) per request for nothing. A segment caller
+//! can block when both of a key's buffers are empty, waiting at most the configured
+//! `segment_max_wait_ms` for the fetch in flight; with the prefetch at 10% of a segment
+//! that happens only when the store is slow or down, and bounded. Work that talks to the
+//! store (opening a key) or that can take long (batches, which may span segment fetches
+//! or ticks) runs on the blocking pool.
+
+use std::sync::Arc;
+
+use ferroflake_segment::Range;
+
+use crate::keys;
+use crate::metrics::REFUSALS;
+use crate::refusal::Refusal;
+use crate::segments::OpenKey;
+use crate::server::AppState;
+
+/// The mode a request asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Snowflake IDs.
+    Snowflake,
+    /// Segment IDs.
+    Segment,
+}
+
+impl Mode {
+    /// `snowflake` or `segment`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Snowflake => "snowflake",
+            Mode::Segment => "segment",
+        }
+    }
+}
+
+/// Counts a refusal and passes it on.
+pub fn refused(state: &AppState, mode: Mode, refusal: Refusal) -> Refusal {
+    state
+        .metrics
+        .counter(REFUSALS, &[("mode", mode.name()), ("kind", refusal.kind)])
+        .increment(1);
+    refusal
+}
+
+/// Checks a key from a URL.
+///
+/// # Errors
+/// 400 `INVALID_KEY`.
+pub fn check_key(key: &str) -> Result<(), Refusal> {
+    keys::check(key).map_err(|why| Refusal::bad_input("INVALID_KEY", why))
+}
+
+/// Reads `count` from a query string: absent is 1; otherwise 1 to `max`.
+///
+/// # Errors
+/// 400 `BAD_COUNT` for a count that is not a whole number, is 0, or is above `max`.
+pub fn count(query: Option<&str>, max: u64) -> Result<u64, Refusal> {
+    let Some(raw) = query
+        .unwrap_or("")
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("count="))
+    else {
+        return Ok(1);
+    };
+    let bad = |why: String| Refusal::bad_input("BAD_COUNT", why);
+    let shown: String = raw.chars().take(40).collect();
+    match raw.parse::<u64>() {
+        Ok(0) => Err(bad("count must be at least 1".to_owned())),
+        Ok(n) if n > max => Err(bad(format!(
+            "count {n} is above this server's limit of {max} IDs per request"
+        ))),
+        Ok(n) => Ok(n),
+        Err(_) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => Err(bad(format!(
+            "count {shown} is above this server's limit of {max} IDs per request"
+        ))),
+        Err(_) => Err(bad(format!(
+            "count {shown:?} is not a whole number from 1 to {max}"
+        ))),
+    }
+}
+
+fn segment_off() -> Refusal {
+    Refusal {
+        status: axum::http::StatusCode::NOT_FOUND,
+        kind: "MODE_OFF",
+        message: "segment mode is off on this server".to_owned(),
+        retry: false,
+    }
+}
+
+fn snowflake_off() -> Refusal {
+    Refusal {
+        status: axum::http::StatusCode::NOT_FOUND,
+        kind: "MODE_OFF",
+        message: "snowflake mode is off on this server".to_owned(),
+        retry: false,
+    }
+}
+
+/// The open key, opening it on the blocking pool on its first request.
+///
+/// # Errors
+/// 404 for an unknown key or with segment mode off; 503 if the store cannot serve.
+pub async fn segment_key(state: &Arc<AppState>, key: &str) -> Result<Arc<OpenKey>, Refusal> {
+    let segments = state.segments.as_ref().ok_or_else(segment_off)?;
+    if let Some(open) = segments.cached(key) {
+        return Ok(open);
+    }
+    let segments = Arc::clone(segments);
+    let owned = key.to_owned();
+    tokio::task::spawn_blocking(move || segments.open_key(&owned))
+        .await
+        .map_err(|e| Refusal::unavailable("INTERNAL", format!("opening the key failed: {e}")))?
+        .map_err(|e| Refusal::segment(&e))
+}
+
+/// One segment ID.
+///
+/// # Errors
+/// As [`segment_key`], and the allocator's refusals.
+pub async fn segment_one(state: &Arc<AppState>, key: &str) -> Result<u64, Refusal> {
+    let open = segment_key(state, key).await?;
+    let id = open.handle.next_id().map_err(|e| Refusal::segment(&e))?;
+    open.issued.increment(1);
+    Ok(id)
+}
+
+/// `count` segment IDs, as increasing ranges.
+///
+/// # Errors
+/// As [`segment_one`].
+pub async fn segment_many(
+    state: &Arc<AppState>,
+    key: &str,
+    count: u64,
+) -> Result<Vec<Range>, Refusal> {
+    let open = segment_key(state, key).await?;
+    let ranges = tokio::task::spawn_blocking(move || {
+        let ranges = open.handle.next_ids(count)?;
+        open.issued.increment(count);
+        Ok(ranges)
+    })
+    .await
+    .map_err(|e| Refusal::unavailable("INTERNAL", format!("the batch failed: {e}")))?;
+    ranges.map_err(|e| Refusal::segment(&e))
+}
+
+/// One snowflake ID under the leased node id.
+///
+/// # Errors
+/// 404 with snowflake mode off; 503 without a lease or past its fence.
+pub fn snowflake_one(state: &AppState, key: &str) -> Result<u64, Refusal> {
+    let snowflake = state.snowflake.as_ref().ok_or_else(snowflake_off)?;
+    let guard = snowflake.generator();
+    let Some(generator) = guard.as_ref() else {
+        return Err(no_lease(snowflake.readiness().err()));
+    };
+    match generator.next_id() {
+        Ok(id) => {
+            snowflake.counter(key).increment(1);
+            Ok(id)
+        }
+        Err(e) => Err(Refusal::snowflake(&e, generator.explain(&e))),
+    }
+}
+
+/// `count` snowflake IDs, increasing.
+///
+/// # Errors
+/// As [`snowflake_one`].
+pub async fn snowflake_many(
+    state: &Arc<AppState>,
+    key: &str,
+    count: u64,
+) -> Result<(u64, Vec<u64>), Refusal> {
+    let snowflake = Arc::clone(state.snowflake.as_ref().ok_or_else(snowflake_off)?);
+    let Some(generator) = snowflake.generator().as_ref().map(Arc::clone) else {
+        return Err(no_lease(snowflake.readiness().err()));
+    };
+    let key = key.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut ids = vec![0u64; usize::try_from(count).unwrap_or(usize::MAX)];
+        match generator.next_ids(&mut ids) {
+            Ok(()) => {
+                snowflake.counter(&key).increment(count);
+                Ok((generator.node(), ids))
+            }
+            Err(e) => Err(Refusal::snowflake(&e, generator.explain(&e))),
+        }
+    })
+    .await
+    .map_err(|e| Refusal::unavailable("INTERNAL", format!("the batch failed: {e}")))?
+}
+
+fn no_lease(why: Option<String>) -> Refusal {
+    Refusal::unavailable(
+        "NO_LEASE",
+        format!(
+            "no node id is leased yet: {}",
+            why.unwrap_or_else(|| "the lease is being claimed".to_owned())
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count;
+
+    #[test]
+    fn counts() {
+        assert_eq!(count(None, 10).unwrap(), 1);
+        assert_eq!(count(Some("x=1"), 10).unwrap(), 1);
+        assert_eq!(count(Some("a=b&count=10"), 10).unwrap(), 10);
+        for bad in [
+            "count=0",
+            "count=11",
+            "count=",
+            "count=-1",
+            "count=1e3",
+            "count=99999999999999999999999",
+        ] {
+            let refusal = count(Some(bad), 10).unwrap_err();
+            assert_eq!(refusal.status, 400, "{bad}");
+            assert_eq!(refusal.kind, "BAD_COUNT");
+        }
+        assert!(count(Some("count=99999999999999999999999"), 10)
+            .unwrap_err()
+            .message
+            .contains("above"));
+    }
+}

@@ -1,0 +1,58 @@
+//! # ferroflake-serve
+//!
+//! The ferroflake ID service, run by `ferroflake serve`: snowflake IDs under a leased node
+//! id and segment IDs from a table, over HTTP, with the routes of Meituan's Leaf so that
+//! Leaf clients work unchanged, a versioned JSON API, Prometheus metrics, health and
+//! readiness, and a stop that gives everything back.
+//!
+//! With no configuration it listens on `127.0.0.1:8080`, leases its node id from the
+//! embedded registry and takes segments from the embedded SQLite file. [`Config`] (a TOML
+//! file, flags, `FERROFLAKE_*` variables) chooses the registry, the store, the layout, the
+//! keys to preload and the address. The routes are listed in [`routes`]; the statuses of
+//! refusals in [`refusal`].
+//!
+//! ```no_run
+//! use ferroflake_serve::{Config, RunningServer};
+//!
+//! let config = Config {
+//!     listen: "127.0.0.1:0".parse()?,
+//!     preload: vec!["orders".to_owned()], // created beforehand: `ferroflake segment create`
+//!     ..Config::default()
+//! };
+//! let server = RunningServer::start(config)?;
+//! println!("serving on {}", server.url()); // GET /api/segment/get/orders -> 1
+//! let report = server.stop(); // drain, give segments back, release the node id
+//! assert!(report.drained);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Guarantees
+//!
+//! - **No 200 without a unique ID.** Snowflake IDs come from a leased generator fenced at
+//!   its lease deadline: past it the answer is 503, never an ID. Segment IDs come from
+//!   ranges the store's atomic update gave this server alone.
+//! - **No cold start on the request path.** `/readyz` answers 200 only once the lease is
+//!   held and every preloaded key has its first segment.
+//! - **Bounded input.** Keys are 1 to 128 bytes without `/`, `\` or control characters;
+//!   batches are 1 to `max_batch` IDs. Anything else is a 400 that says why.
+//! - **Bounded metrics.** Segment keys are labelled only once the table knows them;
+//!   snowflake keys only if the config names them.
+#![warn(missing_docs)]
+
+mod config;
+pub mod issue;
+pub mod keys;
+pub mod lease_address;
+mod metered_store;
+pub mod metrics;
+pub mod refusal;
+pub mod routes;
+mod segments;
+mod server;
+mod snowflake;
+pub mod store_address;
+
+pub use config::{Config, LogFormat, Mode, ServeArgs, DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT};
+pub use segments::{KeyReadiness, OpenKey, Segments};
+pub use server::{init_logging, run, AppState, RunningServer, StopReport};
+pub use snowflake::{Leased, Snowflake};

@@ -1,0 +1,413 @@
+//! The routes: Leaf-compatible, native (`/v1`), and operations.
+//!
+//! | route | answer |
+//! |---|---|
+//! | any method `/api/segment/get/{key}` | Leaf: the next segment ID as decimal text |
+//! | any method `/api/snowflake/get/{key}` | Leaf: the next snowflake ID as decimal text |
+//! | `GET /v1/segment/{key}?count=N` | `{"mode","key","ids":["..",..]}` |
+//! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
+//! | `GET /v1/segment/{key}/status` | range, next segment, step, runway, counters |
+//! | `GET /v1/decode/{id}?layout=NAME` | time, node, sequence and shard of a snowflake ID |
+//! | `GET /v1/status` | lease and every open segment key |
+//! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
+//! | `GET /metrics` | Prometheus text format |
+//! | `GET /healthz` | 200 while the process serves HTTP |
+//! | `GET /readyz` | 200 once the lease is held and preloaded keys are loaded, else 503 |
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Instant, UNIX_EPOCH};
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::Router;
+use ferroflake::{Format, Layout};
+use ferroflake_segment::{KeyStatus, Range};
+use serde_json::{json, Value};
+
+use crate::issue::{self, check_key, refused, Mode};
+use crate::metrics::{READY, REQUESTS, REQUEST_SECONDS};
+use crate::refusal::Refusal;
+use crate::server::AppState;
+
+type Shared = Arc<AppState>;
+
+/// The router over `state`.
+pub fn router(state: Shared) -> Router {
+    let measured = Router::new()
+        .route("/api/segment/get/{key}", any(leaf_segment))
+        .route("/api/snowflake/get/{key}", any(leaf_snowflake))
+        .route("/v1/segment/{key}", get(v1_segment))
+        .route("/v1/segment/{key}/status", get(v1_segment_status))
+        .route("/v1/snowflake/{key}", get(v1_snowflake))
+        .route("/v1/decode/{id}", get(v1_decode))
+        .route("/v1/status", get(v1_status))
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&state), measure))
+        .fallback(not_found);
+    // Outside the measuring layer: the floor the benchmark compares against.
+    measured
+        .route("/v1/constant", get(constant))
+        .with_state(state)
+}
+
+/// Counts every matched request by route and status, and times it.
+async fn measure(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let began = Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let response = next.run(request).await;
+    let status = response.status();
+    state
+        .metrics
+        .histogram(REQUEST_SECONDS, &[("route", &route)])
+        .record(began.elapsed().as_secs_f64());
+    state
+        .metrics
+        .counter(REQUESTS, &[("route", &route), ("status", status.as_str())])
+        .increment(1);
+    response
+}
+
+/// The key from the path, or a 400 saying why it cannot be one.
+fn key_from(path: Result<Path<String>, PathRejection>) -> Result<String, Refusal> {
+    let Path(key) = path.map_err(|e| {
+        Refusal::bad_input(
+            "INVALID_KEY",
+            format!("the key is not valid UTF-8 once percent-decoded ({e})"),
+        )
+    })?;
+    check_key(&key)?;
+    Ok(key)
+}
+
+fn text_id(id: u64) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain;charset=UTF-8"),
+        )],
+        id.to_string(),
+    )
+        .into_response()
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+async fn leaf_segment(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+) -> Response {
+    let result = match key_from(path) {
+        Ok(key) => issue::segment_one(&state, &key).await,
+        Err(refusal) => Err(refusal),
+    };
+    match result {
+        Ok(id) => text_id(id),
+        Err(refusal) => refused(&state, Mode::Segment, refusal).text(),
+    }
+}
+
+async fn leaf_snowflake(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+) -> Response {
+    let result = key_from(path).and_then(|key| issue::snowflake_one(&state, &key));
+    match result {
+        Ok(id) => text_id(id),
+        Err(refusal) => refused(&state, Mode::Snowflake, refusal).text(),
+    }
+}
+
+/// `"ids":["1","2",...]`, written straight into a string: a batch can hold many IDs.
+fn push_ids(out: &mut String, ids: impl Iterator<Item = u64>) {
+    use std::fmt::Write;
+    out.push_str("\"ids\":[");
+    for (i, id) in ids.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "\"{id}\"");
+    }
+    out.push(']');
+}
+
+fn json_string(s: &str) -> String {
+    Value::from(s).to_string()
+}
+
+async fn v1_segment(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let count = issue::count(query.as_deref(), state.config.max_batch)?;
+        let ranges = if count == 1 {
+            let id = issue::segment_one(&state, &key).await?;
+            vec![Range {
+                start: id,
+                end: id + 1,
+            }]
+        } else {
+            issue::segment_many(&state, &key, count).await?
+        };
+        Ok::<_, Refusal>((key, ranges))
+    }
+    .await;
+    match result {
+        Ok((key, ranges)) => {
+            let mut body = format!("{{\"mode\":\"segment\",\"key\":{},", json_string(&key));
+            push_ids(&mut body, ranges.iter().flat_map(|r| r.start..r.end));
+            body.push('}');
+            json_response(StatusCode::OK, body)
+        }
+        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
+    }
+}
+
+async fn v1_snowflake(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let count = issue::count(query.as_deref(), state.config.max_batch)?;
+        let (node, ids) = if count == 1 {
+            let id = issue::snowflake_one(&state, &key)?;
+            let node = state
+                .snowflake
+                .as_ref()
+                .and_then(|s| s.layout().decode(id).ok())
+                .map_or(0, |p| p.node);
+            (node, vec![id])
+        } else {
+            issue::snowflake_many(&state, &key, count).await?
+        };
+        Ok::<_, Refusal>((key, node, ids))
+    }
+    .await;
+    match result {
+        Ok((key, node, ids)) => {
+            let layout = state.config.layout.as_str();
+            let mut body = format!(
+                "{{\"mode\":\"snowflake\",\"key\":{},\"node\":{node},\"layout\":{},",
+                json_string(&key),
+                json_string(layout)
+            );
+            push_ids(&mut body, ids.into_iter());
+            body.push('}');
+            json_response(StatusCode::OK, body)
+        }
+        Err(refusal) => refused(&state, Mode::Snowflake, refusal).json(),
+    }
+}
+
+fn range_json(r: &Range) -> Value {
+    json!({ "start": r.start.to_string(), "end": r.end.to_string() })
+}
+
+/// A key's status with IDs as decimal strings. `current` is the unissued rest of the
+/// segment in use, `[start, end)`; `next` the segment fetched ahead, if it is ready.
+fn status_json(s: &KeyStatus) -> Value {
+    json!({
+        "key": s.key,
+        "limit": s.limit.to_string(),
+        "current": range_json(&s.current),
+        "next": s.next.as_ref().map(range_json),
+        "next_ready": s.next.is_some(),
+        "step": s.step,
+        "runway_ids": s.runway_ids.to_string(),
+        "runway_secs": s.runway_secs,
+        "fetching": s.fetching,
+        "last_error": s.last_error.as_ref().map(|e| json!({"kind": e.name(), "message": e.to_string()})),
+        "counters": {
+            "fetches": s.counters.fetches,
+            "fetch_failures": s.counters.fetch_failures,
+            "waits": s.counters.waits,
+            "not_ready": s.counters.not_ready,
+            "store_errors": s.counters.store_errors,
+            "switches": s.counters.switches,
+        },
+    })
+}
+
+async fn v1_segment_status(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let open = issue::segment_key(&state, &key).await?;
+        Ok::<_, Refusal>(open.handle.status())
+    }
+    .await;
+    match result {
+        Ok(status) => json_response(StatusCode::OK, status_json(&status).to_string()),
+        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
+    }
+}
+
+async fn v1_decode(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let result = (|| {
+        let Path(text) = path.map_err(|e| {
+            Refusal::bad_input("BAD_ID", format!("the ID is not valid UTF-8 ({e})"))
+        })?;
+        let layout_name = query
+            .as_deref()
+            .unwrap_or("")
+            .split('&')
+            .find_map(|p| p.strip_prefix("layout="))
+            .unwrap_or(&state.config.layout)
+            .to_owned();
+        let layout = Layout::from_name(&layout_name).map_err(|_| {
+            Refusal::bad_input(
+                "BAD_LAYOUT",
+                format!(
+                    "unknown layout {layout_name:?} (presets: {})",
+                    Layout::PRESET_NAMES.join(", ")
+                ),
+            )
+        })?;
+        let shown: String = text.chars().take(40).collect();
+        let id = Format::Decimal.parse(&text).map_err(|e| {
+            Refusal::bad_input(
+                "BAD_ID",
+                format!("{shown:?} is not a decimal 64-bit ID: {e}"),
+            )
+        })?;
+        let parts = layout.decode(id).map_err(|e| {
+            Refusal::bad_input("BAD_ID", format!("{id} is not a {layout_name} ID: {e}"))
+        })?;
+        let time = humantime::format_rfc3339_millis(
+            UNIX_EPOCH + std::time::Duration::from_millis(parts.timestamp_ms),
+        );
+        Ok::<_, Refusal>(json!({
+            "id": id.to_string(),
+            "layout": layout_name,
+            "time": time.to_string(),
+            "timestamp_ms": parts.timestamp_ms,
+            "node": parts.node,
+            "sequence": parts.sequence,
+            "shard": parts.shard,
+        }))
+    })();
+    match result {
+        Ok(body) => json_response(StatusCode::OK, body.to_string()),
+        Err(refusal) => refused(&state, Mode::Snowflake, refusal).json(),
+    }
+}
+
+fn snowflake_json(state: &AppState) -> Value {
+    match &state.snowflake {
+        None => Value::Null,
+        Some(s) => {
+            let generator = s.generator();
+            let held = generator.as_ref();
+            json!({
+                "layout": s.layout_name(),
+                "registry": s.registry(),
+                "state": s.state(),
+                "node": held.map(|g| g.node()),
+                "fence_ms": held.and_then(|g| g.generator().fence_ms()),
+                "reserved_high_water_ms": held.map(|g| g.reserved_high_water_ms()),
+                "problem": s.readiness().err(),
+            })
+        }
+    }
+}
+
+async fn v1_status(State(state): State<Shared>) -> Response {
+    let segment = match &state.segments {
+        None => Value::Null,
+        Some(s) => json!({
+            "store": s.label(),
+            "keys": s.status().iter().map(status_json).collect::<Vec<_>>(),
+        }),
+    };
+    let body = json!({ "snowflake": snowflake_json(&state), "segment": segment });
+    json_response(StatusCode::OK, body.to_string())
+}
+
+async fn metrics(State(state): State<Shared>) -> Response {
+    let state2 = Arc::clone(&state);
+    // Reading the allocator's and the lease's state takes their locks: off the workers.
+    let text = tokio::task::spawn_blocking(move || {
+        state2.refresh_metrics();
+        state2.metrics.render()
+    })
+    .await
+    .unwrap_or_default();
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn readyz(State(state): State<Shared>) -> Response {
+    let (ready, body) = state.readiness();
+    state
+        .metrics
+        .gauge(READY, &[])
+        .set(if ready { 1.0 } else { 0.0 });
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let mut response = json_response(status, body.to_string());
+    if !ready && !state.stopping.load(Ordering::SeqCst) {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(1u64));
+    }
+    response
+}
+
+async fn constant() -> &'static str {
+    "1"
+}
+
+async fn not_found() -> Response {
+    Refusal {
+        status: StatusCode::NOT_FOUND,
+        kind: "NO_ROUTE",
+        message: "no such route: IDs are at /api/segment/get/{key}, /api/snowflake/get/{key} \
+                  and /v1/..."
+            .to_owned(),
+        retry: false,
+    }
+    .json()
+}

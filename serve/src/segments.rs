@@ -1,0 +1,275 @@
+//! Segment mode: one allocator over the configured store, its key handles cached for the
+//! hot path, and the preloaded keys that readiness waits for.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use ferroflake_segment::{
+    KeyHandle, KeyStatus, SegmentAllocator, SegmentConfig, SegmentError, ShutdownReport, LIMIT_JS,
+};
+use metrics::Counter;
+
+use crate::config::Config;
+use crate::metered_store::MeteredStore;
+use crate::metrics::{Metrics, IDS_ISSUED, KEY_LOADED, RUNWAY_IDS, RUNWAY_SECONDS, STEP};
+
+/// How long a key the table does not have is answered 404 from memory before the store is
+/// asked again, and how many such keys are remembered: a caller looping over made-up keys
+/// costs one store read per key per second, not one per request.
+const UNKNOWN_FOR: Duration = Duration::from_secs(1);
+const UNKNOWN_MAX: usize = 4096;
+
+/// A key's handle and its issued-ID counter.
+pub struct OpenKey {
+    /// The allocator's handle.
+    pub handle: KeyHandle,
+    /// `ferroflake_ids_issued_total{mode="segment",key=..}`.
+    pub issued: Counter,
+}
+
+/// What readiness knows about one preloaded key.
+#[derive(Debug, Clone)]
+pub struct KeyReadiness {
+    /// The key.
+    pub key: String,
+    /// Whether it can issue now: loaded, and IDs in memory or a store that answers.
+    pub ready: bool,
+    /// Why not, if not.
+    pub why: Option<String>,
+}
+
+/// The allocator and its open keys.
+pub struct Segments {
+    allocator: SegmentAllocator,
+    label: String,
+    keys: RwLock<HashMap<String, Arc<OpenKey>>>,
+    unknown: Mutex<HashMap<String, Instant>>,
+    preload: Vec<String>,
+    js_keys: HashSet<String>,
+    /// The last error per preloaded key that has not loaded yet.
+    preload_errors: Mutex<HashMap<String, String>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Segments {
+    /// Opens the store (failing if it cannot be opened) and an allocator over it.
+    ///
+    /// # Errors
+    /// The store address cannot work or the store cannot be opened.
+    pub fn open(config: &Config, metrics: Arc<Metrics>) -> Result<Self, String> {
+        let address = config.store.as_deref();
+        let label = crate::store_address::store_label(address);
+        let store = crate::store_address::open_store(address)
+            .map_err(|e| format!("cannot open the segment store ({label}): {e}"))?;
+        let store = Arc::new(MeteredStore::new(store, Arc::clone(&metrics)));
+        let segment_config = SegmentConfig {
+            max_wait: Duration::from_millis(config.segment_max_wait_ms),
+            ..SegmentConfig::default()
+        };
+        let allocator = SegmentAllocator::new(store, segment_config).map_err(|e| e.to_string())?;
+        let preload_errors = config
+            .preload
+            .iter()
+            .map(|k| (k.clone(), "not loaded yet".to_owned()))
+            .collect();
+        Ok(Segments {
+            allocator,
+            label,
+            keys: RwLock::new(HashMap::new()),
+            unknown: Mutex::new(HashMap::new()),
+            preload: config.preload.clone(),
+            js_keys: config.js_keys.iter().cloned().collect(),
+            preload_errors: Mutex::new(preload_errors),
+            metrics,
+        })
+    }
+
+    /// How messages name the store.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The key's handle if it is open: a read lock and a map lookup, no store call.
+    #[inline]
+    pub fn cached(&self, key: &str) -> Option<Arc<OpenKey>> {
+        read(&self.keys).get(key).cloned()
+    }
+
+    /// Opens `key`, loading its first segment from the store. Blocks on the store: call it
+    /// off the async workers.
+    ///
+    /// # Errors
+    /// [`SegmentError::UnknownKey`] (remembered for a second), the store's errors.
+    pub fn open_key(&self, key: &str) -> Result<Arc<OpenKey>, SegmentError> {
+        if let Some(open) = self.cached(key) {
+            return Ok(open);
+        }
+        {
+            let mut unknown = lock(&self.unknown);
+            match unknown.get(key) {
+                Some(at) if at.elapsed() < UNKNOWN_FOR => {
+                    return Err(SegmentError::UnknownKey { key: key.into() });
+                }
+                Some(_) => {
+                    unknown.remove(key);
+                }
+                None => {}
+            }
+        }
+        let handle = if self.js_keys.contains(key) {
+            self.allocator.key_with_limit(key, LIMIT_JS)
+        } else {
+            self.allocator.key(key)
+        };
+        let handle = match handle {
+            Ok(handle) => handle,
+            Err(e @ SegmentError::UnknownKey { .. }) => {
+                let mut unknown = lock(&self.unknown);
+                if unknown.len() >= UNKNOWN_MAX {
+                    unknown.clear();
+                }
+                unknown.insert(key.to_owned(), Instant::now());
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
+        let mut keys = write(&self.keys);
+        let open = keys.entry(key.to_owned()).or_insert_with(|| {
+            tracing::info!(event = "segment_key_opened", key, "segment key opened");
+            Arc::new(OpenKey {
+                issued: self
+                    .metrics
+                    .counter(IDS_ISSUED, &[("mode", "segment"), ("key", key)]),
+                handle,
+            })
+        });
+        Ok(Arc::clone(open))
+    }
+
+    /// Loads every preloaded key, retrying each with backoff until it loads or `stop` is
+    /// set. Blocks: run it on a thread of its own.
+    pub fn preload(&self, stop: &AtomicBool) {
+        let mut retry = Duration::from_millis(100);
+        loop {
+            let mut missing = 0;
+            for key in &self.preload {
+                if self.cached(key).is_some() {
+                    continue;
+                }
+                match self.open_key(key) {
+                    Ok(_) => {
+                        lock(&self.preload_errors).remove(key);
+                    }
+                    Err(e) => {
+                        missing += 1;
+                        tracing::warn!(event = "preload_failed", key, kind = e.name(), error = %e,
+                            "cannot load a preloaded key; retrying");
+                        lock(&self.preload_errors).insert(key.clone(), e.to_string());
+                    }
+                }
+            }
+            if missing == 0 || stop.load(Ordering::SeqCst) {
+                if missing == 0 && !self.preload.is_empty() {
+                    tracing::info!(
+                        event = "preload_done",
+                        keys = self.preload.len(),
+                        "every preloaded key has its first segment"
+                    );
+                }
+                return;
+            }
+            let until = Instant::now() + retry;
+            while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            retry = (retry * 2).min(Duration::from_secs(5));
+        }
+    }
+
+    /// Each preloaded key's readiness: loaded, and able to issue (IDs in memory, or no
+    /// store error since the last fetch).
+    pub fn readiness(&self) -> Vec<KeyReadiness> {
+        let errors = lock(&self.preload_errors).clone();
+        self.preload
+            .iter()
+            .map(|key| match self.cached(key) {
+                None => KeyReadiness {
+                    key: key.clone(),
+                    ready: false,
+                    why: Some(
+                        errors
+                            .get(key)
+                            .cloned()
+                            .unwrap_or_else(|| "not loaded yet".to_owned()),
+                    ),
+                },
+                Some(open) => {
+                    let status = open.handle.status();
+                    let ready = status.runway_ids > 0 || status.last_error.is_none();
+                    KeyReadiness {
+                        key: key.clone(),
+                        ready,
+                        why: (!ready).then(|| {
+                            status.last_error.map_or_else(
+                                || "no IDs in memory".to_owned(),
+                                |e| format!("no IDs in memory and the store fails: {e}"),
+                            )
+                        }),
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The status of every open key, sorted by key.
+    pub fn status(&self) -> Vec<KeyStatus> {
+        self.allocator.status()
+    }
+
+    /// Sets the runway, step and loaded gauges.
+    pub fn refresh_metrics(&self) {
+        for status in self.allocator.status() {
+            let key = [("key", status.key.as_str())];
+            self.metrics
+                .gauge(RUNWAY_IDS, &key)
+                .set(status.runway_ids as f64);
+            if let Some(secs) = status.runway_secs {
+                self.metrics.gauge(RUNWAY_SECONDS, &key).set(secs);
+            }
+            self.metrics.gauge(STEP, &key).set(status.step as f64);
+        }
+        for key in &self.preload {
+            let loaded = self.cached(key).is_some();
+            self.metrics
+                .gauge(KEY_LOADED, &[("key", key)])
+                .set(if loaded { 1.0 } else { 0.0 });
+        }
+    }
+
+    /// Stops issuing and gives each key's unissued IDs back where nobody allocated since.
+    pub fn shutdown(&self) -> ShutdownReport {
+        let report = self.allocator.shutdown();
+        tracing::info!(
+            event = "segments_closed",
+            given_back = report.given_back,
+            refused = report.refused.len(),
+            failed = report.failed.len(),
+            "segment allocator shut down"
+        );
+        report
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
+}

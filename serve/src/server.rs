@@ -1,0 +1,391 @@
+//! Starting, running and stopping a server.
+//!
+//! The stop, whether from SIGTERM ([`run`]) or from [`RunningServer::stop`]:
+//!
+//! 1. `/readyz` turns 503 at once, and the listener stops accepting.
+//! 2. Requests in flight finish (and are answered normally), up to `shutdown_timeout_ms`.
+//! 3. The segment allocator shuts down: each key's unissued IDs go back to the table
+//!    where nobody allocated since.
+//! 4. The lease is released with the final high-water mark, so another server can take
+//!    the node id at once.
+//!
+//! With [`run`], a second SIGTERM or SIGINT during the stop exits at once (status 128 +
+//! the signal), skipping steps 3 and 4: the segments' rest is then skipped (never issued)
+//! and the lease lapses after its TTL.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferroflake_segment::ShutdownReport;
+use serde_json::{json, Value};
+use tokio::sync::{oneshot, Notify};
+
+use crate::config::{Config, LogFormat};
+use crate::metrics::Metrics;
+use crate::segments::Segments;
+use crate::snowflake::Snowflake;
+
+/// What every request handler shares.
+pub struct AppState {
+    /// The settings the server started with.
+    pub config: Config,
+    /// Snowflake mode, if on.
+    pub snowflake: Option<Arc<Snowflake>>,
+    /// Segment mode, if on.
+    pub segments: Option<Arc<Segments>>,
+    /// The server's metrics registry.
+    pub metrics: Arc<Metrics>,
+    /// Set when the stop begins.
+    pub stopping: AtomicBool,
+    /// Set when the preload has finished (or was cut short by a stop).
+    pub(crate) preload_stop: AtomicBool,
+}
+
+impl AppState {
+    /// Whether the server is ready, and the details `/readyz` shows.
+    pub fn readiness(&self) -> (bool, Value) {
+        let stopping = self.stopping.load(Ordering::SeqCst);
+        let mut ready = !stopping;
+        let lease = match &self.snowflake {
+            None => Value::Null,
+            Some(s) => match s.readiness() {
+                Ok(node) => json!({ "ready": true, "node": node }),
+                Err(why) => {
+                    ready = false;
+                    json!({ "ready": false, "why": why })
+                }
+            },
+        };
+        let keys: Vec<Value> = match &self.segments {
+            None => Vec::new(),
+            Some(s) => s
+                .readiness()
+                .into_iter()
+                .map(|k| {
+                    ready &= k.ready;
+                    json!({ "key": k.key, "ready": k.ready, "why": k.why })
+                })
+                .collect(),
+        };
+        let body = json!({
+            "ready": ready,
+            "stopping": stopping,
+            "lease": lease,
+            "keys": keys,
+        });
+        (ready, body)
+    }
+
+    /// Brings the gauges up to date (before `/metrics` renders).
+    pub fn refresh_metrics(&self) {
+        if let Some(s) = &self.snowflake {
+            s.refresh_metrics();
+        }
+        if let Some(s) = &self.segments {
+            s.refresh_metrics();
+        }
+        let (ready, _) = self.readiness();
+        self.metrics
+            .gauge(crate::metrics::READY, &[])
+            .set(if ready { 1.0 } else { 0.0 });
+    }
+}
+
+/// What a stop did.
+#[derive(Debug, Default)]
+pub struct StopReport {
+    /// Every request in flight finished before the timeout.
+    pub drained: bool,
+    /// What giving the segments back did (`None` without segment mode).
+    pub segments: Option<ShutdownReport>,
+    /// The node id released, or why the release failed (`Ok(None)`: no lease was held).
+    pub lease: Option<Result<Option<u64>, String>>,
+}
+
+/// Opens the store, starts the lease supervisor and the preload: everything but HTTP.
+fn prepare(config: Config) -> Result<Arc<AppState>, String> {
+    config.check()?;
+    let metrics = Arc::new(Metrics::new());
+    let segments = if config.segment {
+        Some(Arc::new(Segments::open(&config, Arc::clone(&metrics))?))
+    } else {
+        None
+    };
+    let snowflake = if config.snowflake {
+        Some(Arc::new(Snowflake::new(&config, Arc::clone(&metrics))?))
+    } else {
+        None
+    };
+    let state = Arc::new(AppState {
+        config,
+        snowflake,
+        segments,
+        metrics,
+        stopping: AtomicBool::new(false),
+        preload_stop: AtomicBool::new(false),
+    });
+    if let Some(s) = &state.snowflake {
+        s.start()?;
+    }
+    if state.segments.is_some() {
+        let for_thread = Arc::clone(&state);
+        std::thread::Builder::new()
+            .name("ferroflake-serve-preload".into())
+            .spawn(move || {
+                if let Some(s) = &for_thread.segments {
+                    s.preload(&for_thread.preload_stop);
+                }
+            })
+            .map_err(|e| format!("cannot start the preload: {e}"))?;
+    }
+    Ok(state)
+}
+
+/// Serves on `listener` until `stop` resolves, then drains and gives everything back.
+async fn serve(
+    state: Arc<AppState>,
+    listener: tokio::net::TcpListener,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> StopReport {
+    let app = crate::routes::router(Arc::clone(&state));
+    let began = Arc::new(Notify::new());
+    let stop_state = Arc::clone(&state);
+    let began_tx = Arc::clone(&began);
+    let graceful = async move {
+        stop.await;
+        stop_state.stopping.store(true, Ordering::SeqCst);
+        stop_state.preload_stop.store(true, Ordering::SeqCst);
+        tracing::info!(
+            event = "stopping",
+            "stop requested: no new connections; finishing requests in flight"
+        );
+        began_tx.notify_one();
+    };
+    let upkeep_state = Arc::clone(&state);
+    let upkeep = tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            upkeep_state.metrics.upkeep();
+        }
+    });
+    let server = axum::serve(listener, app).with_graceful_shutdown(graceful);
+    let timeout = state.config.shutdown_timeout();
+    let drained = tokio::select! {
+        result = server => {
+            if let Err(e) = result {
+                tracing::error!(event = "serve_failed", error = %e, "the HTTP server failed");
+            }
+            true
+        }
+        () = async { began.notified().await; tokio::time::sleep(timeout).await } => {
+            tracing::warn!(event = "drain_timeout", timeout_ms = timeout.as_millis() as u64,
+                "requests still in flight at the stop timeout; stopping anyway");
+            false
+        }
+    };
+    upkeep.abort();
+    let closing = Arc::clone(&state);
+    let report = tokio::task::spawn_blocking(move || give_back(&closing, drained))
+        .await
+        .unwrap_or_default();
+    tracing::info!(event = "stopped", drained, "server stopped");
+    report
+}
+
+/// Steps 3 and 4 of the stop.
+fn give_back(state: &AppState, drained: bool) -> StopReport {
+    let segments = state.segments.as_ref().map(|s| s.shutdown());
+    let lease = state.snowflake.as_ref().map(|s| {
+        s.shutdown(Duration::from_secs(2)).map_err(|e| {
+            tracing::warn!(event = "lease_release_failed", error = %e,
+                "releasing the node id failed; it lapses after its TTL");
+            e.to_string()
+        })
+    });
+    StopReport {
+        drained,
+        segments,
+        lease,
+    }
+}
+
+fn runtime(config: &Config) -> Result<tokio::runtime::Runtime, String> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all().thread_name("ferroflake-serve");
+    if config.workers > 0 {
+        builder.worker_threads(config.workers);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+}
+
+fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, String> {
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    Ok(listener)
+}
+
+/// A server running on threads of its own, for embedding and tests.
+pub struct RunningServer {
+    addr: SocketAddr,
+    state: Arc<AppState>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<StopReport>>,
+}
+
+impl RunningServer {
+    /// Starts a server with `config` (listen on port 0 for any free port) and returns once
+    /// it accepts connections. It may not be ready yet: see `/readyz`.
+    ///
+    /// # Errors
+    /// Settings that cannot work, a store that cannot be opened, an address in use.
+    pub fn start(config: Config) -> Result<Self, String> {
+        let listener = bind(config.listen)?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the listening address: {e}"))?;
+        let rt = runtime(&config)?;
+        let state = prepare(config)?;
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let for_thread = Arc::clone(&state);
+        let thread = std::thread::Builder::new()
+            .name("ferroflake-serve-main".into())
+            .spawn(move || {
+                rt.block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener)
+                        .expect("a non-blocking std listener converts");
+                    serve(for_thread, listener, async move {
+                        let _ = stop_rx.await;
+                    })
+                    .await
+                })
+            })
+            .map_err(|e| format!("cannot start the server thread: {e}"))?;
+        Ok(RunningServer {
+            addr,
+            state,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://addr`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The shared state (readiness, metrics, the allocator).
+    pub fn state(&self) -> &Arc<AppState> {
+        &self.state
+    }
+
+    /// Stops as SIGTERM does (see the module docs) and reports what the stop did.
+    pub fn stop(mut self) -> StopReport {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> StopReport {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.thread.take() {
+            Some(thread) => thread.join().unwrap_or_default(),
+            None => StopReport::default(),
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.stop_inner();
+    }
+}
+
+/// Sets up logging: `RUST_LOG` filters (default `info`), lines as text or JSON.
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+}
+
+/// `ferroflake serve`: runs until SIGTERM or SIGINT, then stops as the module docs say.
+/// Returns the process exit status: 0 after a clean stop; 1 if the server could not start
+/// or the stop timed out (the segments and the lease were still given back); 2 for
+/// settings that cannot work. A second signal during the stop exits at once with 128 +
+/// its number.
+pub fn run(args: &crate::config::ServeArgs) -> i32 {
+    let config = match crate::config::Config::from_args(args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("ferroflake serve: {e}");
+            return 2;
+        }
+    };
+    init_logging(config.log_format);
+    match run_config(config) {
+        Ok(report) if report.drained => 0,
+        Ok(_) => 1,
+        Err(e) => {
+            tracing::error!(event = "start_failed", error = %e, "cannot start");
+            1
+        }
+    }
+}
+
+fn run_config(config: Config) -> Result<StopReport, String> {
+    let rt = runtime(&config)?;
+    let listener = bind(config.listen)?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let summary = format!(
+        "snowflake={} segment={} layout={} preload={:?}",
+        config.snowflake, config.segment, config.layout, config.preload
+    );
+    let state = prepare(config)?;
+    let lease = state.snowflake.as_ref().map(|s| s.registry());
+    let store = state.segments.as_ref().map(|s| s.label().to_owned());
+    rt.block_on(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+        let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        tracing::info!(event = "started", %addr, registry = ?lease, store = ?store, "{summary}");
+        let stop = async move {
+            let first = tokio::select! {
+                _ = term.recv() => 15,
+                _ = int.recv() => 2,
+            };
+            tracing::info!(event = "signal", signal = first, "stop signal received");
+            // A second signal, during the stop, ends the process at once.
+            tokio::spawn(async move {
+                let second = tokio::select! {
+                    _ = term.recv() => 15,
+                    _ = int.recv() => 2,
+                };
+                tracing::warn!(event = "forced_exit", signal = second,
+                    "second signal: exiting now without giving segments back or releasing the lease");
+                std::process::exit(128 + second);
+            });
+        };
+        Ok(serve(state, listener, stop).await)
+    })
+}

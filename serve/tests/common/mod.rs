@@ -1,0 +1,208 @@
+//! What the service tests share: a server on a free port with its own store and registry
+//! in a temporary directory, and a real HTTP client.
+#![allow(dead_code)] // each test file uses part of it
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferroflake_segment::{SegmentError, SegmentStore, SqliteStore};
+use ferroflake_serve::{Config, RunningServer};
+
+/// A directory holding one SQLite store and one embedded lease registry, which every
+/// server made from it shares.
+pub struct Place {
+    pub dir: tempfile::TempDir,
+}
+
+impl Place {
+    pub fn new() -> Self {
+        Place {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn store_path(&self) -> PathBuf {
+        self.dir.path().join("segments.db")
+    }
+
+    pub fn lease_dir(&self) -> PathBuf {
+        self.dir.path().join("leases")
+    }
+
+    /// Adds `key` to the SQLite store.
+    pub fn create(&self, key: &str, start: i64, step: u64) {
+        let store = SqliteStore::open(self.store_path()).unwrap();
+        match store.create(key, start, step) {
+            Ok(()) | Err(SegmentError::KeyExists { .. }) => {}
+            Err(e) => panic!("create {key}: {e}"),
+        }
+    }
+
+    pub fn max_id(&self, key: &str) -> u64 {
+        let store = SqliteStore::open(self.store_path()).unwrap();
+        store.peek(key).unwrap().unwrap().max_id
+    }
+
+    /// A config on a free port over this place, with a 1 s lease (a new registry then
+    /// waits 1.2 s before issuing).
+    pub fn config(&self) -> Config {
+        Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            lease: Some(self.lease_dir().to_str().unwrap().to_owned()),
+            lease_ttl_ms: 1000,
+            lease_max_ttl_ms: 1000,
+            store: Some(self.store_path().to_str().unwrap().to_owned()),
+            shutdown_timeout_ms: 5000,
+            workers: 2,
+            ..Config::default()
+        }
+    }
+
+    pub fn start(&self, config: Config) -> Server {
+        Server::new(RunningServer::start(config).unwrap())
+    }
+}
+
+/// A running server and a client for it.
+pub struct Server {
+    pub inner: Option<RunningServer>,
+    pub base: String,
+    pub addr: SocketAddr,
+    pub agent: ureq::Agent,
+}
+
+/// An answer: status, headers we look at, body.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: String,
+    pub retry_after: Option<String>,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    /// The IDs of a native batch answer.
+    pub fn ids(&self) -> Vec<u64> {
+        self.json()["ids"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no ids: {}", self.body))
+            .iter()
+            .map(|v| v.as_str().expect("IDs are strings").parse().unwrap())
+            .collect()
+    }
+
+    pub fn kind(&self) -> String {
+        self.json()["error"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .new_agent()
+}
+
+impl Server {
+    pub fn new(inner: RunningServer) -> Self {
+        Server {
+            base: inner.url(),
+            addr: inner.addr(),
+            inner: Some(inner),
+            agent: agent(),
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Answer {
+        answer(self.agent.get(&format!("{}{path}", self.base)).call())
+    }
+
+    pub fn post(&self, path: &str) -> Answer {
+        answer(
+            self.agent
+                .post(&format!("{}{path}", self.base))
+                .send_empty(),
+        )
+    }
+
+    /// Polls `/readyz` until 200 (panics after `within`).
+    pub fn wait_ready(&self, within: Duration) {
+        let until = Instant::now() + within;
+        loop {
+            let a = self.get("/readyz");
+            if a.status == 200 {
+                return;
+            }
+            assert!(Instant::now() < until, "not ready in time: {}", a.body);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn stop(mut self) -> ferroflake_serve::StopReport {
+        self.inner.take().unwrap().stop()
+    }
+
+    pub fn state(&self) -> &Arc<ferroflake_serve::AppState> {
+        self.inner.as_ref().unwrap().state()
+    }
+}
+
+pub fn answer(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Answer {
+    let mut response = result.unwrap_or_else(|e| panic!("request failed: {e}"));
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    let content_type = header("content-type").unwrap_or_default();
+    let retry_after = header("retry-after");
+    let body = response.body_mut().read_to_string().unwrap();
+    Answer {
+        status: response.status().as_u16(),
+        content_type,
+        retry_after,
+        body,
+    }
+}
+
+/// Sends `request_line` (raw bytes, which no client library would send) and returns the
+/// status and body.
+pub fn raw(addr: SocketAddr, request_line: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request_line).unwrap();
+    stream
+        .write_all(b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = Vec::new();
+    stream.read_to_end(&mut text).unwrap();
+    let text = String::from_utf8_lossy(&text).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
