@@ -6,10 +6,11 @@ use napi::bindgen_prelude::{ClassInstance, FromNapiValue};
 use napi::{Env, Unknown, ValueType};
 use napi_derive::napi;
 
-use ferroflake::{AnyClock, Clock};
+use ferroflake::{AnyClock, Clock, ClockKind};
 
 use crate::args::{self, to_number};
 use crate::error::{throw, Misuse, Refusal};
+use crate::names::{one_of, quoted};
 
 /// A clock that moves only when told to. A generator waiting on it (sequence used up)
 /// advances it to the next tick at once, so tests never sleep.
@@ -57,54 +58,37 @@ impl ManualClock {
     }
 }
 
-/// Which clock a generator reads; decides whether it joins the process registry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ClockKind {
-    /// The OS wall clock.
-    System,
-    /// The core's `FastClock` for the layout's tick.
-    Fast,
-    /// A `ManualClock` owned by the caller.
-    Manual,
-}
-
-impl ClockKind {
-    pub(crate) const fn name(self) -> &'static str {
-        match self {
-            ClockKind::System => "system",
-            ClockKind::Fast => "fast",
-            ClockKind::Manual => "manual",
-        }
-    }
-}
-
 /// The clock option: `'system'` (default), `'fast'` or a `ManualClock`.
 pub(crate) fn clock_option(
     env: &Env,
     value: Option<Unknown>,
     tick_ms: u64,
-) -> napi::Result<(ClockKind, AnyClock)> {
+) -> napi::Result<AnyClock> {
     let Some(value) = value else {
-        return Ok((ClockKind::System, AnyClock::system()));
+        return Ok(AnyClock::system());
     };
     match value.get_type()? {
-        ValueType::String => match args::string(env, value, "clock")?.as_str() {
-            "system" => Ok((ClockKind::System, AnyClock::system())),
-            "fast" => Ok((ClockKind::Fast, AnyClock::fast(tick_ms))),
-            other => Err(throw(
-                env,
-                Refusal::misuse(
-                    Misuse::InvalidOption,
-                    format!("clock must be 'system', 'fast' or a ManualClock, got {other:?}"),
-                ),
-            )),
-        },
+        ValueType::String => {
+            let name = args::string(env, value, "clock")?;
+            match ClockKind::from_name(&name) {
+                Some(ClockKind::System) => Ok(AnyClock::system()),
+                Some(ClockKind::Fast) => Ok(AnyClock::fast(tick_ms)),
+                // A manual clock is a `ManualClock` object: it needs a start and a handle.
+                Some(ClockKind::Manual) | None => Err(throw(
+                    env,
+                    Refusal::misuse(
+                        Misuse::InvalidOption,
+                        format!("clock must be {}, got {name:?}", clock_choices()),
+                    ),
+                )),
+            }
+        }
         ValueType::Object => {
             // SAFETY: a live JS object from this call; the type tag check refuses other classes.
             match unsafe {
                 ClassInstance::<ManualClock>::from_napi_value(env.raw(), args::raw(&value))
             } {
-                Ok(clock) => Ok((ClockKind::Manual, AnyClock::Manual(clock.inner.clone()))),
+                Ok(clock) => Ok(AnyClock::Manual(clock.inner.clone())),
                 Err(_) => Err(not_a_clock(env)),
             }
         }
@@ -112,12 +96,24 @@ pub(crate) fn clock_option(
     }
 }
 
+/// What the clock option accepts, in words: the core's names of the clocks that need no
+/// object, or a `ManualClock`.
+fn clock_choices() -> String {
+    let named = ClockKind::ALL
+        .into_iter()
+        .filter(|kind| *kind != ClockKind::Manual)
+        .map(ClockKind::name);
+    let mut choices = quoted(named);
+    choices.push("a ManualClock".to_owned());
+    one_of(&choices)
+}
+
 fn not_a_clock(env: &Env) -> napi::Error {
     throw(
         env,
         Refusal::misuse(
             Misuse::InvalidType,
-            "clock must be 'system', 'fast' or a ManualClock",
+            format!("clock must be {}", clock_choices()),
         ),
     )
 }

@@ -5,7 +5,7 @@ use napi::{Env, JsValue, Unknown};
 use napi_derive::napi;
 
 use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
-use crate::clock::{clock_option, ClockKind};
+use crate::clock::clock_option;
 use crate::decoded::{decode_with, DecodedId};
 use crate::error::{throw, Misuse, OrThrow, Refusal};
 use crate::fast_path;
@@ -49,7 +49,6 @@ pub struct Generator {
     inner: SharedGenerator,
     /// `layout.max_id()` fits a JS number: decided once, so `nextId()` can refuse up front.
     js_safe: bool,
-    clock: ClockKind,
     shared: bool,
 }
 
@@ -83,7 +82,7 @@ impl Generator {
         };
         let node = args::unsigned(&env, node, "nodeId")?;
         let layout = layout_option(&env, field(&object, "layout")?)?;
-        let (clock_kind, clock) = clock_option(&env, field(&object, "clock")?, layout.tick_ms())?;
+        let clock = clock_option(&env, field(&object, "clock")?, layout.tick_ms())?;
         let mut core_options = ferroflake::Options::default();
         if let Some(v) = field(&object, "maxDriftTicks")? {
             core_options.max_drift_ticks = args::unsigned(&env, v, "maxDriftTicks")?;
@@ -95,13 +94,12 @@ impl Generator {
             core_options.resume_after_ms = Some(args::unsigned(&env, v, "resumeAfterMs")?);
         }
         let (inner, shared) =
-            registry::acquire(layout, node, clock_kind, clock, core_options).or_throw(&env)?;
+            registry::acquire(layout, node, clock, core_options).or_throw(&env)?;
         let js_safe = layout.max_id() <= MAX_SAFE_INTEGER;
         fast_path::install(&env, this.raw(), inner.clone(), js_safe)?;
         Ok(Generator {
             inner,
             js_safe,
-            clock: clock_kind,
             shared,
         })
     }
@@ -174,7 +172,7 @@ impl Generator {
 
     #[napi(getter, ts_return_type = "'system' | 'fast' | 'manual'")]
     pub fn clock(&self) -> &'static str {
-        self.clock.name()
+        self.inner.clock().kind().name()
     }
 
     /// True when this `Generator` joined a core generator another `Generator` in this

@@ -7,6 +7,7 @@ use napi_derive::napi;
 use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
 use crate::decoded::{decode_with, DecodedId};
 use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::names::{one_of, quoted};
 
 /// The layout Node uses when none is given: `js53ms`. See the README for why.
 pub(crate) const DEFAULT_LAYOUT: ferroflake::Layout = ferroflake::Layout::js53ms();
@@ -79,19 +80,19 @@ impl Layout {
             builder = builder.epoch_ms(args::signed(&env, v, "epochMs")?);
         }
         if let Some(v) = field(&spec, "order")? {
-            let order = match args::string(&env, v, "order")?.as_str() {
-                "node_then_sequence" => ferroflake::FieldOrder::NodeThenSequence,
-                "sequence_then_node" => ferroflake::FieldOrder::SequenceThenNode,
-                other => {
-                    return Err(throw(
-                        &env,
-                        Refusal::misuse(
-                            Misuse::InvalidOption,
-                            format!("order must be 'node_then_sequence' or 'sequence_then_node', got {other:?}"),
+            let name = args::string(&env, v, "order")?;
+            let order = ferroflake::FieldOrder::from_name(&name).ok_or_else(|| {
+                throw(
+                    &env,
+                    Refusal::misuse(
+                        Misuse::InvalidOption,
+                        format!(
+                            "order must be {}, got {name:?}",
+                            one_of(&quoted(ferroflake::FieldOrder::NAMES))
                         ),
-                    ))
-                }
-            };
+                    ),
+                )
+            })?;
             builder = builder.order(order);
         }
         let inner = builder.build().or_throw(&env)?;
@@ -144,10 +145,7 @@ impl Layout {
     }
     #[napi(getter, ts_return_type = "'node_then_sequence' | 'sequence_then_node'")]
     pub fn order(&self) -> &'static str {
-        match self.inner.order() {
-            ferroflake::FieldOrder::NodeThenSequence => "node_then_sequence",
-            ferroflake::FieldOrder::SequenceThenNode => "sequence_then_node",
-        }
+        self.inner.order().name()
     }
     /// The largest node id.
     #[napi(getter)]

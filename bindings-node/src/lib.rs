@@ -21,6 +21,7 @@ mod error;
 mod fast_path;
 mod generator;
 mod layout;
+mod names;
 mod numbers;
 mod registry;
 mod text;

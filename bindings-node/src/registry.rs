@@ -19,14 +19,12 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use ferroflake::{AnyClock, Error, Layout, Options};
 
-use crate::clock::ClockKind;
 use crate::error::{Misuse, Refusal};
 
 pub(crate) type SharedGenerator = Arc<ferroflake::Generator<AnyClock>>;
 
 struct Entry {
     generator: SharedGenerator,
-    clock: ClockKind,
     /// The options as asked for (before the resume point a replacement adds).
     options: Options,
 }
@@ -62,7 +60,6 @@ static REGISTRY: LazyLock<Mutex<HashMap<u64, Entry>>> =
 pub(crate) fn acquire(
     layout: Layout,
     node: u64,
-    clock_kind: ClockKind,
     clock: AnyClock,
     options: Options,
 ) -> Result<(SharedGenerator, bool), Refusal> {
@@ -73,7 +70,7 @@ pub(crate) fn acquire(
         let generator = Arc::new(ferroflake::Generator::with_clock(
             layout, node, clock, options,
         )?);
-        registry.insert(node, entry_for(&generator, clock_kind, options));
+        registry.insert(node, entry_for(&generator, options));
         return Ok((generator, false));
     };
     if entry.is_same(&layout, &clock, &options) {
@@ -115,14 +112,13 @@ pub(crate) fn acquire(
         })?
     };
     let generator = Arc::new(generator);
-    registry.insert(node, entry_for(&generator, clock_kind, options));
+    registry.insert(node, entry_for(&generator, options));
     Ok((generator, false))
 }
 
-fn entry_for(generator: &SharedGenerator, clock: ClockKind, options: Options) -> Entry {
+fn entry_for(generator: &SharedGenerator, options: Options) -> Entry {
     Entry {
         generator: generator.clone(),
-        clock,
         options,
     }
 }
@@ -151,7 +147,7 @@ fn describe(entry: &Entry) -> String {
         .map_or_else(|| "none".to_owned(), |ms| ms.to_string());
     format!(
         "{layout}, the {} clock, maxDriftTicks {}, maxBackwardWaitMs {}, resumeAfterMs {resume}",
-        entry.clock.name(),
+        entry.generator.clock().kind().name(),
         options.max_drift_ticks,
         options.max_backward_wait_ms
     )

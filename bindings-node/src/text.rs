@@ -6,6 +6,7 @@ use napi_derive::napi;
 use crate::args;
 use crate::decoded::id_argument;
 use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::names::{one_of, quoted};
 
 /// A format option: `'dec'` (default), `'base62'` or `'base32'`.
 pub(crate) fn format_option(env: &Env, value: Option<Unknown>) -> napi::Result<ferroflake::Format> {
@@ -18,7 +19,12 @@ pub(crate) fn format_option(env: &Env, value: Option<Unknown>) -> napi::Result<f
             env,
             Refusal::misuse(
                 Misuse::InvalidOption,
-                format!("format must be 'dec', 'base62' or 'base32', got {name:?}"),
+                format!(
+                    "format must be {}, got {name:?}",
+                    one_of(&quoted(
+                        ferroflake::Format::ALL.map(ferroflake::Format::name)
+                    ))
+                ),
             ),
         )
     })

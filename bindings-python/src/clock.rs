@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
-use ferroflake::{AnyClock, Clock};
+use ferroflake::{AnyClock, Clock, ClockKind};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::ints::uint;
+use crate::names::{one_of, quoted};
 
 /// A clock that only moves when told to, for deterministic tests: waiting on it (a used-up
 /// sequence, a clock that went back) moves it forward at once instead of sleeping.
@@ -69,18 +70,34 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ClockChoice {
             return Ok(ClockChoice::Manual(manual.get().inner.clone()));
         }
         if let Ok(name) = arg.cast::<PyString>() {
-            return match &*name.to_cow()? {
-                "system" => Ok(ClockChoice::System),
-                "fast" => Ok(ClockChoice::Fast),
-                other => Err(PyValueError::new_err(format!(
-                    "unknown clock {other:?}: expected \"system\", \"fast\" or a ManualClock"
+            let name = name.to_cow()?;
+            return match ClockKind::from_name(&name) {
+                Some(ClockKind::System) => Ok(ClockChoice::System),
+                Some(ClockKind::Fast) => Ok(ClockChoice::Fast),
+                // A manual clock is a `ManualClock` object: it needs a start and a handle.
+                Some(ClockKind::Manual) | None => Err(PyValueError::new_err(format!(
+                    "unknown clock {name:?}: expected {}",
+                    clock_choices()
                 ))),
             };
         }
-        Err(PyTypeError::new_err(
-            "clock must be \"system\", \"fast\" or a ManualClock",
-        ))
+        Err(PyTypeError::new_err(format!(
+            "clock must be {}",
+            clock_choices()
+        )))
     }
+}
+
+/// What `clock=` accepts, in words: the core's names of the clocks that need no object,
+/// or a `ManualClock`.
+fn clock_choices() -> String {
+    let named = ClockKind::ALL
+        .into_iter()
+        .filter(|kind| *kind != ClockKind::Manual)
+        .map(ClockKind::name);
+    let mut choices = quoted(named);
+    choices.push("a ManualClock".to_owned());
+    one_of(&choices)
 }
 
 impl ClockChoice {

@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyType};
 use crate::datetimes::{datetime_from_unix_ms, unix_ms_from_int_or_datetime};
 use crate::errors::to_pyerr;
 use crate::ints::uint;
+use crate::names::{one_of, quoted};
 use crate::parts::Parts;
 
 /// How time, node, sequence and shard share the 63 bits below the sign bit.
@@ -17,21 +18,13 @@ pub struct PyLayout {
     pub(crate) inner: Layout,
 }
 
-fn order_name(order: FieldOrder) -> &'static str {
-    match order {
-        FieldOrder::NodeThenSequence => "node_then_sequence",
-        FieldOrder::SequenceThenNode => "sequence_then_node",
-    }
-}
-
 fn order_from_name(name: &str) -> PyResult<FieldOrder> {
-    match name {
-        "node_then_sequence" => Ok(FieldOrder::NodeThenSequence),
-        "sequence_then_node" => Ok(FieldOrder::SequenceThenNode),
-        other => Err(PyValueError::new_err(format!(
-            "unknown order {other:?}: expected \"node_then_sequence\" or \"sequence_then_node\""
-        ))),
-    }
+    FieldOrder::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown order {name:?}: expected {}",
+            one_of(&quoted(FieldOrder::NAMES))
+        ))
+    })
 }
 
 /// Widths beyond u32 saturate, so the core reports them as too many bits.
@@ -216,7 +209,7 @@ impl PyLayout {
     /// `"node_then_sequence"` (Twitter) or `"sequence_then_node"` (sonyflake).
     #[getter]
     fn order(&self) -> &'static str {
-        order_name(self.inner.order())
+        self.inner.order().name()
     }
     #[getter]
     fn max_node(&self) -> u64 {
@@ -281,7 +274,7 @@ impl PyLayout {
         kwargs.set_item("shard_bits", l.shard_bits())?;
         kwargs.set_item("tick_ms", l.tick_ms())?;
         kwargs.set_item("epoch", l.epoch_ms())?;
-        kwargs.set_item("order", order_name(l.order()))?;
+        kwargs.set_item("order", l.order().name())?;
         Ok(((l.time_bits(), l.node_bits(), l.sequence_bits()), kwargs))
     }
 
@@ -301,7 +294,7 @@ impl PyLayout {
             l.shard_bits(),
             l.tick_ms(),
             l.epoch_ms(),
-            order_name(l.order())
+            l.order().name()
         )
     }
 }

@@ -10,6 +10,7 @@ mod fork;
 mod generator;
 mod ints;
 mod layout;
+mod names;
 mod parts;
 mod text;
 

@@ -6,11 +6,13 @@ use pyo3::prelude::*;
 
 use crate::errors::to_pyerr;
 use crate::ints::uint;
+use crate::names::{one_of, quoted};
 
 fn format_from_name(name: &str) -> PyResult<Format> {
     Format::from_name(name).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown format {name:?}: expected \"dec\", \"base62\" or \"base32\""
+            "unknown format {name:?}: expected {}",
+            one_of(&quoted(Format::ALL.map(Format::name)))
         ))
     })
 }

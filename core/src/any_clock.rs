@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::{Clock, FastClock, ManualClock, SystemClock};
+use crate::{Clock, ClockKind, FastClock, ManualClock, SystemClock};
 
 /// One of the crate's clocks, picked at run time (the C, Python and Node faces take a clock
 /// name). Dispatch is a predictable `match`, no virtual call.
@@ -29,6 +29,14 @@ impl AnyClock {
     pub fn manual(now_ms: u64) -> (Self, Arc<ManualClock>) {
         let clock = Arc::new(ManualClock::new(now_ms));
         (AnyClock::Manual(clock.clone()), clock)
+    }
+    /// Which clock this is.
+    pub const fn kind(&self) -> ClockKind {
+        match self {
+            AnyClock::System(_) => ClockKind::System,
+            AnyClock::Fast(_) => ClockKind::Fast,
+            AnyClock::Manual(_) => ClockKind::Manual,
+        }
     }
 }
 

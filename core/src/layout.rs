@@ -17,6 +17,37 @@ pub enum FieldOrder {
     SequenceThenNode,
 }
 
+impl FieldOrder {
+    /// Both orders, in the order of [`NAMES`](Self::NAMES).
+    pub const ALL: [FieldOrder; 2] = [FieldOrder::NodeThenSequence, FieldOrder::SequenceThenNode];
+
+    /// The name of each order, for messages that list the valid ones.
+    pub const NAMES: [&'static str; 2] = [Self::ALL[0].name(), Self::ALL[1].name()];
+
+    /// The order's name, as the faces, configuration and `vectors.json` spell it:
+    /// `node_then_sequence` or `sequence_then_node`.
+    ///
+    /// ```
+    /// use ferroflake::FieldOrder;
+    /// assert_eq!(FieldOrder::SequenceThenNode.name(), "sequence_then_node");
+    /// for order in FieldOrder::ALL {
+    ///     assert_eq!(FieldOrder::from_name(order.name()), Some(order));
+    /// }
+    /// assert_eq!(FieldOrder::from_name("Node_Then_Sequence"), None);
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            FieldOrder::NodeThenSequence => "node_then_sequence",
+            FieldOrder::SequenceThenNode => "sequence_then_node",
+        }
+    }
+
+    /// The order with this [`name`](Self::name) (exact, lower case), if any.
+    pub fn from_name(name: &str) -> Option<FieldOrder> {
+        Self::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
 /// A validated bit layout: field widths, tick, epoch and field order.
 ///
 /// Build one with a preset ([`Layout::twitter`], [`Layout::sonyflake`], ...) or with

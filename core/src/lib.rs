@@ -54,6 +54,7 @@ extern crate std;
 #[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
 mod any_clock;
 mod clock;
+mod clock_kind;
 mod error;
 #[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
 mod fast_clock;
@@ -69,6 +70,7 @@ pub use any_clock::AnyClock;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
 pub use clock::{Clock, ManualClock};
+pub use clock_kind::ClockKind;
 pub use error::{Error, ErrorKind};
 #[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
 pub use fast_clock::{FastClock, FastClockSource};

@@ -16,11 +16,8 @@ fn u(v: &Value) -> u64 {
 }
 
 fn layout(spec: &Value) -> Result<Layout, Error> {
-    let order = match spec["order"].as_str().unwrap() {
-        "node_then_sequence" => FieldOrder::NodeThenSequence,
-        "sequence_then_node" => FieldOrder::SequenceThenNode,
-        other => panic!("unknown order {other}"),
-    };
+    let name = spec["order"].as_str().unwrap();
+    let order = FieldOrder::from_name(name).unwrap_or_else(|| panic!("unknown order {name}"));
     Layout::builder(
         spec["time_bits"].as_u64().unwrap() as u32,
         spec["node_bits"].as_u64().unwrap() as u32,

@@ -404,6 +404,21 @@ mod tests {
     }
 
     #[test]
+    fn field_order_values_follow_the_core_names_in_order() {
+        for (value, name) in FieldOrder::NAMES.iter().enumerate() {
+            assert_eq!(
+                field_order(value as u32),
+                Ok(FieldOrder::from_name(name).unwrap()),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            field_order(FieldOrder::NAMES.len() as u32),
+            Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE)
+        );
+    }
+
+    #[test]
     fn out_params_stay_untouched_on_failure() {
         let sentinel = 0x5a5a as *mut ferroflake_layout;
         let mut handle = sentinel;

@@ -100,6 +100,7 @@ pub unsafe extern "C" fn ferroflake_generator_options_default(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferroflake::ClockKind;
 
     #[test]
     fn defaults_are_the_core_defaults() {
@@ -119,9 +120,22 @@ mod tests {
     }
 
     #[test]
+    fn clock_values_follow_the_core_names_in_order() {
+        let mut options = ferroflake_generator_options::defaults();
+        for (value, name) in ClockKind::NAMES.iter().enumerate() {
+            options.clock = value as ferroflake_clock;
+            assert_eq!(
+                options.make_clock(1).map(|clock| clock.kind()).ok(),
+                ClockKind::from_name(name),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn unknown_clock_values_are_refused() {
         let mut options = ferroflake_generator_options::defaults();
-        options.clock = 3;
+        options.clock = ClockKind::ALL.len() as ferroflake_clock;
         assert!(matches!(
             options.make_clock(1),
             Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE)
