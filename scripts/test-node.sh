@@ -27,6 +27,32 @@ node --input-type=module -e '
   console.log("import from the consumer folder:", id);
 '
 
+echo "--- the README's Node quickstart, as require and as import, from the consumer folder"
+sed -n '/<!-- section:quickstart-node -->/,/<!-- \/section:quickstart-node -->/p' "$root/README.md" |
+  sed -n '/^```js$/,/^```$/p' | sed '1d;$d' >quickstart.js
+# The same lines with the `import` the first line's comment offers in place of `require`.
+sed -E '1s#^const .* // or: (import .*)$#\1#' quickstart.js >quickstart.mjs
+grep -q '^import ' quickstart.mjs || { echo "FAIL: the Node quickstart offers no import form"; exit 1; }
+# Loaded first: records what the snippet logs and checks it when the process ends.
+cat >check-quickstart.cjs <<'JS'
+const assert = require('node:assert/strict')
+const logged = []
+const log = console.log
+console.log = (...args) => { logged.push(args); log(...args) }
+process.on('exit', (code) => {
+  if (code !== 0) return
+  assert.equal(logged.length, 1, 'the quickstart logs one line')
+  const [id, parts] = logged[0]
+  assert.ok(Number.isSafeInteger(id) && id > 0, `id ${id} is a positive safe integer`)
+  assert.equal(parts.nodeId, 3)
+  assert.ok(Number.isSafeInteger(parts.sequence) && parts.shard === 0)
+  assert.ok(Math.abs(parts.timestampMs - Date.now()) < 60_000, 'the timestamp is now')
+  assert.ok(parts.date instanceof Date && parts.date.getTime() === parts.timestampMs)
+})
+JS
+node --require ./check-quickstart.cjs quickstart.js
+node --require ./check-quickstart.cjs quickstart.mjs
+
 echo "--- dev dependencies (the napi CLI, for the .d.ts check)"
 cd "$package"
 npm install --no-audit --no-fund --ignore-scripts

@@ -8,6 +8,17 @@ cargo build -p ferroflake --no-default-features
 cargo clippy -p ferroflake --all-targets -- -D warnings
 cargo test -p ferroflake
 
+echo "--- the README's Rust quickstart (core/examples/quickstart.rs; lease/tests/readme.rs keeps them equal)"
+line=$(cargo run -q -p ferroflake --example quickstart)
+echo "$line"
+now_ms=$(date +%s%3N)
+# "<decimal id> <base62 id> <timestamp_ms>", the timestamp within a minute of now.
+if ! [[ "$line" =~ ^[0-9]+\ [0-9A-Za-z]{11}\ ([0-9]+)$ ]] \
+  || (( BASH_REMATCH[1] < now_ms - 60000 || BASH_REMATCH[1] > now_ms + 60000 )); then
+  echo "FAIL: the quickstart printed \"$line\", not an id, its base62 form and a current timestamp"
+  exit 1
+fi
+
 echo "--- loom models (release, preemption bound 2)"
 RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 \
   cargo test -p ferroflake --test loom --release --target-dir target/loom

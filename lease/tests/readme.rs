@@ -1,6 +1,7 @@
-//! The README's Rust quickstarts are examples that the suites run (`lease/examples/
-//! quickstart.rs`, `segment/examples/quickstart.rs`): each README section must show exactly
-//! the lines between its example's markers, so the two cannot drift apart.
+//! The README's Rust quickstarts are examples that the suites run (`core/examples/
+//! quickstart.rs`, `lease/examples/quickstart.rs`, `segment/examples/quickstart.rs`): each
+//! README section must show exactly the lines between its example's markers, so the two
+//! cannot drift apart.
 
 /// The rust block inside `<!-- section:NAME -->` of README.md.
 fn readme_block(readme: &str, name: &str) -> String {
@@ -35,6 +36,7 @@ fn readme_quickstarts_match_their_examples() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
     for (section, example) in [
+        ("quickstart-rust", "core/examples/quickstart.rs"),
         ("quickstart-lease", "lease/examples/quickstart.rs"),
         ("quickstart-segment", "segment/examples/quickstart.rs"),
     ] {
