@@ -1,0 +1,336 @@
+//! `ferroflake serve` as a process: SIGTERM under load, a second signal, a drain that
+//! times out.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry};
+use ferroflake_segment::{SegmentStore, SqliteStore};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
+
+/// A `ferroflake serve` child, its address, and its log lines (JSON, from stderr).
+struct Service {
+    child: Child,
+    base: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Service {
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                    if v["event"] == "started" {
+                        let _ = tx.send(v["addr"].as_str().unwrap_or_default().to_owned());
+                    }
+                }
+                lines.lock().unwrap().push(line);
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no start line: {:?}", log.lock().unwrap()));
+        Service {
+            child,
+            base: format!("http://{addr}"),
+            log,
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn wait(&mut self, within: Duration) -> ExitStatus {
+        let until = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!("did not exit in {within:?}: {:?}", self.log.lock().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn logged(&self, event: &str) -> Option<serde_json::Value> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["event"] == event)
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .new_agent()
+}
+
+fn get(agent: &ureq::Agent, url: &str) -> Result<(u16, String), ureq::Error> {
+    let mut response = agent.get(url).call()?;
+    let body = response.body_mut().read_to_string()?;
+    Ok((response.status().as_u16(), body))
+}
+
+fn wait_ready(base: &str) {
+    let agent = client();
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        if let Ok((200, _)) = get(&agent, &format!("{base}/readyz")) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("not ready");
+}
+
+/// Leases and store in one temporary directory; key `k` from 1, step 500.
+fn place() -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    SqliteStore::open(&store)
+        .unwrap()
+        .create("k", 1, 500)
+        .unwrap();
+    let leases = dir.path().join("leases");
+    let (store, leases) = (
+        store.to_str().unwrap().to_owned(),
+        leases.to_str().unwrap().to_owned(),
+    );
+    (dir, store, leases)
+}
+
+#[test]
+fn sigterm_under_load_answers_every_request_rightly_releases_the_lease_and_gives_segments_back() {
+    let (_dir, store, leases) = place();
+    let mut service = Service::start(&[
+        "--lease",
+        &leases,
+        "--lease-ttl-ms",
+        "1000",
+        "--lease-max-ttl-ms",
+        "1000",
+        "--store",
+        &store,
+        "--preload",
+        "k",
+    ]);
+    wait_ready(&service.base);
+    let node = get(&client(), &format!("{}/readyz", service.base))
+        .unwrap()
+        .1;
+    let node: serde_json::Value = serde_json::from_str(&node).unwrap();
+    assert_eq!(
+        node["lease"]["node"], 0,
+        "the first holder of a new registry gets node 0"
+    );
+
+    let stop = AtomicBool::new(false);
+    let segment_ids = Mutex::new(Vec::new());
+    let snowflake_ids = Mutex::new(Vec::new());
+    let refusals = Mutex::new(Vec::new());
+    let base = service.base.clone();
+    std::thread::scope(|scope| {
+        for route in [
+            "/v1/segment/k?count=50",
+            "/api/segment/get/k",
+            "/api/snowflake/get/x",
+            "/v1/segment/k?count=7",
+        ] {
+            let (base, stop, segment_ids, snowflake_ids, refusals) =
+                (&base, &stop, &segment_ids, &snowflake_ids, &refusals);
+            scope.spawn(move || {
+                let agent = client();
+                while !stop.load(Ordering::SeqCst) {
+                    match get(&agent, &format!("{base}{route}")) {
+                        Ok((200, body)) => {
+                            let ids: Vec<u64> = if body.starts_with('{') {
+                                let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+                                v["ids"]
+                                    .as_array()
+                                    .unwrap()
+                                    .iter()
+                                    .map(|i| i.as_str().unwrap().parse().unwrap())
+                                    .collect()
+                            } else {
+                                vec![body
+                                    .parse()
+                                    .unwrap_or_else(|_| panic!("200 without an ID: {body:?}"))]
+                            };
+                            let sink = if route.contains("snowflake") {
+                                snowflake_ids
+                            } else {
+                                segment_ids
+                            };
+                            sink.lock().unwrap().extend(ids);
+                        }
+                        // During the stop: 503 (the allocator or the lease has closed), never
+                        // anything else.
+                        Ok((status, body)) => {
+                            assert_eq!(status, 503, "{route}: {body}");
+                            refusals.lock().unwrap().push(body);
+                        }
+                        // The listener has closed: the server is gone.
+                        Err(_) => break,
+                    }
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(800));
+        service.signal("TERM");
+        let status = service.wait(Duration::from_secs(15));
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(status.code(), Some(0), "{:?}", service.log.lock().unwrap());
+    });
+
+    let segment_ids = segment_ids.into_inner().unwrap();
+    let snowflake_ids = snowflake_ids.into_inner().unwrap();
+    assert!(
+        segment_ids.len() > 100 && snowflake_ids.len() > 10,
+        "load ran"
+    );
+    for ids in [&segment_ids, &snowflake_ids] {
+        let unique: HashSet<u64> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "no duplicate");
+    }
+    // Segments given back: the table continues right after the highest ID answered.
+    let max_issued = *segment_ids.iter().max().unwrap();
+    let row = SqliteStore::open(&store)
+        .unwrap()
+        .peek("k")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        row.max_id,
+        max_issued + 1,
+        "the unissued rest went back to the table"
+    );
+    assert!(service.logged("segment_given_back").is_some());
+    assert!(service.logged("lease_released").is_some());
+    assert!(service.logged("stopped").is_some());
+
+    // The lease was released: a claim that may only take node 0 gets it at once (a lapsed
+    // one would wait out TTL + quarantine).
+    let registry = EmbeddedRegistry::open(&leases).unwrap();
+    let grant = registry
+        .acquire(&LeaseRequest {
+            node_count: 1,
+            ttl: Duration::from_secs(1),
+            quarantine: Duration::from_millis(200),
+            holder: "test".into(),
+            max_ttl: Duration::from_secs(1),
+        })
+        .expect("node 0 is free at once");
+    assert_eq!(grant.node_id, 0);
+    assert!(grant.floor_wait.is_zero());
+    // And the next holder starts past every ID the server answered.
+    let last_ms = snowflake_ids
+        .iter()
+        .map(|&id| {
+            ferroflake::Layout::twitter()
+                .decode(id)
+                .unwrap()
+                .timestamp_ms
+        })
+        .max()
+        .unwrap();
+    assert!(grant.previous_high_water_ms > last_ms);
+}
+
+#[test]
+fn a_second_signal_during_the_stop_exits_at_once() {
+    let (_dir, store, leases) = place();
+    // The default 10 s max TTL makes the new registry's first claim wait 12 s, and the
+    // stop waits up to 2 s for that claim: long enough to send a second signal.
+    let mut service = Service::start(&["--lease", &leases, "--store", &store]);
+    std::thread::sleep(Duration::from_millis(300));
+    service.signal("TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    let began = Instant::now();
+    service.signal("INT");
+    let status = service.wait(Duration::from_secs(5));
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{:?}",
+        service.log.lock().unwrap()
+    );
+    assert!(began.elapsed() < Duration::from_secs(1));
+    assert!(service.logged("forced_exit").is_some());
+}
+
+#[test]
+fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
+    let (_dir, store, leases) = place();
+    let mut service = Service::start(&[
+        "--lease",
+        &leases,
+        "--lease-ttl-ms",
+        "1000",
+        "--lease-max-ttl-ms",
+        "1000",
+        "--store",
+        &store,
+        "--preload",
+        "k",
+        "--shutdown-timeout-ms",
+        "500",
+    ]);
+    wait_ready(&service.base);
+    let id = get(&client(), &format!("{}/api/segment/get/k", service.base)).unwrap();
+    assert_eq!(id, (200, "1".to_owned()));
+    // A request that never finishes arriving keeps the drain waiting.
+    let mut stuck = TcpStream::connect(service.base.trim_start_matches("http://")).unwrap();
+    stuck
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    service.signal("TERM");
+    let status = service.wait(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(1));
+    assert!(service.logged("drain_timeout").is_some());
+    assert!(service.logged("lease_released").is_some());
+    let row = SqliteStore::open(&store)
+        .unwrap()
+        .peek("k")
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.max_id, 2, "the rest went back");
+}

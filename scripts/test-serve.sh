@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The ID service (`ferroflake serve`, crate ferroflake-serve) over real HTTP: every route
+# (the Leaf-compatible ones included), bad input, readiness, two servers sharing one
+# SQLite store and one lease registry (a million IDs per mode, no duplicate), SIGTERM under
+# load, a second signal, a drain that times out; then PostgreSQL, started here, killed
+# under load and started again. Run scripts/install-deps.sh first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+for tool in psql protoc; do
+  command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
+done
+
+# Build everything first, so the server is not kept waiting.
+cargo test -p ferroflake-serve --features stores --no-run --quiet
+cargo test -p ferroflake-cli --test serve --no-run --quiet
+
+# Unit tests, doctests, routes, readiness and the two-server run, in this process.
+cargo test -p ferroflake-serve --features stores
+# The binary as a child process: SIGTERM under load, a second signal, a drain timeout.
+cargo test -p ferroflake-cli --test serve
+
+FF_SERVERS_DIR=$(mktemp -d)
+export FF_SERVERS_DIR
+ctl() { bash scripts/servers/ctl.sh "$@"; }
+trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR"' EXIT
+ctl start postgres
+export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
+cargo test -p ferroflake-serve --features stores --test store_outage -- --ignored --nocapture
+echo "serve passed in $(( $(date +%s) - start )) s"
