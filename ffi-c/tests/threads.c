@@ -1,5 +1,8 @@
 /* Several pthreads share one generator handle (system clock): every id is unique, and each
- * thread sees its own ids strictly increasing. Half the threads use next_id, half next_ids. */
+ * thread sees its own ids strictly increasing. Half the threads use next_id, half next_ids.
+ * Run plainly, under valgrind, ASan and ThreadSanitizer. Built with
+ * -DFERROFLAKE_TEST_DATA_RACE, the workers also bump one unsynchronised counter: a data race
+ * ThreadSanitizer must report, so the suite knows the TSan run can fail. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +12,13 @@
 #define THREADS 4
 #define PER_THREAD 20000
 #define BATCH 64
+
+#ifdef FERROFLAKE_TEST_DATA_RACE
+static size_t calls_made;
+#define COUNT_CALL() (calls_made++)
+#else
+#define COUNT_CALL() ((void)0)
+#endif
 
 struct worker {
     const ferroflake_generator *generator;
@@ -23,9 +33,11 @@ static void *issue(void *arg) {
         if (w->batched) {
             size_t n = PER_THREAD - i < BATCH ? PER_THREAD - i : BATCH;
             CHECK_OK(ferroflake_generator_next_ids(w->generator, &w->ids[i], n));
+            COUNT_CALL();
             i += n;
         } else {
             CHECK_OK(ferroflake_generator_next_id(w->generator, &w->ids[i]));
+            COUNT_CALL();
             i++;
         }
     }
