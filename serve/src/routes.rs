@@ -30,7 +30,7 @@ use ferroflake_segment::{KeyStatus, Range};
 use serde_json::{json, Value};
 
 use crate::issue::{self, check_key, refused, Mode};
-use crate::metrics::{READY, REQUESTS, REQUEST_SECONDS};
+use crate::metrics::{Metrics, READY, REQUESTS, REQUEST_SECONDS};
 use crate::refusal::Refusal;
 use crate::server::AppState;
 
@@ -57,24 +57,65 @@ pub fn router(state: Shared) -> Router {
         .with_state(state)
 }
 
-/// Counts every matched request by route and status, and times it.
+/// Counts every matched request by route and status, and times it. The handles are
+/// looked up by the route's template without building a metric key per request.
 async fn measure(State(state): State<Shared>, request: Request, next: Next) -> Response {
     let began = Instant::now();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let response = next.run(request).await;
-    let status = response.status();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     state
-        .metrics
-        .histogram(REQUEST_SECONDS, &[("route", &route)])
-        .record(began.elapsed().as_secs_f64());
-    state
-        .metrics
-        .counter(REQUESTS, &[("route", &route), ("status", status.as_str())])
-        .increment(1);
+        .routes
+        .record(&state.metrics, route, response.status(), began.elapsed());
     response
+}
+
+/// Per-route latency histograms and per-route, per-status counters, registered once.
+#[derive(Default)]
+pub struct RouteMetrics {
+    routes: std::sync::RwLock<std::collections::HashMap<String, RouteHandles>>,
+}
+
+struct RouteHandles {
+    latency: metrics::Histogram,
+    statuses: Vec<(StatusCode, metrics::Counter)>,
+}
+
+impl RouteMetrics {
+    fn record(
+        &self,
+        metrics: &Metrics,
+        route: &str,
+        status: StatusCode,
+        took: std::time::Duration,
+    ) {
+        {
+            let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(handles) = routes.get(route) {
+                if let Some((_, counter)) = handles.statuses.iter().find(|(s, _)| *s == status) {
+                    handles.latency.record(took.as_secs_f64());
+                    counter.increment(1);
+                    return;
+                }
+            }
+        }
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        let handles = routes
+            .entry(route.to_owned())
+            .or_insert_with(|| RouteHandles {
+                latency: metrics.histogram(REQUEST_SECONDS, &[("route", route)]),
+                statuses: Vec::new(),
+            });
+        if !handles.statuses.iter().any(|(s, _)| *s == status) {
+            let counter =
+                metrics.counter(REQUESTS, &[("route", route), ("status", status.as_str())]);
+            handles.statuses.push((status, counter));
+        }
+        handles.latency.record(took.as_secs_f64());
+        if let Some((_, counter)) = handles.statuses.iter().find(|(s, _)| *s == status) {
+            counter.increment(1);
+        }
+    }
 }
 
 /// The key from the path, or a 400 saying why it cannot be one.

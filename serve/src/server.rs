@@ -37,6 +37,8 @@ pub struct AppState {
     pub segments: Option<Arc<Segments>>,
     /// The server's metrics registry.
     pub metrics: Arc<Metrics>,
+    /// Request counters and latency per route.
+    pub routes: crate::routes::RouteMetrics,
     /// Set when the stop begins.
     pub stopping: AtomicBool,
     /// Set when the preload has finished (or was cut short by a stop).
@@ -123,6 +125,7 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
         snowflake,
         segments,
         metrics,
+        routes: crate::routes::RouteMetrics::default(),
         stopping: AtomicBool::new(false),
         preload_stop: AtomicBool::new(false),
     });
