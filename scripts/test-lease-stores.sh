@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The lease registries on etcd, Redis, ZooKeeper and PostgreSQL, against real servers
-# started here on 127.0.0.1 (scripts/servers/ctl.sh): unit tests, the ferroflake-lease
-# conformance suite per server, then the fault tests per server (32 processes racing for
-# 16 ids, 8 x 100,000 IDs merged, a SIGSTOPped holder, the server killed and restarted
-# mid-run, a first start against nothing, records lost under a live holder in every way
-# each store can lose them, an evicting Redis refused), then the CLI (back-to-back runs).
-# Run scripts/install-deps.sh first.
+# started here on 127.0.0.1 (scripts/servers/ctl.sh), and the multi-process suite
+# (tests/processes.rs) on every registry: first the unit tests and that suite on the
+# embedded registry (no server needed), then with the servers up the ferroflake-lease
+# conformance suite per server, the multi-process suite per server (32 processes racing
+# for 16 ids, 8 x 100,000 IDs merged, 8 processes handing 4 ids over, a SIGSTOPped
+# holder, the server killed and restarted mid-run, a first start against nothing, records
+# lost under a live holder in every way each store can lose them, an evicting Redis
+# refused), then the CLI (concurrent and back-to-back runs). Run scripts/install-deps.sh
+# first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -17,6 +20,12 @@ done
 cargo test -p ferroflake-lease-stores --no-run --quiet
 cargo build -p ferroflake-cli --features stores --quiet
 ferroflake="${CARGO_TARGET_DIR:-target}/debug/ferroflake"
+
+# Unit tests, doctests and the multi-process suite on the embedded registry, before the
+# servers start (the server tests are #[ignore]d here and run below). Two at a time: the
+# scenarios start up to 32 processes each, on deadlines of a second or two.
+cargo test -p ferroflake-lease-stores -- --test-threads=2
+echo "embedded and unit tests passed ($(( $(date +%s) - start )) s)"
 
 FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
@@ -31,13 +40,12 @@ export FERROFLAKE_TEST_ZOOKEEPER=$(ctl url zookeeper)
 export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
 echo "servers up under $FF_SERVERS_DIR ($(( $(date +%s) - start )) s)"
 
-# Unit tests and doctests (the server tests are #[ignore]d here and run below).
-cargo test -p ferroflake-lease-stores
 # The conformance suite, one test per check and server, four at a time: more at once
 # starve renewals of their sub-second deadlines on two cores.
 cargo test -p ferroflake-lease-stores --test conformance -- --ignored --test-threads=4
-# Fault tests: one server at a time, since each ends by killing and restarting its server.
-cargo test -p ferroflake-lease-stores --test faults -- --ignored --test-threads=1 --nocapture
+# The multi-process suite per server, one test at a time: some kill and restart their
+# server. (--ignored runs only the server tests: the embedded ones ran above.)
+cargo test -p ferroflake-lease-stores --test processes -- --ignored --test-threads=1 --nocapture
 
 # The CLI on each store: two `ferroflake next --lease URL` at once both issue, with no ID
 # in common; an unreachable store is refused with a clear message and exit code.

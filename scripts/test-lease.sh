@@ -2,10 +2,9 @@
 # The lease suite: the embedded registry against the conformance suite and hostile
 # directories (as root: a directory and a link another user prepared), the leased
 # generator on the manual clock (fencing, failing and recovering renewals, loss, restarts
-# with the clock set back), real processes sharing one registry (32 racing for 16 ids,
-# 8 x 100,000 IDs, a holder stopped with SIGSTOP past its TTL, the registry deleted under
-# a running holder, a wall clock stepped forward under libfaketime), and the `ferroflake`
-# CLI. The store backends have their own suite (test-lease-stores.sh).
+# with the clock set back), and the `ferroflake` CLI. The multi-process suite (many
+# processes on one registry) runs per registry, the embedded one included, in
+# test-lease-stores.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

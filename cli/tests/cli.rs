@@ -265,32 +265,6 @@ fn two_leased_runs_at_once_get_different_node_ids() {
 }
 
 #[test]
-fn eight_leased_runs_at_once_issue_800k_ids_without_duplicates() {
-    let dir = shared_registry();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            Command::new(BIN)
-                .args(["next", "-n", "100000", "--lease", dir])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut all = HashSet::new();
-    let mut nodes = HashSet::new();
-    for child in children {
-        let out = stdout(&child.wait_with_output().unwrap());
-        let ids: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
-        assert_eq!(ids.len(), 100_000);
-        nodes.insert(Layout::twitter().decode(ids[0]).unwrap().node);
-        all.extend(ids);
-    }
-    assert_eq!(all.len(), 800_000, "0 duplicates across 8 processes");
-    assert_eq!(nodes.len(), 8, "each process leased its own node id");
-}
-
-#[test]
 fn without_a_usable_registry_next_refuses_and_guesses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let records = dir.path().join("leases.json");

@@ -1,0 +1,1032 @@
+//! One multi-process suite, run against every registry by its address: many
+//! `ferroflake-lease-probe` processes racing for ids, issuing side by side and handing ids
+//! over, a holder stopped with SIGSTOP past its TTL, records lost under a live holder,
+//! and, where they apply, a server killed and restarted mid-run, a first start against
+//! nothing, an evicting Redis, and a wall clock stepped forward (libfaketime).
+//!
+//! The embedded registry (a private temporary directory) needs nothing and always runs.
+//! The server tests need the servers of scripts/test-lease-stores.sh (and its
+//! `FF_SERVERS_DIR`, to kill and restart them), hence `#[ignore]`; run them one at a time
+//! (`--ignored --test-threads=1`): some take their server away.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ferroflake::{Layout, TWITTER_EPOCH_MS};
+
+const PROBE: &str = env!("CARGO_BIN_EXE_ferroflake-lease-probe");
+
+/// A registry under test: its name, how to make a fresh namespace of it, and the claim
+/// TTL and quarantine its holders use.
+struct Backend {
+    name: &'static str,
+    /// The server's base address; `None` for the embedded registry.
+    base: Option<String>,
+    ttl_ms: u64,
+    quarantine_ms: u64,
+}
+
+impl Backend {
+    fn new(name: &'static str) -> Backend {
+        let (ttl_ms, quarantine_ms) = match name {
+            // A file lock and a local clock: nothing to wait for but the machine.
+            "embedded" => (1500, 300),
+            // etcd counts lease TTLs in whole seconds and raises short ones to about 2 s,
+            // and its remaining TTL is read rounded down, so a claim counts as expired up
+            // to 1 s early: 3 s leaves renewals (every TTL/3) a second of slack with 32
+            // processes on two cores, where 2 s left a third of one.
+            "etcd" => (3000, 1000),
+            _ => (1000, 500),
+        };
+        let base = (name != "embedded").then(|| common::base_url(name));
+        Backend {
+            name,
+            base,
+            ttl_ms,
+            quarantine_ms,
+        }
+    }
+
+    fn is_embedded(&self) -> bool {
+        self.base.is_none()
+    }
+
+    fn base(&self) -> &str {
+        self.base.as_deref().expect("a server backend")
+    }
+
+    /// A registry no other test uses: a new directory, or a new namespace on the server.
+    fn fresh_address(&self, tag: &str) -> String {
+        match &self.base {
+            None => scratch(tag).join("registry").to_str().unwrap().to_owned(),
+            Some(base) => common::namespaced(self.name, base, &common::unique(tag)),
+        }
+    }
+
+    /// A probe command on `address` with this backend's timings.
+    fn probe(&self, address: &str, node_bits: u32) -> Command {
+        let mut cmd = Command::new(PROBE);
+        cmd.args(["--registry", address])
+            .args(["--node-bits", &node_bits.to_string()])
+            // Every holder here uses this TTL: the lost-records floor is TTL + quarantine.
+            .args(["--ttl-ms", &self.ttl_ms.to_string()])
+            .args(["--quarantine-ms", &self.quarantine_ms.to_string()])
+            .args(["--skew-ms", "50"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+}
+
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The probe's layout for `node_bits`: 41 time bits, 12 sequence bits, Twitter epoch.
+fn layout(node_bits: u32) -> Layout {
+    Layout::builder(41, node_bits, 12)
+        .epoch_ms(TWITTER_EPOCH_MS as i64)
+        .build()
+        .unwrap()
+}
+
+fn read_ids(path: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(common::unique(tag));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What a finished probe said.
+struct Finished {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Finished {
+    fn code(&self) -> i32 {
+        self.status.code().unwrap_or(-1)
+    }
+    fn nodes(&self) -> Vec<u64> {
+        nodes_in(&self.stdout)
+    }
+}
+
+fn nodes_in(stdout: &str) -> Vec<u64> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("node=")?.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// Reads a child's stdout into a shared string as it comes, so that the pipe never fills
+/// and a test can look at what the probe said so far.
+fn collect_stdout(child: &mut Child) -> Arc<Mutex<String>> {
+    let text = Arc::new(Mutex::new(String::new()));
+    let reader = BufReader::new(child.stdout.take().unwrap());
+    let sink = Arc::clone(&text);
+    thread::spawn(move || {
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            let mut text = sink.lock().unwrap();
+            text.push_str(&line);
+            text.push('\n');
+        }
+    });
+    text
+}
+
+/// Waits for `child` at most `limit`, killing it (and failing) if it overruns. Reads its
+/// output meanwhile: a full pipe would block a child that holds an id others wait for.
+fn finish(mut child: Child, limit: Duration, what: &str) -> Finished {
+    let stdout = match &child.stdout {
+        Some(_) => Some(collect_stdout(&mut child)),
+        None => None,
+    };
+    let stderr = {
+        let mut pipe = child.stderr.take().unwrap();
+        thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+            text
+        })
+    };
+    let until = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            let said = stdout
+                .map(|s| s.lock().unwrap().clone())
+                .unwrap_or_default();
+            panic!(
+                "{what} did not finish within {limit:?}; stdout: {said} stderr: {}",
+                stderr.join().unwrap()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = stderr.join().unwrap();
+    // The reader ends with the pipe, soon after the exit.
+    thread::sleep(Duration::from_millis(50));
+    let stdout = stdout
+        .map(|s| s.lock().unwrap().clone())
+        .unwrap_or_default();
+    Finished {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+/// Waits for all `children`, each at most `limit` from now.
+fn finish_all(children: Vec<Child>, limit: Duration, what: &str) -> Vec<Finished> {
+    let until = Instant::now() + limit;
+    let waiting: Vec<_> = children
+        .into_iter()
+        .map(|child| {
+            let what = what.to_owned();
+            thread::spawn(move || {
+                finish(
+                    child,
+                    until.saturating_duration_since(Instant::now()),
+                    &what,
+                )
+            })
+        })
+        .collect();
+    waiting
+        .into_iter()
+        .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        .collect()
+}
+
+/// Polls `done` every 10 ms for at most `limit`; panics with `what` if it never holds.
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let give_up = Instant::now() + limit;
+    while !done() {
+        assert!(
+            Instant::now() < give_up,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a probe printed a line that `matches`.
+fn said(stdout: &str, matches: impl Fn(&str) -> bool) -> bool {
+    stdout.lines().any(matches)
+}
+
+/// Reads the first line a probe prints (its `node=` line, or nothing if it failed).
+fn first_line(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line
+}
+
+fn ctl(command: &str, backend: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/servers/ctl.sh");
+    let status = Command::new("bash")
+        .arg(script)
+        .args([command, backend])
+        .status()
+        .unwrap();
+    assert!(status.success(), "ctl.sh {command} {backend} failed");
+}
+
+fn signal(child: &Child, sig: &str) {
+    // bash's built-in kill: no procps needed.
+    let status = Command::new("bash")
+        .args(["-c", &format!("kill {sig} {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {sig} failed");
+}
+
+/// Sorted IDs with no repeats, or a panic naming the first duplicate.
+fn assert_unique(all: &mut [u64], layout: &Layout) {
+    all.sort_unstable();
+    if let Some(w) = all.windows(2).find(|w| w[0] == w[1]) {
+        panic!("duplicate ID {} = {:?}", w[0], layout.decode(w[0]));
+    }
+}
+
+/// Checks one issuer's run: it finished, leased one node id, and wrote `count` strictly
+/// increasing IDs of that node. Returns the node id and the IDs.
+fn check_issuer(
+    b: &Backend,
+    r: &Finished,
+    out: &Path,
+    count: usize,
+    node_bits: u32,
+) -> (u64, Vec<u64>) {
+    assert_eq!(r.code(), 0, "{}: an issuer failed: {}", b.name, r.stderr);
+    let nodes = r.nodes();
+    assert_eq!(
+        nodes.len(),
+        1,
+        "{}: one lease per issuer: {}",
+        b.name,
+        r.stdout
+    );
+    let ids = read_ids(out);
+    assert_eq!(
+        ids.len(),
+        count,
+        "{}: an issuer wrote {} IDs",
+        b.name,
+        ids.len()
+    );
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "{}: each process's IDs increase",
+        b.name
+    );
+    let layout = layout(node_bits);
+    assert!(
+        ids.iter()
+            .all(|&id| layout.decode(id).unwrap().node == nodes[0]),
+        "{}: every ID carries the issuer's node id",
+        b.name
+    );
+    (nodes[0], ids)
+}
+
+/// 32 processes race for 16 ids: exactly 16 win, each a different id, and the other 16
+/// are told that every id is leased.
+fn race(b: &Backend) {
+    let address = b.fresh_address("race");
+    let answered = scratch("race");
+    let start_at = wall_ms() + 2500;
+    let children: Vec<Child> = (0..32)
+        .map(|_| {
+            b.probe(&address, 4)
+                .args(["race", "--start-at-ms", &start_at.to_string()])
+                .args(["--answered-dir", answered.to_str().unwrap()])
+                .args(["--racers", "32"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let results = finish_all(children, Duration::from_secs(90), "racer");
+    let winners: Vec<&Finished> = results.iter().filter(|r| r.code() == 0).collect();
+    let won: Vec<u64> = winners.iter().flat_map(|r| r.nodes()).collect();
+    for r in &results {
+        assert!(
+            r.code() == 0 || (r.code() == 3 && r.stderr.contains("node ids are leased")),
+            "{}: a racer neither won nor found all ids taken: code {} stderr {}",
+            b.name,
+            r.code(),
+            r.stderr
+        );
+    }
+    assert_eq!(
+        winners.len(),
+        16,
+        "{}: exactly 16 of 32 racers must win",
+        b.name
+    );
+    assert_eq!(won.len(), 16, "{}: one id per winner: {won:?}", b.name);
+    assert_eq!(
+        won.iter().copied().collect::<BTreeSet<_>>(),
+        (0..16).collect(),
+        "{}: the 16 winners must hold ids 0..16",
+        b.name
+    );
+    std::fs::remove_dir_all(&answered).ok();
+    println!("{}: race: 16 of 32 won, ids 0..16 once each", b.name);
+}
+
+/// 8 processes hold 8 different ids at once, then issue 100,000 IDs each: merged, no
+/// duplicates.
+fn merged(b: &Backend) {
+    let address = b.fresh_address("merge");
+    let dir = scratch("merge");
+    let together = scratch("merge-together");
+    let outs: Vec<PathBuf> = (0..8).map(|i| dir.join(format!("{i}.ids"))).collect();
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| {
+            b.probe(&address, 10)
+                .args(["issue", "--count", "100000", "--out", out.to_str().unwrap()])
+                .args([
+                    "--together-dir",
+                    together.to_str().unwrap(),
+                    "--together",
+                    "8",
+                ])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let results = finish_all(children, Duration::from_secs(120), "issuer");
+    let mut all = Vec::new();
+    let mut nodes = BTreeSet::new();
+    for (r, out) in results.iter().zip(&outs) {
+        let (node, ids) = check_issuer(b, r, out, 100_000, 10);
+        nodes.insert(node);
+        all.extend(ids);
+    }
+    assert_eq!(
+        nodes.len(),
+        8,
+        "{}: 8 processes holding leases at once hold 8 ids: {nodes:?}",
+        b.name
+    );
+    assert_unique(&mut all, &layout(10));
+    assert_eq!(
+        all.len(),
+        800_000,
+        "{}: 0 duplicates across 8 processes",
+        b.name
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&together).ok();
+    println!(
+        "{}: merged: 800000 IDs from 8 processes on 8 node ids, 0 duplicates",
+        b.name
+    );
+}
+
+/// 8 processes share 4 ids, 100,000 IDs each: ids are handed over, each new holder
+/// starting past the previous holder's high-water mark; no duplicates.
+fn handover(b: &Backend) {
+    let address = b.fresh_address("handover");
+    let dir = scratch("handover");
+    let outs: Vec<PathBuf> = (0..8).map(|i| dir.join(format!("{i}.ids"))).collect();
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| {
+            b.probe(&address, 2)
+                .args(["issue", "--count", "100000", "--out", out.to_str().unwrap()])
+                .args(["--acquire-retry-ms", "60000"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let results = finish_all(children, Duration::from_secs(120), "issuer");
+    let mut all = Vec::new();
+    for (r, out) in results.iter().zip(&outs) {
+        let (node, ids) = check_issuer(b, r, out, 100_000, 2);
+        assert!(node < 4);
+        all.extend(ids);
+    }
+    assert_unique(&mut all, &layout(2));
+    assert_eq!(
+        all.len(),
+        800_000,
+        "{}: 0 duplicates across 8 processes",
+        b.name
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    println!(
+        "{}: handover: 800000 IDs from 8 processes on 4 node ids, 0 duplicates",
+        b.name
+    );
+}
+
+/// A holder SIGSTOPped past its TTL issues nothing after its deadline; its id is taken
+/// over; after SIGCONT it is refused, learns that its lease is lost, and issues nothing
+/// more. On the embedded registry the registry's lock is held while it resumes, so that
+/// only its own fence can stop it.
+fn stopped_holder(b: &Backend) {
+    let address = b.fresh_address("stop");
+    let dir = scratch("stop");
+    let layout = layout(0); // one node id, so the takeover must take the stopped holder's
+    let (old_out, new_out) = (dir.join("old.ids"), dir.join("new.ids"));
+    let mut old = b
+        .probe(&address, 0)
+        .args(["issue", "--run-ms", "120000", "--per-ms", "20"])
+        .args(["--out", old_out.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let line = first_line(&mut old);
+    assert!(
+        line.starts_with("node=0"),
+        "{}: the first holder did not start: {line:?}",
+        b.name
+    );
+    thread::sleep(Duration::from_millis(700));
+    signal(&old, "-STOP");
+    let stopped_at = wall_ms();
+    thread::sleep(Duration::from_millis(b.ttl_ms + b.quarantine_ms + 300));
+    // The id frees once the registry sees TTL + quarantine passed (etcd sweeps leases
+    // every 500 ms): the taker keeps trying for a while.
+    let taker = finish(
+        b.probe(&address, 0)
+            .args(["issue", "--count", "20000", "--per-ms", "20"])
+            .args(["--acquire-retry-ms", "10000"])
+            .args(["--out", new_out.to_str().unwrap()])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(30),
+        "taker",
+    );
+    assert_eq!(
+        taker.code(),
+        0,
+        "{}: the takeover failed: {}",
+        b.name,
+        taker.stderr
+    );
+    assert_eq!(
+        taker.nodes(),
+        vec![0],
+        "{}: the stopped holder's id went to the taker",
+        b.name
+    );
+    // The embedded registry's lock, held while the holder resumes: its renewals cannot
+    // learn that the lease is lost.
+    let lock = b.is_embedded().then(|| {
+        let lock = std::fs::File::open(Path::new(&address).join("leases.lock")).unwrap();
+        lock.lock().unwrap();
+        lock
+    });
+    let continued_at = wall_ms();
+    signal(&old, "-CONT");
+    if let Some(lock) = lock {
+        thread::sleep(Duration::from_millis(400));
+        assert!(
+            old.try_wait().unwrap().is_none(),
+            "without the registry, the holder cannot know it lost"
+        );
+        drop(lock);
+    }
+    let old = finish(old, Duration::from_secs(30), "stopped holder");
+    assert_eq!(
+        old.code(),
+        4,
+        "{}: the stopped holder must find its lease lost: {}",
+        b.name,
+        old.stderr
+    );
+    assert!(
+        said(&old.stdout, |l| l.starts_with("refused ")),
+        "{}: after SIGCONT the stopped holder is refused:\n{}",
+        b.name,
+        old.stdout
+    );
+    assert!(
+        said(&old.stdout, |l| l == "lost node=0"),
+        "{}: and learns that its lease is lost:\n{}",
+        b.name,
+        old.stdout
+    );
+    let old_ids = read_ids(&old_out);
+    let new_ids = read_ids(&new_out);
+    assert!(!old_ids.is_empty() && new_ids.len() == 20_000);
+    let stamp = |id: &u64| layout.decode(*id).unwrap().timestamp_ms;
+    let after_cont = old_ids
+        .iter()
+        .filter(|id| stamp(id) >= continued_at)
+        .count();
+    assert_eq!(
+        after_cont, 0,
+        "{}: the stopped holder issued {after_cont} IDs after SIGCONT",
+        b.name
+    );
+    let old_last = old_ids.iter().map(stamp).max().unwrap();
+    let new_first = new_ids.iter().map(stamp).min().unwrap();
+    // Its deadline was at most TTL after its last renewal, which came before the stop.
+    assert!(
+        old_last < stopped_at + b.ttl_ms,
+        "{}: the stopped holder issued at {old_last}, past its deadline (stopped at {stopped_at}, TTL {} ms)",
+        b.name,
+        b.ttl_ms
+    );
+    assert!(
+        new_first > old_last,
+        "{}: the new holder must start after the old one's last ID",
+        b.name
+    );
+    assert!(new_ids.iter().min() > old_ids.iter().max());
+    let mut all = [old_ids, new_ids].concat();
+    assert_unique(&mut all, &layout);
+    std::fs::remove_dir_all(&dir).ok();
+    println!(
+        "{}: stopped holder: last ID {} ms after the stop, taken over, 0 duplicates",
+        b.name,
+        old_last as i64 - stopped_at as i64
+    );
+}
+
+/// The server is killed and restarted mid-run: holders stop at their deadlines, then
+/// every holder recovers and issues again after the restart (past the floor where the
+/// store forgot its marks); no duplicates.
+fn server_restart(b: &Backend) {
+    let address = b.fresh_address("restart");
+    let dir = scratch("restart");
+    let outs: Vec<PathBuf> = (0..8).map(|i| dir.join(format!("{i}.ids"))).collect();
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| {
+            b.probe(&address, 10)
+                .args([
+                    "issue",
+                    "--run-ms",
+                    "14000",
+                    "--per-ms",
+                    "10",
+                    "--reacquire",
+                ])
+                .args(["--give-up-ms", "25000", "--out", out.to_str().unwrap()])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Every holder must be past its start (a new namespace's floor, TTL + quarantine).
+    thread::sleep(Duration::from_millis(
+        (b.ttl_ms + b.quarantine_ms + 2000).max(4000),
+    ));
+    let killed_at = wall_ms();
+    ctl("kill", b.name);
+    thread::sleep(Duration::from_millis(b.ttl_ms + 1500));
+    let restart_from = wall_ms();
+    ctl("start", b.name);
+    let results = finish_all(children, Duration::from_secs(90), "issuer");
+    let layout = layout(10);
+    let mut all = Vec::new();
+    let mut recovered = 0;
+    let mut issued_after = 0usize;
+    for (i, (r, out)) in results.iter().zip(&outs).enumerate() {
+        // Exit 0 only says the run time ran out (a holder still refused then exits 0
+        // too); recovery is checked below, on the IDs issued after the restart.
+        assert_eq!(
+            r.code(),
+            0,
+            "{}: holder {i} did not run to its end: stdout {} stderr {}",
+            b.name,
+            r.stdout,
+            r.stderr
+        );
+        let ids = read_ids(out);
+        // While the server was down, nothing may be issued past the deadlines (last
+        // renewal, at most the kill, + TTL).
+        let by_ms: BTreeMap<u64, usize> = ids.iter().fold(BTreeMap::new(), |mut m, id| {
+            *m.entry(layout.decode(*id).unwrap().timestamp_ms)
+                .or_default() += 1;
+            m
+        });
+        // Redis forgot every mark, so new holders must also wait out the floor: its start
+        // (after `restart_from`) + TTL + quarantine.
+        let quiet_until = if b.name == "redis" {
+            restart_from + b.ttl_ms + b.quarantine_ms
+        } else {
+            restart_from
+        };
+        let in_outage: usize = by_ms
+            .range(killed_at + b.ttl_ms + 1..quiet_until)
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(
+            in_outage, 0,
+            "{}: {in_outage} IDs issued between the deadline after the kill and {quiet_until}",
+            b.name
+        );
+        let mine_after: usize = by_ms.range(quiet_until..).map(|(_, n)| n).sum();
+        assert!(
+            mine_after > 0,
+            "{}: holder {i} issued nothing after the restart (from {quiet_until}): \
+             stdout {} stderr {}",
+            b.name,
+            r.stdout,
+            r.stderr
+        );
+        recovered += 1;
+        issued_after += mine_after;
+        all.extend(ids);
+    }
+    assert_unique(&mut all, &layout);
+    let lost: usize = results
+        .iter()
+        .map(|r| r.stdout.matches("lost node=").count())
+        .sum();
+    if b.name == "redis" {
+        // The test Redis keeps nothing across a restart: every claim is gone, so every
+        // holder must learn that its lease is lost (and re-acquire, past the floor).
+        assert_eq!(
+            lost, 8,
+            "redis: all 8 claims vanished with the restart, but {lost} holders noticed"
+        );
+    }
+    assert_eq!(recovered, 8, "{}: not every holder recovered", b.name);
+    std::fs::remove_dir_all(&dir).ok();
+    println!(
+        "{}: restart: {recovered}/8 holders recovered ({lost} lease(s) lost and re-acquired), \
+         {} IDs, {issued_after} after the restart, 0 in the outage, 0 duplicates",
+        b.name,
+        all.len()
+    );
+}
+
+/// The first start against a server that is not there fails at once, clearly.
+fn unreachable(b: &Backend) {
+    let address = match b.name {
+        "etcd" => "etcd://127.0.0.1:1",
+        "redis" => "redis://127.0.0.1:1/0",
+        "zookeeper" => "zk://127.0.0.1:1",
+        _ => "postgres://postgres@127.0.0.1:1/postgres",
+    };
+    let began = Instant::now();
+    let r = finish(
+        b.probe(address, 10)
+            .args(["issue", "--count", "1", "--out", "/dev/null"])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(20),
+        "probe against nothing",
+    );
+    assert_eq!(
+        r.code(),
+        2,
+        "{}: expected a start failure: {}",
+        b.name,
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("registry unreachable"),
+        "{}: the error must say the registry is unreachable: {}",
+        b.name,
+        r.stderr
+    );
+    assert!(r.nodes().is_empty());
+    println!(
+        "{}: unreachable: exit 2 after {:?}: {}",
+        b.name,
+        began.elapsed(),
+        r.stderr.trim()
+    );
+}
+
+/// How a test loses a registry's records from outside.
+#[derive(Debug, Clone, Copy)]
+enum Loss {
+    /// The embedded registry's whole directory removed (logind at logout, a tmp cleaner,
+    /// an operator).
+    DirectoryRemoved,
+    /// `etcdctl del --prefix`, Redis `FLUSHALL`, a recursive ZooKeeper delete, PostgreSQL
+    /// `DELETE FROM`.
+    Delete,
+    /// PostgreSQL `TRUNCATE`.
+    Truncate,
+    /// PostgreSQL `DROP TABLE`.
+    Drop,
+    /// The server killed, its data directory wiped, and started again.
+    WipedRestart,
+}
+
+fn lose(b: &Backend, address: &str, how: Loss) {
+    let psql = |sql: &str| {
+        let ferroflake_lease_stores::StoreAddress::Postgres { url, table } =
+            ferroflake_lease_stores::StoreAddress::parse(address).unwrap()
+        else {
+            unreachable!()
+        };
+        let sql = sql.replace("{t}", &table);
+        let ok = Command::new("psql")
+            .args([&url, "-qc", &sql])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "psql {sql} failed");
+    };
+    match (how, b.name) {
+        (Loss::DirectoryRemoved, _) => std::fs::remove_dir_all(address).unwrap(),
+        (Loss::Delete, "redis") => {
+            let ok = Command::new("redis-cli")
+                .args(["-u", b.base(), "FLUSHALL"])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "FLUSHALL failed");
+        }
+        (Loss::Delete, "postgres") => psql("DELETE FROM {t}"),
+        (Loss::Delete, _) => common::lose_records(b.name, address),
+        (Loss::Truncate, _) => psql("TRUNCATE {t}"),
+        (Loss::Drop, _) => psql("DROP TABLE {t}"),
+        (Loss::WipedRestart, name) => {
+            ctl("kill", name);
+            let dir = std::env::var("FF_SERVERS_DIR").expect("FF_SERVERS_DIR");
+            let data = Path::new(&dir).join(name);
+            if name == "postgres" {
+                // initdb wants the directory itself; ctl.sh makes it again.
+                std::fs::remove_dir_all(&data).unwrap();
+            } else {
+                for entry in std::fs::read_dir(&data).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        std::fs::remove_dir_all(&path).unwrap();
+                    } else {
+                        std::fs::remove_file(&path).unwrap();
+                    }
+                }
+            }
+            ctl("start", name);
+        }
+    }
+}
+
+/// The records vanish while holder A issues on the only id: holder B, started at once,
+/// gets the id but issues nothing A issued (it starts past everything A issued), and A
+/// stops, saying that its lease was lost.
+fn records_lost(b: &Backend, how: Loss) {
+    let address = b.fresh_address("lost");
+    let dir = scratch("lost");
+    let layout = layout(0);
+    let (a_out, b_out) = (dir.join("a.ids"), dir.join("b.ids"));
+    let mut a = b
+        .probe(&address, 0)
+        .args(["issue", "--run-ms", "30000", "--per-ms", "20"])
+        .args(["--give-up-ms", "20000", "--out", a_out.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let line = first_line(&mut a);
+    assert!(
+        line.starts_with("node=0"),
+        "{}: holder A did not start: {line:?}",
+        b.name
+    );
+    thread::sleep(Duration::from_millis(b.ttl_ms / 2));
+    lose(b, &address, how);
+    let new = finish(
+        b.probe(&address, 0)
+            .args(["issue", "--count", "20000", "--per-ms", "20"])
+            .args(["--out", b_out.to_str().unwrap()])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(60),
+        "holder B",
+    );
+    assert_eq!(
+        new.code(),
+        0,
+        "{} {how:?}: holder B failed: {}",
+        b.name,
+        new.stderr
+    );
+    assert_eq!(
+        new.nodes(),
+        vec![0],
+        "{} {how:?}: B must get A's id, claimed afresh",
+        b.name
+    );
+    let old = finish(a, Duration::from_secs(60), "holder A");
+    assert_eq!(
+        old.code(),
+        4,
+        "{} {how:?}: holder A must stop with its lease lost: code {} stderr {}",
+        b.name,
+        old.code(),
+        old.stderr
+    );
+    assert!(
+        old.stderr.contains("lost: ") && old.stderr.contains("was lost"),
+        "{} {how:?}: A's error must say the lease was lost: {}",
+        b.name,
+        old.stderr
+    );
+    assert!(
+        said(&old.stdout, |l| l == "lost node=0"),
+        "{} {how:?}: A must learn at a renewal that its record is gone: {}",
+        b.name,
+        old.stdout
+    );
+    // A store may see B's claim before A's next renewal, and then A is told its id was
+    // taken; a removed directory can only be missing.
+    assert!(
+        !b.is_embedded() || old.stderr.contains("no record of it"),
+        "{} {how:?}: and say that its record is gone: {}",
+        b.name,
+        old.stderr
+    );
+    let (a_ids, b_ids) = (read_ids(&a_out), read_ids(&b_out));
+    assert!(!a_ids.is_empty() && b_ids.len() == 20_000);
+    let a_set: BTreeSet<u64> = a_ids.iter().copied().collect();
+    let shared = b_ids.iter().filter(|id| a_set.contains(id)).count();
+    assert_eq!(
+        shared, 0,
+        "{} {how:?}: {shared} of B's IDs were also issued by A",
+        b.name
+    );
+    assert!(
+        b_ids.iter().min() > a_ids.iter().max(),
+        "{} {how:?}: B starts after everything A issued",
+        b.name
+    );
+    let mut all = [a_ids.clone(), b_ids].concat();
+    assert_unique(&mut all, &layout);
+    std::fs::remove_dir_all(&dir).ok();
+    println!(
+        "{}: records lost ({how:?}): A issued {} IDs and stopped (lost), B issued 20000, 0 in common",
+        b.name,
+        a_ids.len()
+    );
+}
+
+fn directory_removed(b: &Backend) {
+    records_lost(b, Loss::DirectoryRemoved);
+}
+
+fn records_deleted(b: &Backend) {
+    records_lost(b, Loss::Delete);
+}
+
+fn table_truncated(b: &Backend) {
+    records_lost(b, Loss::Truncate);
+}
+
+fn table_dropped(b: &Backend) {
+    records_lost(b, Loss::Drop);
+}
+
+fn wiped_restart(b: &Backend) {
+    records_lost(b, Loss::WipedRestart);
+}
+
+/// A Redis that may evict keys is refused, clearly.
+fn evicting_redis_refused(b: &Backend) {
+    let config = |args: &[&str]| {
+        let ok = Command::new("redis-cli")
+            .args(["-u", b.base(), "CONFIG", "SET"])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "CONFIG SET {args:?} failed");
+    };
+    config(&["maxmemory", "100mb"]);
+    config(&["maxmemory-policy", "allkeys-lru"]);
+    let r = finish(
+        b.probe(&b.fresh_address("evict"), 4)
+            .args(["issue", "--count", "1", "--out", "/dev/null"])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(20),
+        "probe against an evicting Redis",
+    );
+    config(&["maxmemory", "0"]);
+    config(&["maxmemory-policy", "noeviction"]);
+    assert_eq!(
+        r.code(),
+        2,
+        "redis: an evicting Redis must be refused: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("noeviction"),
+        "redis: the refusal must name noeviction: {}",
+        r.stderr
+    );
+    println!("redis: evicting Redis refused: {}", r.stderr.trim());
+}
+
+/// A holder's wall clock steps 30 s forward (NTP, under libfaketime): far past the mark
+/// reserved one TTL ahead, yet the healthy lease is not refused and the IDs follow the
+/// clock. The probe's registry calls must see the stepped clock too, so this runs on the
+/// embedded registry, whose clock is the holder's own.
+fn wall_clock_step(b: &Backend) {
+    let faketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+    assert!(
+        Path::new(faketime).exists(),
+        "libfaketime is missing: run scripts/install-deps.sh"
+    );
+    let address = b.fresh_address("step");
+    let dir = scratch("step");
+    let (offset, out) = (dir.join("offset"), dir.join("ids"));
+    std::fs::write(&offset, "+0\n").unwrap();
+    let mut holder = b
+        .probe(&address, 0)
+        .args(["issue", "--count", "3000", "--per-ms", "1"])
+        .args(["--out", out.to_str().unwrap()])
+        .env("LD_PRELOAD", faketime)
+        .env("FAKETIME_TIMESTAMP_FILE", &offset)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .spawn()
+        .unwrap();
+    let line = first_line(&mut holder);
+    assert!(
+        line.starts_with("node=0"),
+        "the holder did not start: {line:?}"
+    );
+    wait_for("the holder to issue", Duration::from_secs(20), || {
+        read_ids(&out).len() > 500
+    });
+    std::fs::write(&offset, "+30\n").unwrap();
+    let r = finish(holder, Duration::from_secs(30), "the holder");
+    assert_eq!(r.code(), 0, "the holder failed: {}", r.stderr);
+    assert!(
+        !r.stdout.contains("refused"),
+        "a forward step must not refuse a healthy lease:\n{}",
+        r.stdout
+    );
+    let ids = read_ids(&out);
+    assert_eq!(ids.len(), 3000, "every ID issued");
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "IDs strictly increase");
+    let layout = layout(0);
+    let span = layout.decode(ids[2999]).unwrap().timestamp_ms
+        - layout.decode(ids[0]).unwrap().timestamp_ms;
+    assert!(span >= 30_000, "the step shows in the IDs ({span} ms)");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// One `#[test]` per scenario for a backend, in a module named after it; `#[ignore]` for
+/// the servers, which scripts/test-lease-stores.sh starts.
+macro_rules! backend_tests {
+    ($backend:ident: $($scenario:ident),+ $(,)?) => {
+        mod $backend {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario(&super::Backend::new(stringify!($backend)));
+                }
+            )+
+        }
+    };
+    (#[ignore] $backend:ident: $($scenario:ident),+ $(,)?) => {
+        mod $backend {
+            $(
+                #[test]
+                #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+                fn $scenario() {
+                    super::$scenario(&super::Backend::new(stringify!($backend)));
+                }
+            )+
+        }
+    };
+}
+
+backend_tests!(embedded: race, merged, handover, stopped_holder, directory_removed, wall_clock_step);
+
+backend_tests!(#[ignore] etcd: race, merged, handover, stopped_holder, server_restart, unreachable,
+    records_deleted, wiped_restart);
+
+backend_tests!(#[ignore] redis: race, merged, handover, stopped_holder, server_restart, unreachable,
+    records_deleted, wiped_restart, evicting_redis_refused);
+
+backend_tests!(#[ignore] zookeeper: race, merged, handover, stopped_holder, server_restart,
+    unreachable, records_deleted, wiped_restart);
+
+backend_tests!(#[ignore] postgres: race, merged, handover, stopped_holder, server_restart,
+    unreachable, records_deleted, table_truncated, table_dropped, wiped_restart);
