@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# Runs every core benchmark in ONE `cargo bench` invocation (criterion per-ID and two-thread
-# figures, then the long sustained runs), and prints the tables for BENCHMARKS.md.
-# Takes about 2 minutes after the build. Results: <target>/ferroflake-bench/{bench.log,tables.md}.
+# Runs every benchmark in ONE `cargo bench` invocation: the core's criterion per-ID and
+# two-thread figures, the long sustained runs, then segment mode (`benches/segment.rs`), and
+# prints the tables for BENCHMARKS.md. Takes about 4 minutes after the build.
+# Results: <target>/ferroflake-bench/{bench.log,tables.md}.
+#
+# Segment mode measures its server stores (PostgreSQL, MySQL, Redis) only when their
+# FERROFLAKE_TEST_* addresses are set; to start test servers for the run:
+#   bash scripts/servers/with-servers.sh bash benches/run.sh
+# Arguments go to `cargo bench`: `bash benches/run.sh --bench segment` runs segment mode only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')}
+# Absolute: cargo runs each bench in its package's directory, where criterion would read a
+# relative CARGO_TARGET_DIR as a different folder from the one summarised below.
+target=$(realpath -m "$target")
+export CARGO_TARGET_DIR="$target"
 out="$target/ferroflake-bench"
 mkdir -p "$out"
 # Start from a clean slate so the tables hold this run only.
 rm -rf "$target"/criterion/{clock,clock_edge,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,ferroflake_next_ids_edge,peer_edge,peer_plain,two_threads}
-rm -f "$out/sustained.jsonl"
+rm -rf "$target"/criterion/{segment_one_thread,segment_one_thread_edge,segment_two_threads,segment_fetch}
+rm -f "$out/sustained.jsonl" "$out/segment.jsonl"
 { date -u; nproc; uptime; } | tee "$out/environment.txt"
 cargo bench -p ferroflake-benches --no-run
 # CPU use every 5 s during the run: other work on the machine shows up here.
 vmstat -n 5 > "$out/vmstat.txt" &
 vmstat_pid=$!
 trap 'kill "$vmstat_pid" 2>/dev/null || true' EXIT
-FERROFLAKE_BENCH_REPORT="$out/sustained.jsonl" \
+FERROFLAKE_BENCH_REPORT="$out/sustained.jsonl" FERROFLAKE_SEGMENT_REPORT="$out/segment.jsonl" \
   cargo bench -p ferroflake-benches "$@" 2>&1 | tee "$out/bench.log"
 uptime | tee -a "$out/environment.txt"
-python3 benches/summarize.py "$target/criterion" "$out/sustained.jsonl" | tee "$out/tables.md"
+python3 benches/summarize.py "$target/criterion" "$out/sustained.jsonl" "$out/segment.jsonl" |
+  tee "$out/tables.md"

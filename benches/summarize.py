@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""Turns one run of the core benchmarks into the tables of BENCHMARKS.md.
+"""Turns one run of the benchmarks into the tables of BENCHMARKS.md.
 
-Usage: summarize.py CRITERION_DIR SUSTAINED_JSONL
+Usage: summarize.py CRITERION_DIR SUSTAINED_JSONL [SEGMENT_JSONL]
+
+SEGMENT_JSONL is the `segment` bench's report (latency runs, stores skipped or failed);
+its criterion groups (`segment_*`) come from CRITERION_DIR. Sections with no data are left
+out, so a run of one bench (`run.sh --bench segment`) prints only its own tables.
 
 Figures are criterion's median time per iteration (robust to the preemptions of a shared
 machine), divided by the IDs per iteration. Ratios compare figures taken the same way:
@@ -38,6 +42,9 @@ def one_thread(res):
     def method(group):
         return "edge" if group.endswith("_edge") else "plain"
 
+    rows = [(k, v) for k, v in res.items() if not k[0].startswith(("two_threads", "segment"))]
+    if not rows:
+        return
     clock = {m: res.get((f"clock{'_edge' if m == 'edge' else ''}", "system_time_now_ms")) for m in ("edge", "plain")}
     best = {}
     for (group, name), ns in res.items():
@@ -50,7 +57,6 @@ def one_thread(res):
     print("| benchmark | method | ns/ID | M IDs/s | x SystemTime read | best peer / this |")
     print("|---|---|---:|---:|---:|---:|")
     order = ("clock", "ferroflake", "peer")
-    rows = [(k, v) for k, v in res.items() if not k[0].startswith("two_threads")]
     rows.sort(key=lambda kv: (next(i for i, p in enumerate(order) if kv[0][0].startswith(p)), method(kv[0][0]), kv[0]))
     for (group, name), ns in rows:
         m = method(group)
@@ -100,14 +106,86 @@ def long_runs(path):
         )
 
 
-def main(criterion_dir, sustained_path):
+# The segment bench's criterion figures, in table order: (group, function, threads, call,
+# method). Each is compared with the bare `fetch_add` on as many threads.
+SEGMENT_CALLS = [
+    ("segment_one_thread", "fetch_add", 1, "`AtomicU64::fetch_add(1, Relaxed)`", "plain loop"),
+    ("segment_one_thread", "segment_memory", 1, "segment `next_id`, memory store, step ≥ 1,000,000", "plain loop"),
+    ("segment_one_thread_edge", "snowflake_twitter", 1, "core `next_id`, Twitter layout, system clock", "tick-edge bursts"),
+    ("segment_two_threads", "fetch_add_shared", 2, "`fetch_add` on one shared atomic", "two threads"),
+    ("segment_two_threads", "segment_memory_shared", 2, "segment `next_id`, one shared key", "two threads"),
+]
+SEGMENT_BASE = {1: ("segment_one_thread", "fetch_add"), 2: ("segment_two_threads", "fetch_add_shared")}
+SEGMENT_LATENCY = {
+    "fetch_add": "`fetch_add`, traced the same way (the floor)",
+    "sqlite_step_1000_default": "SQLite, step 1,000, default settings (step grows to 1,000,000)",
+    "sqlite_step_1000_max_step_1000": "SQLite, step 1,000, `max_step` 1,000 (a fetch per 1,000 IDs)",
+}
+SEGMENT_STORES = {"sqlite": "SQLite (temp file, WAL, synchronous=FULL)", "postgres": "PostgreSQL", "mysql": "MySQL / MariaDB", "redis": "Redis"}
+
+
+def duration(ns):
+    if ns is None:
+        return ""
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns / 1e6:.2f} ms"
+
+
+def segment(res, report_path):
+    report = []
+    if report_path and Path(report_path).exists():
+        report = [json.loads(line) for line in Path(report_path).read_text().splitlines() if line.strip()]
+    calls = [row for row in SEGMENT_CALLS if (row[0], row[1]) in res]
+    if not calls and not report:
+        return
+    print("\n### Segment mode\n")
+    if calls:
+        print("| threads | call | method | ns/ID | M IDs/s | rate / `fetch_add` rate |")
+        print("|---:|---|---|---:|---:|---:|")
+        for group, name, threads, what, method in calls:
+            ns = res[(group, name)]
+            base = res.get(SEGMENT_BASE[threads])
+            ratio = f"{base / ns:.2f}" if base else ""
+            print(f"| {threads} | {what} | {method} | {fmt(ns)} | {1e3 / ns:.1f} | {ratio} |")
+    latency = [r for r in report if r["kind"] == "latency"]
+    if latency:
+        print("\nPer-call latency of `next_id` (one thread, a TSC stamp after every call):\n")
+        print("| run | calls | M IDs/s | p50 | p99 | p99.9 | p99.99 | max | fetches | waits | errors |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in latency:
+            counts = [("" if r[k] is None else f"{r[k]:,}") for k in ("fetches", "waits")]
+            print(
+                f'| {SEGMENT_LATENCY.get(r["name"], r["name"])} | {r["calls"]:,} | {r["per_second"] / 1e6:.2f} '
+                f'| {duration(r["p50_ns"])} | {duration(r["p99_ns"])} | {duration(r["p999_ns"])} '
+                f'| {duration(r["p9999_ns"])} | {duration(r["max_ns"])} | {counts[0]} | {counts[1]} | {r["errors"]} |'
+            )
+    fetches = {r["store"]: r for r in report if r["kind"] == "fetch"}
+    stores = [s for s in SEGMENT_STORES if s in fetches or ("segment_fetch", s) in res]
+    if stores:
+        print("\nOne segment, `store.allocate(key, 1000)` (criterion median):\n")
+        print("| store | time |")
+        print("|---|---:|")
+        for store in stores:
+            r = fetches.get(store, {})
+            if r.get("status") in ("skipped", "failed"):
+                shown = f'{r["status"]}: {r["detail"]}'
+            else:
+                shown = duration(res.get(("segment_fetch", store)))
+            print(f"| {SEGMENT_STORES[store]} | {shown} |")
+
+
+def main(criterion_dir, sustained_path, segment_path=None):
     res = load_criterion(criterion_dir)
     one_thread(res)
     two_threads(res)
     long_runs(sustained_path)
+    segment(res, segment_path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

@@ -90,6 +90,11 @@ impl<T> Trace<T> {
             .map(move |(a, b)| b.saturating_sub(*a) as f64 * self.ns_per_stamp)
     }
 
+    /// The duration of each call (ns), in call order: the per-call latencies.
+    pub fn call_ns(&self) -> Vec<f64> {
+        self.windows_ns(1).collect()
+    }
+
     /// The longest time any `calls` consecutive calls took, in ns.
     pub fn worst_window_ns(&self, calls: usize) -> f64 {
         self.windows_ns(calls).fold(0.0, f64::max)
