@@ -6,7 +6,7 @@ use std::io::ErrorKind;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
+use ferroflake_segment::SegmentError;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Row};
@@ -146,32 +146,7 @@ impl Link for MysqlStore {
     }
 }
 
-impl SegmentStore for MysqlStore {
-    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
-        sql::create(self, key, start, step)
-    }
-
-    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
-        sql::allocate(self, key, step)
-    }
-
-    fn give_back(
-        &self,
-        key: &str,
-        rest: Range,
-        expected_max_id: u64,
-    ) -> Result<bool, SegmentError> {
-        sql::give_back(self, key, rest, expected_max_id)
-    }
-
-    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
-        sql::peek(self, key)
-    }
-
-    fn name(&self) -> &str {
-        STORE
-    }
-}
+sql::segment_store_over_link!(MysqlStore, STORE);
 
 /// A client and the store's statements (the client caches them prepared).
 pub(crate) struct Connection {

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
+use ferroflake_segment::SegmentError;
 use postgres::config::SslMode;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls, Row, Statement};
@@ -176,32 +176,7 @@ impl Link for PostgresStore {
     }
 }
 
-impl SegmentStore for PostgresStore {
-    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
-        sql::create(self, key, start, step)
-    }
-
-    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
-        sql::allocate(self, key, step)
-    }
-
-    fn give_back(
-        &self,
-        key: &str,
-        rest: Range,
-        expected_max_id: u64,
-    ) -> Result<bool, SegmentError> {
-        sql::give_back(self, key, rest, expected_max_id)
-    }
-
-    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
-        sql::peek(self, key)
-    }
-
-    fn name(&self) -> &str {
-        STORE
-    }
-}
+sql::segment_store_over_link!(PostgresStore, STORE);
 
 /// A client with the store's statements prepared on it.
 pub(crate) struct Connection {

@@ -387,6 +387,53 @@ fn malformed(store: &str, key: &str, column: &str, value: i64) -> SegmentError {
     )
 }
 
+/// Implements [`SegmentStore`](ferroflake_segment::SegmentStore) for a SQL store by the
+/// functions above: the SQL stores differ only in how they reach their server ([`Link`]).
+macro_rules! segment_store_over_link {
+    ($store:ty, $name:expr) => {
+        impl ferroflake_segment::SegmentStore for $store {
+            fn create(
+                &self,
+                key: &str,
+                start: i64,
+                step: u64,
+            ) -> Result<(), ferroflake_segment::SegmentError> {
+                $crate::sql::create(self, key, start, step)
+            }
+
+            fn allocate(
+                &self,
+                key: &str,
+                step: u64,
+            ) -> Result<ferroflake_segment::Allocation, ferroflake_segment::SegmentError> {
+                $crate::sql::allocate(self, key, step)
+            }
+
+            fn give_back(
+                &self,
+                key: &str,
+                rest: ferroflake_segment::Range,
+                expected_max_id: u64,
+            ) -> Result<bool, ferroflake_segment::SegmentError> {
+                $crate::sql::give_back(self, key, rest, expected_max_id)
+            }
+
+            fn peek(
+                &self,
+                key: &str,
+            ) -> Result<Option<ferroflake_segment::KeyRecord>, ferroflake_segment::SegmentError>
+            {
+                $crate::sql::peek(self, key)
+            }
+
+            fn name(&self) -> &str {
+                $name
+            }
+        }
+    };
+}
+pub(crate) use segment_store_over_link;
+
 #[cfg(test)]
 mod tests {
     use super::*;
