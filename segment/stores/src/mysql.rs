@@ -17,7 +17,7 @@ use crate::sql::{Statements, TIMEOUT};
 
 const STORE: &str = "mysql";
 
-/// A [`SegmentStore`] on Leaf's table in MySQL or MariaDB.
+/// A [`SegmentStore`](ferroflake_segment::SegmentStore) on Leaf's table in MySQL or MariaDB.
 ///
 /// The table is Leaf's `leaf_alloc`, created with Leaf's DDL if missing (InnoDB, `biz_tag
 /// varchar(128)` primary key, `max_id bigint`, `step int`, `description varchar(256)`,

@@ -20,7 +20,7 @@ const STORE: &str = "postgres";
 /// so that a busy server's answer normally arrives first.
 const ANSWER_WITHIN: Duration = Duration::from_secs(4);
 
-/// A [`SegmentStore`] on Leaf's table in PostgreSQL.
+/// A [`SegmentStore`](ferroflake_segment::SegmentStore) on Leaf's table in PostgreSQL.
 ///
 /// The table is Leaf's `leaf_alloc` with its columns and types unchanged (`biz_tag
 /// varchar(128)` primary key, `max_id bigint`, `step int`, `description varchar(256)`,
