@@ -110,10 +110,11 @@ def long_runs(path):
 # method). Each is compared with the bare `fetch_add` on as many threads.
 SEGMENT_CALLS = [
     ("segment_one_thread", "fetch_add", 1, "`AtomicU64::fetch_add(1, Relaxed)`", "plain loop"),
-    ("segment_one_thread", "segment_memory", 1, "segment `next_id`, memory store, step ≥ 1,000,000", "plain loop"),
+    ("segment_one_thread", "segment_memory", 1, "segment `next_id().ok()`, memory store, step ≥ 1,000,000", "plain loop"),
+    ("segment_one_thread", "segment_memory_result", 1, "the same, whole 72-byte `Result` black-boxed", "plain loop"),
     ("segment_one_thread_edge", "snowflake_twitter", 1, "core `next_id`, Twitter layout, system clock", "tick-edge bursts"),
     ("segment_two_threads", "fetch_add_shared", 2, "`fetch_add` on one shared atomic", "two threads"),
-    ("segment_two_threads", "segment_memory_shared", 2, "segment `next_id`, one shared key", "two threads"),
+    ("segment_two_threads", "segment_memory_shared", 2, "segment `next_id().ok()`, one shared key", "two threads"),
 ]
 SEGMENT_BASE = {1: ("segment_one_thread", "fetch_add"), 2: ("segment_two_threads", "fetch_add_shared")}
 SEGMENT_LATENCY = {

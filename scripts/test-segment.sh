@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Segment mode: the store conformance suite (in-memory, SQLite), the allocator's tests,
-# doc tests, clippy, the README's quickstart and CLI lines; the loom model of the double
-# buffer, and proof that it catches a broken increment.
+# doc tests, clippy, the README's quickstart and CLI lines; the loom model of the hot path
+# and the segment switch, and proof that it catches a broken increment and a broken switch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
@@ -21,17 +21,24 @@ store="$(mktemp -d)/segments.db"
 rm -rf "$(dirname "$store")"
 echo "segment README smoke: 5 passed"
 
-echo "--- loom model of the segment switch (release, preemption bound 2)"
-RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 \
+echo "--- loom model of the segment switch (release, preemption bound 3)"
+RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=3 \
   cargo test -p ferroflake-segment --no-default-features --test loom --release \
   --target-dir target/loom
 
-echo "--- loom model against a mutant (a read and a write in place of the fetch_add): it must fail"
-log=$(mktemp)
-if RUSTFLAGS="--cfg ferroflake_loom --cfg ferroflake_loom_mutant" LOOM_MAX_PREEMPTIONS=2 \
-  cargo test -p ferroflake-segment --no-default-features --test loom --release \
-  --target-dir target/loom-mutant >"$log" 2>&1; then
-  cat "$log"; echo "FAIL: the loom model passed a segment without its atomic increment"; exit 1
-fi
-grep -q "duplicate IDs" "$log" || { cat "$log"; echo "FAIL: mutant failed for another reason"; exit 1; }
-echo "mutant caught: $(grep -c '^test .* \.\.\. FAILED$' "$log") of 4 models fail with duplicate IDs"
+# Each mutant must fail the models with duplicate IDs: an increment split into a read and
+# a write, and a switch that publishes the new bounds before it resets the cursor.
+for mutant in "ferroflake_loom_mutant:a read and a write in place of the fetch_add" \
+              "ferroflake_loom_mutant_switch:a switch that publishes the bounds before it resets the cursor"; do
+  cfg=${mutant%%:*}
+  echo "--- loom model against a mutant (${mutant#*:}): it must fail"
+  log=$(mktemp)
+  if RUSTFLAGS="--cfg ferroflake_loom --cfg $cfg" LOOM_MAX_PREEMPTIONS=2 \
+    cargo test -p ferroflake-segment --no-default-features --test loom --release \
+    --target-dir "target/loom-$cfg" >"$log" 2>&1; then
+    cat "$log"; echo "FAIL: the loom model passed $cfg"; exit 1
+  fi
+  grep -q "duplicate IDs" "$log" || { cat "$log"; echo "FAIL: $cfg failed for another reason"; exit 1; }
+  echo "mutant caught: $(grep -c '^test .* \.\.\. FAILED$' "$log") models fail, with duplicate IDs"
+  rm -f "$log"
+done

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::config::{LIMIT_I64, MAX_BATCH};
-use crate::segment::{Advance, Buffers, Segment, Slow};
+use crate::segment::{Advance, Buffers, Segment, Slow, Taken};
 use crate::store::check_key;
 use crate::sync::{lock, Condvar, Mutex};
 use crate::{Allocation, Range, SegmentConfig, SegmentError, SegmentStore};
@@ -19,13 +19,15 @@ use crate::{Allocation, Range, SegmentConfig, SegmentError, SegmentStore};
 /// - **Unique**: every ID of a key is issued at most once, across the threads of this
 ///   allocator and across every allocator (in any process, Leaf servers included) sharing
 ///   the store's table: each range is owned by the one allocation that returned it, and a
-///   segment is never refilled, so a late increment on an old segment cannot reach a newer
-///   range.
+///   switch resets the key's cursor before it publishes the new segment's bounds, so an
+///   increment that overshot an old segment is never checked against a newer one.
 /// - **Increasing per thread**: the IDs one thread gets from one handle increase (segments
 ///   are installed in the order they were allocated, and allocations increase). Across
 ///   threads they are unique but interleave.
-/// - **Lock-free hot path**: [`KeyHandle::next_id`] is an atomic pointer load, one
-///   `fetch_add` and a bounds check; no map lookup, no lock. Locks are taken only to switch
+/// - **Lock-free hot path**: [`KeyHandle::next_id`] is three plain loads of the current
+///   segment's bounds, one `fetch_add` and a bounds check; no map lookup, no lock, no
+///   pointer to chase. A caller that races a switch may burn one ID (a gap, never a
+///   duplicate). Locks are taken only to switch
 ///   segments, ask for a fetch, wait, or read the status.
 /// - **Prefetch**: once [`SegmentConfig::prefetch_share`] of a segment is taken, the next is
 ///   fetched in the background; at most one fetch per key is in flight.
@@ -319,13 +321,10 @@ impl KeyHandle {
     /// shutdown. Nothing is issued on an error; calling again is safe.
     #[inline]
     pub fn next_id(&self) -> Result<u64, SegmentError> {
-        if let Some(taken) = self.state.buffers.take(1) {
-            if taken.prefetch {
-                self.state.prefetch();
-            }
-            return Ok(taken.first);
+        match self.state.buffers.take(1) {
+            Some(taken) => Ok(self.state.issued(taken).first),
+            None => self.next_id_slow(),
         }
-        self.next_id_slow()
     }
 
     #[cold]
@@ -334,10 +333,7 @@ impl KeyHandle {
         loop {
             self.state.refill(&mut waiting_since)?;
             if let Some(taken) = self.state.buffers.take(1) {
-                if taken.prefetch {
-                    self.state.prefetch();
-                }
-                return Ok(taken.first);
+                return Ok(self.state.issued(taken).first);
             }
         }
     }
@@ -359,23 +355,20 @@ impl KeyHandle {
         let mut left = n;
         let mut waiting_since = None;
         while left > 0 {
-            match self.state.buffers.take_batch(left) {
-                Some(taken) => {
-                    if taken.prefetch {
-                        self.state.prefetch();
-                    }
-                    let range = Range {
-                        start: taken.first,
-                        end: taken.first + taken.count,
-                    };
-                    match ranges.last_mut() {
-                        Some(last) if last.end == range.start => last.end = range.end,
-                        _ => ranges.push(range),
-                    }
-                    left -= taken.count;
-                }
-                None => self.state.refill(&mut waiting_since)?,
+            let Some(taken) = self.state.buffers.take_batch(left) else {
+                self.state.refill(&mut waiting_since)?;
+                continue;
+            };
+            let taken = self.state.issued(taken);
+            let range = Range {
+                start: taken.first,
+                end: taken.first + taken.count,
+            };
+            match ranges.last_mut() {
+                Some(last) if last.end == range.start => last.end = range.end,
+                _ => ranges.push(range),
             }
+            left -= taken.count;
         }
         Ok(ranges)
     }
@@ -396,7 +389,17 @@ impl KeyState {
         &self.fetcher.config
     }
 
+    /// Passes `taken` on, after asking for the next segment if it took the prefetch mark.
+    #[inline]
+    fn issued(self: &Arc<Self>, taken: Taken) -> Taken {
+        if taken.prefetch {
+            self.prefetch();
+        }
+        taken
+    }
+
     /// Asks for the next segment unless one is there or on its way.
+    #[cold]
     fn prefetch(self: &Arc<Self>) {
         let mut slow = self.buffers.slow();
         if slow.closed || slow.next.is_some() {
@@ -418,7 +421,6 @@ impl KeyState {
     fn refill(self: &Arc<Self>, waiting_since: &mut Option<Instant>) -> Result<(), SegmentError> {
         let mut slow = self.buffers.slow();
         loop {
-            let old = self.buffers.current();
             match self.buffers.advance(&mut slow) {
                 Advance::Retry => return Ok(()),
                 Advance::Closed => {
@@ -426,7 +428,7 @@ impl KeyState {
                         key: self.key.clone(),
                     })
                 }
-                Advance::Switched => {
+                Advance::Switched(old) => {
                     let now = Instant::now();
                     let lasted = now.duration_since(slow.rest.current_since).as_secs_f64();
                     if !old.ids.is_empty() && lasted > 0.0 {
@@ -480,17 +482,13 @@ impl KeyState {
 
     fn status(&self) -> KeyStatus {
         let slow = self.buffers.slow();
-        let current = self.buffers.current();
-        let left = current.remaining();
-        let next = slow.next.as_ref().map(|n| n.ids);
-        let runway_ids = left + next.map_or(0, |n| n.len());
+        let current = self.buffers.current_rest(&slow);
+        let next = slow.next.map(|n| n.ids);
+        let runway_ids = current.len() + next.map_or(0, |n| n.len());
         KeyStatus {
             key: self.key.clone(),
             limit: self.limit,
-            current: Range {
-                start: current.ids.end - left,
-                end: current.ids.end,
-            },
+            current,
             next,
             runway_ids,
             runway_secs: slow.rest.rate_per_sec.map(|rate| runway_ids as f64 / rate),
@@ -573,7 +571,7 @@ impl Fetcher {
             });
         match result {
             Ok((table_step, end, segment)) => {
-                slow.next = Some(Arc::new(segment));
+                slow.next = Some(segment);
                 let rest = &mut slow.rest;
                 rest.high_water = end;
                 rest.fetching = false;

@@ -38,16 +38,16 @@
 //! Leaf server and ferroflake can share one table), the double buffer, the prefetch at 10%
 //! of a segment, the step rule (a segment used up in under 15 minutes doubles the next step
 //! up to 1,000,000, one lasting 30 minutes or more halves it, never below the table's step).
-//! Kept from CosId (`SegmentChainId`): segments are immutable once handed out and are
-//! replaced, not refilled; a caller that had to wait makes the next fetch bigger (CosId
-//! grows its prefetch distance with hunger; we double the step).
+//! Kept from CosId (`SegmentChainId`): a caller that had to wait makes the next fetch
+//! bigger (CosId grows its prefetch distance with hunger; we double the step).
 //!
 //! Fixed:
 //!
 //! - Leaf takes a read lock on every call and a write lock to switch; here the hot path is
-//!   an atomic pointer load (arc-swap), one `fetch_add` and a bounds check, and a stale
-//!   increment on an old segment cannot land in a new range because segments are never
-//!   reused (Leaf's two ring slots are refilled in place).
+//!   three plain loads of the current segment's bounds, one `fetch_add` on the key's
+//!   cursor (the next ID itself) and a bounds check. A switch resets the cursor before it
+//!   publishes the new bounds, so an increment that overshot the old segment is never
+//!   checked against the new one; see `src/segment.rs` for the protocol.
 //! - Leaf answers "both segments not ready" at once after a short spin; here a caller
 //!   waits a bounded, configurable time for the fetch in flight, then gets a typed error.
 //! - Leaf creates keys it finds in the table and serves unknown keys as error codes; here an
@@ -64,9 +64,9 @@
 //! The conformance suite runs on both stores; the allocator's tests break each guarantee
 //! on purpose (threads on a step of 10, a store switched off, a slow store, limits, four
 //! processes on one SQLite file, SIGKILL then restart). `tests/loom.rs` model-checks the
-//! hot path, the switch and the seal under `--cfg ferroflake_loom`. arc-swap does not run
-//! under loom, so the sync shim (`src/sync.rs`) puts the segment pointer behind a loom mutex
-//! there: the model checks our protocol around the pointer, arc-swap's tests the pointer.
+//! hot path, the switch and the seal under `--cfg ferroflake_loom`, and fails on two
+//! mutants: an increment split into a read and a write, and a switch that publishes the
+//! new bounds before it resets the cursor.
 //!
 //! ## Features
 //!
@@ -102,7 +102,7 @@ pub use store::{
 #[cfg(ferroflake_loom)]
 #[doc(hidden)]
 pub mod loom_model {
-    use crate::segment::{Advance, Buffers, Segment};
+    use crate::segment::{Advance, Buffers, Segment, Taken};
     use crate::Range;
 
     /// A key with `current` in use and `next` already fetched.
@@ -112,7 +112,7 @@ pub mod loom_model {
         /// The two segments.
         pub fn new(current: Range, next: Range) -> Self {
             let buffers = Buffers::new(Segment::new(current, current.end, 0.5), ());
-            buffers.slow().next = Some(std::sync::Arc::new(Segment::new(next, next.end, 0.5)));
+            buffers.slow().next = Some(Segment::new(next, next.end, 0.5));
             Model(buffers)
         }
 
@@ -124,13 +124,23 @@ pub mod loom_model {
 
         /// One ID as `next_id` takes it, or `None` once both segments are used up.
         pub fn next_id(&self) -> Option<u64> {
+            self.taking(|b| b.take(1)).map(|t| t.first)
+        }
+
+        /// Up to `n` IDs as one step of `next_ids` takes them, as `(first, count)`, or
+        /// `None` once both segments are used up.
+        pub fn next_ids(&self, n: u64) -> Option<(u64, u64)> {
+            self.taking(|b| b.take_batch(n)).map(|t| (t.first, t.count))
+        }
+
+        fn taking(&self, take: impl Fn(&Buffers<()>) -> Option<Taken>) -> Option<Taken> {
             loop {
-                if let Some(t) = self.0.take(1) {
-                    return Some(t.first);
+                if let Some(taken) = take(&self.0) {
+                    return Some(taken);
                 }
                 let mut slow = self.0.slow();
                 match self.0.advance(&mut slow) {
-                    Advance::Retry | Advance::Switched => {}
+                    Advance::Retry | Advance::Switched(_) => {}
                     Advance::Empty | Advance::Closed => return None,
                 }
             }

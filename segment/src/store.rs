@@ -52,6 +52,11 @@ impl Range {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Whether `id` lies in the range.
+    pub fn contains(&self, id: u64) -> bool {
+        self.start <= id && id < self.end
+    }
 }
 
 /// What one allocation returned.

@@ -69,8 +69,10 @@ fn threads_on_one_key_with_step_10_memory() {
     let ids = hammer(&allocator, "k", 4, 20_000);
     assert!(ids.len() >= 80_000);
     let fetched = store.allocations.load(Ordering::SeqCst) * 10;
+    // Two buffers' worth, and a little for callers that race a switch (each may burn one
+    // ID: see src/segment.rs). A leak of fetches would show at every switch, thousands.
     assert!(
-        fetched <= ids.len() as u64 + 2 * 10,
+        fetched <= ids.len() as u64 + 2 * 10 + 40,
         "{fetched} IDs fetched for {} issued: a key fetched more than the two buffers hold",
         ids.len()
     );
