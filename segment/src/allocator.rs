@@ -139,6 +139,24 @@ struct KeySlow {
     counters: Counters,
 }
 
+/// Whether a caller that finds both buffers empty waits for the fetch in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// Up to [`SegmentConfig::max_wait`].
+    Bounded,
+    /// Not at all.
+    Never,
+}
+
+/// What the slow path did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refilled {
+    /// Take from the current segment again.
+    TakeAgain,
+    /// Both buffers are empty and the caller asked not to wait.
+    WouldWait,
+}
+
 struct Fetcher {
     store: Arc<dyn SegmentStore>,
     config: SegmentConfig,
@@ -331,9 +349,32 @@ impl KeyHandle {
     fn next_id_slow(&self) -> Result<u64, SegmentError> {
         let mut waiting_since = None;
         loop {
-            self.state.refill(&mut waiting_since)?;
+            self.state.refill(&mut waiting_since, Wait::Bounded)?;
             if let Some(taken) = self.state.buffers.take(1) {
                 return Ok(self.state.issued(taken).first);
+            }
+        }
+    }
+
+    /// [`next_id`](Self::next_id) that never blocks: `Ok(None)` where `next_id` would wait
+    /// for the fetch in flight (both buffers empty; the fetch has been asked for). For
+    /// callers that must not block, such as an async executor's worker, which can then
+    /// call `next_id` where blocking is allowed.
+    ///
+    /// # Errors
+    /// As [`next_id`](Self::next_id), except [`SegmentError::NotReady`].
+    #[inline]
+    pub fn try_next_id(&self) -> Result<Option<u64>, SegmentError> {
+        if let Some(taken) = self.state.buffers.take(1) {
+            return Ok(Some(self.state.issued(taken).first));
+        }
+        let mut waiting_since = None;
+        loop {
+            if self.state.refill(&mut waiting_since, Wait::Never)? == Refilled::WouldWait {
+                return Ok(None);
+            }
+            if let Some(taken) = self.state.buffers.take(1) {
+                return Ok(Some(self.state.issued(taken).first));
             }
         }
     }
@@ -356,7 +397,7 @@ impl KeyHandle {
         let mut waiting_since = None;
         while left > 0 {
             let Some(taken) = self.state.buffers.take_batch(left) else {
-                self.state.refill(&mut waiting_since)?;
+                self.state.refill(&mut waiting_since, Wait::Bounded)?;
                 continue;
             };
             let taken = self.state.issued(taken);
@@ -416,13 +457,16 @@ impl KeyState {
         self.fetcher.enqueue(Arc::clone(self), Instant::now());
     }
 
-    /// The slow path: switch to the next segment, or ask for one and wait a bounded time.
-    /// `Ok` means: take again.
-    fn refill(self: &Arc<Self>, waiting_since: &mut Option<Instant>) -> Result<(), SegmentError> {
+    /// The slow path: switch to the next segment, or ask for one and wait as `wait` says.
+    fn refill(
+        self: &Arc<Self>,
+        waiting_since: &mut Option<Instant>,
+        wait: Wait,
+    ) -> Result<Refilled, SegmentError> {
         let mut slow = self.buffers.slow();
         loop {
             match self.buffers.advance(&mut slow) {
-                Advance::Retry => return Ok(()),
+                Advance::Retry => return Ok(Refilled::TakeAgain),
                 Advance::Closed => {
                     return Err(SegmentError::Closed {
                         key: self.key.clone(),
@@ -436,7 +480,7 @@ impl KeyState {
                     }
                     slow.rest.current_since = now;
                     slow.rest.counters.switches += 1;
-                    return Ok(());
+                    return Ok(Refilled::TakeAgain);
                 }
                 Advance::Empty => {}
             }
@@ -456,6 +500,9 @@ impl KeyState {
                 }));
             }
             self.start_fetch(&mut slow);
+            if wait == Wait::Never {
+                return Ok(Refilled::WouldWait);
+            }
             let since = *waiting_since.get_or_insert_with(Instant::now);
             let waited = since.elapsed();
             let max_wait = self.config().max_wait;

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ferroflake_segment::{
     MemoryStore, Range, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore, SqliteStore,
@@ -156,6 +156,40 @@ fn prefetch_at_ten_percent_and_adaptive_step() {
         handle.status().runway_secs.is_some(),
         "runway in seconds once a segment switched"
     );
+}
+
+#[test]
+fn try_next_id_never_blocks() {
+    let store = Switchable::new(Arc::new(MemoryStore::new()));
+    store.create("t", 1, 10).unwrap();
+    let config = SegmentConfig {
+        max_wait: Duration::from_secs(2),
+        max_step: 10,
+        ..fast_config()
+    };
+    let allocator = SegmentAllocator::new(store.clone(), config).unwrap();
+    let handle = allocator.key("t").unwrap();
+    store.set_delay(Duration::from_millis(600)); // every fetch is slow from now on
+    let ids: Vec<u64> = (0..10).map(|_| handle.try_next_id().unwrap().unwrap()).collect();
+    assert_eq!(ids, (1..11).collect::<Vec<_>>());
+    let asked = Instant::now();
+    assert_eq!(handle.try_next_id().unwrap(), None, "both buffers empty");
+    assert!(
+        asked.elapsed() < Duration::from_millis(100),
+        "try_next_id waited {:?}",
+        asked.elapsed()
+    );
+    // The fetch it asked for lands; the key goes on where it left off.
+    wait_for("the slow fetch", Duration::from_secs(5), || {
+        handle.status().next.is_some()
+    });
+    assert_eq!(handle.try_next_id().unwrap(), Some(11));
+    assert_eq!(handle.status().counters.not_ready, 0);
+    allocator.shutdown();
+    assert!(matches!(
+        handle.try_next_id(),
+        Err(SegmentError::Closed { .. })
+    ));
 }
 
 #[test]

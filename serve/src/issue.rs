@@ -3,13 +3,12 @@
 //!
 //! Where the work runs: a single ID is taken on the async worker itself. Snowflake's
 //! `next_id` is one compare-and-swap (a wait for the next tick is bounded by a tick), and
-//! a segment key's `next_id` is an atomic increment; moving either to the blocking pool
-//! would cost a thread hand-off (microseconds) per request for nothing. A segment caller
-//! can block when both of a key's buffers are empty, waiting at most the configured
-//! `segment_max_wait_ms` for the fetch in flight; with the prefetch at 10% of a segment
-//! that happens only when the store is slow or down, and bounded. Work that talks to the
-//! store (opening a key) or that can take long (batches, which may span segment fetches
-//! or ticks) runs on the blocking pool.
+//! a segment key's `try_next_id` is an atomic increment that never blocks; moving either
+//! to the blocking pool would cost a thread hand-off (microseconds) per request for
+//! nothing. When both of a segment key's buffers are empty, the wait for the fetch in
+//! flight (at most `segment_max_wait_ms`) moves to the blocking pool. Work that talks to
+//! the store (opening a key) or that can take long (batches, which may span segment
+//! fetches or ticks) runs on the blocking pool too.
 
 use std::sync::Arc;
 
@@ -127,7 +126,19 @@ pub async fn segment_key(state: &Arc<AppState>, key: &str) -> Result<Arc<OpenKey
 /// As [`segment_key`], and the allocator's refusals.
 pub async fn segment_one(state: &Arc<AppState>, key: &str) -> Result<u64, Refusal> {
     let open = segment_key(state, key).await?;
-    let id = open.handle.next_id().map_err(|e| Refusal::segment(&e))?;
+    let id = match open.handle.try_next_id() {
+        Ok(Some(id)) => Ok(id),
+        // Both buffers are empty: wait for the fetch in flight on the blocking pool, not
+        // on this worker.
+        Ok(None) => {
+            let handle = open.handle.clone();
+            tokio::task::spawn_blocking(move || handle.next_id())
+                .await
+                .map_err(|e| Refusal::unavailable("INTERNAL", format!("the wait failed: {e}")))?
+        }
+        Err(e) => Err(e),
+    }
+    .map_err(|e| Refusal::segment(&e))?;
     open.issued.increment(1);
     Ok(id)
 }
