@@ -23,9 +23,21 @@ struct Service {
 
 impl Service {
     fn start(args: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
+        Self::start_with_env(args, &[])
+    }
+
+    /// Started with `env` added to the environment (and no other `FERROFLAKE_*` variable).
+    fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(BIN);
+        for (name, _) in std::env::vars() {
+            if name.starts_with("FERROFLAKE_") {
+                command.env_remove(name);
+            }
+        }
+        let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
             .args(args)
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -135,6 +147,51 @@ fn place() -> (tempfile::TempDir, String, String) {
         leases.to_str().unwrap().to_owned(),
     );
     (dir, store, leases)
+}
+
+/// The environment configures the service: a variable beats the config file, a flag beats
+/// the variable.
+#[test]
+fn environment_variables_sit_between_the_file_and_the_flags() {
+    let (dir, store, leases) = place();
+    let file = dir.path().join("serve.toml");
+    std::fs::write(
+        &file,
+        "layout = \"sonyflake\"\nmax_batch = 5\nsnowflake_keys = [\"any\"]\n",
+    )
+    .unwrap();
+    let service = Service::start_with_env(
+        &["--max-batch", "9"],
+        &[
+            ("FERROFLAKE_CONFIG", file.to_str().unwrap()),
+            ("FERROFLAKE_LAYOUT", "js53"),
+            ("FERROFLAKE_MAX_BATCH", "7"),
+            ("FERROFLAKE_STORE", &store),
+            ("FERROFLAKE_LEASE", &leases),
+            ("FERROFLAKE_PRELOAD", "k"),
+        ],
+    );
+    wait_ready(&service.base);
+    let agent = client();
+    let json = |path: &str| {
+        let (status, body) = get(&agent, &format!("{}{path}", service.base)).unwrap();
+        (status, serde_json::from_str::<serde_json::Value>(&body).unwrap())
+    };
+    // The variable's layout, not the file's.
+    let (_, ids) = json("/v1/snowflake/any?count=1");
+    assert_eq!(ids["layout"], "js53", "{ids}");
+    // The flag's batch limit (9), not the variable's (7) or the file's (5).
+    assert_eq!(json("/v1/segment/k?count=9").0, 200);
+    assert_eq!(json("/v1/segment/k?count=10").0, 400);
+    // The variables' store and preload: key k was loaded from the given file before ready.
+    let (_, status) = json("/v1/status");
+    let keys = status["segment"]["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 1, "{status}");
+    assert_eq!(keys[0]["key"], "k");
+    assert!(
+        status["segment"]["store"].as_str().unwrap().contains(&store),
+        "{status}"
+    );
 }
 
 #[test]
