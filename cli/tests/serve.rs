@@ -175,7 +175,10 @@ fn environment_variables_sit_between_the_file_and_the_flags() {
     let agent = client();
     let json = |path: &str| {
         let (status, body) = get(&agent, &format!("{}{path}", service.base)).unwrap();
-        (status, serde_json::from_str::<serde_json::Value>(&body).unwrap())
+        (
+            status,
+            serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+        )
     };
     // The variable's layout, not the file's.
     let (_, ids) = json("/v1/snowflake/any?count=1");
@@ -189,7 +192,10 @@ fn environment_variables_sit_between_the_file_and_the_flags() {
     assert_eq!(keys.len(), 1, "{status}");
     assert_eq!(keys[0]["key"], "k");
     assert!(
-        status["segment"]["store"].as_str().unwrap().contains(&store),
+        status["segment"]["store"]
+            .as_str()
+            .unwrap()
+            .contains(&store),
         "{status}"
     );
 }
