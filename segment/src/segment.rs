@@ -197,8 +197,8 @@ impl<S> Buffers<S> {
             return None;
         }
         slow.closed = true; // from here on the slow path switches nothing in
-        // Every ID of the current segment issued, now or by a caller still in flight, is
-        // below the cursor as it was; every later increment lands at SEALED or above.
+                            // Every ID of the current segment issued, now or by a caller still in flight, is
+                            // below the cursor as it was; every later increment lands at SEALED or above.
         let taken_to = self.cursor.swap(SEALED, Ordering::Relaxed);
         let current = slow.current;
         let next = slow.next.take();

@@ -170,7 +170,9 @@ fn try_next_id_never_blocks() {
     let allocator = SegmentAllocator::new(store.clone(), config).unwrap();
     let handle = allocator.key("t").unwrap();
     store.set_delay(Duration::from_millis(600)); // every fetch is slow from now on
-    let ids: Vec<u64> = (0..10).map(|_| handle.try_next_id().unwrap().unwrap()).collect();
+    let ids: Vec<u64> = (0..10)
+        .map(|_| handle.try_next_id().unwrap().unwrap())
+        .collect();
     assert_eq!(ids, (1..11).collect::<Vec<_>>());
     let asked = Instant::now();
     assert_eq!(handle.try_next_id().unwrap(), None, "both buffers empty");

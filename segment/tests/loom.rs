@@ -100,7 +100,10 @@ fn batches_across_a_switch() {
         let theirs: Vec<(u64, u64)> = other.join().unwrap();
         let mut seen = HashSet::new();
         for &(first, count) in mine.iter().chain(&theirs) {
-            assert!(count >= 1 && count <= 2, "batch of {count}: {mine:?} {theirs:?}");
+            assert!(
+                count >= 1 && count <= 2,
+                "batch of {count}: {mine:?} {theirs:?}"
+            );
             for id in first..first + count {
                 assert!(
                     current.contains(id) || next.contains(id),
