@@ -158,18 +158,25 @@ fn prefetch_at_ten_percent_and_adaptive_step() {
     );
 }
 
-#[test]
-fn try_next_id_never_blocks() {
+/// A key with step 10 (IDs 1..=10 in its first segment) whose fetches take 600 ms from
+/// the start: once those ten are taken, both buffers stay empty for a while.
+fn key_with_a_slow_store(max_wait: Duration) -> (SegmentAllocator, ferroflake_segment::KeyHandle) {
     let store = Switchable::new(Arc::new(MemoryStore::new()));
-    store.create("t", 1, 10).unwrap();
+    store.create("slow", 1, 10).unwrap();
     let config = SegmentConfig {
-        max_wait: Duration::from_secs(2),
+        max_wait,
         max_step: 10,
         ..fast_config()
     };
     let allocator = SegmentAllocator::new(store.clone(), config).unwrap();
-    let handle = allocator.key("t").unwrap();
+    let handle = allocator.key("slow").unwrap();
     store.set_delay(Duration::from_millis(600)); // every fetch is slow from now on
+    (allocator, handle)
+}
+
+#[test]
+fn try_next_id_never_blocks() {
+    let (allocator, handle) = key_with_a_slow_store(Duration::from_secs(2));
     let ids: Vec<u64> = (0..10)
         .map(|_| handle.try_next_id().unwrap().unwrap())
         .collect();
@@ -196,16 +203,7 @@ fn try_next_id_never_blocks() {
 
 #[test]
 fn both_buffers_empty_waits_a_bounded_time_then_not_ready() {
-    let store = Switchable::new(Arc::new(MemoryStore::new()));
-    store.create("w", 1, 10).unwrap();
-    let config = SegmentConfig {
-        max_wait: Duration::from_millis(50),
-        max_step: 10,
-        ..fast_config()
-    };
-    let allocator = SegmentAllocator::new(store.clone(), config).unwrap();
-    let handle = allocator.key("w").unwrap();
-    store.set_delay(Duration::from_millis(600)); // every fetch is slow from now on
+    let (_allocator, handle) = key_with_a_slow_store(Duration::from_millis(50));
     for _ in 0..10 {
         handle.next_id().unwrap(); // memory still has these
     }
