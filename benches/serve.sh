@@ -2,7 +2,8 @@
 # `ferroflake serve` (release build) under wrk on loopback: Leaf's segment and snowflake
 # routes at 1 and 32 connections, and in the same run /v1/constant, a route that returns a
 # constant through the same axum stack (outside the metrics layer): the HTTP floor of this
-# machine. Prints a markdown table (req/s, p50, p99, share of the floor's req/s).
+# machine. Prints a markdown table (req/s, p50, p99, share of the floor's req/s); with
+# FERROFLAKE_BENCH_REPORT set, also writes one JSON line per row there.
 #
 #   bash benches/serve.sh            # 10 s per run; DURATION=5s for a quicker look
 set -euo pipefail
@@ -13,6 +14,8 @@ command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; e
 cargo build --release -q -p ferroflake-cli
 bin=${CARGO_TARGET_DIR:-target}/release/ferroflake
 dir=$(mktemp -d)
+report=${FERROFLAKE_BENCH_REPORT:-}
+[ -z "$report" ] || : >"$report"
 server=
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 "$bin" segment create bench --start 1 --step 100000 --store "$dir/s.db" >/dev/null
@@ -45,15 +48,23 @@ run() {
   echo "$rps $p50 $p99"
 }
 
+# json_row ROUTE CONNECTIONS RPS P50_US P99_US: one line of $report (when it is set).
+json_row() {
+  [ -z "$report" ] || printf '{"route":"%s","connections":%d,"rps":%s,"p50_us":%s,"p99_us":%s,"duration":"%s"}\n' \
+    "$1" "$2" "$3" "$4" "$5" "$duration" >>"$report"
+}
+
 echo "| route | connections | req/s | p50 | p99 | req/s vs floor |"
 echo "|---|---|---|---|---|---|"
 for c in 1 32; do
   read -r floor_rps floor_p50 floor_p99 < <(run floor /v1/constant "$c")
   printf '| `/v1/constant` (floor) | %d | %.0f | %.0f µs | %.0f µs | 100%% |\n' "$c" "$floor_rps" "$floor_p50" "$floor_p99"
+  json_row /v1/constant "$c" "$floor_rps" "$floor_p50" "$floor_p99"
   for route in /api/segment/get/bench /api/snowflake/get/bench; do
     read -r rps p50 p99 < <(run "$route" "$route" "$c")
     share=$(awk -v a="$rps" -v b="$floor_rps" 'BEGIN { printf "%.0f", 100 * a / b }')
     printf '| `%s` | %d | %.0f | %.0f µs | %.0f µs | %s%% |\n' "$route" "$c" "$rps" "$p50" "$p99" "$share"
+    json_row "$route" "$c" "$rps" "$p50" "$p99"
   done
 done
 echo

@@ -2,8 +2,11 @@
 // would otherwise pick, all in one run, with each one's duplicates over 1,000,000 IDs.
 // Run: cd bindings-node/bench && npm install --no-audit --no-fund && node --expose-gc bench.mjs
 // (after the addon is built: `npm run build` in bindings-node). Not part of the tests.
+// With FERROFLAKE_BENCH_REPORT set, the table also goes there as JSON lines (a first line
+// with the versions, then one line per subject).
 import { createRequire } from 'node:module'
 import { randomUUID } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 
 const require = createRequire(import.meta.url)
@@ -17,9 +20,12 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7)
 
 // Layouts whose sequence does not run out within a millisecond at these speeds, so the
 // timing is the cost of a call, not a layout's rate cap (the capped presets are measured
-// in the 1M-ID run below, where the cap shows). 33 bits of ms last 99 days from the epoch.
+// in the 1M-ID run below, where the cap shows). A process holds one generator per node id
+// (the binding refuses a node id a live generator holds with another layout or clock), so
+// each ferroflake subject has its own node id: 3 node bits, taken from the time field
+// (30 bits of ms last 12 days from the epoch), the sequence as wide as without them.
 const uncapped = (bits, offset) =>
-  Layout.custom({ timeBits: bits === 53 ? 33 : 41, nodeBits: 0, sequenceBits: bits === 53 ? 20 : 22, epochMs: Date.now() - 3_600_000 - offset })
+  Layout.custom({ timeBits: bits === 53 ? 30 : 38, nodeBits: 3, sequenceBits: bits === 53 ? 20 : 22, epochMs: Date.now() - 3_600_000 - offset })
 const layouts = { s53: uncapped(53, 0), f53: uncapped(53, 1), s63: uncapped(63, 2), f63: uncapped(63, 3), str: uncapped(63, 4), batch: uncapped(53, 5) }
 const BATCH = 4000 // divides CALLS
 const flakeEpoch = Date.UTC(2020, 0, 1)
@@ -28,13 +34,13 @@ const flakeEpoch = Date.UTC(2020, 0, 1)
 const subjects = [
   ['Date.now()', () => Date.now, true],
   ['ferroflake nextId(), system clock', () => new Generator({ nodeId: 0, layout: layouts.s53 }).nextId, true],
-  ['ferroflake nextId(), fast clock', () => new Generator({ nodeId: 0, layout: layouts.f53, clock: 'fast' }).nextId, true],
-  ['ferroflake nextIdBigInt(), system clock', () => new Generator({ nodeId: 0, layout: layouts.s63 }).nextIdBigInt, true],
-  ['ferroflake nextIdBigInt(), fast clock', () => new Generator({ nodeId: 0, layout: layouts.f63, clock: 'fast' }).nextIdBigInt, true],
-  ['ferroflake nextIdString(), system clock', () => new Generator({ nodeId: 0, layout: layouts.str }).nextIdString, true],
-  [`ferroflake nextIds(${BATCH}), per ID, system clock`, () => { const g = new Generator({ nodeId: 0, layout: layouts.batch }); return () => g.nextIds(BATCH) }, true, BATCH],
-  ['ferroflake nextId(), default js53ms (256,000/s cap)', () => new Generator({ nodeId: 1 }).nextId, false],
-  ['ferroflake nextIdBigInt(), twitter (4,096,000/s cap)', () => new Generator({ nodeId: 1, layout: 'twitter' }).nextIdBigInt, false],
+  ['ferroflake nextId(), fast clock', () => new Generator({ nodeId: 1, layout: layouts.f53, clock: 'fast' }).nextId, true],
+  ['ferroflake nextIdBigInt(), system clock', () => new Generator({ nodeId: 2, layout: layouts.s63 }).nextIdBigInt, true],
+  ['ferroflake nextIdBigInt(), fast clock', () => new Generator({ nodeId: 3, layout: layouts.f63, clock: 'fast' }).nextIdBigInt, true],
+  ['ferroflake nextIdString(), system clock', () => new Generator({ nodeId: 4, layout: layouts.str }).nextIdString, true],
+  [`ferroflake nextIds(${BATCH}), per ID, system clock`, () => { const g = new Generator({ nodeId: 5, layout: layouts.batch }); return () => g.nextIds(BATCH) }, true, BATCH],
+  ['ferroflake nextId(), default js53ms (256,000/s cap)', () => new Generator({ nodeId: 6 }).nextId, false],
+  ['ferroflake nextIdBigInt(), twitter (4,096,000/s cap)', () => new Generator({ nodeId: 7, layout: 'twitter' }).nextIdBigInt, false],
   ['@sapphire/snowflake generate()', () => { const s = new SapphireSnowflake(flakeEpoch); return () => s.generate() }, true],
   ['flake-idgen next()', () => { const f = new FlakeId({ id: 1, epoch: flakeEpoch }); return () => f.next() }, true],
   ['nodejs-snowflake getUniqueID()', () => { const s = new WasmSnowflake({ custom_epoch: flakeEpoch, instance_id: 1 }); return () => s.getUniqueID() }, true],
@@ -105,3 +111,27 @@ for (const [name, make, , batch] of subjects) {
   })
 }
 console.table(rows)
+
+if (process.env.FERROFLAKE_BENCH_REPORT) {
+  const version = (name) => JSON.parse(readFileSync(new URL(`./node_modules/${name}/package.json`, import.meta.url), 'utf8')).version
+  const versions = { node: process.version, ferroflake: require('../package.json').version }
+  for (const name of ['@sapphire/snowflake', 'flake-idgen', 'nodejs-snowflake']) versions[name] = version(name)
+  const lines = [{ kind: 'run', rounds: ROUNDS, calls: CALLS, versions }]
+  for (const [name, , perCall] of subjects) {
+    const subject = timed.find((t) => t.name === name)
+    const row = rows.find((r) => r.name === name)
+    lines.push({
+      kind: 'subject',
+      name,
+      timed: perCall,
+      best_ns: subject ? best(subject.ns) : null,
+      median_ns: subject ? median(subject.ns) : null,
+      median_ratio: subject ? median(subject.ratio) : null,
+      throws_per_1m_timed: subject ? subject.errors / ROUNDS : null,
+      set_ns_per_id: row['ns/ID over 1M (with Set)'] === '-' ? null : Number(row['ns/ID over 1M (with Set)']),
+      duplicates: row['duplicates in 1M'] === '-' ? null : row['duplicates in 1M'],
+      throws_in_1m: row['throws in 1M'] === '-' ? null : row['throws in 1M'],
+    })
+  }
+  writeFileSync(process.env.FERROFLAKE_BENCH_REPORT, lines.map((line) => JSON.stringify(line) + '\n').join(''))
+}

@@ -3,7 +3,9 @@
 Run through bench/run.sh (which makes the venv and installs the peers). Prints a Markdown
 table: per-call (or per-ID) nanoseconds, best and median of the rounds, and the ratio to
 time.time_ns(). Every entrant is timed by the same loop, and the entrants take turns within
-each round, so the shared machine's noise falls on all of them alike.
+each round, so the shared machine's noise falls on all of them alike. With
+FERROFLAKE_BENCH_REPORT set, the same figures also go there as JSON lines (a first line with
+the versions, then one line per entrant).
 
 The Twitter layout issues at most 4096 IDs per ms per node, so a long loop of next_id()
 measures that cap (about 244 ns/ID), not the call. Two honest ways around it, both shown:
@@ -16,6 +18,8 @@ measures that cap (about 244 ns/ID), not the call. Two honest ways around it, bo
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
 import statistics
 import sys
@@ -144,6 +148,23 @@ def main() -> None:
     for name, values in samples.items():
         best = min(values)
         print(f"| {name} | {best:.1f} | {statistics.median(values):.1f} | {best / baseline:.2f} |")
+
+    report = os.environ.get("FERROFLAKE_BENCH_REPORT")
+    if report:
+        versions = {
+            "python": f"{platform.python_version()} ({sys.implementation.name})",
+            "ferroflake": ferroflake.__version__,
+            "uuid_utils": uuid_utils.__version__,
+            "snowflake-id": snowflake.__version__,
+            "flakeid": flakeid.__version__,
+        }
+        lines = [{"kind": "run", "rounds": args.rounds, "calls": args.calls, "versions": versions}]
+        lines += [
+            {"kind": "entrant", "name": name, "best_ns": min(values), "median_ns": statistics.median(values)}
+            for name, values in samples.items()
+        ]
+        with open(report, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(line) + "\n" for line in lines)
 
 
 if __name__ == "__main__":

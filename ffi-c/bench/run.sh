@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # C-ABI call overhead: ferroflake_generator_next_id from C (static and shared library) next
 # to the Rust call on the same generator type, in one run, repeated ROUNDS times (default 3)
-# because the machine is shared. Prints each measurement, then the lowest of each.
+# because the machine is shared. Prints each measurement, then the lowest of each; with
+# FERROFLAKE_BENCH_REPORT set, also writes the lowest as JSON lines (one per clock) there.
 # Usage: ffi-c/bench/run.sh [ROUNDS]      (not part of the tests)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -30,8 +31,8 @@ for round in $(seq 1 "$rounds"); do
 done
 
 echo "--- ns per next_id: lowest of $rounds rounds x 15 runs of ${FERROFLAKE_BENCH_ITERATIONS:-1000000} calls"
-python3 - "$results" <<'PY'
-import sys
+python3 - "$results" "$rounds" <<'PY'
+import json, os, sys
 rows = {}
 for line in open(sys.argv[1]):
     who, clock, ns = line.split()
@@ -42,4 +43,12 @@ for clock in ["manual", "fast", "system"]:
     med = {c: min(rows[clock][c]) for c in callers}
     print("%-8s" % clock + "".join("%17.2f" % med[c] for c in callers)
           + "%18.2f" % (med["c-static"] - med["rust"]))
+report = os.environ.get("FERROFLAKE_BENCH_REPORT")
+if report:
+    iterations = int(os.environ.get("FERROFLAKE_BENCH_ITERATIONS", "1000000"))
+    with open(report, "w") as out:
+        for clock in ["manual", "fast", "system"]:
+            lowest = {c: min(rows[clock][c]) for c in callers}
+            out.write(json.dumps({"clock": clock, "rounds": int(sys.argv[2]),
+                                  "iterations": iterations, "ns": lowest}) + "\n")
 PY

@@ -6,7 +6,9 @@
 //!
 //! After criterion's figures, a paired measurement prints the median ratio over rounds of
 //! alternating 1M-call blocks (plain, leased, plain, ...): on a shared, noisy machine the
-//! pairing cancels load that drifts between criterion's separate runs.
+//! pairing cancels load that drifts between criterion's separate runs. With
+//! `FERROFLAKE_BENCH_REPORT` set, the paired figures also go there as JSON lines, one per
+//! clock.
 //!
 //! Run: `cargo bench -p ferroflake-lease --bench fencing`
 
@@ -56,12 +58,12 @@ fn fencing(c: &mut Criterion) {
 }
 
 /// Median over `rounds` of (leased block time / plain block time), and the median ns/ID
-/// of each.
+/// of each. Prints them and returns them as one JSON line.
 fn paired<C: Clock + Send + Sync + 'static>(
     name: &str,
     registry: &Arc<dyn Registry>,
     clock: impl Fn() -> C,
-) {
+) -> String {
     const BLOCK: u32 = 1_000_000;
     const ROUNDS: usize = 21;
     let layout = wide_layout();
@@ -92,20 +94,32 @@ fn paired<C: Clock + Send + Sync + 'static>(
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    println!(
-        "paired {name}: plain {:.2} ns/ID, leased {:.2} ns/ID, median leased/plain ratio {:.3} ({ROUNDS} rounds of {BLOCK} calls each)",
+    let (plain_median, leased_median, ratio) = (
         median(&mut plain_ns),
         median(&mut leased_ns),
-        median(&mut ratios)
+        median(&mut ratios),
+    );
+    println!(
+        "paired {name}: plain {plain_median:.2} ns/ID, leased {leased_median:.2} ns/ID, median leased/plain ratio {ratio:.3} ({ROUNDS} rounds of {BLOCK} calls each)",
     );
     leased.shutdown().unwrap();
+    format!(
+        "{{\"kind\":\"paired\",\"clock\":\"{name}\",\"plain_ns\":{plain_median:.3},\"leased_ns\":{leased_median:.3},\"ratio\":{ratio:.4},\"rounds\":{ROUNDS},\"block\":{BLOCK}}}"
+    )
 }
 
 fn paired_all() {
     let dir = tempfile::tempdir().unwrap();
     let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(dir.path()).unwrap());
-    paired("system_clock", &registry, || SystemClock);
-    paired("fast_clock", &registry, || FastClock::for_tick_ms(1));
+    let lines = [
+        paired("system_clock", &registry, || SystemClock),
+        paired("fast_clock", &registry, || FastClock::for_tick_ms(1)),
+    ];
+    if let Ok(path) = std::env::var("FERROFLAKE_BENCH_REPORT") {
+        if let Err(error) = std::fs::write(&path, lines.join("\n") + "\n") {
+            eprintln!("could not write {path}: {error}");
+        }
+    }
 }
 
 criterion_group! {

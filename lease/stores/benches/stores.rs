@@ -123,7 +123,8 @@ fn next_id(c: &mut Criterion) {
 
 /// The same comparison, interleaved: every generator is live at once, and each round
 /// times 1,000,000 calls on each in turn, so drifting load on a shared machine hits all of
-/// them alike. Prints the median and spread of 15 rounds, and each one's ratio to plain.
+/// them alike. Prints the median and spread of 15 rounds, and each one's ratio to plain;
+/// with `FERROFLAKE_BENCH_REPORT` set, also writes them there as JSON lines.
 fn next_id_interleaved(_c: &mut Criterion) {
     const CALLS: u32 = 1_000_000;
     const ROUNDS: usize = 15;
@@ -162,12 +163,22 @@ fn next_id_interleaved(_c: &mut Criterion) {
     };
     let (plain_median, ..) = median(&mut samples[0].clone());
     println!("next_id interleaved: ns/call, median [min max] of {ROUNDS} rounds x {CALLS} calls");
+    let mut lines = Vec::new();
     for (name, v) in names.iter().zip(samples.iter_mut()) {
         let (mid, lo, hi) = median(v);
         println!(
             "  {name:<10} {mid:6.1} [{lo:6.1} {hi:6.1}]  x{:.2} of plain",
             mid / plain_median
         );
+        lines.push(format!(
+            "{{\"kind\":\"interleaved\",\"generator\":\"{name}\",\"median_ns\":{mid:.3},\"min_ns\":{lo:.3},\"max_ns\":{hi:.3},\"vs_plain\":{:.4},\"rounds\":{ROUNDS},\"calls\":{CALLS}}}",
+            mid / plain_median
+        ));
+    }
+    if let Ok(path) = std::env::var("FERROFLAKE_BENCH_REPORT") {
+        if let Err(error) = std::fs::write(&path, lines.join("\n") + "\n") {
+            eprintln!("could not write {path}: {error}");
+        }
     }
     for (_, g) in leased {
         g.shutdown().expect("release");
