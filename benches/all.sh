@@ -28,10 +28,8 @@ case ${FF_BENCH_QUICK:-0} in 0 | "") quick= ;; *) quick=1 ;; esac
 report_out=${FF_BENCH_OUT:-$root/BENCHMARKS.md}
 export FF_PORT_OFFSET=${FF_PORT_OFFSET:-600}
 
-# The same target directory as benches/run.sh and serve.sh use.
-target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')}
-target=$(realpath -m "$target")
+# The same target directory as the other bench scripts use (absolute).
+target=$(bash benches/target-dir.sh)
 export CARGO_TARGET_DIR="$target"
 out="$target/ferroflake-bench"
 rm -rf "$out"

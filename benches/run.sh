@@ -10,11 +10,8 @@
 # Arguments go to `cargo bench`: `bash benches/run.sh --bench segment` runs segment mode only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')}
-# Absolute: cargo runs each bench in its package's directory, where criterion would read a
-# relative CARGO_TARGET_DIR as a different folder from the one summarised below.
-target=$(realpath -m "$target")
+# The same target directory as the other bench scripts use (absolute).
+target=$(bash benches/target-dir.sh)
 export CARGO_TARGET_DIR="$target"
 out="$target/ferroflake-bench"
 mkdir -p "$out"
