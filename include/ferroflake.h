@@ -147,6 +147,11 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_RESUME_IN_FUTURE = 23,
     /**
+     * The generator was made in another process and inherited through `fork()`: make a
+     * new one in the child, with a node id of its own.
+     */
+    FERROFLAKE_RESULT_GENERATOR_FORKED = 24,
+    /**
      * A pointer argument was NULL.
      */
     FERROFLAKE_RESULT_NULL_ARGUMENT = 100,

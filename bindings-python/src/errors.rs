@@ -26,6 +26,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ClockMovedBackwards => "ClockMovedBackwardsError",
         ClockStalled => "ClockStalledError",
         LeaseExpired => "LeaseExpiredError",
+        GeneratorForked => "ForkedGeneratorError",
         // Kinds added to the core later still land in the right branch of the hierarchy.
         other if other.is_invalid_input() => "InvalidInputError",
         _ => "FerroflakeError",

@@ -8,7 +8,6 @@ use pyo3::types::PyList;
 use crate::clock::{ClockChoice, GeneratorClock};
 use crate::counters::Counters;
 use crate::errors::to_pyerr;
-use crate::fork::ForkGuard;
 use crate::ints::{optional_uint, uint};
 use crate::layout::PyLayout;
 use crate::parts::Parts;
@@ -24,15 +23,6 @@ const SIGNAL_CHECK_MAX: u64 = 4096;
 #[pyclass(frozen, name = "Generator", module = "ferroflake")]
 pub struct PyGenerator {
     inner: Generator<GeneratorClock>,
-    made_in: ForkGuard,
-}
-
-impl PyGenerator {
-    #[inline]
-    fn core(&self, py: Python<'_>) -> PyResult<&Generator<GeneratorClock>> {
-        self.made_in.check(py)?;
-        Ok(&self.inner)
-    }
 }
 
 #[pymethods]
@@ -59,15 +49,12 @@ impl PyGenerator {
         options.resume_after_ms = resume_after_ms;
         let inner =
             Generator::with_clock(layout, node_id, clock, options).map_err(|e| to_pyerr(py, e))?;
-        Ok(PyGenerator {
-            inner,
-            made_in: ForkGuard::here(),
-        })
+        Ok(PyGenerator { inner })
     }
 
     /// The next ID. Holds the GIL: the call costs less than detaching would.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        self.core(py)?.next_id().map_err(|e| to_pyerr(py, e))
+        self.inner.next_id().map_err(|e| to_pyerr(py, e))
     }
 
     /// `n` consecutive IDs, reserved a run of sequence numbers at a time.
@@ -76,7 +63,7 @@ impl PyGenerator {
         py: Python<'py>,
         #[pyo3(from_py_with = uint)] n: u64,
     ) -> PyResult<Bound<'py, PyList>> {
-        let generator = self.core(py)?;
+        let generator = &self.inner;
         let n = usize::try_from(n)
             .map_err(|_| PyOverflowError::new_err("n does not fit this platform's memory"))?;
         let mut ids: Vec<u64> = Vec::new();
@@ -102,7 +89,7 @@ impl PyGenerator {
         py: Python<'_>,
         #[pyo3(from_py_with = uint)] shard: u64,
     ) -> PyResult<u64> {
-        self.core(py)?
+        self.inner
             .next_id_for_shard(shard)
             .map_err(|e| to_pyerr(py, e))
     }

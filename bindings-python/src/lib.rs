@@ -1,12 +1,11 @@
 //! `ferroflake._native`: the Python face of the `ferroflake` core, behind the pure-Python
 //! package `ferroflake`. Every rule (bit math, validation, epochs, clocks) is the core's;
-//! this crate converts arguments, maps errors and guards against fork.
+//! this crate converts arguments and maps errors (the fork guard is the core's).
 
 mod clock;
 mod counters;
 mod datetimes;
 mod errors;
-mod fork;
 mod generator;
 mod ints;
 mod layout;
@@ -21,7 +20,6 @@ use pyo3::types::PyTuple;
 /// so the module runs without the GIL on free-threaded Python.
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    fork::install_fork_hook()?;
     m.add_class::<generator::PyGenerator>()?;
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<parts::Parts>()?;

@@ -47,6 +47,7 @@ EXPECTED_TABLE = [
     ("PARSE_TOO_LONG", 21, ParseError),
     ("PARSE_OVERFLOW", 22, ParseError),
     ("RESUME_IN_FUTURE", 23, OutOfRangeError),
+    ("GENERATOR_FORKED", 24, ferroflake.ForkedGeneratorError),
 ]
 
 

@@ -125,6 +125,15 @@ pub enum Error {
         /// What the clock said, in Unix ms.
         now_ms: u64,
     },
+    /// The generator was made in another process and inherited through `fork()`: parent
+    /// and child would issue the same IDs. Make a new generator in the child, with a node
+    /// id of its own.
+    GeneratorForked {
+        /// The process the generator was made in.
+        made_in_pid: u32,
+        /// This process.
+        pid: u32,
+    },
 }
 
 /// The fieldless tag of an [`Error`]: what bindings map to exception classes and codes.
@@ -156,11 +165,12 @@ pub enum ErrorKind {
     ParseTooLong = 21,
     ParseOverflow = 22,
     ResumeInFuture = 23,
+    GeneratorForked = 24,
 }
 
 impl ErrorKind {
     /// Every kind, in code order. Bindings iterate this to prove their mapping is total.
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 24] = [
         Self::TooManyBits,
         Self::NoTimeBits,
         Self::ZeroSequenceBits,
@@ -184,6 +194,7 @@ impl ErrorKind {
         Self::ParseTooLong,
         Self::ParseOverflow,
         Self::ResumeInFuture,
+        Self::GeneratorForked,
     ];
 
     /// A stable number for this kind. Numbers are never reused or renumbered.
@@ -217,6 +228,7 @@ impl ErrorKind {
             Self::ParseTooLong => "PARSE_TOO_LONG",
             Self::ParseOverflow => "PARSE_OVERFLOW",
             Self::ResumeInFuture => "RESUME_IN_FUTURE",
+            Self::GeneratorForked => "GENERATOR_FORKED",
         }
     }
 
@@ -230,7 +242,10 @@ impl ErrorKind {
     pub const fn is_invalid_input(self) -> bool {
         !matches!(
             self,
-            Self::ClockMovedBackwards | Self::ClockStalled | Self::LeaseExpired
+            Self::ClockMovedBackwards
+                | Self::ClockStalled
+                | Self::LeaseExpired
+                | Self::GeneratorForked
         )
     }
 }
@@ -262,6 +277,7 @@ impl Error {
             Self::ParseTooLong { .. } => ErrorKind::ParseTooLong,
             Self::ParseOverflow => ErrorKind::ParseOverflow,
             Self::ResumeInFuture { .. } => ErrorKind::ResumeInFuture,
+            Self::GeneratorForked { .. } => ErrorKind::GeneratorForked,
         }
     }
 }
@@ -340,6 +356,12 @@ impl fmt::Display for Error {
                  more than the drift and backward wait bridge; make the generator once the \
                  clock has passed it",
                 resume_after_ms.saturating_sub(now_ms)
+            ),
+            Self::GeneratorForked { made_in_pid, pid } => write!(
+                f,
+                "this generator was made in process {made_in_pid} and inherited through \
+                 fork(); process {pid} must not issue IDs under its parent's node id: make \
+                 a new generator in the child, with a node id of its own"
             ),
         }
     }

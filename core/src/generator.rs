@@ -2,6 +2,7 @@
 
 use crossbeam_utils::CachePadded;
 
+use crate::fork_guard::ForkGuard;
 use crate::sync::{AtomicU64, Ordering};
 use crate::{Clock, Error, Layout};
 
@@ -107,6 +108,8 @@ pub struct Generator<C: Clock> {
     options: Options,
     clock: C,
     counters: CachePadded<[AtomicU64; 3]>,
+    /// The process this generator was made in: a forked child gets errors, not IDs.
+    fork_guard: ForkGuard,
 }
 
 const WAITS: usize = 0;
@@ -161,6 +164,7 @@ impl<C: Clock> Generator<C> {
             options,
             clock,
             counters: CachePadded::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]),
+            fork_guard: ForkGuard::here(),
         })
     }
 
@@ -292,6 +296,7 @@ impl<C: Clock> Generator<C> {
     // Always inlined: through the C ABI a call otherwise costs ~1 ns more than from Rust.
     #[inline(always)]
     fn reserve(&self, want: u64) -> Result<(u64, u64, u64), Error> {
+        self.fork_guard.check()?;
         let layout = &self.layout;
         let sequence_bits = layout.sequence_bits;
         let max_sequence = layout.max_sequence();

@@ -58,6 +58,7 @@ mod clock_kind;
 mod error;
 #[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
 mod fast_clock;
+mod fork_guard;
 mod generator;
 mod id;
 mod layout;

@@ -63,6 +63,9 @@ pub enum ferroflake_result {
     /// The resume point is ahead of the clock by more than the drift and the backward wait
     /// bridge.
     FERROFLAKE_RESULT_RESUME_IN_FUTURE = 23,
+    /// The generator was made in another process and inherited through `fork()`: make a
+    /// new one in the child, with a node id of its own.
+    FERROFLAKE_RESULT_GENERATOR_FORKED = 24,
     /// A pointer argument was NULL.
     FERROFLAKE_RESULT_NULL_ARGUMENT = 100,
     /// The caller's buffer is too small; nothing was written.
@@ -85,7 +88,7 @@ pub enum ferroflake_result {
 use ferroflake_result::*;
 
 /// Every code, in numeric order (private, so cbindgen leaves it out of the header).
-const ALL_RESULTS: [ferroflake_result; 32] = [
+const ALL_RESULTS: [ferroflake_result; 33] = [
     FERROFLAKE_RESULT_OK,
     FERROFLAKE_RESULT_TOO_MANY_BITS,
     FERROFLAKE_RESULT_NO_TIME_BITS,
@@ -110,6 +113,7 @@ const ALL_RESULTS: [ferroflake_result; 32] = [
     FERROFLAKE_RESULT_PARSE_TOO_LONG,
     FERROFLAKE_RESULT_PARSE_OVERFLOW,
     FERROFLAKE_RESULT_RESUME_IN_FUTURE,
+    FERROFLAKE_RESULT_GENERATOR_FORKED,
     FERROFLAKE_RESULT_NULL_ARGUMENT,
     FERROFLAKE_RESULT_BUFFER_TOO_SMALL,
     FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE,
@@ -170,6 +174,9 @@ impl ferroflake_result {
             FERROFLAKE_RESULT_PARSE_OVERFLOW => "value above 2^63 - 1, the largest id\0",
             FERROFLAKE_RESULT_RESUME_IN_FUTURE => {
                 "resume point is further ahead of the clock than the drift and backward wait bridge\0"
+            }
+            FERROFLAKE_RESULT_GENERATOR_FORKED => {
+                "the generator was inherited through fork(); make a new one in the child\0"
             }
             FERROFLAKE_RESULT_NULL_ARGUMENT => "a pointer argument was NULL\0",
             FERROFLAKE_RESULT_BUFFER_TOO_SMALL => "the buffer is too small; nothing was written\0",
@@ -278,7 +285,7 @@ mod tests {
 
     #[test]
     fn unknown_codes_get_a_message_not_null() {
-        for code in [24, 99, 108, 999, u32::MAX] {
+        for code in [25, 99, 108, 999, u32::MAX] {
             let ptr = ferroflake_result_message(code);
             // SAFETY: as above.
             let text = unsafe { CStr::from_ptr(ptr) }.to_str().unwrap();

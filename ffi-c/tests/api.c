@@ -1,10 +1,13 @@
 /* The C API's contract: every result code, NULL and short-buffer and unknown-enum refusals
  * with untouched out-parameters, layouts, and the generator's options and guarantees on a
  * manual clock (so rollbacks, waits and fences are deterministic). */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -44,6 +47,7 @@ static const ferroflake_result all_codes[] = {
     FERROFLAKE_RESULT_PARSE_TOO_LONG,
     FERROFLAKE_RESULT_PARSE_OVERFLOW,
     FERROFLAKE_RESULT_RESUME_IN_FUTURE,
+    FERROFLAKE_RESULT_GENERATOR_FORKED,
     FERROFLAKE_RESULT_NULL_ARGUMENT,
     FERROFLAKE_RESULT_BUFFER_TOO_SMALL,
     FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE,
@@ -97,7 +101,7 @@ static uint64_t timestamp_of(const ferroflake_generator *generator, uint64_t id)
 
 static void messages_exist_for_every_code_and_unknown_numbers(void) {
     size_t i, j;
-    static const uint32_t unknown[] = {24, 99, 108, 1000, UINT32_MAX};
+    static const uint32_t unknown[] = {25, 99, 108, 1000, UINT32_MAX};
     for (i = 0; i < CODE_COUNT; i++) {
         const char *text = ferroflake_result_message(all_codes[i]);
         assert(text != NULL && text[0] != '\0');
@@ -113,7 +117,7 @@ static void messages_exist_for_every_code_and_unknown_numbers(void) {
     }
     /* Codes are part of the ABI: spot-check that none moved. */
     assert(FERROFLAKE_RESULT_OK == 0 && FERROFLAKE_RESULT_PARSE_OVERFLOW == 22);
-    assert(FERROFLAKE_RESULT_RESUME_IN_FUTURE == 23);
+    assert(FERROFLAKE_RESULT_RESUME_IN_FUTURE == 23 && FERROFLAKE_RESULT_GENERATOR_FORKED == 24);
     assert(FERROFLAKE_RESULT_NULL_ARGUMENT == 100 && FERROFLAKE_RESULT_BUFFER_TOO_LARGE == 107);
 }
 
@@ -682,6 +686,37 @@ static void real_clocks_issue_ids_near_now(void) {
     }
 }
 
+/* A generator inherited through fork() refuses in the child (parent and child would issue
+ * the same ids); the parent goes on, and a generator made in the child issues. */
+static void a_forked_child_cannot_issue_from_the_parents_generator(void) {
+    ferroflake_generator_options options = manual_options(START_MS);
+    ferroflake_generator *inherited = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    uint64_t before = 0, after = 0;
+    int status = 0;
+    pid_t child;
+    CHECK_OK(ferroflake_generator_next_id(inherited, &before));
+    fflush(NULL);
+    child = fork();
+    assert(child >= 0);
+    if (child == 0) {
+        uint64_t id = 0;
+        ferroflake_generator *own;
+        int ok = ferroflake_generator_next_id(inherited, &id) == FERROFLAKE_RESULT_GENERATOR_FORKED
+                 && id == 0;
+        own = manual_generator(FERROFLAKE_PRESET_TWITTER, 2, &options);
+        ok = ok && ferroflake_generator_next_id(own, &id) == FERROFLAKE_RESULT_OK;
+        ferroflake_generator_free(own);
+        ferroflake_generator_free(inherited);
+        _exit(ok ? 0 : 1);
+    }
+    assert(waitpid(child, &status, 0) == child);
+    assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    seen[FERROFLAKE_RESULT_GENERATOR_FORKED] = 1; /* checked in the child */
+    CHECK_OK(ferroflake_generator_next_id(inherited, &after));
+    assert(after > before);
+    ferroflake_generator_free(inherited);
+}
+
 int main(void) {
     size_t i, reached = 0;
     messages_exist_for_every_code_and_unknown_numbers();
@@ -702,6 +737,7 @@ int main(void) {
     batches_fill_the_buffer_only_on_success();
     strings_encode_into_caller_buffers();
     real_clocks_issue_ids_near_now();
+    a_forked_child_cannot_issue_from_the_parents_generator();
 
     for (i = 0; i < CODE_COUNT; i++) {
         ferroflake_result code = all_codes[i];
