@@ -96,6 +96,9 @@ pub struct Counters {
 /// - **Fenced.** Once a fence is set ([`set_fence_ms`](Self::set_fence_ms)), no ID whose
 ///   tick starts at or after it is issued: calls give [`Error::LeaseExpired`]. The check is
 ///   one relaxed atomic load.
+/// - **Not across `fork()`.** In a process forked after the generator was made, calls give
+///   [`Error::GeneratorForked`] (with `std`, on Unix): parent and child would otherwise
+///   issue the same IDs. The check is one relaxed atomic load.
 /// - **Observable.** [`counters`](Self::counters) reports waits, borrowed ticks and
 ///   rollbacks; they are counted only on slow paths.
 pub struct Generator<C: Clock> {
@@ -188,8 +191,9 @@ impl<C: Clock> Generator<C> {
     /// The next ID.
     ///
     /// # Errors
-    /// [`Error::ClockMovedBackwards`], [`Error::ClockStalled`], [`Error::LayoutExhausted`]
-    /// or [`Error::LeaseExpired`]; see the type's guarantees.
+    /// [`Error::ClockMovedBackwards`], [`Error::ClockStalled`], [`Error::LayoutExhausted`],
+    /// [`Error::LeaseExpired`], or [`Error::GeneratorForked`] in a process forked after the
+    /// generator was made; see the type's guarantees.
     #[inline]
     pub fn next_id(&self) -> Result<u64, Error> {
         let (tick, sequence, _) = self.reserve(1)?;
