@@ -361,7 +361,8 @@ impl fmt::Display for Error {
                 f,
                 "this generator was made in process {made_in_pid} and inherited through \
                  fork(); process {pid} must not issue IDs under its parent's node id: make \
-                 a new generator in the child, with a node id of its own"
+                 a new generator in the child, with a node id of its own (lease one with \
+                 ferroflake-lease)"
             ),
         }
     }
