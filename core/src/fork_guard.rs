@@ -51,18 +51,24 @@ mod imp {
             }
         }
 
+        /// Whether this process is a fork of the one the guard was made in.
+        #[inline]
+        pub(crate) fn forked(&self) -> bool {
+            FORKS.load(Ordering::Relaxed) != self.forks
+        }
+
         /// [`Error::GeneratorForked`] in a process forked from the one the guard was made in.
         #[inline]
         pub(crate) fn check(&self) -> Result<(), Error> {
-            if FORKS.load(Ordering::Relaxed) == self.forks {
-                Ok(())
+            if self.forked() {
+                Err(self.refusal())
             } else {
-                Err(self.forked())
+                Ok(())
             }
         }
 
         #[cold]
-        fn forked(&self) -> Error {
+        fn refusal(&self) -> Error {
             Error::GeneratorForked {
                 made_in_pid: self.pid,
                 pid: std::process::id(),
@@ -82,6 +88,10 @@ mod imp {
     impl ForkGuard {
         pub(crate) fn here() -> Self {
             ForkGuard
+        }
+
+        pub(crate) fn forked(&self) -> bool {
+            false
         }
 
         #[inline]

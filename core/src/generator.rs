@@ -179,6 +179,13 @@ impl<C: Clock> Generator<C> {
     pub fn node(&self) -> u64 {
         self.node
     }
+    /// Whether this process is a fork of the one the generator was made in (then every
+    /// call gives [`Error::GeneratorForked`]). Always false without `std` or off Unix.
+    /// What wraps a generator uses it to leave the parent's resources alone in a child,
+    /// such as a lease the parent still holds.
+    pub fn is_forked(&self) -> bool {
+        self.fork_guard.forked()
+    }
     /// The options given at construction.
     pub fn options(&self) -> &Options {
         &self.options

@@ -314,7 +314,8 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     }
 
     /// Stops issuing, stops renewing and releases the id with the final high-water mark
-    /// (the end of the last issued tick). Dropping does the same, ignoring errors.
+    /// (the end of the last issued tick). Dropping does the same, ignoring errors. In a
+    /// process forked after the lease was taken it does nothing: the lease is the parent's.
     ///
     /// # Errors
     /// The registry's error from the release (the claim then lapses after its TTL).
@@ -327,6 +328,14 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             return Ok(());
         }
         self.released = true;
+        if self.lease.generator.is_forked() {
+            // A child of the process that holds the lease: the lease and its renewal
+            // thread are the parent's (the thread was not copied by fork, so it cannot be
+            // joined), and the parent still issues under it. Releasing it here would let
+            // another process claim the node id while the parent issues.
+            std::mem::forget(self.renewer.take());
+            return Ok(());
+        }
         self.lease.state().stop = true;
         self.lease.wake.notify_all();
         if let Some(renewer) = self.renewer.take() {

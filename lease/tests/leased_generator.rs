@@ -317,6 +317,49 @@ fn unreachable_registry_fails_closed_at_start() {
     );
 }
 
+/// A child forked from the holder cannot issue under the parent's lease, and dropping its
+/// inherited copy releases nothing: the parent still holds the only node id and issues on.
+#[test]
+fn a_forked_child_leaves_the_parents_lease_alone() {
+    let (_dir, registry) = embedded();
+    let layout = single_node_layout();
+    let holder = LeasedGenerator::start(
+        layout,
+        ManualClock::new(T0),
+        Arc::clone(&registry),
+        quick_config(),
+    )
+    .unwrap();
+    holder.next_id().unwrap();
+    // SAFETY: the child only calls the generator (no lock, no allocation on this path)
+    // and drops it, then `_exit`s without running the test harness's code.
+    match unsafe { libc::fork() } {
+        -1 => panic!("fork failed"),
+        0 => {
+            let refused = matches!(holder.next_id(), Err(Error::GeneratorForked { .. }));
+            drop(holder);
+            unsafe { libc::_exit(if refused { 0 } else { 1 }) }
+        }
+        child => {
+            let mut status = 0;
+            // SAFETY: waits for the child just made.
+            assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+            assert!(
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+                "the child issued under the parent's lease (status {status})"
+            );
+        }
+    }
+    let err =
+        LeasedGenerator::start(layout, ManualClock::new(T0), registry, quick_config()).unwrap_err();
+    assert_eq!(
+        err,
+        LeaseError::NoFreeNode { node_count: 1 },
+        "the child's drop released the parent's lease"
+    );
+    holder.next_id().unwrap();
+}
+
 #[test]
 fn every_id_taken_is_no_free_node() {
     let (_dir, registry) = embedded();
