@@ -90,6 +90,15 @@ class Face:
             return f"**The bench failed** (exit {self.exit}); what it measured before that is below. Its output: {where}."
         return ""
 
+    def run(self):
+        """The face's `run` row (rounds, calls, versions), if it wrote one."""
+        return next((r for r in self.rows if r["kind"] == "run"), None)
+
+    def versions(self):
+        """The run row's versions as ` Versions: a 1, b 2.`, or an empty string."""
+        run = self.run()
+        return " Versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()) + "." if run else ""
+
 
 # ---------------------------------------------------------------------------- formatting
 
@@ -346,9 +355,9 @@ def python(face):
     out = ["## Python", ""]
     if face.note():
         out += [face.note(), ""]
-    run = next((r for r in face.rows if r["kind"] == "run"), None)
+    run = face.run()
     entrants = [r for r in face.rows if r["kind"] == "entrant"]
-    versions = " Versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()) + "." if run else ""
+    versions = face.versions()
     loops = f' ({plural(run["rounds"], "round")}, loops of {run["calls"]:,} calls)' if run else ""
     out += [
         "Rows: one bound method in a `for _ in itertools.repeat(None, n)` loop (the loop's own ~10-15 ns is in every row),"
@@ -381,9 +390,9 @@ def node(face):
     out = ["## Node", ""]
     if face.note():
         out += [face.note(), ""]
-    run = next((r for r in face.rows if r["kind"] == "run"), None)
+    run = face.run()
     subjects = [r for r in face.rows if r["kind"] == "subject"]
-    versions = " Versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()) + "." if run else ""
+    versions = face.versions()
     rounds = f' ({plural(run["rounds"], "round")} of {run["calls"]:,} IDs each, after a warm-up round)' if run else ""
     out += [
         f"Rows: each entrant makes IDs in a loop, entrants taking turns{rounds}; best and median ns per ID, ratio of the best"

@@ -361,24 +361,24 @@ fn race(b: &Backend) {
     println!("{}: race: 16 of 32 won, ids 0..16 once each", b.name);
 }
 
-/// 8 processes hold 8 different ids at once, then issue 100,000 IDs each: merged, no
-/// duplicates.
-fn merged(b: &Backend) {
-    let address = b.fresh_address("merge");
-    let dir = scratch("merge");
-    let together = scratch("merge-together");
+/// Runs 8 issuers of 100,000 IDs each on `address` (`node_bits` of node id; `extra`
+/// arguments for each), checks each one's IDs, and that the 800,000 of them merged hold no
+/// duplicate. Returns the node ids the issuers held.
+fn eight_issuers(
+    b: &Backend,
+    address: &str,
+    tag: &str,
+    node_bits: u32,
+    extra: &[&str],
+) -> BTreeSet<u64> {
+    let dir = scratch(tag);
     let outs: Vec<PathBuf> = (0..8).map(|i| dir.join(format!("{i}.ids"))).collect();
     let children: Vec<Child> = outs
         .iter()
         .map(|out| {
-            b.probe(&address, 10)
+            b.probe(address, node_bits)
                 .args(["issue", "--count", "100000", "--out", out.to_str().unwrap()])
-                .args([
-                    "--together-dir",
-                    together.to_str().unwrap(),
-                    "--together",
-                    "8",
-                ])
+                .args(extra)
                 .spawn()
                 .unwrap()
         })
@@ -387,17 +387,11 @@ fn merged(b: &Backend) {
     let mut all = Vec::new();
     let mut nodes = BTreeSet::new();
     for (r, out) in results.iter().zip(&outs) {
-        let (node, ids) = check_issuer(b, r, out, 100_000, 10);
+        let (node, ids) = check_issuer(b, r, out, 100_000, node_bits);
         nodes.insert(node);
         all.extend(ids);
     }
-    assert_eq!(
-        nodes.len(),
-        8,
-        "{}: 8 processes holding leases at once hold 8 ids: {nodes:?}",
-        b.name
-    );
-    assert_unique(&mut all, &layout(10));
+    assert_unique(&mut all, &layout(node_bits));
     assert_eq!(
         all.len(),
         800_000,
@@ -405,6 +399,27 @@ fn merged(b: &Backend) {
         b.name
     );
     std::fs::remove_dir_all(&dir).ok();
+    nodes
+}
+
+/// 8 processes hold 8 different ids at once, then issue 100,000 IDs each: merged, no
+/// duplicates.
+fn merged(b: &Backend) {
+    let address = b.fresh_address("merge");
+    let together = scratch("merge-together");
+    let wait_for_all = [
+        "--together-dir",
+        together.to_str().unwrap(),
+        "--together",
+        "8",
+    ];
+    let nodes = eight_issuers(b, &address, "merge", 10, &wait_for_all);
+    assert_eq!(
+        nodes.len(),
+        8,
+        "{}: 8 processes holding leases at once hold 8 ids: {nodes:?}",
+        b.name
+    );
     std::fs::remove_dir_all(&together).ok();
     println!(
         "{}: merged: 800000 IDs from 8 processes on 8 node ids, 0 duplicates",
@@ -416,33 +431,12 @@ fn merged(b: &Backend) {
 /// starting past the previous holder's high-water mark; no duplicates.
 fn handover(b: &Backend) {
     let address = b.fresh_address("handover");
-    let dir = scratch("handover");
-    let outs: Vec<PathBuf> = (0..8).map(|i| dir.join(format!("{i}.ids"))).collect();
-    let children: Vec<Child> = outs
-        .iter()
-        .map(|out| {
-            b.probe(&address, 2)
-                .args(["issue", "--count", "100000", "--out", out.to_str().unwrap()])
-                .args(["--acquire-retry-ms", "60000"])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let results = finish_all(children, Duration::from_secs(120), "issuer");
-    let mut all = Vec::new();
-    for (r, out) in results.iter().zip(&outs) {
-        let (node, ids) = check_issuer(b, r, out, 100_000, 2);
-        assert!(node < 4);
-        all.extend(ids);
-    }
-    assert_unique(&mut all, &layout(2));
-    assert_eq!(
-        all.len(),
-        800_000,
-        "{}: 0 duplicates across 8 processes",
+    let nodes = eight_issuers(b, &address, "handover", 2, &["--acquire-retry-ms", "60000"]);
+    assert!(
+        nodes.iter().all(|n| *n < 4),
+        "{}: node ids {nodes:?}",
         b.name
     );
-    std::fs::remove_dir_all(&dir).ok();
     println!(
         "{}: handover: 800000 IDs from 8 processes on 4 node ids, 0 duplicates",
         b.name
