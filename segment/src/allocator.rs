@@ -341,18 +341,13 @@ impl KeyHandle {
     pub fn next_id(&self) -> Result<u64, SegmentError> {
         match self.state.buffers.take(1) {
             Some(taken) => Ok(self.state.issued(taken).first),
-            None => self.next_id_slow(),
-        }
-    }
-
-    #[cold]
-    fn next_id_slow(&self) -> Result<u64, SegmentError> {
-        let mut waiting_since = None;
-        loop {
-            self.state.refill(&mut waiting_since, Wait::Bounded)?;
-            if let Some(taken) = self.state.buffers.take(1) {
-                return Ok(self.state.issued(taken).first);
-            }
+            // A bounded wait ends in an ID or an error, never in "would wait".
+            None => self
+                .next_id_slow(Wait::Bounded)?
+                .ok_or_else(|| SegmentError::NotReady {
+                    key: self.state.key.clone(),
+                    waited: Duration::ZERO,
+                }),
         }
     }
 
@@ -365,12 +360,19 @@ impl KeyHandle {
     /// As [`next_id`](Self::next_id), except [`SegmentError::NotReady`].
     #[inline]
     pub fn try_next_id(&self) -> Result<Option<u64>, SegmentError> {
-        if let Some(taken) = self.state.buffers.take(1) {
-            return Ok(Some(self.state.issued(taken).first));
+        match self.state.buffers.take(1) {
+            Some(taken) => Ok(Some(self.state.issued(taken).first)),
+            None => self.next_id_slow(Wait::Never),
         }
+    }
+
+    /// Switches segments or waits as `wait` says until an ID can be taken; `Ok(None)`
+    /// where waiting was not allowed.
+    #[cold]
+    fn next_id_slow(&self, wait: Wait) -> Result<Option<u64>, SegmentError> {
         let mut waiting_since = None;
         loop {
-            if self.state.refill(&mut waiting_since, Wait::Never)? == Refilled::WouldWait {
+            if self.state.refill(&mut waiting_since, wait)? == Refilled::WouldWait {
                 return Ok(None);
             }
             if let Some(taken) = self.state.buffers.take(1) {
