@@ -8,7 +8,7 @@ use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, LeasedGenerato
 use crate::args::{NextArgs, OutputFormat};
 use crate::failure::{output_error, warn, Failure};
 use crate::signals::{signal_name, Signals};
-use ferroflake_serve::lease_address::RegistryAddress;
+use ferroflake_lease_stores::RegistryAddress;
 
 /// IDs are made in batches of this many (one CAS per batch within a tick). A signal is
 /// looked at between batches.

@@ -60,13 +60,14 @@ impl Clock for SystemClock {
 /// Wall-clock ms; a clock set before 1970 reads as 0, which every layout treats as
 /// "behind". On Unix this calls `clock_gettime` directly: `SystemTime::duration_since`
 /// cost about 13% of a `next_id` call.
-#[cfg(all(feature = "std", unix))]
+#[cfg(all(feature = "std", unix, not(ferroflake_portable)))]
 #[inline]
 pub(crate) fn system_now_ms() -> u64 {
     read_clock(libc::CLOCK_REALTIME).map_or(0, |(secs, nanos)| secs * 1000 + nanos / 1_000_000)
 }
 
-#[cfg(all(feature = "std", not(unix)))]
+// Elsewhere, and in the `ferroflake_portable` build that checks what other platforms compile.
+#[cfg(all(feature = "std", any(not(unix), ferroflake_portable)))]
 #[inline]
 pub(crate) fn system_now_ms() -> u64 {
     match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
@@ -76,7 +77,7 @@ pub(crate) fn system_now_ms() -> u64 {
 }
 
 /// `(seconds, nanoseconds)` of a POSIX clock, or `None` if it fails or reads before 1970.
-#[cfg(all(feature = "std", unix))]
+#[cfg(all(feature = "std", unix, not(ferroflake_portable)))]
 #[inline]
 pub(crate) fn read_clock(id: libc::clockid_t) -> Option<(u64, u64)> {
     let mut ts = libc::timespec {

@@ -38,7 +38,8 @@
 //!
 //! ## Features
 //!
-//! - `std` (default): [`SystemClock`], [`FastClock`] (Linux), `std::error::Error`.
+//! - `std` (default): [`SystemClock`], [`FastClock`] (its fast sources on Linux, the system
+//!   clock elsewhere), [`AnyClock`], the fork guard (Unix), `std::error::Error`.
 //!   Without it the crate is `#![no_std]` and needs no allocator; bring a [`Clock`].
 #![no_std]
 #![warn(
@@ -51,12 +52,12 @@
 #[cfg(feature = "std")]
 extern crate std;
 
-#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+#[cfg(all(feature = "std", not(ferroflake_loom)))]
 mod any_clock;
 mod clock;
 mod clock_kind;
 mod error;
-#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+#[cfg(all(feature = "std", not(ferroflake_loom)))]
 mod fast_clock;
 mod fork_guard;
 mod generator;
@@ -66,14 +67,14 @@ mod presets;
 mod sync;
 mod text;
 
-#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+#[cfg(all(feature = "std", not(ferroflake_loom)))]
 pub use any_clock::AnyClock;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
 pub use clock::{Clock, ManualClock};
 pub use clock_kind::ClockKind;
 pub use error::{Error, ErrorKind};
-#[cfg(all(feature = "std", target_os = "linux", not(ferroflake_loom)))]
+#[cfg(all(feature = "std", not(ferroflake_loom)))]
 pub use fast_clock::{FastClock, FastClockSource};
 pub use generator::{Counters, Generator, Options};
 pub use id::Parts;

@@ -42,7 +42,6 @@
 mod config;
 pub mod issue;
 pub mod keys;
-pub mod lease_address;
 mod metered_store;
 pub mod metrics;
 pub mod refusal;

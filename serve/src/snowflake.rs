@@ -18,7 +18,7 @@ use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 use metrics::Counter;
 
 use crate::config::Config;
-use crate::lease_address::RegistryAddress;
+use ferroflake_lease_stores::RegistryAddress;
 use crate::metrics::{
     Metrics, IDS_ISSUED, LEASE_FENCE_MS, LEASE_MARK_MS, LEASE_NODE, LEASE_STATE, LEASE_STATES,
 };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ferroflake_segment::{SegmentError, SegmentStore, SqliteStore};
 use ferroflake_segment_stores::{redact, StoreAddress};
 
-use crate::lease_address::scheme_of;
+use ferroflake_store_address::scheme_of;
 
 /// Reads a store address. Refuses, besides what [`StoreAddress::parse`] refuses, an empty
 /// address, a relative path (with the absolute one it would have meant: each working

@@ -19,6 +19,17 @@
 
 use url::Url;
 
+/// The scheme of `address` if it starts like a URI (`name:`, RFC 3986: a letter, then
+/// letters, digits, `+`, `-` or `.`). Callers use it to tell a URL from a path.
+pub fn scheme_of(address: &str) -> Option<&str> {
+    let (scheme, _) = address.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
 /// A store URL taken apart. Errors are plain sentences; the caller wraps them in its own
 /// error type together with the (redacted) address.
 #[derive(Debug, Clone)]

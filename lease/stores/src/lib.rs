@@ -64,7 +64,9 @@ use std::sync::Arc;
 use ferroflake_lease::{LeaseError, Registry};
 
 mod address;
+#[cfg(any(feature = "etcd", feature = "redis", feature = "zookeeper", feature = "postgres"))]
 mod blocking;
+mod registry_address;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "postgres")]
@@ -77,6 +79,7 @@ pub mod redis;
 pub mod zookeeper;
 
 pub use address::StoreAddress;
+pub use registry_address::RegistryAddress;
 
 /// Connects to the registry at `address` and checks that it answers.
 ///
@@ -106,7 +109,11 @@ pub fn connect(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
         }
         _ => Err(LeaseError::BadAddress {
             address: address.into(),
-            detail: "this build of ferroflake-lease-stores lacks that backend's feature".into(),
+            detail: "this build leaves that registry's backend out (its cargo feature is off); \
+                     use the embedded registry (an absolute directory path), or a build with \
+                     the store backends (for the ferroflake CLI: `cargo install --path cli \
+                     --features stores`, which needs protoc: apt-get install protobuf-compiler)"
+                .into(),
         }),
     }
 }

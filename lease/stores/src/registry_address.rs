@@ -1,24 +1,15 @@
-//! `--lease URL`: which registry a node id is leased from, for `ferroflake next` and
-//! `ferroflake serve` alike.
+//! Registry addresses as users write them (`--lease URL` in the CLI and the service, and
+//! the registry argument of the C, Python and Node faces): an embedded registry's
+//! directory, or a store URL.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferroflake_lease::{EmbeddedRegistry, LeaseError, Registry};
+use ferroflake_store_address::scheme_of;
 
-/// Schemes served by ferroflake-lease-stores (the `stores` feature).
+/// Schemes served by this crate's backends (each behind its cargo feature).
 const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql"];
-
-/// The scheme of `address` if it starts like a URI (`name:`, RFC 3986: a letter, then
-/// letters, digits, `+`, `-` or `.`).
-pub fn scheme_of(address: &str) -> Option<&str> {
-    let (scheme, _) = address.split_once(':')?;
-    let mut chars = scheme.chars();
-    let first = chars.next()?;
-    (first.is_ascii_alphabetic()
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-    .then_some(scheme)
-}
 
 /// Where a registry is, before it is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,25 +110,9 @@ impl RegistryAddress {
     pub fn open(&self) -> Result<Arc<dyn Registry>, LeaseError> {
         match self {
             RegistryAddress::Embedded(dir) => Ok(Arc::new(EmbeddedRegistry::open(dir)?)),
-            RegistryAddress::Store(url) => open_store(url),
+            RegistryAddress::Store(url) => crate::connect(url),
         }
     }
-}
-
-#[cfg(feature = "stores")]
-fn open_store(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
-    ferroflake_lease_stores::connect(url)
-}
-
-#[cfg(not(feature = "stores"))]
-fn open_store(url: &str) -> Result<Arc<dyn Registry>, LeaseError> {
-    Err(LeaseError::BadAddress {
-        address: url.to_owned(),
-        detail: "this ferroflake was built without the store backends; rebuild it with \
-                 `cargo install --path cli --features stores` (needs protoc: apt-get install \
-                 protobuf-compiler), or use the embedded registry (a directory path)"
-            .into(),
-    })
 }
 
 #[cfg(test)]
