@@ -80,6 +80,151 @@ def custom(time_bits, node_bits, sequence_bits, shard_bits=0, tick_ms=1, epoch_m
                 shard_bits=shard_bits, tick_ms=tick_ms, epoch_ms=epoch_ms, order=order)
 
 
+# --- The ID mask (core/src/mask.rs), written again from its definition: a 10-round
+# alternating Feistel network (FF1's split: high half of bits // 2, low half the rest) whose
+# round function is SipHash-2-4 of  half (8 bytes LE) | round | bits | version | b"mask",
+# keyed with the 16-byte secret, cut to the width of the half it is xored into.
+
+M64 = (1 << 64) - 1
+
+
+def _rotl(x, b):
+    return ((x << b) | (x >> (64 - b))) & M64
+
+
+def siphash24(key, data):
+    """SipHash-2-4 (Aumasson and Bernstein), 64-bit output, as in the paper."""
+    k0 = int.from_bytes(key[:8], "little")
+    k1 = int.from_bytes(key[8:], "little")
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def sipround():
+        v[0] = (v[0] + v[1]) & M64; v[1] = _rotl(v[1], 13); v[1] ^= v[0]; v[0] = _rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & M64; v[3] = _rotl(v[3], 16); v[3] ^= v[2]
+        v[0] = (v[0] + v[3]) & M64; v[3] = _rotl(v[3], 21); v[3] ^= v[0]
+        v[2] = (v[2] + v[1]) & M64; v[1] = _rotl(v[1], 17); v[1] ^= v[2]; v[2] = _rotl(v[2], 32)
+
+    tail = len(data) % 8
+    last = (len(data) & 0xFF) << 56 | int.from_bytes(data[len(data) - tail:], "little")
+    words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, len(data) - tail, 8)]
+    for m in words + [last]:
+        v[3] ^= m
+        sipround(); sipround()
+        v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(4):
+        sipround()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+# The paper's test vector: key 00..0f, message 00..0e (15 bytes).
+assert siphash24(bytes(range(16)), bytes(range(15))) == 0xA129CA6149BE45E5
+
+MASK_ROUNDS = 10
+
+
+def mask_round(secret, version, bits, rnd, half, width):
+    data = half.to_bytes(8, "little") + bytes([rnd, bits, version]) + b"mask"
+    return siphash24(secret, data) & ((1 << width) - 1)
+
+
+def mask_id(secret, version, bits, x, inverse=False):
+    high = bits // 2
+    low = bits - high
+    a, b = x >> low, x & ((1 << low) - 1)
+    rounds = range(MASK_ROUNDS - 1, -1, -1) if inverse else range(MASK_ROUNDS)
+    for rnd in rounds:
+        width = high if rnd % 2 == 0 else low
+        if inverse:
+            a, b = b ^ mask_round(secret, version, bits, rnd, a, width), a
+        else:
+            a, b = b, a ^ mask_round(secret, version, bits, rnd, b, width)
+    return (a << low) | b
+
+
+def mask_digits(bits, radix):
+    n = 1
+    while radix ** n < 1 << bits:
+        n += 1
+    return n
+
+
+def mask_text(version, masked, bits):
+    """The three text forms: version marker (one digit; two in decimal), fixed-width number."""
+    return dict(base62=B62[version] + enc(masked, B62, mask_digits(bits, 62)),
+                base32=B32[version] + enc(masked, B32, mask_digits(bits, 32)),
+                dec=str(version).rjust(2, "0") + str(masked).rjust(mask_digits(bits, 10), "0"))
+
+
+MASK_KEYS = [
+    "1:000102030405060708090a0b0c0d0e0f",
+    "2:000102030405060708090a0b0c0d0e0f",   # same secret, another version: another mask
+    "31:f0e1d2c3b4a5968778695a4b3c2d1e0f",
+]
+
+
+def mask_cases():
+    cases = []
+    for key in MASK_KEYS:
+        version, hexsecret = key.split(":")
+        version, secret = int(version), bytes.fromhex(hexsecret)
+        for bits in (63, 53, 64, 16, 8):
+            top = (1 << bits) - 1
+            for x in sorted({0, 1, 2, 1000 & top, 1541815603606036480 & top, top // 3, top - 1, top}):
+                masked = mask_id(secret, version, bits, x)
+                assert mask_id(secret, version, bits, masked, inverse=True) == x
+                cases.append(dict(key=key, bits=bits, id=str(x), masked=str(masked),
+                                  text=mask_text(version, masked, bits)))
+    return cases
+
+
+def mask_vectors():
+    key = MASK_KEYS[0]
+    good = mask_cases()[0]["text"]
+    return dict(
+        about="core/src/mask.rs: 10-round alternating Feistel, SipHash-2-4 rounds of "
+              "half (8 bytes LE) | round | bits | version | b'mask'; text = version marker "
+              "(one digit; two in decimal) + masked number in fixed width.",
+        cases=mask_cases(),
+        # The same masked text on a keyring that lacks its version, and texts that are not
+        # masked IDs of the width.
+        decode_errors=[
+            dict(keyring=[MASK_KEYS[1]], bits=63, format="base62", input=good["base62"],
+                 error="UNKNOWN_MASK_KEY_VERSION"),
+            dict(keyring=[key], bits=63, format="base62", input="", error="PARSE_EMPTY"),
+            dict(keyring=[key], bits=63, format="base62", input=good["base62"][:-1],
+                 error="PARSE_WRONG_LENGTH"),
+            dict(keyring=[key], bits=53, format="base62", input=good["base62"],
+                 error="PARSE_WRONG_LENGTH"),
+            dict(keyring=[key], bits=63, format="base32", input="1000000000000U",
+                 error="PARSE_INVALID_CHARACTER"),
+            dict(keyring=[key], bits=63, format="base62", input="e" + good["base62"][1:],
+                 error="UNKNOWN_MASK_KEY_VERSION"),
+            dict(keyring=[key], bits=63, format="base62", input="1" + enc(1 << 63, B62, 11),
+                 error="ID_OUT_OF_RANGE"),
+            dict(keyring=[key], bits=63, format="dec", input="01" + str(1 << 63),
+                 error="ID_OUT_OF_RANGE"),
+            dict(keyring=[key], bits=65, format="base62", input=good["base62"],
+                 error="MASK_WIDTH_OUT_OF_RANGE"),
+        ],
+        # Read as keyring texts (one key per line), so one key is a one-line keyring.
+        key_errors=[
+            dict(input="", error="PARSE_EMPTY"),
+            dict(input="1:0001", error="PARSE_WRONG_LENGTH"),
+            dict(input="1:000102030405060708090a0b0c0d0e0g", error="PARSE_INVALID_CHARACTER"),
+            dict(input="1 000102030405060708090a0b0c0d0e0f", error="PARSE_INVALID_CHARACTER"),
+            dict(input="32:000102030405060708090a0b0c0d0e0f",
+                 error="MASK_KEY_VERSION_OUT_OF_RANGE"),
+            dict(input="1:000102030405060708090a0b0c0d0e0f\n1:f0e1d2c3b4a5968778695a4b3c2d1e0f",
+                 error="DUPLICATE_MASK_KEY_VERSION"),
+        ],
+        # Other spellings of MASK_KEYS[0]'s secret.
+        key_spellings=["1:000102030405060708090A0B0C0D0E0F", "1:AAECAwQFBgcICQoLDA0ODw",
+                       "1:AAECAwQFBgcICQoLDA0ODw==", "01:000102030405060708090a0b0c0d0e0f"],
+    )
+
+
 def main():
     unix_twitter = custom(41, 10, 12)
     beijing = custom(41, 10, 12, epoch_ms=1569859200000)
@@ -201,11 +346,14 @@ def main():
                "decoded.timestamp_ms is parts.timestamp_ms rounded down to its tick.",
                "error values are ErrorKind names (core/src/error.rs).",
                "generator_errors: a manual clock at now_ms, default options plus "
-               "resume_after_ms (a decimal string) when given."],
+               "resume_after_ms (a decimal string) when given.",
+               "mask: key texts are VERSION:SECRET; keyring lists are one key per line, the "
+               "first current; ids and masked numbers are decimal strings."],
         presets={k: layout_facts(v) for k, v in PRESETS.items()},
         ids=ids, layout_errors=layout_errors, generator_errors=generator_errors,
         compose_errors=compose_errors, decode_errors=decode_errors,
         parse_errors=parse_errors, parse_ok=parse_ok, encode_errors=encode_errors,
+        mask=mask_vectors(),
     )
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")

@@ -134,6 +134,30 @@ pub enum Error {
         /// This process.
         pid: u32,
     },
+    /// A mask width outside `Mask::MIN_BITS..=Mask::MAX_BITS` (8 to 64 bits).
+    MaskWidthOutOfRange {
+        /// The width asked for.
+        bits: u32,
+    },
+    /// A mask key version above `MaskKey::MAX_VERSION` (31): a masked ID names its key's
+    /// version in one character of base 32.
+    MaskKeyVersionOutOfRange {
+        /// The version given.
+        version: u32,
+        /// The largest version a key may have.
+        max: u32,
+    },
+    /// A masked ID names a key version that the keyring (or the one key) at hand does not
+    /// hold: it was masked with another key, or it is not a masked ID.
+    UnknownMaskKeyVersion {
+        /// The version the masked ID names.
+        version: u32,
+    },
+    /// A keyring was given two different secrets for one key version.
+    DuplicateMaskKeyVersion {
+        /// The version given twice.
+        version: u32,
+    },
 }
 
 /// The fieldless tag of an [`Error`]: what bindings map to exception classes and codes.
@@ -166,11 +190,15 @@ pub enum ErrorKind {
     ParseOverflow = 22,
     ResumeInFuture = 23,
     GeneratorForked = 24,
+    MaskWidthOutOfRange = 25,
+    MaskKeyVersionOutOfRange = 26,
+    UnknownMaskKeyVersion = 27,
+    DuplicateMaskKeyVersion = 28,
 }
 
 impl ErrorKind {
     /// Every kind, in code order. Bindings iterate this to prove their mapping is total.
-    pub const ALL: [ErrorKind; 24] = [
+    pub const ALL: [ErrorKind; 28] = [
         Self::TooManyBits,
         Self::NoTimeBits,
         Self::ZeroSequenceBits,
@@ -195,6 +223,10 @@ impl ErrorKind {
         Self::ParseOverflow,
         Self::ResumeInFuture,
         Self::GeneratorForked,
+        Self::MaskWidthOutOfRange,
+        Self::MaskKeyVersionOutOfRange,
+        Self::UnknownMaskKeyVersion,
+        Self::DuplicateMaskKeyVersion,
     ];
 
     /// A stable number for this kind. Numbers are never reused or renumbered.
@@ -229,6 +261,10 @@ impl ErrorKind {
             Self::ParseOverflow => "PARSE_OVERFLOW",
             Self::ResumeInFuture => "RESUME_IN_FUTURE",
             Self::GeneratorForked => "GENERATOR_FORKED",
+            Self::MaskWidthOutOfRange => "MASK_WIDTH_OUT_OF_RANGE",
+            Self::MaskKeyVersionOutOfRange => "MASK_KEY_VERSION_OUT_OF_RANGE",
+            Self::UnknownMaskKeyVersion => "UNKNOWN_MASK_KEY_VERSION",
+            Self::DuplicateMaskKeyVersion => "DUPLICATE_MASK_KEY_VERSION",
         }
     }
 
@@ -278,6 +314,10 @@ impl Error {
             Self::ParseOverflow => ErrorKind::ParseOverflow,
             Self::ResumeInFuture { .. } => ErrorKind::ResumeInFuture,
             Self::GeneratorForked { .. } => ErrorKind::GeneratorForked,
+            Self::MaskWidthOutOfRange { .. } => ErrorKind::MaskWidthOutOfRange,
+            Self::MaskKeyVersionOutOfRange { .. } => ErrorKind::MaskKeyVersionOutOfRange,
+            Self::UnknownMaskKeyVersion { .. } => ErrorKind::UnknownMaskKeyVersion,
+            Self::DuplicateMaskKeyVersion { .. } => ErrorKind::DuplicateMaskKeyVersion,
         }
     }
 }
@@ -363,6 +403,21 @@ impl fmt::Display for Error {
                  fork(); process {pid} must not issue IDs under its parent's node id: make \
                  a new generator in the child, with a node id of its own (lease one with \
                  ferroflake-lease)"
+            ),
+            Self::MaskWidthOutOfRange { bits } => {
+                write!(f, "mask width {bits} bits is outside 8..=64")
+            }
+            Self::MaskKeyVersionOutOfRange { version, max } => {
+                write!(f, "mask key version {version} is out of range 0..={max}")
+            }
+            Self::UnknownMaskKeyVersion { version } => write!(
+                f,
+                "no mask key of version {version}: the ID was masked with another key, or is \
+                 not a masked ID"
+            ),
+            Self::DuplicateMaskKeyVersion { version } => write!(
+                f,
+                "two different mask keys have version {version}; each version names one key"
             ),
         }
     }

@@ -182,7 +182,25 @@ impl Format {
         Ok(value)
     }
 
-    fn digit(self, b: u8) -> Option<u64> {
+    /// The number of distinct digits: 10, 62 or 32.
+    pub(crate) const fn radix(self) -> u64 {
+        match self {
+            Format::Decimal => 10,
+            Format::Base62 => 62,
+            Format::Base32 => 32,
+        }
+    }
+
+    /// The ASCII character of `digit` (below [`radix`](Self::radix)).
+    pub(crate) fn digit_char(self, digit: u64) -> u8 {
+        match self {
+            Format::Decimal => b"0123456789"[digit as usize],
+            Format::Base62 => BASE62[digit as usize],
+            Format::Base32 => BASE32[digit as usize],
+        }
+    }
+
+    pub(crate) fn digit(self, b: u8) -> Option<u64> {
         let d = match (self, b) {
             (_, b'0'..=b'9') => b - b'0',
             (Format::Decimal, _) => return None,
