@@ -30,6 +30,24 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Draw a layout's bits and show its capacity and exhaustion date.
     Layout(LayoutArgs),
+    /// Turn IDs into public IDs that hide their time, node or count, one per line.
+    ///
+    /// A keyed permutation (a 10-round Feistel network on SipHash-2-4): only the key's
+    /// holder can turn a masked ID back. Text forms start with the key's version, so keys
+    /// can be rotated. The key comes from --key-file or the FERROFLAKE_MASK_KEY environment
+    /// variable, never from the command line (other users can read it there). A key is
+    /// `VERSION:SECRET` (0-31, then 32 hex digits or base64 of 16 bytes); a key file may
+    /// hold several, one per line: the first masks, all unmask. Make one with
+    /// `ferroflake mask --new-key 1`.
+    ///
+    /// It hides what IDs say; it does not authenticate them: any text of the right form
+    /// unmasks to some ID, so look IDs up before trusting them.
+    Mask(MaskArgs),
+    /// Turn public IDs made by `mask` back into IDs, one per line.
+    ///
+    /// The version at the start of each text picks the key from the key file (or
+    /// FERROFLAKE_MASK_KEY), so IDs masked before a key rotation still unmask.
+    Unmask(MaskArgs),
     /// Segment IDs: dense per-key counters from a table, taken a range at a time.
     ///
     /// A key is a row of Leaf's table (`leaf_alloc`: biz_tag, max_id, step): each
@@ -189,6 +207,52 @@ pub struct LayoutArgs {
     /// Show every preset.
     #[arg(long, conflicts_with = "layout")]
     pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MaskArgs {
+    /// The IDs (decimal) to mask, or the texts to unmask. Without any, one per line from
+    /// standard input.
+    pub values: Vec<String>,
+
+    /// Read the key (or keys, one per line) from this file. Without it, from the
+    /// FERROFLAKE_MASK_KEY environment variable.
+    #[arg(long, value_name = "PATH")]
+    pub key_file: Option<std::path::PathBuf>,
+
+    /// IDs of JavaScript-safe layouts (js53, js53ms, segment keys with --js): mask within
+    /// 53 bits, so masked IDs stay below 2^53 too. The default width is 63 bits, which holds
+    /// every ferroflake ID.
+    #[arg(long, conflicts_with = "bits")]
+    pub js: bool,
+
+    /// Mask within this many bits (8 to 64) instead.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(8..=64))]
+    pub bits: Option<u32>,
+
+    /// The form of masked IDs: base62 or base32 text, or decimal text (two version digits
+    /// first), each of fixed length; or the bare masked number, which names no key version
+    /// (the first key masks and unmasks it).
+    #[arg(long, value_enum, default_value_t = MaskFormat::Base62)]
+    pub format: MaskFormat,
+
+    /// Print a new random key of this version (0-31) instead, e.g. `(umask 077; ferroflake
+    /// mask --new-key 1 > mask.key)`.
+    #[arg(long, value_name = "VERSION", conflicts_with_all = ["values", "key_file", "js", "bits"], value_parser = clap::value_parser!(u8).range(0..=31))]
+    pub new_key: Option<u8>,
+}
+
+/// How `mask` writes, and `unmask` reads, masked IDs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MaskFormat {
+    /// Base62 text: the version, then 11 characters (9 with --js).
+    Base62,
+    /// Crockford base32 text: the version, then 13 characters (11 with --js).
+    Base32,
+    /// Decimal text: two version digits, then 19 digits (16 with --js).
+    Dec,
+    /// The masked number itself, without a version.
+    Number,
 }
 
 /// `ferroflake segment ...` (the help text is on `Command::Segment`).

@@ -8,6 +8,7 @@ mod decode;
 mod failure;
 mod iso;
 mod layout_view;
+mod mask;
 mod next;
 mod segment;
 mod signals;
@@ -51,6 +52,8 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Next(args) => next::run(args, &mut out),
         Command::Decode(args) => decode::run(args, &mut out),
         Command::Layout(args) => layout_view::run(args, &mut out),
+        Command::Mask(args) => mask::run(args, mask::Direction::Mask, &mut out),
+        Command::Unmask(args) => mask::run(args, mask::Direction::Unmask, &mut out),
         Command::Segment(command) => segment::run(command, &mut out),
         Command::Serve(_) => unreachable!("main runs the service before this"),
     };
