@@ -67,7 +67,7 @@ pub enum Command {
     /// /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: requests in flight finish,
     /// unissued segment IDs go back to the table, the lease is released, exit 0. A second
     /// signal exits at once.
-    Serve(ferroflake_serve::ServeArgs),
+    Serve(Box<ferroflake_serve::ServeArgs>),
 }
 
 /// Which preset layout IDs use.

@@ -217,6 +217,38 @@ impl Mask {
         mask_text::len(self.bits(), format)
     }
 
+    /// The length of every masked text of `bits`-bit IDs in `format`, without a key (`0`
+    /// for a width outside 8..=64).
+    pub fn text_len_of(bits: u32, format: Format) -> usize {
+        if (Self::MIN_BITS..=Self::MAX_BITS).contains(&bits) {
+            mask_text::len(bits, format)
+        } else {
+            0
+        }
+    }
+
+    /// The key version a masked text of `bits`-bit IDs names, read without a key: which
+    /// key would unmask it.
+    ///
+    /// ```
+    /// use ferroflake::{Format, Mask, MaskKey};
+    /// let mask = Mask::new(&MaskKey::parse("12:000102030405060708090a0b0c0d0e0f")?, 53)?;
+    /// let text = mask.encode(7, Format::Decimal)?;
+    /// assert_eq!(Mask::version_of(&text, Format::Decimal, 53), Ok(12));
+    /// # Ok::<(), ferroflake::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode) for text that is not of this format and width, with
+    /// [`Error::UnknownMaskKeyVersion`] for a version no key can have (above 31);
+    /// [`Error::MaskWidthOutOfRange`].
+    pub fn version_of(text: &str, format: Format, bits: u32) -> Result<u8, Error> {
+        if !(Self::MIN_BITS..=Self::MAX_BITS).contains(&bits) {
+            return Err(Error::MaskWidthOutOfRange { bits });
+        }
+        mask_text::read(text, bits, format).map(|(version, _)| version)
+    }
+
     fn check(&self, value: u64) -> Result<(), Error> {
         if value > self.max_value() {
             return Err(Error::IdOutOfRange {

@@ -70,6 +70,13 @@ pub struct Config {
     pub log_format: LogFormat,
     /// HTTP worker threads; 0 (default) is one per core.
     pub workers: usize,
+    /// A file holding the mask key (or keys, one per line, the first current) of the
+    /// masked-ID routes. `None`: the `FERROFLAKE_MASK_KEY` variable, if set; else the
+    /// routes answer 404. Never the key itself: a config file is often readable by many.
+    pub mask_key_file: Option<PathBuf>,
+    /// The text form of masked IDs when a request names none: `base62` (default),
+    /// `base32` or `dec`.
+    pub mask_format: String,
 }
 
 /// How log lines are written.
@@ -101,6 +108,8 @@ impl Default for Config {
             shutdown_timeout_ms: 10_000,
             log_format: LogFormat::Text,
             workers: 0,
+            mask_key_file: None,
+            mask_format: "base62".to_owned(),
         }
     }
 }
@@ -163,6 +172,9 @@ impl Config {
         if let Some(format) = args.log_format {
             config.log_format = format;
         }
+        if let Some(path) = &args.mask_key_file {
+            config.mask_key_file = Some(path.clone());
+        }
         config.check()?;
         Ok(config)
     }
@@ -194,6 +206,12 @@ impl Config {
         }
         if self.segment_max_wait_ms == 0 {
             return Err("segment_max_wait_ms must be above 0".to_owned());
+        }
+        if ferroflake::Format::from_name(&self.mask_format).is_none() {
+            return Err(format!(
+                "mask_format {:?} is not base62, base32 or dec",
+                self.mask_format
+            ));
         }
         Ok(())
     }
@@ -236,7 +254,7 @@ pub enum Mode {
 pub struct ServeArgs {
     /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, store, preload,
     /// js_keys, snowflake_keys, snowflake, segment, max_batch, segment_max_wait_ms,
-    /// shutdown_timeout_ms, log_format, workers).
+    /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format).
     #[arg(long, env = "FERROFLAKE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -301,6 +319,12 @@ pub struct ServeArgs {
     /// Log lines as text or JSON [default: text].
     #[arg(long, env = "FERROFLAKE_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+
+    /// The mask key file of /v1/masked and /v1/unmask: `VERSION:SECRET` lines, the first
+    /// current [default: the key in FERROFLAKE_MASK_KEY, if set; else those routes answer
+    /// 404]. The key itself is never a flag.
+    #[arg(long, env = "FERROFLAKE_MASK_KEY_FILE", value_name = "FILE")]
+    pub mask_key_file: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@
 mod config;
 pub mod issue;
 pub mod keys;
+pub mod masked;
 mod metered_store;
 pub mod metrics;
 pub mod refusal;

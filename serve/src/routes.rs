@@ -8,6 +8,8 @@
 //! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
 //! | `GET /v1/segment/{key}/status` | range, next segment, step, runway, counters |
 //! | `GET /v1/decode/{id}?layout=NAME` | time, node, sequence and shard of a snowflake ID |
+//! | `GET /v1/masked/{segment,snowflake}/{key}?count=N&format=F` | masked IDs (see [`masked`](crate::masked)) |
+//! | `GET /v1/unmask/{text}?format=F` | the ID behind a masked ID, with the server's key |
 //! | `GET /v1/status` | lease and every open segment key |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
@@ -45,6 +47,15 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/segment/{key}/status", get(v1_segment_status))
         .route("/v1/snowflake/{key}", get(v1_snowflake))
         .route("/v1/decode/{id}", get(v1_decode))
+        .route(
+            "/v1/masked/segment/{key}",
+            get(crate::masked::masked_segment),
+        )
+        .route(
+            "/v1/masked/snowflake/{key}",
+            get(crate::masked::masked_snowflake),
+        )
+        .route("/v1/unmask/{text}", get(crate::masked::unmask))
         .route("/v1/status", get(v1_status))
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
@@ -141,7 +152,7 @@ fn text_id(id: u64) -> Response {
         .into_response()
 }
 
-fn json_response(status: StatusCode, body: String) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: String) -> Response {
     (
         status,
         [(

@@ -35,6 +35,8 @@ pub struct AppState {
     pub snowflake: Option<Arc<Snowflake>>,
     /// Segment mode, if on.
     pub segments: Option<Arc<Segments>>,
+    /// The mask keys of the masked-ID routes, if a key was given.
+    pub mask: Option<ferroflake::MaskKeyring>,
     /// The server's metrics registry.
     pub metrics: Arc<Metrics>,
     /// Request counters and latency per route.
@@ -109,6 +111,8 @@ pub struct StopReport {
 /// Opens the store, starts the lease supervisor and the preload: everything but HTTP.
 fn prepare(config: Config) -> Result<Arc<AppState>, String> {
     config.check()?;
+    // Before anything opens: a bad key stops the start with nothing to undo.
+    let mask = crate::masked::load_keyring(&config)?;
     let metrics = Arc::new(Metrics::new());
     let segments = if config.segment {
         Some(Arc::new(Segments::open(&config, Arc::clone(&metrics))?))
@@ -124,6 +128,7 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
         config,
         snowflake,
         segments,
+        mask,
         metrics,
         routes: crate::routes::RouteMetrics::default(),
         stopping: AtomicBool::new(false),
