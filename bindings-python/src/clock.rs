@@ -103,11 +103,16 @@ fn clock_choices() -> String {
 impl ClockChoice {
     /// The clock for a generator whose layout ticks every `tick_ms`.
     pub fn for_tick_ms(self, tick_ms: u64) -> GeneratorClock {
-        GeneratorClock(match self {
+        GeneratorClock(self.any_clock(tick_ms))
+    }
+
+    /// The core's clock for a layout that ticks every `tick_ms`.
+    pub fn any_clock(self, tick_ms: u64) -> AnyClock {
+        match self {
             ClockChoice::System => AnyClock::system(),
             ClockChoice::Fast => AnyClock::fast(tick_ms),
             ClockChoice::Manual(clock) => AnyClock::Manual(clock),
-        })
+        }
     }
 }
 
@@ -135,6 +140,69 @@ impl Clock for GeneratorClock {
                 // it), so this thread is attached here; the token does not escape.
                 let py = unsafe { Python::assume_attached() };
                 py.detach(|| clock.wait_until_ms(target_ms));
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+pub use caller::{attached_call, CallerClock};
+
+/// The clock of a leased generator, which more than Python's callers use: the lease's
+/// renewal thread reads it (and must never take the GIL), and the start waits on it while
+/// detached. So it cannot assume, as [`GeneratorClock`] does, that every wait happens on an
+/// attached thread; it detaches only in calls made through [`attached_call`].
+#[cfg(unix)]
+mod caller {
+    use std::cell::Cell;
+
+    use ferroflake::{AnyClock, Clock};
+    use pyo3::prelude::*;
+
+    thread_local! {
+        /// Set while this thread runs an [`attached_call`].
+        static ATTACHED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs `f` (a call into a leased generator made by a Python method, attached), so that
+    /// a wait for the clock inside it lets other Python threads run.
+    #[inline]
+    pub fn attached_call<R>(_py: Python<'_>, f: impl FnOnce() -> R) -> R {
+        struct Reset(bool);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                ATTACHED.with(|a| a.set(self.0));
+            }
+        }
+        let _reset = Reset(ATTACHED.with(|a| a.replace(true)));
+        f()
+    }
+
+    /// The core's run-time clock; detaches while it waits inside an [`attached_call`].
+    pub struct CallerClock(pub AnyClock);
+
+    impl Clock for CallerClock {
+        #[inline]
+        fn now_ms(&self) -> u64 {
+            self.0.now_ms()
+        }
+
+        fn wait_until_ms(&self, target_ms: u64) {
+            let attached = ATTACHED.with(Cell::get);
+            match &self.0 {
+                AnyClock::Manual(clock) => clock.wait_until_ms(target_ms),
+                clock if attached => {
+                    // SAFETY: ATTACHED is set only by `attached_call`, which takes a
+                    // `Python` token, so this thread is attached; inside `detach` the flag
+                    // is cleared, so a nested wait does not detach twice.
+                    let py = unsafe { Python::assume_attached() };
+                    py.detach(|| {
+                        ATTACHED.with(|a| a.set(false));
+                        clock.wait_until_ms(target_ms);
+                        ATTACHED.with(|a| a.set(true));
+                    });
+                }
+                clock => clock.wait_until_ms(target_ms),
             }
         }
     }

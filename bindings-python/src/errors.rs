@@ -57,15 +57,15 @@ pub fn new_error<'py>(
 /// The core error as the matching Python exception, carrying `kind` (the `ErrorKind` name,
 /// e.g. `"NODE_OUT_OF_RANGE"`), `code` (its stable number) and the core's message.
 pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
+    let message = err.to_string();
+    to_pyerr_saying(py, err, message)
+}
+
+/// [`to_pyerr`] with another message (a leased generator's explanation of a refusal).
+pub fn to_pyerr_saying(py: Python<'_>, err: Error, message: String) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let kind = err.kind();
-        let exc = new_error(
-            py,
-            class_name(kind),
-            err.to_string(),
-            kind.name(),
-            kind.code(),
-        )?;
+        let exc = new_error(py, class_name(kind), message, kind.name(), kind.code())?;
         match err {
             Error::ClockMovedBackwards { behind_ms } => exc.setattr("behind_ms", behind_ms)?,
             Error::LeaseExpired { fence_ms } => exc.setattr("fence_ms", fence_ms)?,
@@ -85,4 +85,73 @@ pub fn error_kinds(py: Python<'_>) -> PyResult<Vec<(&'static str, u32, Bound<'_,
         .iter()
         .map(|&kind| Ok((kind.name(), kind.code(), module.getattr(class_name(kind))?)))
         .collect()
+}
+
+/// A `ForkedGeneratorError` (kind `GENERATOR_FORKED`) for an object other than a core
+/// generator, with its own message.
+#[cfg(unix)]
+pub fn forked_error(py: Python<'_>, message: String) -> PyErr {
+    let kind = ErrorKind::GeneratorForked;
+    new_error(
+        py,
+        "ForkedGeneratorError",
+        message,
+        kind.name(),
+        kind.code(),
+    )
+    .map(PyErr::from_value)
+    .unwrap_or_else(|failed| failed)
+}
+
+/// A lease operation's failure as the matching `LeaseError` subclass, with `kind` the
+/// variant's name (`"UNAVAILABLE"`, `"LOST"`, ...) and `code` 0. A generator's refusal
+/// inside it (`LeaseError::Generator`) raises the core kind's own class.
+#[cfg(unix)]
+pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyErr {
+    use ferroflake_lease::LeaseError as E;
+    let (class, kind) = match &err {
+        E::Generator(core) => return to_pyerr(py, *core),
+        E::Unavailable { .. } => ("RegistryUnavailableError", "UNAVAILABLE"),
+        E::NoFreeNode { .. } => ("NoFreeNodeError", "NO_FREE_NODE"),
+        E::Lost { .. } => ("LeaseLostError", "LOST"),
+        E::BehindHighWater { .. } => ("BehindHighWaterError", "BEHIND_HIGH_WATER"),
+        E::BadAddress { .. } => ("RegistryAddressError", "BAD_ADDRESS"),
+        E::InvalidConfig { .. } => ("LeaseConfigError", "INVALID_CONFIG"),
+        E::Store { .. } => ("RegistryError", "STORE"),
+        // Variants added to the lease crate later.
+        _ => ("LeaseError", "LEASE"),
+    };
+    lease_error(py, class, kind, err.to_string())
+}
+
+/// A `ferroflake.LeaseError` subclass by name, with `kind` and code 0.
+#[cfg(unix)]
+pub fn lease_error(py: Python<'_>, class: &str, kind: &str, message: String) -> PyErr {
+    new_error(py, class, message, kind, 0)
+        .map(PyErr::from_value)
+        .unwrap_or_else(|failed| failed)
+}
+
+/// A segment store's or allocator's failure as the matching `SegmentError` subclass, with
+/// `kind` the crate's stable name (`SegmentError::name`) and `code` 0.
+#[cfg(unix)]
+pub fn segment_to_pyerr(py: Python<'_>, err: ferroflake_segment::SegmentError) -> PyErr {
+    use ferroflake_segment::SegmentError as E;
+    let class = match &err {
+        E::Unavailable { .. } => "StoreUnavailableError",
+        E::UnknownKey { .. } => "UnknownKeyError",
+        E::KeyExists { .. } => "KeyExistsError",
+        E::InvalidKey { .. } => "InvalidKeyError",
+        E::InvalidConfig { .. } => "SegmentConfigError",
+        E::Exhausted { .. } => "SegmentExhaustedError",
+        E::NotReady { .. } => "SegmentNotReadyError",
+        E::Closed { .. } => "SegmentClosedError",
+        E::Rewound { .. } => "SegmentRewoundError",
+        E::Store { .. } => "SegmentStoreError",
+        // Variants added to the segment crate later.
+        _ => "SegmentError",
+    };
+    new_error(py, class, err.to_string(), err.name(), 0)
+        .map(PyErr::from_value)
+        .unwrap_or_else(|failed| failed)
 }

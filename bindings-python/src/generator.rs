@@ -1,10 +1,10 @@
 //! `Generator`: the core's lock-free generator, shared freely between Python threads.
 
 use ferroflake::{Generator, Layout, Options};
-use pyo3::exceptions::{PyMemoryError, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::batch;
 use crate::clock::{ClockChoice, GeneratorClock};
 use crate::counters::Counters;
 use crate::errors::to_pyerr;
@@ -12,8 +12,8 @@ use crate::ints::{optional_uint, uint};
 use crate::layout::PyLayout;
 use crate::parts::Parts;
 
-/// At most this many IDs between two checks for Ctrl-C in `next_ids`.
-const SIGNAL_CHECK_MAX: u64 = 4096;
+/// At most this many IDs between two checks for Ctrl-C in a batch.
+pub(crate) const SIGNAL_CHECK_MAX: u64 = 4096;
 
 /// Issues unique, increasing IDs for one node id under one layout. Share it between threads
 /// freely; make a new one in each forked child, with a node id of its own.
@@ -23,6 +23,15 @@ const SIGNAL_CHECK_MAX: u64 = 4096;
 #[pyclass(frozen, name = "Generator", module = "ferroflake")]
 pub struct PyGenerator {
     inner: Generator<GeneratorClock>,
+}
+
+impl PyGenerator {
+    /// IDs per chunk of a batch: one tick's worth at most, so a long batch on a slow layout
+    /// (js53: 4096 IDs per second) still answers Ctrl-C within about a tick.
+    fn chunk_len(&self) -> usize {
+        let per_tick = self.inner.layout().max_sequence().saturating_add(1);
+        per_tick.min(SIGNAL_CHECK_MAX) as usize
+    }
 }
 
 #[pymethods]
@@ -57,30 +66,26 @@ impl PyGenerator {
         self.inner.next_id().map_err(|e| to_pyerr(py, e))
     }
 
-    /// `n` consecutive IDs, reserved a run of sequence numbers at a time.
+    /// `n` consecutive IDs as a `list[int]`, reserved a run of sequence numbers at a time.
     fn next_ids<'py>(
         &self,
         py: Python<'py>,
         #[pyo3(from_py_with = uint)] n: u64,
     ) -> PyResult<Bound<'py, PyList>> {
-        let generator = &self.inner;
-        let n = usize::try_from(n)
-            .map_err(|_| PyOverflowError::new_err("n does not fit this platform's memory"))?;
-        let mut ids: Vec<u64> = Vec::new();
-        ids.try_reserve_exact(n)
-            .map_err(|_| PyMemoryError::new_err(format!("cannot hold {n} IDs")))?;
-        ids.resize(n, 0);
-        // One tick's worth of IDs per chunk, so a long batch on a slow layout (js53: 4096
-        // IDs per second) still answers Ctrl-C within about a tick.
-        let per_tick = generator.layout().max_sequence().saturating_add(1);
-        let chunk_len = per_tick.min(SIGNAL_CHECK_MAX) as usize;
-        for (i, chunk) in ids.chunks_mut(chunk_len).enumerate() {
-            if i > 0 {
-                py.check_signals()?;
-            }
-            generator.next_ids(chunk).map_err(|e| to_pyerr(py, e))?;
-        }
-        PyList::new(py, ids)
+        batch::list(py, n, self.chunk_len(), |chunk| {
+            self.inner.next_ids(chunk).map_err(|e| to_pyerr(py, e))
+        })
+    }
+
+    /// `n` consecutive IDs as an `array.array('q')`: no Python int per ID, a few ns each.
+    fn next_ids_array<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = uint)] n: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        batch::array(py, n, self.chunk_len(), |chunk| {
+            self.inner.next_ids(chunk).map_err(|e| to_pyerr(py, e))
+        })
     }
 
     /// The next ID, carrying `shard` in its lowest bits (layouts with shard bits).

@@ -1,16 +1,27 @@
 //! `ferroflake._native`: the Python face of the `ferroflake` core, behind the pure-Python
 //! package `ferroflake`. Every rule (bit math, validation, epochs, clocks) is the core's;
-//! this crate converts arguments and maps errors (the fork guard is the core's).
+//! this crate converts arguments and maps errors (the fork guard is the core's). Leases
+//! (`ferroflake-lease`) and segments (`ferroflake-segment`) are wrapped the same way, on
+//! Unix, where those crates build.
 
+mod batch;
 mod clock;
+#[cfg(unix)]
+mod closing;
 mod counters;
 mod datetimes;
 mod errors;
+#[cfg(unix)]
+mod fork;
 mod generator;
 mod ints;
 mod layout;
+#[cfg(unix)]
+mod leased;
 mod names;
 mod parts;
+#[cfg(unix)]
+mod segments;
 mod text;
 
 use pyo3::prelude::*;
@@ -25,6 +36,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<parts::Parts>()?;
     m.add_class::<counters::Counters>()?;
     m.add_class::<clock::ManualClock>()?;
+    #[cfg(unix)]
+    {
+        m.add_class::<leased::PyLeasedGenerator>()?;
+        m.add_class::<segments::PySegmentAllocator>()?;
+        m.add_class::<segments::PySegmentKey>()?;
+        m.add_class::<segments::SegmentStatus>()?;
+        closing::register_at_exit(m.py())?;
+    }
     m.add_function(wrap_pyfunction!(text::encode, m)?)?;
     m.add_function(wrap_pyfunction!(text::parse, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;

@@ -15,20 +15,47 @@ parent's IDs. Give each process its own node id: lease one with ferroflake-lease
 way to hand out node ids without collisions), or derive a distinct one per worker, and make
 the generator after the fork (e.g. in gunicorn's ``post_fork`` or a multiprocessing
 ``initializer``).
+
+A ``LeasedGenerator`` leases its node id from a registry (a directory shared by the
+processes of one host, or etcd, Redis, ZooKeeper, PostgreSQL) and stops issuing once it can
+no longer prove it holds it. A ``SegmentAllocator`` hands out dense per-key IDs from ranges
+taken from a table (SQLite, PostgreSQL, MySQL, Redis). Both are Unix-only, and both are
+context managers that give back what they hold.
 """
 
 from __future__ import annotations
 
+from . import _native
 from ._errors import (
+    BehindHighWaterError,
     ClockMovedBackwardsError,
     ClockStalledError,
     FerroflakeError,
     ForkedGeneratorError,
     InvalidInputError,
+    InvalidKeyError,
+    KeyExistsError,
     LayoutError,
+    LeaseClosedError,
+    LeaseConfigError,
+    LeaseError,
     LeaseExpiredError,
+    LeaseLostError,
+    NoFreeNodeError,
     OutOfRangeError,
     ParseError,
+    RegistryAddressError,
+    RegistryError,
+    RegistryUnavailableError,
+    SegmentClosedError,
+    SegmentConfigError,
+    SegmentError,
+    SegmentExhaustedError,
+    SegmentNotReadyError,
+    SegmentRewoundError,
+    SegmentStoreError,
+    StoreUnavailableError,
+    UnknownKeyError,
 )
 from ._native import (
     PRESET_NAMES,
@@ -45,6 +72,7 @@ from ._native import (
 
 __all__ = [
     "PRESET_NAMES",
+    "BehindHighWaterError",
     "ClockMovedBackwardsError",
     "ClockStalledError",
     "Counters",
@@ -52,15 +80,40 @@ __all__ = [
     "ForkedGeneratorError",
     "Generator",
     "InvalidInputError",
+    "InvalidKeyError",
+    "KeyExistsError",
     "Layout",
     "LayoutError",
+    "LeaseClosedError",
+    "LeaseConfigError",
+    "LeaseError",
     "LeaseExpiredError",
+    "LeaseLostError",
     "ManualClock",
+    "NoFreeNodeError",
     "OutOfRangeError",
     "ParseError",
     "Parts",
+    "RegistryAddressError",
+    "RegistryError",
+    "RegistryUnavailableError",
+    "SegmentClosedError",
+    "SegmentConfigError",
+    "SegmentError",
+    "SegmentExhaustedError",
+    "SegmentNotReadyError",
+    "SegmentRewoundError",
+    "SegmentStoreError",
+    "StoreUnavailableError",
+    "UnknownKeyError",
     "__version__",
     "encode",
     "error_kinds",
     "parse",
 ]
+
+# Leases and segments need flock and a user id: the module has them on Unix only.
+if hasattr(_native, "LeasedGenerator"):
+    from ._native import LeasedGenerator, SegmentAllocator, SegmentKey, SegmentStatus
+
+    __all__ += ["LeasedGenerator", "SegmentAllocator", "SegmentKey", "SegmentStatus"]

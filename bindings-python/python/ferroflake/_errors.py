@@ -14,8 +14,35 @@ Hierarchy::
     │   └── ParseError           text is not an ID in the given format
     ├── ClockMovedBackwardsError the clock is behind the last ID beyond what may be waited out
     ├── ClockStalledError        the sequence ran out and the clock did not move
-    ├── LeaseExpiredError        past the generator's fence: renew the node id's lease
-    └── ForkedGeneratorError (also RuntimeError)  a generator used in a forked child
+    ├── ForkedGeneratorError (also RuntimeError)  a generator (or segment allocator) used
+    │                            in a forked child
+    ├── LeaseError               a node id could not be leased, kept or released
+    │   ├── LeaseExpiredError    past the generator's fence: the lease is lost, or renewals
+    │   │                        failed past its deadline (the message says which)
+    │   ├── RegistryUnavailableError  the registry cannot be reached or did not answer in time
+    │   ├── NoFreeNodeError      every node id is leased or quarantined
+    │   ├── LeaseLostError       the registry says the claim is no longer this generator's
+    │   ├── BehindHighWaterError the clock did not pass the previous holder's mark in time
+    │   ├── RegistryAddressError (also ValueError)  an address that cannot name a registry,
+    │   │                        or a server registry this build leaves out
+    │   ├── LeaseConfigError (also ValueError)  lease timings that cannot work together
+    │   ├── RegistryError        anything else the registry reported
+    │   └── LeaseClosedError     a leased generator used after close()
+    └── SegmentError             segment mode: the store, a key or the allocator refused
+        ├── StoreUnavailableError  the store cannot be reached (memory is used up meanwhile)
+        ├── UnknownKeyError (also LookupError)  the table has no such key: create it first
+        ├── KeyExistsError       create_key() for a key that exists
+        ├── InvalidKeyError (also ValueError)   an empty key, or one over 128 bytes
+        ├── SegmentConfigError (also ValueError)  settings, an address or a batch size that
+        │                        cannot work, or a server store this build leaves out
+        ├── SegmentExhaustedError  the key reached its limit (IDs never wrap)
+        ├── SegmentNotReadyError   no range arrived within max_wait_ms; safe to retry
+        ├── SegmentClosedError   the allocator was closed
+        ├── SegmentRewoundError  the store's counter went back: an operator must fix it
+        └── SegmentStoreError    anything else the store reported
+
+Core kinds carry their stable ``code``; lease and segment kinds (``"UNAVAILABLE"``,
+``"LOST"``, ``"UNKNOWN_KEY"``, ...) are the lease and segment crates' names, with code 0.
 """
 
 from __future__ import annotations
@@ -63,12 +90,96 @@ class ClockStalledError(FerroflakeError):
     """The sequence of a tick ran out and the clock did not reach the next tick in time."""
 
 
-class LeaseExpiredError(FerroflakeError):
-    """The generator is past its fence: the node id's lease must be renewed."""
+class ForkedGeneratorError(FerroflakeError, RuntimeError):
+    """A generator (or segment allocator) inherited through ``fork()``: the child must make
+    its own."""
+
+
+class LeaseError(FerroflakeError):
+    """A node id could not be leased, kept or released."""
+
+
+class LeaseExpiredError(LeaseError):
+    """The generator is past its fence: its lease is lost, or could not be renewed in time."""
 
     fence_ms: int
     """The Unix ms at and after which the generator may not issue."""
 
 
-class ForkedGeneratorError(FerroflakeError, RuntimeError):
-    """A generator inherited through ``fork()``: the child must make its own."""
+class RegistryUnavailableError(LeaseError):
+    """The registry cannot be reached, or did not answer in time (fail closed)."""
+
+
+class NoFreeNodeError(LeaseError):
+    """Every node id of the layout is leased or quarantined."""
+
+
+class LeaseLostError(LeaseError):
+    """The registry says the claim is no longer held under this generator's token."""
+
+
+class BehindHighWaterError(LeaseError):
+    """The clock did not pass the previous holder's high-water mark within the start wait."""
+
+
+class RegistryAddressError(LeaseError, ValueError):
+    """An address that cannot name a registry, or a server registry this build leaves out."""
+
+
+class LeaseConfigError(LeaseError, ValueError):
+    """Lease timings that cannot work together (a TTL above max_ttl_ms, ...)."""
+
+
+class RegistryError(LeaseError):
+    """Anything else the registry reported."""
+
+
+class LeaseClosedError(LeaseError):
+    """A leased generator used after ``close()``: its node id was released."""
+
+
+class SegmentError(FerroflakeError):
+    """Segment mode: the store, a key or the allocator refused."""
+
+
+class StoreUnavailableError(SegmentError):
+    """The store cannot be reached and the key's memory is used up; it is retried in the
+    background, and issuing resumes when the store answers."""
+
+
+class UnknownKeyError(SegmentError, LookupError):
+    """The table has no row for the key: create it first (``create_key``)."""
+
+
+class KeyExistsError(SegmentError):
+    """``create_key`` for a key that already has a row."""
+
+
+class InvalidKeyError(SegmentError, ValueError):
+    """A key that cannot be stored: empty, or longer than 128 bytes."""
+
+
+class SegmentConfigError(SegmentError, ValueError):
+    """Settings, a store address or a batch that cannot work, or a server store this build
+    leaves out."""
+
+
+class SegmentExhaustedError(SegmentError):
+    """The key's IDs reached its limit: no further range fits. IDs never wrap."""
+
+
+class SegmentNotReadyError(SegmentError):
+    """No range arrived within ``max_wait_ms``; nothing was issued, calling again is safe."""
+
+
+class SegmentClosedError(SegmentError):
+    """The allocator was closed; its unissued IDs may have been given back."""
+
+
+class SegmentRewoundError(SegmentError):
+    """The key's counter went back in the store; nothing is issued from it until an operator
+    sets its max_id above the highest ID issued."""
+
+
+class SegmentStoreError(SegmentError):
+    """Anything else the store reported."""

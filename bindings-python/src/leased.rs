@@ -1,0 +1,406 @@
+//! `LeasedGenerator`: `ferroflake_lease::LeasedGenerator` for Python. The node id is leased
+//! from a registry and renewed on the lease crate's own thread, which never takes the GIL;
+//! every rule (claims, marks, fences, fork) is the lease crate's.
+
+use std::sync::{Arc, RwLock, TryLockError};
+use std::time::Duration;
+
+use ferroflake::{Error, Layout};
+use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseStatus};
+use ferroflake_lease_stores::RegistryAddress;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use crate::batch;
+use crate::clock::{attached_call, CallerClock, ClockChoice};
+use crate::closing::{self, Close};
+use crate::counters::Counters;
+use crate::errors::{lease_error, lease_to_pyerr, to_pyerr, to_pyerr_saying};
+use crate::generator::SIGNAL_CHECK_MAX;
+use crate::ints::{optional_uint, uint};
+use crate::layout::PyLayout;
+use crate::parts::Parts;
+
+type Leased = ferroflake_lease::LeasedGenerator<CallerClock>;
+
+/// The lease, until `close()` takes it.
+///
+/// Calls take the read lock with `try_read`, never waiting: only `close()` writes, so a
+/// read that would wait means the generator is closing, and the call is refused as closed.
+/// (A call that waited while attached could deadlock with a reader that needs the
+/// interpreter back to finish.)
+struct LeaseCell {
+    leased: RwLock<Option<Leased>>,
+}
+
+impl LeaseCell {
+    /// Stops issuing and releases the node id; does nothing if already closed. In a process
+    /// forked from the holder it releases nothing and leaves the lease crate's objects
+    /// alone (their threads and connections are the parent's).
+    fn close(&self) -> Result<(), ferroflake_lease::LeaseError> {
+        let taken = self
+            .leased
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        match taken {
+            None => Ok(()),
+            Some(leased) if leased.generator().is_forked() => {
+                std::mem::forget(leased);
+                Ok(())
+            }
+            Some(leased) => leased.shutdown(),
+        }
+    }
+}
+
+impl Close for LeaseCell {
+    fn close_at_exit(&self) {
+        let _ = self.close();
+    }
+}
+
+impl Drop for LeaseCell {
+    /// Releases the lease of a generator the program dropped without closing (as `close()`
+    /// does, errors ignored). The renewal thread it joins never takes the GIL.
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// A generator whose node id is leased from a registry: the embedded one (a directory
+/// shared by the processes of one host, no server) or a store (etcd, Redis, ZooKeeper,
+/// PostgreSQL). It issues only while it can prove it holds its node id.
+#[pyclass(frozen, weakref, name = "LeasedGenerator", module = "ferroflake")]
+pub struct PyLeasedGenerator {
+    cell: Arc<LeaseCell>,
+    node_id: u64,
+    layout: Layout,
+    address: String,
+    epoch: u64,
+    ttl_ms: u64,
+}
+
+/// The `registry=` argument: `None`, a `str` or an `os.PathLike`.
+fn registry_address(
+    py: Python<'_>,
+    registry: Option<&Bound<'_, PyAny>>,
+) -> PyResult<RegistryAddress> {
+    let Some(registry) = registry.filter(|r| !r.is_none()) else {
+        return Ok(RegistryAddress::Embedded(EmbeddedRegistry::default_dir()));
+    };
+    let text = address_text(py, registry, "registry")?;
+    RegistryAddress::parse(&text).map_err(|e| lease_to_pyerr(py, e))
+}
+
+/// A `str` or `os.PathLike` argument as text; anything else is a `TypeError`.
+pub fn address_text(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(text.to_cow()?.into_owned());
+    }
+    let fspath = py.import("os")?.getattr("fspath")?;
+    match fspath.call1((value,)) {
+        Ok(path) => match path.cast::<PyString>() {
+            Ok(text) => Ok(text.to_cow()?.into_owned()),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "{what} must be a str path or address, got a bytes path"
+            ))),
+        },
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{what} must be None, a str or an os.PathLike, got {}",
+            value.get_type().name()?
+        ))),
+    }
+}
+
+fn millis(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+impl PyLeasedGenerator {
+    /// Runs `f` on the lease, or raises `LeaseClosedError` once `close()` has begun.
+    #[inline]
+    fn with_leased<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Leased) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let guard = match self.cell.leased.try_read() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(self.closed_error(py)),
+        };
+        match guard.as_ref() {
+            Some(leased) => f(leased),
+            None => Err(self.closed_error(py)),
+        }
+    }
+
+    #[cold]
+    fn closed_error(&self, py: Python<'_>) -> PyErr {
+        lease_error(
+            py,
+            "LeaseClosedError",
+            "CLOSED",
+            format!(
+                "the leased generator of node id {} is closed: its lease was released",
+                self.node_id
+            ),
+        )
+    }
+
+    /// The core error of a refused call, a refused lease explained (lost, renewals
+    /// failing, clock jumped ahead) with the registry's address.
+    #[cold]
+    fn refusal(&self, py: Python<'_>, leased: &Leased, error: Error) -> PyErr {
+        if matches!(error, Error::LeaseExpired { .. }) {
+            let message = format!("{} (registry: {})", leased.explain(&error), self.address);
+            return to_pyerr_saying(py, error, message);
+        }
+        to_pyerr(py, error)
+    }
+
+    fn chunk_len(&self) -> usize {
+        let per_tick = self.layout.max_sequence().saturating_add(1);
+        per_tick.min(SIGNAL_CHECK_MAX) as usize
+    }
+}
+
+#[pymethods]
+impl PyLeasedGenerator {
+    /// Leases a node id from `registry` (`None`: the embedded registry in its default
+    /// directory; an absolute directory or `file:///dir`; `etcd://`, `redis://`, `zk://` or
+    /// `postgres://` URLs) and starts issuing. Blocks, without holding the GIL, until the
+    /// lease is held and any wait the registry asks for (a previous holder's mark, lost
+    /// records) is over.
+    #[new]
+    #[pyo3(
+        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None),
+        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        layout: Option<&Bound<'_, PyLayout>>,
+        registry: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = uint)] ttl_ms: u64,
+        #[pyo3(from_py_with = optional_uint)] max_ttl_ms: Option<u64>,
+        #[pyo3(from_py_with = optional_uint)] quarantine_ms: Option<u64>,
+        clock: ClockChoice,
+        #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
+        #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
+        holder: Option<String>,
+    ) -> PyResult<Self> {
+        let layout = layout.map_or_else(Layout::twitter, |l| l.get().inner);
+        let address = registry_address(py, registry)?;
+        let mut config = LeaseConfig::with_ttl(millis(ttl_ms));
+        if let Some(max_ttl_ms) = max_ttl_ms {
+            config.max_ttl = millis(max_ttl_ms);
+        }
+        if let Some(quarantine_ms) = quarantine_ms {
+            config.quarantine = millis(quarantine_ms);
+        }
+        if let Some(holder) = holder {
+            config.holder = holder;
+        }
+        config.options.max_drift_ticks = max_drift_ticks;
+        config.options.max_backward_wait_ms = max_backward_wait_ms;
+        let clock = CallerClock(clock.any_clock(layout.tick_ms()));
+        let described = address.describe();
+        let started = py.detach(move || {
+            let registry = address.open()?;
+            Leased::start(layout, clock, registry, config)
+        });
+        let leased = started.map_err(|e| lease_to_pyerr(py, e))?;
+        let generator = PyLeasedGenerator {
+            node_id: leased.node(),
+            layout,
+            address: described,
+            epoch: leased.grant().epoch,
+            ttl_ms,
+            cell: Arc::new(LeaseCell {
+                leased: RwLock::new(None),
+            }),
+        };
+        *generator
+            .cell
+            .leased
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(leased);
+        closing::track(&generator.cell);
+        Ok(generator)
+    }
+
+    /// The next ID. Raises `LeaseExpiredError` once the lease cannot be proven (lost,
+    /// renewals failing past the deadline), saying why; `ForkedGeneratorError` in a forked
+    /// child; `LeaseClosedError` after `close()`.
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_leased(py, |leased| {
+            attached_call(py, || leased.next_id()).map_err(|e| self.refusal(py, leased, e))
+        })
+    }
+
+    /// `n` consecutive IDs as a `list[int]`.
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = uint)] n: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.with_leased(py, |leased| {
+            batch::list(py, n, self.chunk_len(), |chunk| {
+                attached_call(py, || leased.next_ids(chunk))
+                    .map_err(|e| self.refusal(py, leased, e))
+            })
+        })
+    }
+
+    /// `n` consecutive IDs as an `array.array('q')`.
+    fn next_ids_array<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = uint)] n: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.with_leased(py, |leased| {
+            batch::array(py, n, self.chunk_len(), |chunk| {
+                attached_call(py, || leased.next_ids(chunk))
+                    .map_err(|e| self.refusal(py, leased, e))
+            })
+        })
+    }
+
+    /// The next ID, carrying `shard` in its lowest bits (layouts with shard bits).
+    fn next_id_for_shard(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = uint)] shard: u64,
+    ) -> PyResult<u64> {
+        self.with_leased(py, |leased| {
+            attached_call(py, || leased.next_id_for_shard(shard))
+                .map_err(|e| self.refusal(py, leased, e))
+        })
+    }
+
+    /// The fields of an ID made under this generator's layout.
+    fn decode(&self, py: Python<'_>, #[pyo3(from_py_with = uint)] id: u64) -> PyResult<Parts> {
+        self.layout
+            .decode(id)
+            .map(Parts::from)
+            .map_err(|e| to_pyerr(py, e))
+    }
+
+    /// Stops issuing and releases the node id, recording the end of the last issued tick
+    /// so the next holder can start at once. Idempotent. Blocks without the GIL while the
+    /// registry answers. In a process forked from the holder it releases nothing: the lease
+    /// stays with the parent. Raises a `LeaseError` if the release fails (the claim then
+    /// lapses after its TTL); the generator is closed all the same.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let cell = Arc::clone(&self.cell);
+        py.detach(move || cell.close())
+            .map_err(|e| lease_to_pyerr(py, e))
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    /// Whether `close()` has been called.
+    #[getter]
+    fn closed(&self) -> bool {
+        match self.cell.leased.try_read() {
+            Ok(guard) => guard.is_none(),
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner().is_none(),
+            Err(TryLockError::WouldBlock) => true,
+        }
+    }
+
+    /// Where the lease stands: `"held"`, `"failing"` (renewals failing; IDs are issued
+    /// until the local deadline), `"lost"` (nothing is issued again), `"released"` (closed),
+    /// or `"forked"` (inherited through fork(): the lease is the parent's).
+    #[getter]
+    fn status(&self, py: Python<'_>) -> &'static str {
+        let status = self.with_leased(py, |leased| {
+            if leased.generator().is_forked() {
+                return Ok("forked");
+            }
+            Ok(match leased.status() {
+                LeaseStatus::Held => "held",
+                LeaseStatus::Failing { .. } => "failing",
+                LeaseStatus::Lost => "lost",
+                _ => "released",
+            })
+        });
+        status.unwrap_or("released")
+    }
+
+    /// The leased node id.
+    #[getter]
+    fn node_id(&self) -> u64 {
+        self.node_id
+    }
+
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout { inner: self.layout }
+    }
+
+    /// The registry's address, as messages name it.
+    #[getter]
+    fn registry(&self) -> &str {
+        &self.address
+    }
+
+    /// The claim's epoch: it grows each time the node id is claimed anew.
+    #[getter]
+    fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The lease's time to live, ms.
+    #[getter]
+    fn ttl_ms(&self) -> u64 {
+        self.ttl_ms
+    }
+
+    /// The generator's fence (Unix ms), which each renewal moves forward; `None` after
+    /// `close()`.
+    #[getter]
+    fn fence_ms(&self, py: Python<'_>) -> Option<u64> {
+        self.with_leased(py, |leased| Ok(leased.generator().fence_ms()))
+            .ok()
+            .flatten()
+    }
+
+    /// The high-water mark the registry holds for this lease (Unix ms).
+    #[getter]
+    fn reserved_high_water_ms(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_leased(py, |leased| Ok(leased.reserved_high_water_ms()))
+    }
+
+    /// Start (Unix ms) of the tick of the last issued ID.
+    #[getter]
+    fn last_issued_ms(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_leased(py, |leased| Ok(leased.generator().last_issued_ms()))
+    }
+
+    /// Slow-path counts so far.
+    #[getter]
+    fn counters(&self, py: Python<'_>) -> PyResult<Counters> {
+        self.with_leased(py, |leased| Ok(leased.generator().counters().into()))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "<ferroflake.LeasedGenerator node_id={} status={} registry={:?}>",
+            self.node_id,
+            self.status(py),
+            self.address
+        )
+    }
+}

@@ -1,0 +1,361 @@
+//! `SegmentAllocator` and `SegmentKey`: `ferroflake_segment` for Python. Every rule (ranges,
+//! prefetch, steps, give-back, limits) is the segment crate's; this file converts
+//! arguments, keeps the GIL off store calls and waits, and refuses use in a forked child.
+
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferroflake_segment::{
+    KeyHandle, KeyStatus, Range, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore,
+    LIMIT_JS,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use crate::batch;
+use crate::closing::{self, Close};
+use crate::errors::{forked_error, segment_to_pyerr};
+use crate::fork::ForkMark;
+use crate::ints::{int, uint};
+use crate::leased::address_text;
+
+/// IDs per chunk of a batch (one store-side `next_ids` call each); Ctrl-C is looked at
+/// between chunks.
+const CHUNK: usize = 1 << 16;
+
+/// The allocator and its store, shared by the Python allocator and its keys, so that a key
+/// keeps working while the program holds it.
+struct Allocator {
+    allocator: ManuallyDrop<SegmentAllocator>,
+    store: Arc<dyn SegmentStore>,
+    fork: ForkMark,
+}
+
+impl Allocator {
+    /// Gives the unissued rest back and closes every key; idempotent. In a forked child it
+    /// does nothing: giving back ranges the parent is still issuing from would let the
+    /// table hand them out again.
+    fn close(&self) {
+        if !self.fork.forked() {
+            self.allocator.shutdown();
+        }
+    }
+}
+
+impl Close for Allocator {
+    fn close_at_exit(&self) {
+        self.close();
+    }
+}
+
+impl Drop for Allocator {
+    fn drop(&mut self) {
+        if self.fork.forked() {
+            // The fetch worker is the parent's thread: joining it here would wait forever.
+            return;
+        }
+        // Gives back what is unissued, like `close()` (the crate's own drop would not).
+        self.allocator.shutdown();
+        // SAFETY: dropped once, here, and never used again.
+        unsafe { ManuallyDrop::drop(&mut self.allocator) };
+    }
+}
+
+fn refuse_if_forked(py: Python<'_>, fork: &ForkMark) -> PyResult<()> {
+    if fork.forked() {
+        return Err(forked_error(
+            py,
+            fork.refusal(
+                "segment allocator",
+                "make a new SegmentAllocator in the child; it takes ranges of its own",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Segment mode: dense IDs per key from a table of counters (Leaf's `leaf_alloc`), taken a
+/// range at a time and handed out from memory. `store` is `None` (the embedded SQLite
+/// file shared by the processes of one host), an absolute path or `sqlite:///file`,
+/// `postgres://`, `mysql://` or `redis://`.
+#[pyclass(frozen, weakref, name = "SegmentAllocator", module = "ferroflake")]
+pub struct PySegmentAllocator {
+    inner: Arc<Allocator>,
+}
+
+#[pymethods]
+impl PySegmentAllocator {
+    #[new]
+    #[pyo3(
+        signature = (store=None, *, max_wait_ms=500, prefetch_share=0.1, max_step=1_000_000),
+        text_signature = "(store=None, *, max_wait_ms=500, prefetch_share=0.1, max_step=1000000)"
+    )]
+    fn new(
+        py: Python<'_>,
+        store: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = uint)] max_wait_ms: u64,
+        prefetch_share: f64,
+        #[pyo3(from_py_with = uint)] max_step: u64,
+    ) -> PyResult<Self> {
+        let address = match store.filter(|s| !s.is_none()) {
+            Some(store) => Some(address_text(py, store, "store")?),
+            None => None,
+        };
+        let config = SegmentConfig {
+            prefetch_share,
+            max_wait: Duration::from_millis(max_wait_ms),
+            max_step,
+            ..SegmentConfig::default()
+        };
+        let opened = py.detach(move || {
+            let store = ferroflake_segment_stores::open(address.as_deref())?;
+            let allocator = SegmentAllocator::new(Arc::clone(&store), config)?;
+            Ok::<_, SegmentError>((store, allocator))
+        });
+        let (store, allocator) = opened.map_err(|e| segment_to_pyerr(py, e))?;
+        let inner = Arc::new(Allocator {
+            allocator: ManuallyDrop::new(allocator),
+            store,
+            fork: ForkMark::here(),
+        });
+        closing::track(&inner);
+        Ok(PySegmentAllocator { inner })
+    }
+
+    /// The handle of key `name`, loading its first range (blocks without the GIL). Keep
+    /// it: calls on a handle need no lookup. `js=True` caps its IDs at 2**53 - 1.
+    #[pyo3(signature = (name, *, js=false))]
+    fn key(&self, py: Python<'_>, name: String, js: bool) -> PyResult<PySegmentKey> {
+        refuse_if_forked(py, &self.inner.fork)?;
+        let inner = Arc::clone(&self.inner);
+        let handle = py
+            .detach(move || {
+                if js {
+                    inner.allocator.key_with_limit(&name, LIMIT_JS)
+                } else {
+                    inner.allocator.key(&name)
+                }
+            })
+            .map_err(|e| segment_to_pyerr(py, e))?;
+        Ok(PySegmentKey {
+            handle,
+            allocator: Arc::clone(&self.inner),
+        })
+    }
+
+    /// Adds key `name` to the table: its first ID is `start`, and ranges are taken `step`
+    /// at a time (at least; the allocator grows the step under load). Keys are created
+    /// once, explicitly; an existing key raises `KeyExistsError` unless `exist_ok`.
+    #[pyo3(signature = (name, start=1, step=1000, *, exist_ok=false))]
+    fn create_key(
+        &self,
+        py: Python<'_>,
+        name: String,
+        #[pyo3(from_py_with = int)] start: i64,
+        #[pyo3(from_py_with = uint)] step: u64,
+        exist_ok: bool,
+    ) -> PyResult<()> {
+        let store = Arc::clone(&self.inner.store);
+        match py.detach(move || store.create(&name, start, step)) {
+            Ok(()) => Ok(()),
+            Err(SegmentError::KeyExists { .. }) if exist_ok => Ok(()),
+            Err(e) => Err(segment_to_pyerr(py, e)),
+        }
+    }
+
+    /// The status of every open key, sorted by key.
+    fn status(&self) -> Vec<SegmentStatus> {
+        self.inner
+            .allocator
+            .status()
+            .into_iter()
+            .map(SegmentStatus::from)
+            .collect()
+    }
+
+    /// The store's name: `"sqlite"`, `"postgres"`, `"mysql"` or `"redis"`.
+    #[getter]
+    fn store(&self) -> String {
+        self.inner.store.name().to_owned()
+    }
+
+    /// Stops issuing from every key and gives each key's unissued IDs back to the table
+    /// (unless someone allocated after us; then they are skipped, never issued).
+    /// Idempotent; later calls on the keys raise `SegmentClosedError`. Blocks without the
+    /// GIL. In a forked child it gives nothing back: the ranges are the parent's.
+    fn close(&self, py: Python<'_>) {
+        let inner = Arc::clone(&self.inner);
+        py.detach(move || inner.close());
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ferroflake.SegmentAllocator store={:?}>",
+            self.inner.store.name()
+        )
+    }
+}
+
+/// One key's IDs: dense, increasing, from ranges the allocator holds in memory. Share it
+/// between threads freely.
+#[pyclass(frozen, name = "SegmentKey", module = "ferroflake")]
+pub struct PySegmentKey {
+    handle: KeyHandle,
+    allocator: Arc<Allocator>,
+}
+
+impl PySegmentKey {
+    /// Fills `ids` from the key's ranges, without the GIL (a batch may wait for a fetch).
+    fn fill(&self, py: Python<'_>, ids: &mut [u64]) -> PyResult<()> {
+        let handle = &self.handle;
+        let ranges = py
+            .detach(|| handle.next_ids(ids.len() as u64))
+            .map_err(|e| segment_to_pyerr(py, e))?;
+        let every = ranges.iter().flat_map(|r: &Range| r.start..r.end);
+        for (slot, id) in ids.iter_mut().zip(every) {
+            *slot = id;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PySegmentKey {
+    /// The next ID. From memory with the GIL held; if the key must wait for its next range
+    /// (bounded by `max_wait_ms`), it waits without the GIL.
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        refuse_if_forked(py, &self.allocator.fork)?;
+        match self.handle.try_next_id() {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) => {
+                let handle = &self.handle;
+                py.detach(|| handle.next_id())
+                    .map_err(|e| segment_to_pyerr(py, e))
+            }
+            Err(e) => Err(segment_to_pyerr(py, e)),
+        }
+    }
+
+    /// The next ID if one is in memory, else `None` (the next range has been asked for);
+    /// never waits.
+    fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        refuse_if_forked(py, &self.allocator.fork)?;
+        self.handle
+            .try_next_id()
+            .map_err(|e| segment_to_pyerr(py, e))
+    }
+
+    /// `n` IDs as a `list[int]`, increasing.
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = uint)] n: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        refuse_if_forked(py, &self.allocator.fork)?;
+        batch::list(py, n, CHUNK, |chunk| self.fill(py, chunk))
+    }
+
+    /// `n` IDs as an `array.array('q')`, increasing.
+    fn next_ids_array<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = uint)] n: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        refuse_if_forked(py, &self.allocator.fork)?;
+        batch::array(py, n, CHUNK, |chunk| self.fill(py, chunk))
+    }
+
+    /// The key's runway, step, fetch state and counters.
+    fn status(&self) -> SegmentStatus {
+        self.handle.status().into()
+    }
+
+    /// The key's name.
+    #[getter]
+    fn name(&self) -> &str {
+        self.handle.key()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<ferroflake.SegmentKey {:?}>", self.handle.key())
+    }
+}
+
+/// A key's state: what is left in memory, the next range, the step and the counters.
+#[pyclass(frozen, get_all, module = "ferroflake")]
+pub struct SegmentStatus {
+    /// The key.
+    key: String,
+    /// The largest ID the key may issue.
+    limit: u64,
+    /// The current range, `(start, end)` (end excluded).
+    current: (u64, u64),
+    /// The next range if it has been fetched.
+    next: Option<(u64, u64)>,
+    /// IDs in memory: the rest of the current range plus the next one.
+    runway_ids: u64,
+    /// How long the runway lasts at the recent rate, if known.
+    runway_secs: Option<f64>,
+    /// The step of the next fetch.
+    step: u64,
+    /// Whether a fetch is in flight.
+    fetching: bool,
+    /// The last store error, while fetches are failing.
+    last_error: Option<String>,
+    /// Ranges fetched.
+    fetches: u64,
+    /// Fetches that failed.
+    fetch_failures: u64,
+    /// Callers that waited for a range.
+    waits: u64,
+    /// Callers that got `SegmentNotReadyError`.
+    not_ready: u64,
+    /// Store errors seen.
+    store_errors: u64,
+    /// Switches to the next range.
+    switches: u64,
+}
+
+impl From<KeyStatus> for SegmentStatus {
+    fn from(status: KeyStatus) -> Self {
+        let counters = status.counters;
+        SegmentStatus {
+            key: status.key,
+            limit: status.limit,
+            current: (status.current.start, status.current.end),
+            next: status.next.map(|r| (r.start, r.end)),
+            runway_ids: status.runway_ids,
+            runway_secs: status.runway_secs,
+            step: status.step,
+            fetching: status.fetching,
+            last_error: status.last_error.map(|e| e.to_string()),
+            fetches: counters.fetches,
+            fetch_failures: counters.fetch_failures,
+            waits: counters.waits,
+            not_ready: counters.not_ready,
+            store_errors: counters.store_errors,
+            switches: counters.switches,
+        }
+    }
+}
+
+#[pymethods]
+impl SegmentStatus {
+    fn __repr__(&self) -> String {
+        format!(
+            "SegmentStatus(key={:?}, current={:?}, next={:?}, runway_ids={}, step={})",
+            self.key, self.current, self.next, self.runway_ids, self.step
+        )
+    }
+}
