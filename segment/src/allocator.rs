@@ -277,6 +277,32 @@ impl SegmentAllocator {
         Ok(KeyHandle { state })
     }
 
+    /// [`key_with_limit`](Self::key_with_limit), first creating the key with `start` and
+    /// `step` if the table has no row for it (per-day keys, for example). A create that
+    /// races another allocator's, in this process or another, is not an error: whoever
+    /// made the row, each range comes from one atomic update, so no ID is issued twice.
+    ///
+    /// # Errors
+    /// As [`key_with_limit`](Self::key_with_limit), and what
+    /// [`SegmentStore::create`] refuses other than [`SegmentError::KeyExists`].
+    pub fn key_or_create(
+        &self,
+        key: &str,
+        limit: u64,
+        start: i64,
+        step: u64,
+    ) -> Result<KeyHandle, SegmentError> {
+        match self.key_with_limit(key, limit) {
+            Err(SegmentError::UnknownKey { .. }) => {}
+            opened => return opened,
+        }
+        match self.fetcher.store.create(key, start, step) {
+            Ok(()) | Err(SegmentError::KeyExists { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.key_with_limit(key, limit)
+    }
+
     /// The status of every open key, sorted by key.
     pub fn status(&self) -> Vec<KeyStatus> {
         let keys: Vec<Arc<KeyState>> = lock(&self.keys).values().cloned().collect();

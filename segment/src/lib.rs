@@ -12,6 +12,8 @@
 //!   buffer filled in the background, an adaptive step and bounded failure. Its guarantees
 //!   are listed on the type.
 //! - `conformance` (feature `conformance`): the checks every store passes.
+//! - [`OrderNumbers`]: date-prefixed order numbers (`20261122000042`), one key per day in a
+//!   configured time zone.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -80,6 +82,7 @@ mod config;
 pub mod conformance;
 mod error;
 mod memory;
+mod order_number;
 mod segment;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -90,6 +93,10 @@ pub use allocator::{Counters, KeyHandle, KeyStatus, SegmentAllocator, ShutdownRe
 pub use config::{SegmentConfig, LIMIT_I64, LIMIT_JS, MAX_BATCH};
 pub use error::SegmentError;
 pub use memory::MemoryStore;
+pub use order_number::{
+    ManualWallClock, OrderNumber, OrderNumberConfig, OrderNumbers, SystemWallClock, WallClock,
+    MAX_ORDER_WIDTH,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, DEFAULT_BUSY_TIMEOUT};
 pub use store::{
