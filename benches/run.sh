@@ -16,7 +16,7 @@ export CARGO_TARGET_DIR="$target"
 out="$target/ferroflake-bench"
 mkdir -p "$out"
 # Start from a clean slate so the tables hold this run only.
-rm -rf "$target"/criterion/{clock,clock_edge,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,ferroflake_next_ids_edge,peer_edge,peer_plain,two_threads}
+rm -rf "$target"/criterion/{clock,clock_edge,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,ferroflake_next_ids_edge,mask,peer_edge,peer_plain,two_threads}
 rm -rf "$target"/criterion/{segment_one_thread,segment_one_thread_edge,segment_two_threads,segment_fetch}
 rm -f "$out/sustained.jsonl" "$out/segment.jsonl"
 { date -u; nproc; uptime; } | tee "$out/environment.txt"

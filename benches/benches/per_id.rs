@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use ferroflake::{Clock, FastClock, Generator, Layout, Options};
+use ferroflake::{
+    Clock, FastClock, Format, Generator, Layout, Mask, MaskKey, MaskKeyring, Options,
+};
 use ferroflake_benches::{
     coarse_layout, system_ms, timed_bursts, uncapped_layout, wait_for_tick_change,
 };
@@ -240,11 +242,67 @@ fn peers(c: &mut Criterion) {
     group.finish();
 }
 
+/// The ID mask (10 SipHash-2-4 rounds) beside `next_id` on the same layout and clock, in
+/// plain loops: the cost of a public ID is `next_id` plus `mask` (or `encode`).
+fn masks(c: &mut Criterion) {
+    let wide = Generator::new(uncapped_layout(), 1).expect("wide generator");
+    let key = MaskKey::new(1, *b"bench mask key!!").expect("key");
+    let ring = MaskKeyring::new(key.clone());
+    let mask63 = Mask::new(&key, 63).expect("63-bit mask");
+    let mask53 = Mask::new(&key, 53).expect("53-bit mask");
+    let texts: Vec<String> = (0..1024u64)
+        .map(|i| {
+            mask63
+                .encode(i << 20, Format::Base62)
+                .expect("encode")
+                .to_string()
+        })
+        .collect();
+
+    let mut group = plain_group(c, "mask");
+    group.bench_function("next_id_wide_system", |b| b.iter(|| wide.next_id()));
+    // Inputs change every call, as IDs do.
+    let mut x = 0u64;
+    group.bench_function("mask_63", |b| {
+        b.iter(|| {
+            x = (x + 0x9e37_79b9) & mask63.max_value();
+            mask63.mask(black_box(x))
+        })
+    });
+    group.bench_function("unmask_63", |b| {
+        b.iter(|| {
+            x = (x + 0x9e37_79b9) & mask63.max_value();
+            mask63.unmask(black_box(x))
+        })
+    });
+    group.bench_function("mask_53", |b| {
+        b.iter(|| {
+            x = (x + 0x9e37_79b9) & mask53.max_value();
+            mask53.mask(black_box(x))
+        })
+    });
+    group.bench_function("next_id_then_encode_base62", |b| {
+        b.iter(|| {
+            wide.next_id()
+                .and_then(|id| mask63.encode(id, Format::Base62))
+        })
+    });
+    let mut i = 0usize;
+    group.bench_function("keyring_decode_base62", |b| {
+        b.iter(|| {
+            i = (i + 1) % texts.len();
+            ring.decode(black_box(&texts[i]), Format::Base62, 63)
+        })
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     clocks,
     ferroflake_one_by_one,
     ferroflake_batches,
+    masks,
     peers
 );
 criterion_main!(benches);
