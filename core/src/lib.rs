@@ -36,6 +36,25 @@
 //! [`Layout::js53`], [`Layout::js53ms`], [`Layout::sharded`]) or built and validated with
 //! [`Layout::builder`]. Every refusal is an [`Error`], never a panic.
 //!
+//! ## Public IDs
+//!
+//! An ID tells when and where it was made, and a counter tells how many came before. A
+//! [`Mask`] (a keyed Feistel permutation, see [`mask`](Mask#the-construction)) turns IDs
+//! into public IDs that only the key's holder can turn back; the text form names the key's
+//! version, so a [`MaskKeyring`] still unmasks IDs masked before a key rotation. It hides,
+//! it does not authenticate: any text of the right form unmasks to some ID.
+//!
+//! ```
+//! use ferroflake::{Format, Generator, Layout, MaskKeyring};
+//!
+//! // Keys come from a file or an environment variable, never from source code or argv.
+//! let keys = MaskKeyring::parse("1:000102030405060708090a0b0c0d0e0f")?;
+//! let id = Generator::new(Layout::twitter(), 7)?.next_id()?;
+//! let public = keys.current_mask(63)?.encode(id, Format::Base62)?; // "1" + 11 characters
+//! assert_eq!(keys.decode(&public, Format::Base62, 63), Ok(id));
+//! # Ok::<(), ferroflake::Error>(())
+//! ```
+//!
 //! ## Features
 //!
 //! - `std` (default): [`SystemClock`], [`FastClock`] (its fast sources on Linux, the system

@@ -1,82 +1,4 @@
-//! A keyed, reversible permutation of IDs: public IDs that hide counts, times and nodes.
-//!
-//! A snowflake ID tells anyone when it was made and by which node; a segment ID tells how
-//! many came before it. [`Mask`] maps every ID of a given bit width to another ID of the same
-//! width, one to one, under a secret [`MaskKey`]: the key holder can [`unmask`](Mask::unmask)
-//! it, anyone else sees a number that looks random. Masked IDs of a 63-bit mask stay
-//! positive in every signed 64-bit integer, and those of a 53-bit mask stay exact in a
-//! JavaScript `number`.
-//!
-//! ```
-//! use ferroflake::{Format, Mask, MaskKey};
-//!
-//! let key = MaskKey::parse("1:000102030405060708090a0b0c0d0e0f")?; // version 1
-//! let mask = Mask::new(&key, 63)?;
-//! let public = mask.mask(1_000_001)?;
-//! assert_eq!(mask.unmask(public), Ok(1_000_001));
-//! assert!(mask.mask(1_000_002)? != public + 1); // neighbours are unrelated
-//!
-//! // The text form names the key version in its first character; its length is fixed.
-//! let text = mask.encode(1_000_001, Format::Base62)?;
-//! assert_eq!((text.len(), &text[..1]), (12, "1"));
-//! assert_eq!(mask.decode(&text, Format::Base62), Ok(1_000_001));
-//! # Ok::<(), ferroflake::Error>(())
-//! ```
-//!
-//! # The construction
-//!
-//! An alternating Feistel network of [`Mask::ROUNDS`] (10) rounds on the `w`-bit ID, split
-//! as in NIST SP 800-38G's FF1 into a high half `A` of `u = w / 2` bits and a low half `B`
-//! of `v = w - u` bits (unequal when `w` is odd). Round `i` computes
-//! `A, B = B, A xor (F(i, B) mod 2^m)` where `m` is `u` in even rounds and `v` in odd ones, so
-//! the halves keep their sizes after an even number of rounds and the output is `A:B` again,
-//! `w` bits, with no cycle-walking. Unmasking runs the rounds backwards. A Feistel network is
-//! a permutation whatever its round function, so the mask is a bijection on `0..2^w` by
-//! construction; the tests check it exhaustively at 16 bits.
-//!
-//! The round function `F` is SipHash-2-4 (Aumasson and Bernstein, 2012), keyed with the
-//! key's 128-bit secret, from the `siphasher` crate. SipHash was designed as a PRF for
-//! short inputs: one round's input is 15 bytes, which SipHash absorbs in two compressions
-//! (about 15 ns), where keyed BLAKE2s would compress a whole 64-byte block of ten rounds for
-//! each of them. Its 64-bit output is wider than any half (at most 32 bits), so every round
-//! uses only output bits, never reused ones. The crate is `no_std`, has no dependencies and
-//! allocates nothing.
-//!
-//! **Rounds.** Luby and Rackoff (1988) proved 3 rounds of independent random functions a
-//! pseudorandom permutation and 4 rounds a strong one (both directions queried), but only
-//! up to about `2^(n/2)` queries for `n`-bit halves: for a 53-bit mask, some 2^13. Patarin
-//! ("Luby-Rackoff: 7 rounds are enough for 2^{n(1-e)} security", CRYPTO 2003; "Security of
-//! random Feistel schemes with 5 or more rounds", CRYPTO 2004) raised the bound towards
-//! `2^n` queries with 7 or more rounds. FF1 uses 10 rounds and FF3-1 8; we use FF1's 10,
-//! above Patarin's 7 with margin, at about 10 SipHash calls per mask.
-//!
-//! **Domain separation.** Each round's PRF input is `B` (8 bytes, little-endian), the round
-//! index, the width `w`, the key version (one byte each) and the ASCII bytes `mask`. The
-//! round index makes the ten round functions independent, as the proofs assume; the width
-//! makes the 53-bit and 63-bit masks of one key unrelated permutations; the version makes
-//! two versions that were given the same secret by mistake still mask differently; the
-//! label keeps these inputs apart from other uses of SipHash with the same secret.
-//!
-//! # What it protects, and what it does not
-//!
-//! It hides what an ID says (its time, node, sequence, or its place in a counter) from
-//! anyone without the key: a competitor cannot count your orders from two order numbers or
-//! date an account from its ID, and consecutive IDs give unrelated masked IDs.
-//!
-//! It is **not** encryption with integrity, and it does not stop:
-//!
-//! - **Forgery.** Every number of the width unmasks to some ID: anyone can submit any masked
-//!   ID and get a valid-looking ID back. Look the ID up and check that it exists and that
-//!   the caller may see it; never treat "it unmasked" as "it is genuine".
-//! - **Linking.** Masking is deterministic: equal IDs give equal masked IDs, so one
-//!   object's masked ID can be recognised wherever it appears.
-//! - **The key holder.** Anyone with the key reverses every masked ID, past and future; a
-//!   leaked key reveals everything it ever masked. Rotate by adding a key of a new version
-//!   to the [`MaskKeyring`]: new IDs use it, old ones still unmask with theirs.
-//! - **Tiny widths.** Widths below about 32 bits have few enough values to tabulate; the
-//!   small widths exist for tests.
-//!
-//! [`MaskKeyring`]: crate::MaskKeyring
+//! The ID mask: a keyed, reversible permutation of the IDs of one bit width.
 
 use siphasher::sip::SipHasher24;
 
@@ -84,12 +6,92 @@ use crate::mask_key::MaskKey;
 use crate::mask_text::{self, MaskedString};
 use crate::{Error, Format};
 
-/// A keyed permutation of the IDs of one bit width; see the [module docs](self) for what it
-/// is built from and what it protects.
+/// A keyed permutation of the IDs of one bit width; see below for what it is built from and
+/// what it protects.
 ///
 /// Cheap to make and to copy around (the key and two bytes); `Send` and `Sync`, with no
 /// interior state, so one mask serves any number of threads. `Debug` shows the width and
 /// the key's version, never the secret.
+///
+/// A keyed, reversible permutation of IDs: public IDs that hide counts, times and nodes.
+///
+/// A snowflake ID tells anyone when it was made and by which node; a segment ID tells how
+/// many came before it. [`Mask`] maps every ID of a given bit width to another ID of the same
+/// width, one to one, under a secret [`MaskKey`]: the key holder can [`unmask`](Mask::unmask)
+/// it, anyone else sees a number that looks random. Masked IDs of a 63-bit mask stay
+/// positive in every signed 64-bit integer, and those of a 53-bit mask stay exact in a
+/// JavaScript `number`.
+///
+/// ```
+/// use ferroflake::{Format, Mask, MaskKey};
+///
+/// let key = MaskKey::parse("1:000102030405060708090a0b0c0d0e0f")?; // version 1
+/// let mask = Mask::new(&key, 63)?;
+/// let public = mask.mask(1_000_001)?;
+/// assert_eq!(mask.unmask(public), Ok(1_000_001));
+/// assert!(mask.mask(1_000_002)? != public + 1); // neighbours are unrelated
+///
+/// // The text form names the key version in its first character; its length is fixed.
+/// let text = mask.encode(1_000_001, Format::Base62)?;
+/// assert_eq!((text.len(), &text[..1]), (12, "1"));
+/// assert_eq!(mask.decode(&text, Format::Base62), Ok(1_000_001));
+/// # Ok::<(), ferroflake::Error>(())
+/// ```
+///
+/// # The construction
+///
+/// An alternating Feistel network of [`Mask::ROUNDS`] (10) rounds on the `w`-bit ID, split
+/// as in NIST SP 800-38G's FF1 into a high half `A` of `u = w / 2` bits and a low half `B`
+/// of `v = w - u` bits (unequal when `w` is odd). Round `i` computes
+/// `A, B = B, A xor (F(i, B) mod 2^m)` where `m` is `u` in even rounds and `v` in odd ones, so
+/// the halves keep their sizes after an even number of rounds and the output is `A:B` again,
+/// `w` bits, with no cycle-walking. Unmasking runs the rounds backwards. A Feistel network is
+/// a permutation whatever its round function, so the mask is a bijection on `0..2^w` by
+/// construction; the tests check it exhaustively at 16 bits.
+///
+/// The round function `F` is SipHash-2-4 (Aumasson and Bernstein, 2012), keyed with the
+/// key's 128-bit secret, from the `siphasher` crate. SipHash was designed as a PRF for
+/// short inputs: one round's input is 15 bytes, which SipHash absorbs in two compressions
+/// (about 15 ns), where keyed BLAKE2s would compress a whole 64-byte block of ten rounds for
+/// each of them. Its 64-bit output is wider than any half (at most 32 bits), so every round
+/// uses only output bits, never reused ones. The crate is `no_std`, has no dependencies and
+/// allocates nothing.
+///
+/// **Rounds.** Luby and Rackoff (1988) proved 3 rounds of independent random functions a
+/// pseudorandom permutation and 4 rounds a strong one (both directions queried), but only
+/// up to about `2^(n/2)` queries for `n`-bit halves: for a 53-bit mask, some 2^13. Patarin
+/// ("Luby-Rackoff: 7 rounds are enough for 2^{n(1-e)} security", CRYPTO 2003; "Security of
+/// random Feistel schemes with 5 or more rounds", CRYPTO 2004) raised the bound towards
+/// `2^n` queries with 7 or more rounds. FF1 uses 10 rounds and FF3-1 8; we use FF1's 10,
+/// above Patarin's 7 with margin, at about 10 SipHash calls per mask.
+///
+/// **Domain separation.** Each round's PRF input is `B` (8 bytes, little-endian), the round
+/// index, the width `w`, the key version (one byte each) and the ASCII bytes `mask`. The
+/// round index makes the ten round functions independent, as the proofs assume; the width
+/// makes the 53-bit and 63-bit masks of one key unrelated permutations; the version makes
+/// two versions that were given the same secret by mistake still mask differently; the
+/// label keeps these inputs apart from other uses of SipHash with the same secret.
+///
+/// # What it protects, and what it does not
+///
+/// It hides what an ID says (its time, node, sequence, or its place in a counter) from
+/// anyone without the key: a competitor cannot count your orders from two order numbers or
+/// date an account from its ID, and consecutive IDs give unrelated masked IDs.
+///
+/// It is **not** encryption with integrity, and it does not stop:
+///
+/// - **Forgery.** Every number of the width unmasks to some ID: anyone can submit any masked
+///   ID and get a valid-looking ID back. Look the ID up and check that it exists and that
+///   the caller may see it; never treat "it unmasked" as "it is genuine".
+/// - **Linking.** Masking is deterministic: equal IDs give equal masked IDs, so one
+///   object's masked ID can be recognised wherever it appears.
+/// - **The key holder.** Anyone with the key reverses every masked ID, past and future; a
+///   leaked key reveals everything it ever masked. Rotate by adding a key of a new version
+///   to the [`MaskKeyring`]: new IDs use it, old ones still unmask with theirs.
+/// - **Tiny widths.** Widths below about 32 bits have few enough values to tabulate; the
+///   small widths exist for tests.
+///
+/// [`MaskKeyring`]: crate::MaskKeyring
 #[derive(Clone)]
 pub struct Mask {
     prf: SipHasher24,

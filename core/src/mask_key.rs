@@ -1,21 +1,4 @@
-//! Mask keys and keyrings: a version and a 128-bit secret, read from text so that a key can
-//! live in a file or an environment variable (never on a command line, where other users
-//! of the machine can read it).
-//!
-//! A key's text is `VERSION:SECRET`: the version in decimal (0 to 31), a colon, and the 16
-//! secret bytes as 32 hex digits or as base64 (standard or URL-safe alphabet, with or
-//! without padding). A keyring's text is one key per line; blank lines and lines starting
-//! with `#` are skipped, and the first key is the one that masks.
-//!
-//! ```text
-//! # the key that masks new IDs
-//! 2:9c1f0e8d7a6b5c4d3e2f1a0b9c8d7e6f
-//! # kept so that IDs masked before the rotation still unmask
-//! 1:AAECAwQFBgcICQoLDA0ODw
-//! ```
-//!
-//! Make a secret with a random source, e.g. `head -c 16 /dev/urandom | od -An -tx1 | tr -d
-//! ' \n'`, or `ferroflake mask --new-key VERSION`.
+//! Mask keys and keyrings, and their text forms.
 
 use core::fmt;
 
@@ -27,6 +10,25 @@ use crate::{Error, Format};
 /// in their text form, and a 128-bit secret, the SipHash key of the mask's rounds.
 ///
 /// `Debug` shows the version only. The secret is not readable back through the API.
+///
+/// Mask keys and keyrings: a version and a 128-bit secret, read from text so that a key can
+/// live in a file or an environment variable (never on a command line, where other users
+/// of the machine can read it).
+///
+/// A key's text is `VERSION:SECRET`: the version in decimal (0 to 31), a colon, and the 16
+/// secret bytes as 32 hex digits or as base64 (standard or URL-safe alphabet, with or
+/// without padding). A keyring's text is one key per line; blank lines and lines starting
+/// with `#` are skipped, and the first key is the one that masks.
+///
+/// ```text
+/// # the key that masks new IDs
+/// 2:9c1f0e8d7a6b5c4d3e2f1a0b9c8d7e6f
+/// # kept so that IDs masked before the rotation still unmask
+/// 1:AAECAwQFBgcICQoLDA0ODw
+/// ```
+///
+/// Make a secret with a random source, e.g. `head -c 16 /dev/urandom | od -An -tx1 | tr -d
+/// ' \n'`, or `ferroflake mask --new-key VERSION`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct MaskKey {
     version: u8,
@@ -51,7 +53,7 @@ impl MaskKey {
         Ok(MaskKey { version, secret })
     }
 
-    /// A key from its text, `VERSION:SECRET` (see the [module docs](self)); no surrounding
+    /// A key from its text, `VERSION:SECRET` (see [`MaskKey`]); no surrounding
     /// whitespace.
     ///
     /// ```
@@ -245,7 +247,7 @@ impl MaskKeyring {
         }
     }
 
-    /// A keyring from its text: one key per line (see the [module docs](self)), the first
+    /// A keyring from its text: one key per line (see [`MaskKey`]), the first
     /// one current. Lines may have surrounding whitespace; `\r\n` line ends are fine.
     ///
     /// # Errors

@@ -1,9 +1,4 @@
-//! The text form of masked IDs: a version marker, then the masked number in fixed width.
-//!
-//! In base62 and base32 the marker is one character, the key version as a digit of the
-//! format (versions 0 to 31 fit both); in decimal it is two digits, `00` to `31`. The number
-//! that follows has as many digits as the largest value of the width needs, zero-padded, so
-//! every masked ID of one width and format has the same length.
+//! The text form of masked IDs.
 
 use core::fmt;
 use core::ops::Deref;
@@ -12,6 +7,13 @@ use crate::mask_key::MaskKey;
 use crate::{Error, Format};
 
 /// A masked ID as text, held inline (no allocation). Derefs to `&str`.
+///
+/// The text form of masked IDs: a version marker, then the masked number in fixed width.
+///
+/// In base62 and base32 the marker is one character, the key version as a digit of the
+/// format (versions 0 to 31 fit both); in decimal it is two digits, `00` to `31`. The number
+/// that follows has as many digits as the largest value of the width needs, zero-padded, so
+/// every masked ID of one width and format has the same length.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MaskedString {
     buf: [u8; 24],

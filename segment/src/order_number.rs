@@ -1,52 +1,4 @@
-//! Date-prefixed order numbers: `yyyyMMdd` and a zero-padded counter that starts again at 1
-//! each day, on top of segment mode.
-//!
-//! Each day has its own segment key, `{prefix}:{yyyyMMdd}` (`orders:20261122`), created in
-//! the table the first time a number of that day is asked for. The day is the date in a
-//! configured IANA time zone (daylight saving time included), read from a clock that tests
-//! can set.
-//!
-//! ```
-//! use std::sync::Arc;
-//! use ferroflake_segment::{
-//!     ManualWallClock, MemoryStore, OrderNumberConfig, OrderNumbers, SegmentAllocator,
-//!     SegmentConfig,
-//! };
-//!
-//! let store = Arc::new(MemoryStore::new());
-//! let allocator = Arc::new(SegmentAllocator::new(store, SegmentConfig::default())?);
-//! // 2026-11-22 23:59:59 in Shanghai (UTC+8).
-//! let clock = Arc::new(ManualWallClock::new(1_795_363_199_000));
-//! let config = OrderNumberConfig { zone: "Asia/Shanghai".into(), width: 6, ..OrderNumberConfig::default() };
-//! let orders = OrderNumbers::with_clock(allocator, config, clock.clone())?;
-//! assert_eq!(orders.next()?.to_string(), "20261122000001");
-//! assert_eq!(orders.next()?.to_string(), "20261122000002");
-//! clock.advance_ms(1_000); // midnight in Shanghai: a new day, a new key, from 1 again
-//! let first = orders.next()?;
-//! assert_eq!((first.key(), first.to_string()), ("orders:20261123".to_owned(), "20261123000001".to_owned()));
-//! # Ok::<(), ferroflake_segment::SegmentError>(())
-//! ```
-//!
-//! Guarantees, on top of [`SegmentAllocator`]'s:
-//!
-//! - **No number twice.** Numbers of one day come from that day's key, whose ranges the
-//!   table hands out atomically, so processes sharing the table never repeat each other. A
-//!   day's key is created on demand; a create that races another process's is not an error.
-//! - **Days only go forward.** A clock that steps back across midnight does not reopen the
-//!   previous day: numbers keep the latest day this generator has issued under, so its
-//!   numbers increase (per thread), and the old day's key is never touched again.
-//! - **No overflow.** When a day's counter would need more digits than `width`, the answer is
-//!   [`SegmentError::Exhausted`] (with the day's key and the largest counter), never a
-//!   wider or wrapped number; nothing is issued. The next day starts again at 1.
-//! - **Gaps, not repeats.** As with any segment key, numbers a process took but did not issue
-//!   before it stopped are skipped (a clean [`SegmentAllocator::shutdown`] gives them back
-//!   when it can), and several processes interleave. Keep the allocator's
-//!   [`max_step`](crate::SegmentConfig::max_step) well below `10^width` so a busy day's
-//!   growing segments do not use up a narrow counter.
-//!
-//! Why jiff: it is maintained, it does time-zone arithmetic with the IANA rules (so a
-//! date is right across DST changes), and it reads the system's zoneinfo with the IANA
-//! database bundled as a fallback, so the day is right in a container without tzdata.
+//! Date-prefixed order numbers on top of segment mode.
 
 use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -184,8 +136,58 @@ struct Today {
     handle: KeyHandle,
 }
 
-/// Issues date-prefixed order numbers; see the [module docs](self). Share it between
+/// Issues date-prefixed order numbers; see below. Share it between
 /// threads (an `Arc`): one lock is taken per number, to read the current day.
+///
+/// Date-prefixed order numbers: `yyyyMMdd` and a zero-padded counter that starts again at 1
+/// each day, on top of segment mode.
+///
+/// Each day has its own segment key, `{prefix}:{yyyyMMdd}` (`orders:20261122`), created in
+/// the table the first time a number of that day is asked for. The day is the date in a
+/// configured IANA time zone (daylight saving time included), read from a clock that tests
+/// can set.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ferroflake_segment::{
+///     ManualWallClock, MemoryStore, OrderNumberConfig, OrderNumbers, SegmentAllocator,
+///     SegmentConfig,
+/// };
+///
+/// let store = Arc::new(MemoryStore::new());
+/// let allocator = Arc::new(SegmentAllocator::new(store, SegmentConfig::default())?);
+/// // 2026-11-22 23:59:59 in Shanghai (UTC+8).
+/// let clock = Arc::new(ManualWallClock::new(1_795_363_199_000));
+/// let config = OrderNumberConfig { zone: "Asia/Shanghai".into(), width: 6, ..OrderNumberConfig::default() };
+/// let orders = OrderNumbers::with_clock(allocator, config, clock.clone())?;
+/// assert_eq!(orders.next()?.to_string(), "20261122000001");
+/// assert_eq!(orders.next()?.to_string(), "20261122000002");
+/// clock.advance_ms(1_000); // midnight in Shanghai: a new day, a new key, from 1 again
+/// let first = orders.next()?;
+/// assert_eq!((first.key(), first.to_string()), ("orders:20261123".to_owned(), "20261123000001".to_owned()));
+/// # Ok::<(), ferroflake_segment::SegmentError>(())
+/// ```
+///
+/// Guarantees, on top of [`SegmentAllocator`]'s:
+///
+/// - **No number twice.** Numbers of one day come from that day's key, whose ranges the
+///   table hands out atomically, so processes sharing the table never repeat each other. A
+///   day's key is created on demand; a create that races another process's is not an error.
+/// - **Days only go forward.** A clock that steps back across midnight does not reopen the
+///   previous day: numbers keep the latest day this generator has issued under, so its
+///   numbers increase (per thread), and the old day's key is never touched again.
+/// - **No overflow.** When a day's counter would need more digits than `width`, the answer is
+///   [`SegmentError::Exhausted`] (with the day's key and the largest counter), never a
+///   wider or wrapped number; nothing is issued. The next day starts again at 1.
+/// - **Gaps, not repeats.** As with any segment key, numbers a process took but did not issue
+///   before it stopped are skipped (a clean [`SegmentAllocator::shutdown`] gives them back
+///   when it can), and several processes interleave. Keep the allocator's
+///   [`max_step`](crate::SegmentConfig::max_step) well below `10^width` so a busy day's
+///   growing segments do not use up a narrow counter.
+///
+/// Why jiff: it is maintained, it does time-zone arithmetic with the IANA rules (so a
+/// date is right across DST changes), and it reads the system's zoneinfo with the IANA
+/// database bundled as a fallback, so the day is right in a container without tzdata.
 pub struct OrderNumbers {
     allocator: Arc<SegmentAllocator>,
     config: OrderNumberConfig,
