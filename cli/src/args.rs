@@ -90,7 +90,7 @@ impl Cli {
                 })
             })
             .mut_subcommand("segment", |segment| {
-                ["next", "create", "status"]
+                ["next", "create", "status", "order-number"]
                     .into_iter()
                     .fold(segment, |segment, name| {
                         segment.mut_subcommand(name, |sub| {
@@ -268,6 +268,13 @@ pub enum SegmentCommand {
     Create(SegmentCreateArgs),
     /// Show keys' rows: max_id (where the next allocation starts) and step.
     Status(SegmentStatusArgs),
+    /// Issue date-prefixed order numbers, one per line: yyyyMMdd and a zero-padded counter.
+    ///
+    /// Each day has its own key, PREFIX:yyyyMMdd, created on first use; the day is taken in
+    /// --zone. A counter that would need more than --width digits is refused (exit 1), never
+    /// widened. Numbers a run took but did not print go back to the table unless another
+    /// process allocated since (then they are skipped, never issued twice).
+    OrderNumber(SegmentOrderNumberArgs),
 }
 
 /// Where the segment table is.
@@ -333,6 +340,32 @@ pub struct SegmentCreateArgs {
     /// How to print the result.
     #[arg(long, value_enum, default_value_t = SegmentFormat::Text)]
     pub format: SegmentFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SegmentOrderNumberArgs {
+    /// How many numbers to issue.
+    #[arg(short = 'n', long = "count", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: u64,
+
+    /// The day keys' prefix.
+    #[arg(long, default_value = "orders")]
+    pub prefix: String,
+
+    /// The IANA time zone whose midnight starts a new day (Asia/Shanghai, America/New_York).
+    #[arg(long, default_value = "UTC")]
+    pub zone: String,
+
+    /// Digits of the counter (1 to 10).
+    #[arg(long, default_value_t = 6)]
+    pub width: u32,
+
+    /// How many numbers one allocation takes (the step of day keys created by this run).
+    #[arg(long, default_value_t = 100)]
+    pub step: u64,
+
+    #[command(flatten)]
+    pub store: StoreChoice,
 }
 
 #[derive(Debug, Args)]

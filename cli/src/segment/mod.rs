@@ -6,6 +6,7 @@
 
 mod create;
 mod next;
+mod order_number;
 mod refusal;
 mod status;
 mod store;
@@ -20,5 +21,6 @@ pub fn run(command: &SegmentCommand, out: &mut impl Write) -> Result<(), Failure
         SegmentCommand::Next(args) => next::run(args, out),
         SegmentCommand::Create(args) => create::run(args, out),
         SegmentCommand::Status(args) => status::run(args, out),
+        SegmentCommand::OrderNumber(args) => order_number::run(args, out),
     }
 }
