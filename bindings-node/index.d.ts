@@ -14,8 +14,9 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  *
  * Every `Generator` in a process (main thread and `worker_threads` alike) with the same
  * node id, layout, clock and options shares one core generator, so they never repeat each
- * other's IDs; while one is alive, a node id with anything else is refused
- * (`ERR_FERROFLAKE_NODE_IN_USE`).
+ * other's IDs; while one is open, a node id with anything else is refused
+ * (`ERR_FERROFLAKE_NODE_IN_USE`). `close()` (or `using`, through `Symbol.dispose`) gives
+ * the node id back at once; one never closed gives it back when collected.
  * Separate processes (cluster workers, child processes) need distinct node ids.
  */
 export declare class Generator {
@@ -25,6 +26,15 @@ export declare class Generator {
    * `'system'` (default), `'fast'` or a `ManualClock`.
    */
   constructor(options: { nodeId: number | bigint; layout?: Layout | string; clock?: 'system' | 'fast' | ManualClock; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint; resumeAfterMs?: number | bigint })
+  /**
+   * Stops this `Generator` and gives its node id back at once: later calls throw
+   * `ERR_FERROFLAKE_CLOSED`, and once every `Generator` of the node id in this process is
+   * closed, the node id takes another layout, clock or options (continuing after the
+   * IDs already issued). Also `[Symbol.dispose]`, for `using`. Closing twice does nothing.
+   */
+  close(): void
+  /** True once `close()` was called. */
+  get isClosed(): boolean
   /**
    * The next ID as a `number`, always a safe integer. Throws RangeError
    * `ERR_FERROFLAKE_UNSAFE_INTEGER` on a layout wider than 53 bits: use `nextIdBigInt()`.
@@ -58,6 +68,7 @@ export declare class Generator {
    * `ERR_FERROFLAKE_LEASE_EXPIRED`. Applies to every `Generator` sharing this node.
    */
   setFenceMs(ms: number | bigint): void
+  /** Lifts the fence (for every `Generator` sharing this node). */
   clearFence(): void
   /** The fence in Unix ms, or null when none is set. */
   get fenceMs(): number | null
@@ -123,6 +134,75 @@ export declare class Layout {
 }
 
 /**
+ * IDs under a node id leased from a registry: never a guessed or shared node id.
+ *
+ * Make one with `await LeasedGenerator.open(options)`. Every `LeasedGenerator` in a
+ * process (main thread and `worker_threads`) on the same registry and layout shares one
+ * lease; the last `close()` releases it. Renewal runs on a native thread, off the event
+ * loop, and never keeps the process alive. Past the lease's deadline (renewals failing,
+ * the process stopped past its TTL) every call throws `ERR_FERROFLAKE_LEASE_EXPIRED`,
+ * with a message saying why.
+ */
+export declare class LeasedGenerator {
+  /**
+   * Leases a node id and resolves to a generator issuing under it; a lease this process
+   * already holds on that registry and layout is shared (`isShared`).
+   *
+   * - `registry`: an absolute directory or `file:///dir` (the embedded registry, no
+   *   server), or `etcd://`, `redis://`, `zk://`, `postgres://` URLs. Default: the
+   *   embedded registry in `/var/tmp/ferroflake-leases-<uid>`.
+   * - `layout`: a `Layout` or preset name (default `js53ms`).
+   * - `ttlMs` (default 10,000), `maxTtlMs` (the longest TTL any holder of the registry
+   *   uses; default the larger of 10,000 and `ttlMs`; every holder must agree),
+   *   `maxStartWaitMs` (default 30,000), `maxDriftTicks`, `maxBackwardWaitMs`.
+   *
+   * Bad options throw at once; a registry that cannot be reached, or no free node id,
+   * rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out
+   * `maxTtlMs` plus the quarantine (about 12 s by default), since it cannot tell itself
+   * from one whose records were lost under a running holder.
+   */
+  static open(options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }): Promise<LeasedGenerator>
+  /**
+   * Refused: a leased generator comes from `LeasedGenerator.open()`, which waits for the
+   * registry off the event loop.
+   */
+  constructor()
+  /**
+   * Gives this object's use of the lease back at once; the last user in the process
+   * stops issuing and releases the node id. Later calls throw `ERR_FERROFLAKE_CLOSED`.
+   * Also `[Symbol.dispose]`, for `using`. Closing twice does nothing.
+   */
+  close(): void
+  /** True once `close()` was called. */
+  get isClosed(): boolean
+  /**
+   * The next ID as a `number`, always a safe integer. Throws RangeError
+   * `ERR_FERROFLAKE_UNSAFE_INTEGER` on a layout wider than 53 bits: use `nextIdBigInt()`.
+   */
+  nextId(): number
+  /** The next ID as a `bigint` (any layout). */
+  nextIdBigInt(): bigint
+  /** The next ID as a string: decimal (default), `'base62'` or `'base32'`. */
+  nextIdString(format?: 'dec' | 'base62' | 'base32'): string
+  /** `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`). */
+  nextIds(count: number): Array<number>
+  /** `count` consecutive IDs as a `BigUint64Array` (any layout). */
+  nextIdsBigInt(count: number): BigUint64Array
+  /** The leased node id. */
+  get nodeId(): number
+  get layout(): Layout
+  /**
+   * True when this object joined a lease another `LeasedGenerator` in this process
+   * (any thread) opened first.
+   */
+  get isShared(): boolean
+  /** True when `nextId()` returns numbers (the layout is at most 53 bits wide). */
+  get isJsSafe(): boolean
+  /** Where the lease stands: held, failing, lost or released. */
+  status(): LeaseInfo
+}
+
+/**
  * A clock that moves only when told to. A generator waiting on it (sequence used up)
  * advances it to the next tick at once, so tests never sleep.
  */
@@ -137,6 +217,94 @@ export declare class ManualClock {
   advanceMs(ms: number | bigint): void
   /** Moves the time back by `ms` (stopping at 0). */
   rewindMs(ms: number | bigint): void
+}
+
+/**
+ * Segments from one store: open keys with `key()`, add keys with `createKey()`.
+ *
+ * Make one with `await SegmentAllocator.open({ store })`. Each allocator has one fetch
+ * thread (a native thread, off the event loop, that keeps nothing alive). `close()` stops
+ * every key and gives each key's unissued IDs back to the store where nobody allocated
+ * after them.
+ */
+export declare class SegmentAllocator {
+  /**
+   * Opens a store and starts the allocator's fetch thread.
+   *
+   * - `store`: an absolute SQLite file path or `sqlite:///abs/file.db`, or
+   *   `postgres://`, `mysql://`, `redis://` URLs. Default: the embedded SQLite file
+   *   `/var/tmp/ferroflake-segments-<uid>/segments.db`.
+   * - `maxWaitMs`: how long a call waits for a segment in flight when memory is empty
+   *   (default 500), `prefetchShare` (0 to 1, default 0.1), `maxStep` (default 1,000,000).
+   *
+   * Bad options throw at once; a store that cannot be opened rejects with
+   * `ERR_FERROFLAKE_SEGMENT_*`.
+   */
+  static open(options?: { store?: string; maxWaitMs?: number; prefetchShare?: number; maxStep?: number }): Promise<SegmentAllocator>
+  /** Refused: an allocator comes from `SegmentAllocator.open()`. */
+  constructor()
+  /**
+   * Adds `key` to the store: its first ID is `start` (default 1) and the store hands
+   * out ranges of `step` IDs (1 to 2^31 - 1). Rejects with
+   * `ERR_FERROFLAKE_SEGMENT_KEY_EXISTS` if the key is there already.
+   */
+  createKey(key: string, options: { start?: number | bigint; step: number }): Promise<void>
+  /**
+   * The handle of `key`, loading its first segment from the store. `limit` is the
+   * largest ID the key may issue: default 2^53 - 1, so `nextId()` gives numbers; a
+   * larger one (up to 2^63 - 1, as a bigint) needs the bigint and string methods.
+   * Rejects with `ERR_FERROFLAKE_SEGMENT_UNKNOWN_KEY` for a key the store does not have.
+   */
+  key(key: string, options?: { limit?: number | bigint }): Promise<SegmentKey>
+  /** The status of every open key, sorted by key. */
+  status(): Array<SegmentKeyStatus>
+  /** The store, as it was given. */
+  get store(): string
+  /**
+   * Stops every key (later calls throw `ERR_FERROFLAKE_SEGMENT_CLOSED`) and gives each
+   * key's unissued IDs back to the store where nobody allocated after them. Also
+   * `[Symbol.dispose]`. Closing twice does nothing the second time.
+   */
+  close(): SegmentCloseReport
+  /** True once `close()` was called. */
+  get isClosed(): boolean
+}
+
+/**
+ * One key's IDs: increasing integers from the store's ranges, unique across every
+ * process that takes them from the same store.
+ */
+export declare class SegmentKey {
+  /** Refused: a key comes from `allocator.key(name)`. */
+  constructor()
+  /**
+   * The next ID as a `number` (keys whose limit is at most 2^53 - 1, the default).
+   * Throws `ERR_FERROFLAKE_SEGMENT_NOT_READY` when memory is empty and no segment
+   * arrived within `maxWaitMs`, `..._SEGMENT_EXHAUSTED` at the limit,
+   * `..._SEGMENT_CLOSED` after the allocator's `close()`.
+   */
+  nextId(): number
+  /** The next ID as a `bigint` (any limit). */
+  nextIdBigInt(): bigint
+  /** The next ID as a string: decimal (default), `'base62'` or `'base32'`. */
+  nextIdString(format?: 'dec' | 'base62' | 'base32'): string
+  /**
+   * The next ID without waiting: `null` where `nextId()` would wait for the segment in
+   * flight (memory empty; the fetch has been asked for).
+   */
+  tryNextId(): number | null
+  /** `count` IDs (1 to 2^24) as increasing safe-integer numbers (same rule as `nextId()`). */
+  nextIds(count: number): Array<number>
+  /** `count` IDs (1 to 2^24) as an increasing `BigUint64Array` (any limit). */
+  nextIdsBigInt(count: number): BigUint64Array
+  /** The key's runway, step, fetch state and counters. */
+  status(): SegmentKeyStatus
+  /** The key's name. */
+  get key(): string
+  /** The largest ID the key may issue, as a bigint. */
+  get limit(): bigint
+  /** True when `nextId()` returns numbers (the limit is at most 2^53 - 1). */
+  get isJsSafe(): boolean
 }
 
 /** Slow-path event counts of a generator (shared by every `Generator` on its node). */
@@ -183,7 +351,10 @@ export interface ErrorCodeInfo {
   coreCode?: number
 }
 
-/** Every `code` the addon can throw, with its class: the core's kinds, then the binding's. */
+/**
+ * Every `code` the addon can throw, with its class: the core's kinds, the lease and
+ * segment kinds, then the binding's own.
+ */
 export declare function errorCodes(): Array<ErrorCodeInfo>
 
 /** The fields of a layout, as `Layout.prototype.toJSON` gives them. */
@@ -197,5 +368,69 @@ export interface LayoutSpec {
   order: 'node_then_sequence' | 'sequence_then_node'
 }
 
+/** Where a leased generator's lease stands. */
+export interface LeaseInfo {
+  /**
+   * `'held'`, `'failing'` (renewals fail; issuing goes on until the local deadline),
+   * `'lost'` (the registry gave the node id to someone else, or it expired: nothing is
+   * issued again) or `'released'`.
+   */
+  state: 'held' | 'failing' | 'lost' | 'released'
+  /** The leased node id. */
+  nodeId: number
+  /** The registry, as messages name it. */
+  registry: string
+  /** The claim's fencing epoch, as a bigint. */
+  epoch: bigint
+  /** Failed renewals in a row (0 unless failing). */
+  failures: number
+  /** The last renewal failure, when failing. */
+  lastError?: string
+  /** The fence (Unix ms): no ID is issued from this instant on until a renewal moves it. */
+  fenceMs?: number
+}
+
 /** Parses a string form back into the ID, as a bigint. */
 export declare function parse(text: string, format?: 'dec' | 'base62' | 'base32'): bigint
+
+/** What `close()` did. */
+export interface SegmentCloseReport {
+  /** IDs given back to the store. */
+  givenBack: number
+  /** Keys whose rest was dropped because another allocator allocated after it. */
+  refused: Array<string>
+  /** Keys whose give-back failed, with the error's message. */
+  failed: Array<string>
+}
+
+/** A key's status. */
+export interface SegmentKeyStatus {
+  key: string
+  /** The largest ID the key may issue. */
+  limit: bigint
+  /** The unissued rest of the current segment. */
+  current: SegmentRange
+  /** The next segment, if fetched. */
+  next?: SegmentRange
+  /** IDs in memory (rest of the current segment plus the next). */
+  runwayIds: number
+  /** How long the runway lasts at the recent rate, if known. */
+  runwaySecs?: number
+  /** The step of the latest fetch. */
+  step: number
+  /** Whether a fetch is in flight (or waiting to retry). */
+  fetching: boolean
+  /** The latest fetch's error (code and message), until a fetch succeeds. */
+  lastError?: string
+  fetches: number
+  fetchFailures: number
+  waits: number
+  notReady: number
+  switches: number
+}
+
+/** A half-open range of IDs as bigints. */
+export interface SegmentRange {
+  start: bigint
+  end: bigint
+}

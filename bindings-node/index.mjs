@@ -4,5 +4,16 @@ import { createRequire } from 'node:module'
 
 const addon = createRequire(import.meta.url)('./index.js')
 
-export const { Generator, Layout, ManualClock, decode, encode, parse, errorCodes } = addon
+export const {
+  Generator,
+  LeasedGenerator,
+  SegmentAllocator,
+  SegmentKey,
+  Layout,
+  ManualClock,
+  decode,
+  encode,
+  parse,
+  errorCodes,
+} = addon
 export default addon

@@ -2,8 +2,10 @@
 //!
 //! Every exception the addon throws carries a stable `code`:
 //! `ERR_FERROFLAKE_<name>`, where `<name>` is the core's `ErrorKind::name()` for refusals
-//! made by the core, or one of the [`Misuse`] names for JS values the binding cannot accept.
-//! The message carries the details (which limit, by how much).
+//! made by the core, `LEASE_<kind>` for a lease registry's refusals, `SEGMENT_<kind>` for a
+//! segment store's or allocator's (`SegmentError::name()`), or one of the [`Misuse`] names
+//! for JS values the binding cannot accept. The message carries the details (which limit,
+//! by how much, which registry).
 //!
 //! The class says what kind of mistake it was, as Node's own APIs do: `TypeError` for a
 //! value of the wrong type, `RangeError` for a value of the right type that does not fit
@@ -33,13 +35,20 @@ pub(crate) enum Misuse {
     /// The (layout, node id) already has a live generator in this process with other
     /// options or another clock.
     NodeInUse,
-    /// A bug in the addon (a caught panic). Never expected; reported, not swallowed.
+    /// A call on a generator, leased generator or segment allocator after its `close()`.
+    Closed,
+    /// A leased generator asked for on a registry this process already holds a lease on,
+    /// with another layout or other lease settings: one process holds one lease per
+    /// registry.
+    LeaseInUse,
+    /// A bug in the addon (a caught panic, a failed napi call). Never expected; reported,
+    /// not swallowed.
     Internal,
 }
 
 impl Misuse {
     /// Every misuse, for the error table the tests check.
-    pub(crate) const ALL: [Misuse; 8] = [
+    pub(crate) const ALL: [Misuse; 10] = [
         Misuse::InvalidType,
         Misuse::NotAnInteger,
         Misuse::OutOfRange,
@@ -47,6 +56,8 @@ impl Misuse {
         Misuse::UnknownOption,
         Misuse::InvalidOption,
         Misuse::NodeInUse,
+        Misuse::Closed,
+        Misuse::LeaseInUse,
         Misuse::Internal,
     ];
 
@@ -59,6 +70,8 @@ impl Misuse {
             Misuse::UnknownOption => "UNKNOWN_OPTION",
             Misuse::InvalidOption => "INVALID_OPTION",
             Misuse::NodeInUse => "NODE_IN_USE",
+            Misuse::Closed => "CLOSED",
+            Misuse::LeaseInUse => "LEASE_IN_USE",
             Misuse::Internal => "INTERNAL",
         }
     }
@@ -70,7 +83,9 @@ impl Misuse {
             | Misuse::OutOfRange
             | Misuse::UnsafeInteger
             | Misuse::InvalidOption => JsClass::RangeError,
-            Misuse::NodeInUse | Misuse::Internal => JsClass::Error,
+            Misuse::NodeInUse | Misuse::Closed | Misuse::LeaseInUse | Misuse::Internal => {
+                JsClass::Error
+            }
         }
     }
 }
@@ -93,10 +108,47 @@ impl JsClass {
     }
 }
 
-/// Anything the addon refuses: a core error or a binding misuse with its message.
+/// The kinds of a lease registry's refusals, as `LEASE_<kind>` codes. A lease that cannot
+/// start because the generator refused its layout or clock carries the core's kind instead.
+pub(crate) const LEASE_KINDS: [&str; 7] = [
+    "UNAVAILABLE",
+    "NO_FREE_NODE",
+    "LOST",
+    "BEHIND_HIGH_WATER",
+    "BAD_ADDRESS",
+    "INVALID_CONFIG",
+    "STORE",
+];
+
+/// The kinds of segment refusals, as `SEGMENT_<kind>` codes: `SegmentError::name()`.
+pub(crate) const SEGMENT_KINDS: [&str; 10] = [
+    "UNAVAILABLE",
+    "UNKNOWN_KEY",
+    "KEY_EXISTS",
+    "INVALID_KEY",
+    "INVALID_CONFIG",
+    "EXHAUSTED",
+    "NOT_READY",
+    "CLOSED",
+    "REWOUND",
+    "STORE",
+];
+
+/// Lease and segment kinds that describe the caller's input: `RangeError`s.
+const LEASE_INPUT_KINDS: [&str; 2] = ["BAD_ADDRESS", "INVALID_CONFIG"];
+const SEGMENT_INPUT_KINDS: [&str; 3] = ["INVALID_KEY", "INVALID_CONFIG", "KEY_EXISTS"];
+
+/// Anything the addon refuses: a core error (with the core's message or a fuller one), a
+/// lease or segment refusal by kind, or a binding misuse with its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refusal {
     Core(ferroflake::Error),
+    /// A core error with a message that says more (a leased generator's explanation).
+    Explained(ferroflake::Error, String),
+    /// A lease refusal: its kind (one of [`LEASE_KINDS`]) and message.
+    Lease(&'static str, String),
+    /// A segment refusal: its kind (one of [`SEGMENT_KINDS`]) and message.
+    Segment(&'static str, String),
     Misuse(Misuse, String),
 }
 
@@ -111,15 +163,43 @@ impl Refusal {
         Refusal::Misuse(kind, message.into())
     }
 
-    /// Class, stable name and message.
-    fn parts(&self) -> (JsClass, &'static str, String) {
+    /// Class, stable name (without the `ERR_FERROFLAKE_` prefix) and message.
+    fn parts(&self) -> (JsClass, String, String) {
         match self {
             Refusal::Core(error) => {
                 let kind = error.kind();
-                (core_class(kind), kind.name(), error.to_string())
+                (core_class(kind), kind.name().to_owned(), error.to_string())
             }
-            Refusal::Misuse(kind, message) => (kind.class(), kind.name(), message.clone()),
+            Refusal::Explained(error, message) => {
+                let kind = error.kind();
+                (core_class(kind), kind.name().to_owned(), message.clone())
+            }
+            Refusal::Lease(kind, message) => {
+                (lease_class(kind), format!("LEASE_{kind}"), message.clone())
+            }
+            Refusal::Segment(kind, message) => {
+                (segment_class(kind), format!("SEGMENT_{kind}"), message.clone())
+            }
+            Refusal::Misuse(kind, message) => {
+                (kind.class(), kind.name().to_owned(), message.clone())
+            }
         }
+    }
+}
+
+fn lease_class(kind: &str) -> JsClass {
+    if LEASE_INPUT_KINDS.contains(&kind) {
+        JsClass::RangeError
+    } else {
+        JsClass::Error
+    }
+}
+
+fn segment_class(kind: &str) -> JsClass {
+    if SEGMENT_INPUT_KINDS.contains(&kind) {
+        JsClass::RangeError
+    } else {
+        JsClass::Error
     }
 }
 
@@ -142,7 +222,9 @@ pub(crate) fn code(name: &str) -> String {
 /// that has already thrown. The one mapping from refusals to JS exceptions.
 pub(crate) fn throw(env: &Env, refusal: impl Into<Refusal>) -> napi::Error {
     let (class, name, message) = refusal.into().parts();
-    let code = code(name);
+    let code = code(&name);
+    // napi takes C strings: a NUL inside would make the throw itself fail.
+    let message = message.replace('\0', "\\0");
     let thrown = match class {
         JsClass::TypeError => env.throw_type_error(&message, Some(&code)),
         JsClass::RangeError => env.throw_range_error(&message, Some(&code)),
@@ -178,7 +260,8 @@ pub struct ErrorCodeInfo {
     pub core_code: Option<u32>,
 }
 
-/// Every `code` the addon can throw, with its class: the core's kinds, then the binding's.
+/// Every `code` the addon can throw, with its class: the core's kinds, the lease and
+/// segment kinds, then the binding's own.
 #[napi_derive::napi]
 pub fn error_codes() -> Vec<ErrorCodeInfo> {
     let core = ferroflake::ErrorKind::ALL
@@ -188,10 +271,20 @@ pub fn error_codes() -> Vec<ErrorCodeInfo> {
             class_name: core_class(kind).name().to_owned(),
             core_code: Some(kind.code()),
         });
+    let lease = LEASE_KINDS.into_iter().map(|kind| ErrorCodeInfo {
+        code: code(&format!("LEASE_{kind}")),
+        class_name: lease_class(kind).name().to_owned(),
+        core_code: None,
+    });
+    let segment = SEGMENT_KINDS.into_iter().map(|kind| ErrorCodeInfo {
+        code: code(&format!("SEGMENT_{kind}")),
+        class_name: segment_class(kind).name().to_owned(),
+        core_code: None,
+    });
     let binding = Misuse::ALL.into_iter().map(|kind| ErrorCodeInfo {
         code: code(kind.name()),
         class_name: kind.class().name().to_owned(),
         core_code: None,
     });
-    core.chain(binding).collect()
+    core.chain(lease).chain(segment).chain(binding).collect()
 }

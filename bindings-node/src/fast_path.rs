@@ -4,45 +4,70 @@
 //! Why: a `#[napi]` method taking `&self` goes through napi-rs's native-borrow tracking (a
 //! global lock, a hash map entry and an allocation per call) plus `napi_unwrap` and a type
 //! tag check, which costs about 300 ns, six times the call itself. Instead, each
-//! `Generator` gets its own three functions whose callback data is an `Arc` of the core
-//! generator: a call is `napi_get_cb_info`, the core's CAS loop and one value creation.
-//! They need no `this`, so a detached `const next = generator.nextId` works too.
+//! `Generator`, `LeasedGenerator` and segment `SegmentKey` gets its own three functions
+//! whose callback data is an `Arc` of what issues its IDs (an [`Issuer`]): a call is
+//! `napi_get_cb_info`, the issuer's check that it is open, the core's CAS loop (or the
+//! segment's increment) and one value creation. They need no `this`, so a detached
+//! `const next = generator.nextId` works too.
+//!
+//! Every call either returns a value or leaves a JS exception pending with an
+//! `ERR_FERROFLAKE_*` code: a refusal throws its own; anything else that fails here (napi
+//! could not read the call, could not make the value, a panic) throws
+//! `ERR_FERROFLAKE_INTERNAL` ([`finish`]). A native function that returns nothing without
+//! an exception reads as `undefined` in JavaScript, an ID-shaped hole.
 //!
 //! The prototype methods of the same names (in the .d.ts) run the same code
-//! ([`next_number`](crate::generator::next_number)); these own properties shadow them.
+//! ([`next_number`]); these own properties shadow them.
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::JsError;
 use napi::sys;
 use napi::{Env, Status, Unknown};
 
+use crate::args::MAX_SAFE_INTEGER;
 use crate::error::{throw, Misuse, OrThrow, Refusal};
-use crate::generator::next_number;
-use crate::registry::SharedGenerator;
 use crate::text::format_option;
 
-/// What both functions read: the shared core generator and the layout's number safety.
-struct Bound {
-    generator: SharedGenerator,
-    js_safe: bool,
+/// What issues the IDs of one JS object: a generator, a leased generator or a segment key.
+pub(crate) trait Issuer: Send + Sync + 'static {
+    /// The next ID, or why not (closed, fenced, exhausted, ...).
+    fn next_id(&self) -> Result<u64, Refusal>;
+    /// Whether every ID fits a JS number, decided once (the layout's or the key's limit).
+    fn js_safe(&self) -> bool;
+    /// Why `nextId()` refuses numbers when [`js_safe`](Self::js_safe) is false.
+    fn refuse_numbers(&self) -> Refusal;
 }
 
-/// Defines `nextId`, `nextIdBigInt` and `nextIdString` on `this` (writable and configurable, so tests can
-/// stub them; not enumerable, like methods).
-pub(crate) fn install(
+/// The next ID as a JS number, refused up front when the issuer's IDs can pass 2^53 - 1,
+/// and checked again so that no rounded number can ever leave.
+#[inline]
+pub(crate) fn next_number(issuer: &impl Issuer) -> Result<f64, Refusal> {
+    if !issuer.js_safe() {
+        return Err(issuer.refuse_numbers());
+    }
+    let id = issuer.next_id()?;
+    if id > MAX_SAFE_INTEGER {
+        return Err(Refusal::misuse(
+            Misuse::UnsafeInteger,
+            format!("id {id} is beyond Number.MAX_SAFE_INTEGER"),
+        ));
+    }
+    Ok(id as f64)
+}
+
+/// Defines `nextId`, `nextIdBigInt` and `nextIdString` on `this` (writable and
+/// configurable, so tests can stub them; not enumerable, like methods).
+pub(crate) fn install<I: Issuer>(
     env: &Env,
     this: sys::napi_value,
-    generator: SharedGenerator,
-    js_safe: bool,
+    issuer: &Arc<I>,
 ) -> napi::Result<()> {
-    let bound = Arc::new(Bound { generator, js_safe });
-    let next_id = function(env, c"nextId", next_id_callback, &bound)?;
-    let next_id_big_int = function(env, c"nextIdBigInt", next_id_big_int_callback, &bound)?;
-    let next_id_string = function(env, c"nextIdString", next_id_string_callback, &bound)?;
+    let next_id = function(env, c"nextId", next_id_callback::<I>, issuer)?;
+    let next_id_big_int = function(env, c"nextIdBigInt", next_id_big_int_callback::<I>, issuer)?;
+    let next_id_string = function(env, c"nextIdString", next_id_string_callback::<I>, issuer)?;
     let property = |name: &'static std::ffi::CStr, value| sys::napi_property_descriptor {
         utf8name: name.as_ptr(),
         name: ptr::null_mut(),
@@ -64,15 +89,15 @@ pub(crate) fn install(
     })
 }
 
-/// A JS function whose data is one strong count of `bound`, released when the function is
+/// A JS function whose data is one strong count of `issuer`, released when the function is
 /// collected.
-fn function(
+fn function<I: Issuer>(
     env: &Env,
     name: &'static std::ffi::CStr,
     callback: unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value,
-    bound: &Arc<Bound>,
+    issuer: &Arc<I>,
 ) -> napi::Result<sys::napi_value> {
-    let data = Arc::into_raw(bound.clone()) as *mut c_void;
+    let data = Arc::into_raw(issuer.clone()) as *mut c_void;
     let mut value = ptr::null_mut();
     // SAFETY: valid env and out-pointer; `data` stays alive until the finalizer below.
     let created = unsafe {
@@ -92,7 +117,7 @@ fn function(
                 env.raw(),
                 value,
                 data,
-                Some(release),
+                Some(release::<I>),
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
@@ -102,15 +127,19 @@ fn function(
     };
     if finalized != sys::Status::napi_ok {
         // SAFETY: no finalizer owns the count, so take it back here.
-        drop(unsafe { Arc::from_raw(data as *const Bound) });
+        drop(unsafe { Arc::from_raw(data as *const I) });
         return Err(napi::Error::from_status(Status::from(finalized)));
     }
     Ok(value)
 }
 
-unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+unsafe extern "C" fn release<I: Issuer>(
+    _env: sys::napi_env,
+    data: *mut c_void,
+    _hint: *mut c_void,
+) {
     // SAFETY: `data` is the strong count `function` leaked for this function object.
-    drop(unsafe { Arc::from_raw(data as *const Bound) });
+    drop(unsafe { Arc::from_raw(data as *const I) });
 }
 
 fn check(status: sys::napi_status) -> napi::Result<()> {
@@ -121,18 +150,19 @@ fn check(status: sys::napi_status) -> napi::Result<()> {
     }
 }
 
-/// Runs `body` with the callback's `Bound` and, if `with_argument`, its first argument
-/// (`None` when not given), turning an error (or, defensively, a panic) into a thrown JS
-/// error.
+/// Runs `body` with the callback's issuer and, if `with_argument`, its first argument
+/// (`None` when not given), and hands Node its value or a pending exception ([`finish`]).
 ///
 /// # Safety
-/// `env` and `info` must be the arguments of a call to a function made by [`function`].
-unsafe fn with_bound(
+/// `env` and `info` must be the arguments of a call to a function made by [`function`]
+/// with an issuer of type `I`.
+unsafe fn with_issuer<I: Issuer>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
     with_argument: bool,
-    body: impl FnOnce(&Bound, &Env, Option<Unknown>) -> napi::Result<sys::napi_value>,
+    body: impl FnOnce(&I, &Env, Option<Unknown>) -> napi::Result<sys::napi_value>,
 ) -> sys::napi_value {
+    let js_env = Env::from_raw(env);
     let mut data = ptr::null_mut();
     let mut argc = usize::from(with_argument);
     let mut argv = [ptr::null_mut(); 1];
@@ -148,45 +178,76 @@ unsafe fn with_bound(
         )
     };
     if status != sys::Status::napi_ok || data.is_null() {
-        return ptr::null_mut();
+        let error = napi::Error::new(
+            Status::from(status),
+            "ferroflake: napi could not read this call's arguments",
+        );
+        // SAFETY: a live env inside its callback.
+        return unsafe { finish(env, &js_env, Err(error)) };
     }
     // SAFETY: the function object holds a strong count while it can be called.
-    let bound = unsafe { &*(data as *const Bound) };
+    let issuer = unsafe { &*(data as *const I) };
     // SAFETY: napi fills missing arguments with undefined; the value lives for this call.
     let first =
         (with_argument && argc > 0).then(|| unsafe { Unknown::from_raw_unchecked(env, argv[0]) });
-    let js_env = Env::from_raw(env);
-    match catch_unwind(AssertUnwindSafe(|| body(bound, &js_env, first))) {
-        Ok(Ok(value)) => value,
-        Ok(Err(error)) => {
-            // Refusals were thrown where they happened (status PendingException); this
-            // throws anything else, such as a failed value creation.
-            // SAFETY: a live env inside its callback.
-            unsafe { JsError::from(error).throw_into(env) };
-            ptr::null_mut()
-        }
-        Err(_) => {
-            throw(
-                &js_env,
-                Refusal::misuse(Misuse::Internal, "ferroflake: a bug in the addon (panic)"),
-            );
-            ptr::null_mut()
-        }
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(issuer, &js_env, first)))
+        .unwrap_or_else(|_| {
+            Err(napi::Error::new(
+                Status::GenericFailure,
+                "ferroflake: a bug in the addon (panic)",
+            ))
+        });
+    // SAFETY: a live env inside its callback.
+    unsafe { finish(env, &js_env, outcome) }
+}
+
+/// What a fast-path callback returns to Node: the value, or null with an exception pending.
+///
+/// A refusal has already thrown its coded error (its `napi::Error` only marks that). Any
+/// other error (a failed napi call, a panic) becomes `ERR_FERROFLAKE_INTERNAL` carrying
+/// napi's status and text. Whatever happened, the call never ends with neither a value nor
+/// an exception: Node would hand the caller `undefined` as if it were an ID.
+///
+/// # Safety
+/// `env` must be the live env of the callback that calls this, and `js_env` its wrapper.
+unsafe fn finish(
+    env: sys::napi_env,
+    js_env: &Env,
+    outcome: napi::Result<sys::napi_value>,
+) -> sys::napi_value {
+    let error = match outcome {
+        Ok(value) if !value.is_null() => return value,
+        Ok(_) => napi::Error::new(Status::GenericFailure, "ferroflake: napi made no value"),
+        Err(error) => error,
+    };
+    if !exception_pending(env) {
+        let message = format!("{} ({})", error.reason, error.status);
+        let _ = throw(js_env, Refusal::misuse(Misuse::Internal, message));
     }
+    ptr::null_mut()
+}
+
+/// Whether `env` has an exception pending (true when napi cannot tell: nothing more can be
+/// thrown into an env that cannot answer).
+fn exception_pending(env: sys::napi_env) -> bool {
+    let mut pending = false;
+    // SAFETY: a live env and a valid out-pointer.
+    let status = unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+    status != sys::Status::napi_ok || pending
 }
 
 fn created(status: sys::napi_status, value: sys::napi_value) -> napi::Result<sys::napi_value> {
     check(status).map(|()| value)
 }
 
-unsafe extern "C" fn next_id_callback(
+unsafe extern "C" fn next_id_callback<I: Issuer>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, false, |bound, js_env, _| {
-            let id = next_number(&bound.generator, bound.js_safe).or_throw(js_env)?;
+        with_issuer(env, info, false, |issuer: &I, js_env, _| {
+            let id = next_number(issuer).or_throw(js_env)?;
             let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer.
             created(sys::napi_create_double(env, id, &mut value), value)
@@ -194,14 +255,14 @@ unsafe extern "C" fn next_id_callback(
     }
 }
 
-unsafe extern "C" fn next_id_big_int_callback(
+unsafe extern "C" fn next_id_big_int_callback<I: Issuer>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, false, |bound, js_env, _| {
-            let id = bound.generator.next_id().or_throw(js_env)?;
+        with_issuer(env, info, false, |issuer: &I, js_env, _| {
+            let id = issuer.next_id().or_throw(js_env)?;
             let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer.
             created(sys::napi_create_bigint_uint64(env, id, &mut value), value)
@@ -209,15 +270,15 @@ unsafe extern "C" fn next_id_big_int_callback(
     }
 }
 
-unsafe extern "C" fn next_id_string_callback(
+unsafe extern "C" fn next_id_string_callback<I: Issuer>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: called by Node as the callback of a function made by `function`.
     unsafe {
-        with_bound(env, info, true, |bound, js_env, format| {
+        with_issuer(env, info, true, |issuer: &I, js_env, format| {
             let format = format_option(js_env, format)?;
-            let id = bound.generator.next_id().or_throw(js_env)?;
+            let id = issuer.next_id().or_throw(js_env)?;
             let text = format.encode(id).or_throw(js_env)?;
             let mut value = ptr::null_mut();
             // SAFETY: valid env and out-pointer; `text` is ASCII of the given length.

@@ -1,5 +1,8 @@
 //! The `Generator` class: IDs for one node id under one layout.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
 use napi::bindgen_prelude::{BigUint64Array, This};
 use napi::{Env, JsValue, Unknown};
 use napi_derive::napi;
@@ -7,11 +10,12 @@ use napi_derive::napi;
 use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
 use crate::clock::clock_option;
 use crate::decoded::{decode_with, DecodedId};
+use crate::dispose;
 use crate::error::{throw, Misuse, OrThrow, Refusal};
-use crate::fast_path;
+use crate::fast_path::{self, next_number, Issuer};
 use crate::layout::{layout_option, Layout};
 use crate::numbers::number_array;
-use crate::registry::{self, SharedGenerator};
+use crate::registry::{self, Membership, SharedGenerator};
 use crate::text::format_option;
 
 const OPTION_KEYS: [&str; 6] = [
@@ -24,7 +28,7 @@ const OPTION_KEYS: [&str; 6] = [
 ];
 
 /// The most IDs one `nextIds` call hands out: bounds the memory a typo can ask for.
-const MAX_BATCH: u64 = 1 << 24;
+pub(crate) const MAX_BATCH: u64 = 1 << 24;
 
 /// Slow-path event counts of a generator (shared by every `Generator` on its node).
 #[napi(object, object_from_js = false)]
@@ -37,18 +41,76 @@ pub struct Counters {
     pub rollbacks: f64,
 }
 
+/// What a `Generator` and its bound functions issue from: the shared core generator, the
+/// membership that keeps its node id, and whether `close()` was called.
+pub(crate) struct Issuing {
+    generator: SharedGenerator,
+    /// `layout.max_id()` fits a JS number: decided once, so `nextId()` can refuse up front.
+    js_safe: bool,
+    open: AtomicBool,
+    membership: Mutex<Option<Membership>>,
+}
+
+impl Issuing {
+    /// The core generator, unless this `Generator` was closed.
+    #[inline]
+    fn live(&self) -> Result<&SharedGenerator, Refusal> {
+        // Relaxed: a `Generator` and its functions live on one JS thread, where `close()`
+        // also runs.
+        if self.open.load(Ordering::Relaxed) {
+            Ok(&self.generator)
+        } else {
+            Err(closed("this Generator"))
+        }
+    }
+
+    /// Stops issuing and gives the node id's membership back at once.
+    fn close(&self) {
+        self.open.store(false, Ordering::Relaxed);
+        let membership = self
+            .membership
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(membership);
+    }
+}
+
+impl Issuer for Issuing {
+    #[inline]
+    fn next_id(&self) -> Result<u64, Refusal> {
+        Ok(self.live()?.next_id()?)
+    }
+
+    fn js_safe(&self) -> bool {
+        self.js_safe
+    }
+
+    fn refuse_numbers(&self) -> Refusal {
+        refuse_numbers(self.generator.layout())
+    }
+}
+
+/// The refusal for a call after `close()`.
+#[cold]
+pub(crate) fn closed(what: &str) -> Refusal {
+    Refusal::misuse(
+        Misuse::Closed,
+        format!("{what} was closed: make a new one to issue more IDs"),
+    )
+}
+
 /// Makes unique, increasing IDs for one node id under one layout.
 ///
 /// Every `Generator` in a process (main thread and `worker_threads` alike) with the same
 /// node id, layout, clock and options shares one core generator, so they never repeat each
-/// other's IDs; while one is alive, a node id with anything else is refused
-/// (`ERR_FERROFLAKE_NODE_IN_USE`).
+/// other's IDs; while one is open, a node id with anything else is refused
+/// (`ERR_FERROFLAKE_NODE_IN_USE`). `close()` (or `using`, through `Symbol.dispose`) gives
+/// the node id back at once; one never closed gives it back when collected.
 /// Separate processes (cluster workers, child processes) need distinct node ids.
 #[napi]
 pub struct Generator {
-    inner: SharedGenerator,
-    /// `layout.max_id()` fits a JS number: decided once, so `nextId()` can refuse up front.
-    js_safe: bool,
+    issuing: Arc<Issuing>,
     shared: bool,
 }
 
@@ -93,35 +155,52 @@ impl Generator {
         if let Some(v) = field(&object, "resumeAfterMs")? {
             core_options.resume_after_ms = Some(args::unsigned(&env, v, "resumeAfterMs")?);
         }
-        let (inner, shared) =
+        let (membership, shared) =
             registry::acquire(layout, node, clock, core_options).or_throw(&env)?;
-        let js_safe = layout.max_id() <= MAX_SAFE_INTEGER;
-        fast_path::install(&env, this.raw(), inner.clone(), js_safe)?;
-        Ok(Generator {
-            inner,
-            js_safe,
-            shared,
-        })
+        let issuing = Arc::new(Issuing {
+            generator: membership.generator().clone(),
+            js_safe: layout.max_id() <= MAX_SAFE_INTEGER,
+            open: AtomicBool::new(true),
+            membership: Mutex::new(Some(membership)),
+        });
+        fast_path::install(&env, this.raw(), &issuing)?;
+        dispose::install(&env, this.raw())?;
+        Ok(Generator { issuing, shared })
+    }
+
+    /// Stops this `Generator` and gives its node id back at once: later calls throw
+    /// `ERR_FERROFLAKE_CLOSED`, and once every `Generator` of the node id in this process is
+    /// closed, the node id takes another layout, clock or options (continuing after the
+    /// IDs already issued). Also `[Symbol.dispose]`, for `using`. Closing twice does nothing.
+    #[napi]
+    pub fn close(&self) {
+        self.issuing.close();
+    }
+
+    /// True once `close()` was called.
+    #[napi(getter)]
+    pub fn is_closed(&self) -> bool {
+        !self.issuing.open.load(Ordering::Relaxed)
     }
 
     /// The next ID as a `number`, always a safe integer. Throws RangeError
     /// `ERR_FERROFLAKE_UNSAFE_INTEGER` on a layout wider than 53 bits: use `nextIdBigInt()`.
     #[napi]
     pub fn next_id(&self, env: Env) -> napi::Result<f64> {
-        next_number(&self.inner, self.js_safe).or_throw(&env)
+        next_number(&*self.issuing).or_throw(&env)
     }
 
     /// The next ID as a `bigint` (any layout).
     #[napi]
     pub fn next_id_big_int(&self, env: Env) -> napi::Result<u64> {
-        self.inner.next_id().or_throw(&env)
+        self.issuing.next_id().or_throw(&env)
     }
 
     /// The next ID as a string: decimal (default), `'base62'` or `'base32'`.
     #[napi(ts_args_type = "format?: 'dec' | 'base62' | 'base32'")]
     pub fn next_id_string(&self, env: Env, format: Option<Unknown>) -> napi::Result<String> {
         let format = format_option(&env, format)?;
-        let id = self.inner.next_id().or_throw(&env)?;
+        let id = self.issuing.next_id().or_throw(&env)?;
         Ok(format.encode(id).or_throw(&env)?.to_string())
     }
 
@@ -129,14 +208,15 @@ impl Generator {
     #[napi(ts_args_type = "shard: number | bigint")]
     pub fn next_id_for_shard(&self, env: Env, shard: Unknown) -> napi::Result<u64> {
         let shard = args::unsigned(&env, shard, "shard")?;
-        self.inner.next_id_for_shard(shard).or_throw(&env)
+        let generator = self.issuing.live().or_throw(&env)?;
+        generator.next_id_for_shard(shard).or_throw(&env)
     }
 
     /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`).
     #[napi(ts_args_type = "count: number", ts_return_type = "Array<number>")]
     pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown) -> napi::Result<Unknown<'env>> {
-        if !self.js_safe {
-            return Err(throw(env, refuse_numbers(self.inner.layout())));
+        if !self.issuing.js_safe {
+            return Err(throw(env, refuse_numbers(self.inner().layout())));
         }
         let ids = self.batch(env, count)?;
         let numbers = ids
@@ -155,24 +235,24 @@ impl Generator {
     /// Splits an ID of this generator's layout into its parts.
     #[napi(ts_args_type = "id: number | bigint | string")]
     pub fn decode<'env>(&self, env: &'env Env, id: Unknown) -> napi::Result<DecodedId<'env>> {
-        decode_with(env, self.inner.layout(), id)
+        decode_with(env, self.inner().layout(), id)
     }
 
     #[napi(getter)]
     pub fn layout(&self) -> Layout {
         Layout {
-            inner: *self.inner.layout(),
+            inner: *self.inner().layout(),
         }
     }
 
     #[napi(getter)]
     pub fn node_id(&self, env: Env) -> napi::Result<f64> {
-        to_number(&env, self.inner.node(), "nodeId")
+        to_number(&env, self.inner().node(), "nodeId")
     }
 
     #[napi(getter, ts_return_type = "'system' | 'fast' | 'manual'")]
     pub fn clock(&self) -> &'static str {
-        self.inner.clock().kind().name()
+        self.inner().clock().kind().name()
     }
 
     /// True when this `Generator` joined a core generator another `Generator` in this
@@ -185,12 +265,12 @@ impl Generator {
     /// True when `nextId()` returns numbers (the layout is at most 53 bits wide).
     #[napi(getter)]
     pub fn is_js_safe(&self) -> bool {
-        self.js_safe
+        self.issuing.js_safe
     }
 
     #[napi]
     pub fn counters(&self) -> Counters {
-        let c = self.inner.counters();
+        let c = self.inner().counters();
         // Counts of slow-path events: far below 2^53 in any real run.
         Counters {
             waits: c.waits as f64,
@@ -203,19 +283,22 @@ impl Generator {
     /// `ERR_FERROFLAKE_LEASE_EXPIRED`. Applies to every `Generator` sharing this node.
     #[napi(ts_args_type = "ms: number | bigint")]
     pub fn set_fence_ms(&self, env: Env, ms: Unknown) -> napi::Result<()> {
-        self.inner.set_fence_ms(args::unsigned(&env, ms, "ms")?);
+        let ms = args::unsigned(&env, ms, "ms")?;
+        self.issuing.live().or_throw(&env)?.set_fence_ms(ms);
         Ok(())
     }
 
+    /// Lifts the fence (for every `Generator` sharing this node).
     #[napi]
-    pub fn clear_fence(&self) {
-        self.inner.clear_fence();
+    pub fn clear_fence(&self, env: Env) -> napi::Result<()> {
+        self.issuing.live().or_throw(&env)?.clear_fence();
+        Ok(())
     }
 
     /// The fence in Unix ms, or null when none is set.
     #[napi(getter)]
     pub fn fence_ms(&self, env: Env) -> napi::Result<Option<f64>> {
-        self.inner
+        self.inner()
             .fence_ms()
             .map(|ms| to_number(&env, ms, "fenceMs"))
             .transpose()
@@ -224,36 +307,26 @@ impl Generator {
     /// Start (Unix ms) of the tick of the last ID issued (or of the resume point).
     #[napi(getter)]
     pub fn last_issued_ms(&self, env: Env) -> napi::Result<f64> {
-        to_number(&env, self.inner.last_issued_ms(), "lastIssuedMs")
+        to_number(&env, self.inner().last_issued_ms(), "lastIssuedMs")
+    }
+
+    /// The core generator, for what a closed `Generator` may still answer (its layout,
+    /// node id, counters, decode).
+    fn inner(&self) -> &SharedGenerator {
+        &self.issuing.generator
     }
 
     fn batch(&self, env: &Env, count: Unknown) -> napi::Result<Vec<u64>> {
         let count = args::bounded(env, count, "count", MAX_BATCH)? as usize;
+        let generator = self.issuing.live().or_throw(env)?;
         let mut ids = vec![0u64; count];
-        self.inner.next_ids(&mut ids).or_throw(env)?;
+        generator.next_ids(&mut ids).or_throw(env)?;
         Ok(ids)
     }
 }
 
-/// The next ID as a JS number, refused up front when the layout is wider than 53 bits,
-/// and checked again so that no rounded number can ever leave.
-#[inline]
-pub(crate) fn next_number(generator: &SharedGenerator, js_safe: bool) -> Result<f64, Refusal> {
-    if !js_safe {
-        return Err(refuse_numbers(generator.layout()));
-    }
-    let id = generator.next_id()?;
-    if id > MAX_SAFE_INTEGER {
-        return Err(Refusal::misuse(
-            Misuse::UnsafeInteger,
-            format!("id {id} is beyond Number.MAX_SAFE_INTEGER"),
-        ));
-    }
-    Ok(id as f64)
-}
-
 #[cold]
-fn refuse_numbers(layout: &ferroflake::Layout) -> Refusal {
+pub(crate) fn refuse_numbers(layout: &ferroflake::Layout) -> Refusal {
     Refusal::misuse(
         Misuse::UnsafeInteger,
         format!(

@@ -12,16 +12,28 @@
 //! - one core generator per (layout, node id) per process, shared by every
 //!   `worker_threads` worker (`registry`);
 //! - per-instance `nextId`/`nextIdBigInt` functions that skip napi-rs's method glue, so a
-//!   call costs about what `Date.now()` does (`fast_path`).
+//!   call costs about what `Date.now()` does (`fast_path`);
+//! - on Unix, `LeasedGenerator` (one `ferroflake-lease` lease per registry per process,
+//!   shared by every worker; `leased`) and segment mode (`ferroflake-segment`; `segments`),
+//!   opened on libuv's thread pool (`pool`);
+//! - `close()` and `Symbol.dispose` on whatever holds a node id, a lease or segments
+//!   (`dispose`).
 
 mod args;
 mod clock;
 mod decoded;
+mod dispose;
 mod error;
 mod fast_path;
 mod generator;
 mod layout;
+#[cfg(unix)]
+mod leased;
 mod names;
 mod numbers;
+#[cfg(unix)]
+mod pool;
 mod registry;
+#[cfg(unix)]
+mod segments;
 mod text;

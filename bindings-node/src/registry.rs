@@ -7,9 +7,14 @@
 //! live core generator. A `Generator` asking for the same layout, clock (the same
 //! `ManualClock` object, for a manual clock) and options joins it, and the single atomic word
 //! keeps the IDs of all of them unique and increasing. Anything else is refused
-//! (`ERR_FERROFLAKE_NODE_IN_USE`) while a `Generator` of the first is alive.
+//! (`ERR_FERROFLAKE_NODE_IN_USE`) while a `Generator` of the first is open.
 //!
-//! Entries are kept after their last `Generator` is collected, so a generator built later
+//! Each `Generator` holds a [`Membership`]; the entry counts them. `close()` (or
+//! `Symbol.dispose`) gives the membership back at once, so a node id is free for another
+//! layout, clock or options as soon as its last `Generator` is closed, not when the garbage
+//! collector gets to it (a `Generator` that is never closed gives it back when collected).
+//!
+//! Entries are kept after their last `Generator` is closed, so a generator built later
 //! for the same node id continues after the IDs already issued instead of starting its tick
 //! over. A dormant entry may be replaced with another layout, clock or options; the new
 //! generator resumes after the old one's last tick.
@@ -27,12 +32,14 @@ struct Entry {
     generator: SharedGenerator,
     /// The options as asked for (before the resume point a replacement adds).
     options: Options,
+    /// Open `Generator`s of this entry: [`Membership`]s not yet given back.
+    members: usize,
 }
 
 impl Entry {
-    /// Whether a `Generator` still uses the core generator (the registry holds one `Arc`).
+    /// Whether an open `Generator` still uses the core generator.
     fn is_live(&self) -> bool {
-        Arc::strong_count(&self.generator) > 1
+        self.members > 0
     }
 
     fn is_same(&self, layout: &Layout, clock: &AnyClock, options: &Options) -> bool {
@@ -54,27 +61,59 @@ fn same_clock(a: &AnyClock, b: &AnyClock) -> bool {
 static REGISTRY: LazyLock<Mutex<HashMap<u64, Entry>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The process's generator for `node`, made on first use.
+/// One open `Generator`'s share of a node id's entry. Dropping it gives the share back:
+/// once none is left, the node id takes other options.
+pub(crate) struct Membership {
+    node: u64,
+    generator: SharedGenerator,
+}
+
+impl Membership {
+    pub(crate) fn generator(&self) -> &SharedGenerator {
+        &self.generator
+    }
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        let mut registry = lock();
+        // The entry is this membership's unless a replacement took the node id, which
+        // happens only once no member is left: then there is nothing to give back.
+        if let Some(entry) = registry.get_mut(&self.node) {
+            if Arc::ptr_eq(&entry.generator, &self.generator) {
+                entry.members = entry.members.saturating_sub(1);
+            }
+        }
+    }
+}
+
+/// The registry, locked. A panic while holding the lock cannot leave the map half-written:
+/// every write is one insert or one counter change. So a poisoned lock is still a good map.
+fn lock() -> std::sync::MutexGuard<'static, HashMap<u64, Entry>> {
+    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The process's generator for `node`, made on first use, with a membership in it.
 ///
-/// Returns the generator and whether it already existed.
+/// Returns the membership and whether the generator already existed.
 pub(crate) fn acquire(
     layout: Layout,
     node: u64,
     clock: AnyClock,
     options: Options,
-) -> Result<(SharedGenerator, bool), Refusal> {
-    // A panic while holding the lock cannot leave the map half-written: every write below
-    // is one insert. So a poisoned lock is still a good map.
-    let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    let Some(entry) = registry.get(&node) else {
+) -> Result<(Membership, bool), Refusal> {
+    let mut registry = lock();
+    let Some(entry) = registry.get_mut(&node) else {
         let generator = Arc::new(ferroflake::Generator::with_clock(
             layout, node, clock, options,
         )?);
         registry.insert(node, entry_for(&generator, options));
-        return Ok((generator, false));
+        return Ok((Membership { node, generator }, false));
     };
     if entry.is_same(&layout, &clock, &options) {
-        return Ok((entry.generator.clone(), true));
+        entry.members += 1;
+        let generator = entry.generator.clone();
+        return Ok((Membership { node, generator }, true));
     }
     // What is wrong with the request itself comes first: it would be refused anyway.
     let candidate = ferroflake::Generator::with_clock(layout, node, clock.clone(), options)?;
@@ -113,13 +152,15 @@ pub(crate) fn acquire(
     };
     let generator = Arc::new(generator);
     registry.insert(node, entry_for(&generator, options));
-    Ok((generator, false))
+    Ok((Membership { node, generator }, false))
 }
 
+/// A new entry with its first member.
 fn entry_for(generator: &SharedGenerator, options: Options) -> Entry {
     Entry {
         generator: generator.clone(),
         options,
+        members: 1,
     }
 }
 

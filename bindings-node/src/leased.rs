@@ -1,0 +1,632 @@
+//! The `LeasedGenerator` class: IDs under a node id leased from a registry, one lease per
+//! registry per process.
+//!
+//! Everything about the lease (claim, renewal thread, fence, release) is
+//! `ferroflake_lease::LeasedGenerator`; this module only shares one of them between every
+//! `LeasedGenerator` object in the process and counts its users:
+//!
+//! - The table is a static, so the main thread and every `worker_threads` worker that ask
+//!   for a leased generator on the same registry and layout get the same lease (and the
+//!   same node id); a cluster worker or child process is another process with a lease of
+//!   its own.
+//! - Each JS object is one user. `close()` (or `Symbol.dispose`) gives its use back at once;
+//!   an object never closed gives it back when collected or when its thread's environment
+//!   is torn down. The last user's release stops issuing and releases the node id with its
+//!   high-water mark. A process ended by `process.exit()` releases what is still held on
+//!   its way out (`atexit`); one killed by a signal leaves the claim to lapse after its TTL.
+//! - Renewal runs on the lease crate's own thread: never on the event loop, and it keeps
+//!   no handle open, so a script that opens a lease and ends exits at once.
+//! - Opening waits for the registry (and, for a new registry, for its lost-records floor)
+//!   on libuv's thread pool, never on the event loop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Once, PoisonError, RwLock};
+use std::time::Duration;
+
+use napi::bindgen_prelude::{AsyncTask, BigUint64Array, JavaScriptClassExt, Object};
+use napi::{sys, Env, JsValue, Unknown};
+use napi_derive::napi;
+
+use ferroflake::{Layout as CoreLayout, SystemClock};
+use ferroflake_lease::{
+    EmbeddedRegistry, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator as CoreLeased,
+};
+use ferroflake_lease_stores::RegistryAddress;
+
+use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
+use crate::dispose;
+use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::fast_path::{self, next_number, Issuer};
+use crate::generator::{closed, refuse_numbers, MAX_BATCH};
+use crate::layout::{layout_option, Layout};
+use crate::numbers::number_array;
+use crate::pool::{self, PoolTask};
+use crate::text::format_option;
+
+const OPTION_KEYS: [&str; 7] = [
+    "registry",
+    "layout",
+    "ttlMs",
+    "maxTtlMs",
+    "maxStartWaitMs",
+    "maxDriftTicks",
+    "maxBackwardWaitMs",
+];
+
+/// The lease settings a caller can choose; two users of one lease must agree on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Settings {
+    ttl_ms: Option<u64>,
+    max_ttl_ms: Option<u64>,
+    max_start_wait_ms: Option<u64>,
+    max_drift_ticks: u64,
+    max_backward_wait_ms: u64,
+}
+
+impl Settings {
+    /// As a JS user wrote them, for messages.
+    fn describe(&self) -> String {
+        let ms = |v: Option<u64>| v.map_or_else(|| "default".to_owned(), |v| v.to_string());
+        format!(
+            "ttlMs {}, maxTtlMs {}, maxStartWaitMs {}, maxDriftTicks {}, maxBackwardWaitMs {}",
+            ms(self.ttl_ms),
+            ms(self.max_ttl_ms),
+            ms(self.max_start_wait_ms),
+            self.max_drift_ticks,
+            self.max_backward_wait_ms
+        )
+    }
+
+    fn config(&self) -> LeaseConfig {
+        let mut config = match self.ttl_ms {
+            Some(ms) => LeaseConfig::with_ttl(Duration::from_millis(ms)),
+            None => LeaseConfig::default(),
+        };
+        if let Some(ms) = self.max_ttl_ms {
+            config.max_ttl = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.max_start_wait_ms {
+            config.max_start_wait = Duration::from_millis(ms);
+        }
+        config.options.max_drift_ticks = self.max_drift_ticks;
+        config.options.max_backward_wait_ms = self.max_backward_wait_ms;
+        config
+    }
+}
+
+/// Which lease: one per registry and layout per process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Key {
+    registry: RegistryAddress,
+    layout: CoreLayout,
+}
+
+impl Key {
+    /// The table's key: the registry as messages name it, and the layout.
+    fn text(&self) -> String {
+        format!("{}|{:?}", self.registry.describe(), self.layout)
+    }
+}
+
+/// One lease of the process and the number of JS objects using it.
+struct Slot {
+    /// `None` until started and after the last user released it. Issuing takes the read
+    /// side; the release takes the write side, so it waits for calls in flight and the
+    /// high-water mark it records is final.
+    lease: RwLock<Option<CoreLeased<SystemClock>>>,
+    users: Mutex<Users>,
+}
+
+struct Users {
+    count: usize,
+    settings: Option<Settings>,
+}
+
+static TABLE: LazyLock<Mutex<HashMap<String, Arc<Slot>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every write under these locks is one assignment: a poisoned lock holds good data.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Slot {
+    /// Joins the slot's lease, starting it if nobody holds it. Blocks (on a pool thread)
+    /// while the registry answers, and while another thread starts the same lease.
+    fn join(&self, key: &Key, settings: Settings) -> Result<bool, Refusal> {
+        let mut users = lock(&self.users);
+        if users.count > 0 {
+            if users.settings != Some(settings) {
+                return Err(Refusal::misuse(
+                    Misuse::LeaseInUse,
+                    format!(
+                        "this process already holds a lease on {} for this layout, with other \
+                         settings ({}); one process holds one lease per registry: ask with \
+                         the same settings to share it",
+                        key.registry.describe(),
+                        users.settings.map(|s| s.describe()).unwrap_or_default()
+                    ),
+                ));
+            }
+            users.count += 1;
+            return Ok(true);
+        }
+        let registry = key.registry.open().map_err(lease_refusal)?;
+        let leased = CoreLeased::start(key.layout, SystemClock, registry, settings.config())
+            .map_err(lease_refusal)?;
+        *self.lease.write().unwrap_or_else(PoisonError::into_inner) = Some(leased);
+        users.count = 1;
+        users.settings = Some(settings);
+        Ok(false)
+    }
+
+    /// Gives one use back; the last one stops issuing and releases the node id.
+    fn leave(&self) {
+        let mut users = lock(&self.users);
+        users.count = users.count.saturating_sub(1);
+        if users.count == 0 {
+            users.settings = None;
+            let leased = self
+                .lease
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(leased) = leased {
+                // A failed release lapses after the TTL; there is nobody to tell here.
+                let _ = leased.shutdown();
+            }
+        }
+    }
+
+    /// Runs `f` on the lease, or refuses if it was released under this user (it cannot be
+    /// while the user is open; the check keeps the read side honest).
+    #[inline]
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&CoreLeased<SystemClock>) -> Result<T, ferroflake::Error>,
+    ) -> Result<T, Refusal> {
+        let lease = self.lease.read().unwrap_or_else(PoisonError::into_inner);
+        let Some(leased) = lease.as_ref() else {
+            return Err(closed("this LeasedGenerator"));
+        };
+        f(leased).map_err(|error| {
+            let message = leased.explain(&error);
+            Refusal::Explained(error, message)
+        })
+    }
+}
+
+/// Releases every lease still held when the process exits through `exit()`
+/// (`process.exit()`), which tears down no JavaScript environment.
+extern "C" fn release_all_at_exit() {
+    let slots: Vec<Arc<Slot>> = match TABLE.try_lock() {
+        Ok(table) => table.values().cloned().collect(),
+        Err(_) => return,
+    };
+    for slot in slots {
+        let Ok(mut lease) = slot.lease.try_write() else {
+            continue;
+        };
+        if let Some(leased) = lease.take() {
+            let _ = leased.shutdown();
+        }
+    }
+}
+
+/// The slot for `key`, with the exit hook in place.
+fn slot(key: &Key) -> Arc<Slot> {
+    static AT_EXIT: Once = Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain function with no captured state; if registration fails
+        // the leases lapse after their TTL instead.
+        unsafe {
+            libc::atexit(release_all_at_exit);
+        }
+    });
+    lock(&TABLE)
+        .entry(key.text())
+        .or_insert_with(|| {
+            Arc::new(Slot {
+                lease: RwLock::new(None),
+                users: Mutex::new(Users {
+                    count: 0,
+                    settings: None,
+                }),
+            })
+        })
+        .clone()
+}
+
+/// A lease refusal by kind; a generator refusal keeps the core's kind.
+pub(crate) fn lease_refusal(error: LeaseError) -> Refusal {
+    let message = error.to_string();
+    let kind = match &error {
+        LeaseError::Generator(core) => return Refusal::Explained(core.clone(), message),
+        LeaseError::Unavailable { .. } => "UNAVAILABLE",
+        LeaseError::NoFreeNode { .. } => "NO_FREE_NODE",
+        LeaseError::Lost { .. } => "LOST",
+        LeaseError::BehindHighWater { .. } => "BEHIND_HIGH_WATER",
+        LeaseError::BadAddress { .. } => "BAD_ADDRESS",
+        LeaseError::InvalidConfig { .. } => "INVALID_CONFIG",
+        _ => "STORE",
+    };
+    Refusal::Lease(kind, message)
+}
+
+/// What one `LeasedGenerator` object and its bound functions issue from.
+pub(crate) struct LeaseUse {
+    slot: Arc<Slot>,
+    layout: CoreLayout,
+    js_safe: bool,
+    open: AtomicBool,
+}
+
+impl LeaseUse {
+    #[inline]
+    fn live(&self) -> Result<&Slot, Refusal> {
+        // Relaxed: an object and its functions live on one JS thread, where `close()` runs.
+        if self.open.load(Ordering::Relaxed) {
+            Ok(&self.slot)
+        } else {
+            Err(closed("this LeasedGenerator"))
+        }
+    }
+
+    fn close(&self) {
+        if self.open.swap(false, Ordering::Relaxed) {
+            self.slot.leave();
+        }
+    }
+}
+
+impl Drop for LeaseUse {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Issuer for LeaseUse {
+    #[inline]
+    fn next_id(&self) -> Result<u64, Refusal> {
+        self.live()?.with(CoreLeased::next_id)
+    }
+
+    fn js_safe(&self) -> bool {
+        self.js_safe
+    }
+
+    fn refuse_numbers(&self) -> Refusal {
+        refuse_numbers(&self.layout)
+    }
+}
+
+/// Where a leased generator's lease stands.
+#[napi(object, object_from_js = false)]
+pub struct LeaseInfo {
+    /// `'held'`, `'failing'` (renewals fail; issuing goes on until the local deadline),
+    /// `'lost'` (the registry gave the node id to someone else, or it expired: nothing is
+    /// issued again) or `'released'`.
+    #[napi(ts_type = "'held' | 'failing' | 'lost' | 'released'")]
+    pub state: String,
+    /// The leased node id.
+    pub node_id: f64,
+    /// The registry, as messages name it.
+    pub registry: String,
+    /// The claim's fencing epoch, as a bigint.
+    pub epoch: u64,
+    /// Failed renewals in a row (0 unless failing).
+    pub failures: u32,
+    /// The last renewal failure, when failing.
+    pub last_error: Option<String>,
+    /// The fence (Unix ms): no ID is issued from this instant on until a renewal moves it.
+    pub fence_ms: Option<f64>,
+}
+
+/// IDs under a node id leased from a registry: never a guessed or shared node id.
+///
+/// Make one with `await LeasedGenerator.open(options)`. Every `LeasedGenerator` in a
+/// process (main thread and `worker_threads`) on the same registry and layout shares one
+/// lease; the last `close()` releases it. Renewal runs on a native thread, off the event
+/// loop, and never keeps the process alive. Past the lease's deadline (renewals failing,
+/// the process stopped past its TTL) every call throws `ERR_FERROFLAKE_LEASE_EXPIRED`,
+/// with a message saying why.
+#[napi]
+pub struct LeasedGenerator {
+    lease_use: Arc<LeaseUse>,
+    node: u64,
+    registry: String,
+    shared: bool,
+}
+
+/// A request read on the JS thread, opened on the pool.
+struct Request {
+    key: Key,
+    settings: Settings,
+}
+
+/// What the pool hands back to the JS thread.
+pub struct Opened {
+    slot: Arc<Slot>,
+    key: Key,
+    shared: bool,
+}
+
+#[napi]
+impl LeasedGenerator {
+    /// Leases a node id and resolves to a generator issuing under it; a lease this process
+    /// already holds on that registry and layout is shared (`isShared`).
+    ///
+    /// - `registry`: an absolute directory or `file:///dir` (the embedded registry, no
+    ///   server), or `etcd://`, `redis://`, `zk://`, `postgres://` URLs. Default: the
+    ///   embedded registry in `/var/tmp/ferroflake-leases-<uid>`.
+    /// - `layout`: a `Layout` or preset name (default `js53ms`).
+    /// - `ttlMs` (default 10,000), `maxTtlMs` (the longest TTL any holder of the registry
+    ///   uses; default the larger of 10,000 and `ttlMs`; every holder must agree),
+    ///   `maxStartWaitMs` (default 30,000), `maxDriftTicks`, `maxBackwardWaitMs`.
+    ///
+    /// Bad options throw at once; a registry that cannot be reached, or no free node id,
+    /// rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out
+    /// `maxTtlMs` plus the quarantine (about 12 s by default), since it cannot tell itself
+    /// from one whose records were lost under a running holder.
+    #[napi(
+        ts_args_type = "options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }",
+        ts_return_type = "Promise<LeasedGenerator>"
+    )]
+    pub fn open(
+        env: Env,
+        options_value: Option<Unknown>,
+    ) -> napi::Result<AsyncTask<PoolTask<Opened>>> {
+        let request = read_request(&env, options_value)?;
+        let work = move || {
+            let slot = slot(&request.key);
+            let shared = slot.join(&request.key, request.settings)?;
+            Ok(Opened {
+                slot,
+                key: request.key,
+                shared,
+            })
+        };
+        Ok(pool::spawn(work, LeasedGenerator::instance))
+    }
+
+    /// Refused: a leased generator comes from `LeasedGenerator.open()`, which waits for the
+    /// registry off the event loop.
+    #[napi(constructor)]
+    pub fn new(env: Env) -> napi::Result<Self> {
+        Err(throw(
+            &env,
+            Refusal::misuse(
+                Misuse::InvalidType,
+                "use `await LeasedGenerator.open(options)`: a lease is taken off the event loop",
+            ),
+        ))
+    }
+
+    /// Makes the JS object for an opened lease, with its bound functions.
+    fn instance(env: &Env, opened: Opened) -> napi::Result<sys::napi_value> {
+        let lease_use = Arc::new(LeaseUse {
+            slot: opened.slot,
+            layout: opened.key.layout,
+            js_safe: opened.key.layout.max_id() <= MAX_SAFE_INTEGER,
+            open: AtomicBool::new(true),
+        });
+        // The slot holds a started lease while this user is counted.
+        let node = lease_use
+            .slot
+            .with(|leased| Ok(leased.node()))
+            .or_throw(env)?;
+        let generator = LeasedGenerator {
+            lease_use: lease_use.clone(),
+            node,
+            registry: opened.key.registry.describe(),
+            shared: opened.shared,
+        };
+        let instance = generator.into_instance(env)?;
+        let this = instance.as_object(env).raw();
+        fast_path::install(env, this, &lease_use)?;
+        dispose::install(env, this)?;
+        Ok(this)
+    }
+
+    /// Gives this object's use of the lease back at once; the last user in the process
+    /// stops issuing and releases the node id. Later calls throw `ERR_FERROFLAKE_CLOSED`.
+    /// Also `[Symbol.dispose]`, for `using`. Closing twice does nothing.
+    #[napi]
+    pub fn close(&self) {
+        self.lease_use.close();
+    }
+
+    /// True once `close()` was called.
+    #[napi(getter)]
+    pub fn is_closed(&self) -> bool {
+        !self.lease_use.open.load(Ordering::Relaxed)
+    }
+
+    /// The next ID as a `number`, always a safe integer. Throws RangeError
+    /// `ERR_FERROFLAKE_UNSAFE_INTEGER` on a layout wider than 53 bits: use `nextIdBigInt()`.
+    #[napi]
+    pub fn next_id(&self, env: Env) -> napi::Result<f64> {
+        next_number(&*self.lease_use).or_throw(&env)
+    }
+
+    /// The next ID as a `bigint` (any layout).
+    #[napi]
+    pub fn next_id_big_int(&self, env: Env) -> napi::Result<u64> {
+        self.lease_use.next_id().or_throw(&env)
+    }
+
+    /// The next ID as a string: decimal (default), `'base62'` or `'base32'`.
+    #[napi(ts_args_type = "format?: 'dec' | 'base62' | 'base32'")]
+    pub fn next_id_string(&self, env: Env, format: Option<Unknown>) -> napi::Result<String> {
+        let format = format_option(&env, format)?;
+        let id = self.lease_use.next_id().or_throw(&env)?;
+        Ok(format.encode(id).or_throw(&env)?.to_string())
+    }
+
+    /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`).
+    #[napi(ts_args_type = "count: number", ts_return_type = "Array<number>")]
+    pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown) -> napi::Result<Unknown<'env>> {
+        if !self.lease_use.js_safe {
+            return Err(throw(env, refuse_numbers(&self.lease_use.layout)));
+        }
+        let ids = self.batch(env, count)?;
+        let numbers = ids
+            .into_iter()
+            .map(|id| to_number(env, id, "id"))
+            .collect::<napi::Result<Vec<f64>>>()?;
+        number_array(env, numbers)
+    }
+
+    /// `count` consecutive IDs as a `BigUint64Array` (any layout).
+    #[napi(ts_args_type = "count: number")]
+    pub fn next_ids_big_int(&self, env: Env, count: Unknown) -> napi::Result<BigUint64Array> {
+        Ok(BigUint64Array::new(self.batch(&env, count)?))
+    }
+
+    /// The leased node id.
+    #[napi(getter)]
+    pub fn node_id(&self, env: Env) -> napi::Result<f64> {
+        to_number(&env, self.node, "nodeId")
+    }
+
+    #[napi(getter)]
+    pub fn layout(&self) -> Layout {
+        Layout {
+            inner: self.lease_use.layout,
+        }
+    }
+
+    /// True when this object joined a lease another `LeasedGenerator` in this process
+    /// (any thread) opened first.
+    #[napi(getter)]
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+
+    /// True when `nextId()` returns numbers (the layout is at most 53 bits wide).
+    #[napi(getter)]
+    pub fn is_js_safe(&self) -> bool {
+        self.lease_use.js_safe
+    }
+
+    /// Where the lease stands: held, failing, lost or released.
+    #[napi]
+    pub fn status(&self, env: Env) -> napi::Result<LeaseInfo> {
+        let released = || LeaseInfo {
+            state: "released".to_owned(),
+            node_id: self.node as f64,
+            registry: self.registry.clone(),
+            epoch: 0,
+            failures: 0,
+            last_error: None,
+            fence_ms: None,
+        };
+        let Ok(slot) = self.lease_use.live() else {
+            return Ok(released());
+        };
+        let lease = slot.lease.read().unwrap_or_else(PoisonError::into_inner);
+        let Some(leased) = lease.as_ref() else {
+            return Ok(released());
+        };
+        let (state, failures, last_error) = match leased.status() {
+            LeaseStatus::Held => ("held", 0, None),
+            LeaseStatus::Failing {
+                failures,
+                last_error,
+            } => ("failing", failures, Some(last_error.to_string())),
+            LeaseStatus::Lost => ("lost", 0, None),
+            _ => ("released", 0, None),
+        };
+        let fence_ms = leased
+            .generator()
+            .fence_ms()
+            .map(|ms| to_number(&env, ms, "fenceMs"))
+            .transpose()?;
+        Ok(LeaseInfo {
+            state: state.to_owned(),
+            node_id: to_number(&env, leased.node(), "nodeId")?,
+            registry: self.registry.clone(),
+            epoch: leased.grant().epoch,
+            failures,
+            last_error,
+            fence_ms,
+        })
+    }
+
+    fn batch(&self, env: &Env, count: Unknown) -> napi::Result<Vec<u64>> {
+        let count = args::bounded(env, count, "count", MAX_BATCH)? as usize;
+        let slot = self.lease_use.live().or_throw(env)?;
+        let mut ids = vec![0u64; count];
+        slot.with(|leased| leased.next_ids(&mut ids)).or_throw(env)?;
+        Ok(ids)
+    }
+}
+
+/// Reads `open`'s options; throws (synchronously) what is wrong with them.
+fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
+    let object: Option<Object> = options(env, value, "options", &OPTION_KEYS)?;
+    let get = |key: &str| -> napi::Result<Option<Unknown>> {
+        match &object {
+            Some(object) => field(object, key),
+            None => Ok(None),
+        }
+    };
+    let registry = match get("registry")? {
+        Some(value) => {
+            let text = args::string(env, value, "registry")?;
+            RegistryAddress::parse(&text)
+                .map_err(lease_refusal)
+                .and_then(reachable_in_this_build)
+                .or_throw(env)?
+        }
+        None => RegistryAddress::Embedded(EmbeddedRegistry::default_dir()),
+    };
+    let layout = layout_option(env, get("layout")?)?;
+    let ms = |key: &str| -> napi::Result<Option<u64>> {
+        get(key)?
+            .map(|value| args::bounded(env, value, key, MAX_SAFE_INTEGER))
+            .transpose()
+    };
+    let defaults = ferroflake::Options::default();
+    let unsigned_or = |key: &str, default: u64| -> napi::Result<u64> {
+        get(key)?.map_or(Ok(default), |value| args::unsigned(env, value, key))
+    };
+    let settings = Settings {
+        ttl_ms: ms("ttlMs")?,
+        max_ttl_ms: ms("maxTtlMs")?,
+        max_start_wait_ms: ms("maxStartWaitMs")?,
+        max_drift_ticks: unsigned_or("maxDriftTicks", defaults.max_drift_ticks)?,
+        max_backward_wait_ms: unsigned_or("maxBackwardWaitMs", defaults.max_backward_wait_ms)?,
+    };
+    settings
+        .config()
+        .validate()
+        .map_err(lease_refusal)
+        .or_throw(env)?;
+    Ok(Request {
+        key: Key {
+            registry,
+            layout,
+        },
+        settings,
+    })
+}
+
+/// Refuses a store address this build cannot open (built without the `stores` feature).
+fn reachable_in_this_build(address: RegistryAddress) -> Result<RegistryAddress, Refusal> {
+    if cfg!(feature = "stores") {
+        return Ok(address);
+    }
+    match address {
+        RegistryAddress::Store(url) => Err(Refusal::Lease(
+            "BAD_ADDRESS",
+            format!(
+                "bad registry address {url:?}: this build of ferroflake has the embedded \
+                 registry only (rebuild with the `stores` feature for etcd, Redis, ZooKeeper \
+                 and PostgreSQL)"
+            ),
+        )),
+        embedded => Ok(embedded),
+    }
+}
