@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ferroflake_segment::{
     KeyHandle, KeyStatus, Range, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore,
-    LIMIT_JS,
+    LIMIT_JS, MAX_BATCH,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -216,6 +216,19 @@ pub struct PySegmentKey {
 }
 
 impl PySegmentKey {
+    /// Refuses a batch above the crate's limit per call (2**32) as the crate does, before
+    /// memory for it is taken.
+    fn check_batch(&self, py: Python<'_>, n: u64) -> PyResult<()> {
+        refuse_if_forked(py, &self.allocator.fork)?;
+        if n > MAX_BATCH {
+            // Refused by the crate without issuing anything.
+            self.handle
+                .next_ids(n)
+                .map_err(|e| segment_to_pyerr(py, e))?;
+        }
+        Ok(())
+    }
+
     /// Fills `ids` from the key's ranges, without the GIL (a batch may wait for a fetch).
     fn fill(&self, py: Python<'_>, ids: &mut [u64]) -> PyResult<()> {
         let handle = &self.handle;
@@ -262,7 +275,7 @@ impl PySegmentKey {
         py: Python<'py>,
         #[pyo3(from_py_with = uint)] n: u64,
     ) -> PyResult<Bound<'py, PyList>> {
-        refuse_if_forked(py, &self.allocator.fork)?;
+        self.check_batch(py, n)?;
         batch::list(py, n, CHUNK, |chunk| self.fill(py, chunk))
     }
 
@@ -272,7 +285,7 @@ impl PySegmentKey {
         py: Python<'py>,
         #[pyo3(from_py_with = uint)] n: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        refuse_if_forked(py, &self.allocator.fork)?;
+        self.check_batch(py, n)?;
         batch::array(py, n, CHUNK, |chunk| self.fill(py, chunk))
     }
 

@@ -48,6 +48,10 @@ EXPECTED_TABLE = [
     ("PARSE_OVERFLOW", 22, ParseError),
     ("RESUME_IN_FUTURE", 23, OutOfRangeError),
     ("GENERATOR_FORKED", 24, ferroflake.ForkedGeneratorError),
+    ("MASK_WIDTH_OUT_OF_RANGE", 25, InvalidInputError),
+    ("MASK_KEY_VERSION_OUT_OF_RANGE", 26, InvalidInputError),
+    ("UNKNOWN_MASK_KEY_VERSION", 27, InvalidInputError),
+    ("DUPLICATE_MASK_KEY_VERSION", 28, InvalidInputError),
 ]
 
 
@@ -287,3 +291,41 @@ def test_no_input_crashes_the_interpreter() -> None:
                 pass
     target.clear_fence()
     assert target.next_id() > 0
+
+
+def test_lease_and_segment_errors_sit_under_their_own_bases() -> None:
+    lease = [
+        ferroflake.LeaseExpiredError,
+        ferroflake.RegistryUnavailableError,
+        ferroflake.NoFreeNodeError,
+        ferroflake.LeaseLostError,
+        ferroflake.BehindHighWaterError,
+        ferroflake.RegistryAddressError,
+        ferroflake.LeaseConfigError,
+        ferroflake.RegistryError,
+        ferroflake.LeaseClosedError,
+    ]
+    segment = [
+        ferroflake.StoreUnavailableError,
+        ferroflake.UnknownKeyError,
+        ferroflake.KeyExistsError,
+        ferroflake.InvalidKeyError,
+        ferroflake.SegmentConfigError,
+        ferroflake.SegmentExhaustedError,
+        ferroflake.SegmentNotReadyError,
+        ferroflake.SegmentClosedError,
+        ferroflake.SegmentRewoundError,
+        ferroflake.SegmentStoreError,
+    ]
+    for cls in lease:
+        assert issubclass(cls, ferroflake.LeaseError) and not issubclass(cls, ferroflake.SegmentError)
+    for cls in segment:
+        assert issubclass(cls, ferroflake.SegmentError) and not issubclass(cls, ferroflake.LeaseError)
+    # Bad input is also a ValueError; a store or registry that is down is not.
+    for cls in (ferroflake.RegistryAddressError, ferroflake.LeaseConfigError,
+                ferroflake.InvalidKeyError, ferroflake.SegmentConfigError):
+        assert issubclass(cls, ValueError)
+    for cls in (ferroflake.RegistryUnavailableError, ferroflake.StoreUnavailableError,
+                ferroflake.LeaseLostError, ferroflake.LeaseExpiredError):
+        assert not issubclass(cls, ValueError)
+    assert issubclass(ferroflake.UnknownKeyError, LookupError)

@@ -1,0 +1,417 @@
+"""LeasedGenerator: a node id leased from a registry, fenced, released on close; refusals
+across fork; several processes on one embedded registry; a holder stopped past its TTL."""
+
+from __future__ import annotations
+
+import array
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ferroflake
+from ferroflake import (
+    ForkedGeneratorError,
+    Layout,
+    LeaseClosedError,
+    LeaseConfigError,
+    LeasedGenerator,
+    LeaseError,
+    LeaseExpiredError,
+    NoFreeNodeError,
+    RegistryAddressError,
+    RegistryUnavailableError,
+)
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="leases are Unix-only")
+
+# One node id only: a second live holder is refused, and a takeover gets the same id.
+ONE_NODE = Layout.custom(41, 0, 12, epoch=Layout.twitter().epoch_ms)
+# Short leases, so the tests can wait them out. Every holder of a registry uses the same
+# max_ttl_ms, which also sizes the wait of the first claims on a new registry (1.2 s).
+FAST = {"ttl_ms": 1000, "max_ttl_ms": 1000}
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> str:
+    return str(tmp_path / "registry")
+
+
+def test_issues_under_its_node_id_and_releases_on_close(registry: str) -> None:
+    gen = LeasedGenerator(ONE_NODE, registry, **FAST)
+    assert gen.status == "held" and not gen.closed
+    assert gen.node_id == 0 and gen.registry.endswith(registry) and gen.ttl_ms == 1000
+    a = gen.next_id()
+    batch = gen.next_ids(100)
+    arr = gen.next_ids_array(100)
+    assert isinstance(arr, array.array) and arr.typecode == "q"
+    every = [a, *batch, *arr]
+    assert every == sorted(every) and len(set(every)) == len(every)
+    assert gen.decode(a).node == 0 and gen.layout == ONE_NODE
+    assert gen.fence_ms is not None and gen.reserved_high_water_ms >= gen.last_issued_ms
+    with pytest.raises(NoFreeNodeError) as refused:  # the only node id is held
+        LeasedGenerator(ONE_NODE, registry, **FAST)
+    assert refused.value.kind == "NO_FREE_NODE" and isinstance(refused.value, LeaseError)
+    gen.close()
+    gen.close()  # idempotent
+    assert gen.closed and gen.status == "released" and gen.fence_ms is None
+    with pytest.raises(LeaseClosedError) as closed:
+        gen.next_id()
+    assert closed.value.kind == "CLOSED"
+    with pytest.raises(LeaseClosedError):
+        gen.next_ids_array(3)
+    # Released with its final mark: the next holder takes the id at once (a claim held
+    # until its TTL would be refused with NoFreeNodeError), and issues above every ID.
+    with LeasedGenerator(ONE_NODE, registry, **FAST) as after:
+        assert after.node_id == 0 and after.next_id() > max(every)
+    assert after.closed
+
+
+def test_the_with_statement_releases_even_when_the_body_raises(registry: str) -> None:
+    with pytest.raises(KeyError):
+        with LeasedGenerator(ONE_NODE, registry, **FAST) as gen:
+            gen.next_id()
+            raise KeyError("boom")
+    assert gen.closed
+    with LeasedGenerator(ONE_NODE, registry, **FAST) as again:  # the id is free again
+        again.next_id()
+
+
+def test_threads_share_one_leased_generator_and_close_stops_them_all(registry: str) -> None:
+    gen = LeasedGenerator(ferroflake.Layout.twitter(), registry, **FAST)
+    results: list[list[int]] = [[] for _ in range(8)]
+    refusals: list[BaseException] = []
+    start = threading.Barrier(9)
+
+    def work(slot: list[int]) -> None:
+        start.wait()
+        try:
+            for i in range(10_000_000):  # until close() stops it
+                slot.append(gen.next_id())
+                if i % 1000 == 0:
+                    slot.extend(gen.next_ids(50))
+        except BaseException as err:  # noqa: BLE001 - every refusal is recorded and checked
+            refusals.append(err)
+
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in results]
+    for t in threads:
+        t.start()
+    start.wait()
+    time.sleep(0.2)
+    gen.close()  # while the threads issue
+    for t in threads:
+        t.join()
+    every = [i for slot in results for i in slot]
+    assert len(set(every)) == len(every)
+    assert all(slot == sorted(slot) for slot in results)
+    assert len(refusals) == 8 and all(isinstance(e, LeaseClosedError) for e in refusals), refusals
+    assert len(every) > 1000
+    with pytest.raises(LeaseClosedError):
+        gen.next_id()
+
+
+def test_renewal_keeps_issuing_past_several_ttls(registry: str) -> None:
+    gen = LeasedGenerator(ONE_NODE, registry, **FAST)
+    first_fence = gen.fence_ms
+    time.sleep(2.5)  # renewed every ttl/3 on the lease's own thread, without the GIL
+    assert gen.status == "held" and gen.next_id() > 0
+    assert gen.fence_ms is not None and first_fence is not None and gen.fence_ms > first_fence
+    gen.close()
+
+
+# --- fork ---------------------------------------------------------------------------
+
+
+def child_uses(gen: LeasedGenerator) -> str:
+    """What an inherited leased generator does in this (forked) process, as one line."""
+    try:
+        gen.next_id()
+        return "issued"
+    except ForkedGeneratorError as err:
+        refusal = f"refused {err.kind}"
+    try:
+        gen.next_ids_array(5)
+        return "issued a batch"
+    except ForkedGeneratorError:
+        pass
+    status = gen.status
+    gen.close()  # must release nothing: the lease is the parent's
+    return f"{refusal} {status}"
+
+
+def assert_parent_still_holds(gen: LeasedGenerator, registry: str, before: int) -> None:
+    """The child released nothing: renewals go on past two TTLs, the parent keeps
+    issuing, and the only node id is still taken."""
+    time.sleep(2.2)
+    assert gen.status == "held"
+    assert gen.next_id() > before
+    with pytest.raises(NoFreeNodeError):
+        LeasedGenerator(ONE_NODE, registry, **FAST)
+
+
+def test_os_fork_child_is_refused_and_never_releases_the_parents_lease(registry: str) -> None:
+    gen = LeasedGenerator(ONE_NODE, registry, **FAST)
+    before = gen.next_id()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write_end, child_uses(gen).encode())
+            del gen  # dropping the copy releases nothing either
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        report = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert report == "refused GENERATOR_FORKED forked", report
+    assert_parent_still_holds(gen, registry, before)
+    gen.close()
+
+
+FORK_THEN_EXIT = r"""
+import os, sys, time, ferroflake
+layout = ferroflake.Layout.custom(41, 0, 12, epoch=ferroflake.Layout.twitter().epoch_ms)
+gen = ferroflake.LeasedGenerator(layout, sys.argv[1], ttl_ms=1000, max_ttl_ms=1000)
+before = gen.next_id()
+pid = os.fork()
+if pid == 0:
+    try:
+        gen.next_id()
+        sys.exit(3)
+    except ferroflake.ForkedGeneratorError:
+        sys.exit(0)  # a normal exit: atexit hooks and finalisation, the generator still open
+_, status = os.waitpid(pid, 0)
+time.sleep(2.2)  # past two TTLs: the parent's renewals must still succeed
+print(os.waitstatus_to_exitcode(status), gen.status, gen.next_id() > before, flush=True)
+try:
+    ferroflake.LeasedGenerator(layout, sys.argv[1], ttl_ms=1000, max_ttl_ms=1000)
+    print("taken")
+except ferroflake.NoFreeNodeError:
+    print("still held")
+"""
+
+
+def test_a_forked_child_that_exits_normally_releases_nothing_and_does_not_hang(
+    registry: str,
+) -> None:
+    # The child runs the interpreter's whole exit (atexit hooks, finalisation) with the
+    # inherited generator open: it must neither release the parent's lease nor hang.
+    LeasedGenerator(ONE_NODE, registry, **FAST).close()
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_THEN_EXIT, registry], timeout=60, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["0 held True", "still held"], done.stdout + done.stderr
+
+
+def report_into(gen: LeasedGenerator, queue: Any) -> None:
+    queue.put(child_uses(gen))
+
+
+def test_multiprocessing_fork_child_is_refused_and_never_releases(registry: str) -> None:
+    ctx = multiprocessing.get_context("fork")
+    gen = LeasedGenerator(ONE_NODE, registry, **FAST)
+    before = gen.next_id()
+    queue = ctx.Queue()
+    process = ctx.Process(target=report_into, args=(gen, queue))
+    process.start()
+    report = queue.get(timeout=60)
+    process.join(timeout=60)
+    assert process.exitcode == 0
+    assert report == "refused GENERATOR_FORKED forked", report
+    assert_parent_still_holds(gen, registry, before)
+    gen.close()
+
+
+# --- processes on one registry --------------------------------------------------------
+
+HOLDER = r"""
+import sys, ferroflake
+registry, count = sys.argv[1], int(sys.argv[2])
+with ferroflake.LeasedGenerator(ferroflake.Layout.twitter(), registry, ttl_ms=1000, max_ttl_ms=1000) as gen:
+    ids = gen.next_ids_array(count // 2)
+    ids.extend(gen.next_id() for _ in range(count - count // 2))
+    sys.stdout.write(f"{gen.node_id}\n")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(ids.tobytes())
+"""
+
+
+def test_four_processes_on_one_embedded_registry_never_repeat(registry: str) -> None:
+    LeasedGenerator(ONE_NODE, registry, **FAST).close()  # the new registry's first wait, once
+    count = 50_000
+    procs = [
+        subprocess.Popen([sys.executable, "-c", HOLDER, registry, str(count)], stdout=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    nodes = []
+    every: list[int] = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0
+        head, _, body = out.partition(b"\n")
+        nodes.append(int(head))
+        ids = array.array("q")
+        ids.frombytes(body)
+        assert len(ids) == count and list(ids) == sorted(ids)
+        assert {Layout.twitter().decode(i).node for i in ids} == {nodes[-1]}
+        every.extend(ids)
+    assert len(set(nodes)) == 4, nodes
+    assert len(set(every)) == len(every) == 4 * count
+
+
+STOPPABLE = r"""
+import sys, ferroflake
+layout = ferroflake.Layout.custom(41, 0, 12, epoch=ferroflake.Layout.twitter().epoch_ms)
+gen = ferroflake.LeasedGenerator(layout, sys.argv[1], ttl_ms=1000, max_ttl_ms=1000)
+print(gen.node_id, flush=True)
+for line in sys.stdin:
+    try:
+        print(" ".join(map(str, gen.next_ids(int(line)))), flush=True)
+    except ferroflake.LeaseExpiredError as err:
+        print(f"refused {err.kind} {gen.status} {err}", flush=True)
+"""
+
+
+def test_a_holder_stopped_past_its_ttl_is_fenced_and_repeats_nothing(registry: str) -> None:
+    LeasedGenerator(ONE_NODE, registry, **FAST).close()  # the new registry's first wait, once
+    holder = subprocess.Popen(
+        [sys.executable, "-c", STOPPABLE, registry],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "0"
+        holder.stdin.write("1000\n")
+        holder.stdin.flush()
+        first = [int(i) for i in holder.stdout.readline().split()]
+        assert len(first) == 1000
+        holder.send_signal(signal.SIGSTOP)
+        time.sleep(2.0)  # past the TTL (1 s) and the quarantine (0.2 s)
+        # Another holder takes the same node id meanwhile and issues under it.
+        with LeasedGenerator(ONE_NODE, registry, **FAST) as taker:
+            assert taker.node_id == 0
+            taken = taker.next_ids(1000)
+            holder.send_signal(signal.SIGCONT)
+            holder.stdin.write("1000\n")
+            holder.stdin.flush()
+            answer = holder.stdout.readline()
+            taken += taker.next_ids(1000)
+        assert answer.startswith("refused LEASE_EXPIRED "), answer
+        assert set(first).isdisjoint(taken)
+        assert max(first) < min(taken)
+    finally:
+        holder.send_signal(signal.SIGCONT)
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+# --- bad input ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"layout": "twitter"},
+        {"registry": 7},
+        {"registry": b"/tmp/x"},
+        {"ttl_ms": True},
+        {"ttl_ms": 1.5},
+        {"ttl_ms": "1000"},
+        {"max_ttl_ms": "x"},
+        {"clock": 3},
+        {"holder": 5},
+    ],
+)
+def test_wrong_types_raise_type_error(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(TypeError):
+        LeasedGenerator(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"ttl_ms": -1}, OverflowError),
+        ({"ttl_ms": 2**64}, OverflowError),
+        ({"ttl_ms": 5}, LeaseConfigError),  # below 10 ms
+        ({"ttl_ms": 1000, "max_ttl_ms": 500}, LeaseConfigError),  # TTL above max_ttl
+        ({"ttl_ms": 20_000, "max_ttl_ms": 10_000}, LeaseConfigError),
+        ({"clock": "sundial"}, ValueError),
+    ],
+)
+def test_out_of_range_values_are_refused(registry: str, kwargs: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        LeasedGenerator(registry=registry, **kwargs)
+
+
+def test_a_layout_whose_time_is_used_up_is_refused_before_any_claim(registry: str) -> None:
+    used_up = Layout.custom(8, 4, 4, epoch=0)  # 256 ms after 1970
+    with pytest.raises(ferroflake.LayoutError):
+        LeasedGenerator(used_up, registry, **FAST)
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["relative/dir", "ftp://host/x", "redis:127.0.0.1", "file://host/x", "mailto:x", "", "/"],
+)
+def test_malformed_registry_addresses_are_refused(address: str) -> None:
+    with pytest.raises(RegistryAddressError) as refused:
+        LeasedGenerator(registry=address)
+    assert refused.value.kind == "BAD_ADDRESS" and isinstance(refused.value, ValueError)
+
+
+def test_a_file_is_not_a_registry(tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("")
+    with pytest.raises(RegistryAddressError, match="not a directory"):
+        LeasedGenerator(registry=file)  # os.PathLike is accepted
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["redis://127.0.0.1:1", "etcd://127.0.0.1:1", "zk://127.0.0.1:1", "postgres://u@127.0.0.1:1/db"],
+)
+def test_unreachable_registries_are_a_typed_error_within_seconds(address: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(RegistryUnavailableError) as refused:
+        LeasedGenerator(registry=address)
+    assert refused.value.kind == "UNAVAILABLE" and not isinstance(refused.value, ValueError)
+    assert time.monotonic() - started < 10
+
+
+def test_a_lease_left_open_is_released_at_interpreter_exit(registry: str) -> None:
+    LeasedGenerator(ONE_NODE, registry, **FAST).close()
+    script = (
+        "import ferroflake, sys\n"
+        "layout = ferroflake.Layout.custom(41, 0, 12, epoch=ferroflake.Layout.twitter().epoch_ms)\n"
+        "keep = ferroflake.LeasedGenerator(layout, sys.argv[1], ttl_ms=1000, max_ttl_ms=1000)\n"
+        "keep.next_id()\n"
+        "import threading\n"
+        "threading.Thread(target=lambda: [keep.next_id() for _ in iter(int, 1)], daemon=True).start()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, registry], timeout=60, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    # Released at exit, not left to lapse after its TTL: the id is free at once (a claim
+    # still held would be refused with NoFreeNodeError).
+    with LeasedGenerator(ONE_NODE, registry, **FAST) as after:
+        assert after.node_id == 0
+
+
+def test_status_and_repr(registry: str) -> None:
+    with LeasedGenerator(ONE_NODE, registry, **FAST) as gen:
+        text = repr(gen)
+        assert "node_id=0" in text and "held" in text
+        assert json.dumps(gen.status) == '"held"'
+        assert gen.epoch > 0 and gen.counters.waits >= 0
