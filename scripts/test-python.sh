@@ -14,7 +14,9 @@ py="$venv/bin/python"
 
 cd "$venv" # so `import ferroflake` cannot find bindings-python/python
 status=0
-"$py" -m pytest -p no:cacheprovider "$root/bindings-python/tests" || status=$?
+# -rs: a skipped test says why (the server tests run only with the servers up:
+# `bash scripts/servers/with-servers.sh bash scripts/test-python.sh`).
+"$py" -m pytest -rs -p no:cacheprovider "$root/bindings-python/tests" || status=$?
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: failing" >&2
   exit 1

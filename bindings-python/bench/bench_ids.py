@@ -13,6 +13,13 @@ measures that cap (about 244 ns/ID), not the call. Two honest ways around it, bo
   loop here reaches: every call takes the fast path;
 - Twitter "bursts": each timed burst starts at a fresh millisecond and issues at most 4096
   IDs, so it never waits for the next tick.
+
+In the same run: a LeasedGenerator (wide layout, its node id leased from an embedded
+registry in a fresh temporary directory; the first claim there waits out the new registry's
+floor, about 2.4 s with the 2 s TTL used here) and a segment key (SQLite in the same
+temporary directory, step 1,000,000, so fetches are rare and run in the background), each
+next to the plain generator; and every batch both as next_ids(n) (a list of ints) and as
+next_ids_array(n) (an array('q'), no int object per ID).
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from itertools import repeat
@@ -63,9 +72,7 @@ def twitter_burst(calls: int) -> Callable[[], float]:
     return measure
 
 
-def batch(gen: ferroflake.Generator, size: int, fresh_ms: bool) -> Callable[[], float]:
-    next_ids = gen.next_ids
-
+def batch(next_ids: Callable[[int], object], size: int, fresh_ms: bool) -> Callable[[], float]:
     def measure() -> float:
         total = 0.0
         for _ in range(20):
@@ -98,8 +105,15 @@ def loop(call: Callable[[], object], n: int) -> Callable[[], float]:
     return lambda: time_calls(call, n)
 
 
-def entrants(n: int) -> dict[str, Callable[[], float]]:
+def entrants(n: int, scratch: str, opened: list[object]) -> dict[str, Callable[[], float]]:
     wide = ferroflake.Generator(0, WIDE)
+    leased = ferroflake.LeasedGenerator(
+        WIDE, os.path.join(scratch, "registry"), ttl_ms=2000, max_ttl_ms=2000
+    )
+    segments = ferroflake.SegmentAllocator(f"sqlite://{os.path.join(scratch, 'segments.db')}")
+    segments.create_key("bench", 1, 1_000_000)
+    key = segments.key("bench")
+    opened += [leased, segments]
     wide_fast = ferroflake.Generator(0, WIDE, clock="fast")
     peer_snowflake = snowflake.SnowflakeGenerator(1)
     peer_flakeid = flakeid.SnowflakeGenerator(
@@ -109,9 +123,29 @@ def entrants(n: int) -> dict[str, Callable[[], float]]:
         "ferroflake next_id() wide layout": loop(wide.next_id, n),
         'ferroflake next_id() wide layout, clock="fast"': loop(wide_fast.next_id, n),
         "ferroflake next_id() twitter, bursts of 2000": twitter_burst(2000),
-        "ferroflake next_ids(4096) wide layout, per ID": batch(wide, 4096, fresh_ms=False),
+        "ferroflake next_ids(4096) wide layout, per ID": batch(wide.next_ids, 4096, fresh_ms=False),
+        "ferroflake next_ids_array(4096) wide layout, per ID": batch(
+            wide.next_ids_array, 4096, fresh_ms=False
+        ),
         "ferroflake next_ids(4096) twitter, fresh ms, per ID": batch(
-            ferroflake.Generator(2), 4096, fresh_ms=True
+            ferroflake.Generator(2).next_ids, 4096, fresh_ms=True
+        ),
+        "ferroflake next_ids_array(4096) twitter, fresh ms, per ID": batch(
+            ferroflake.Generator(3).next_ids_array, 4096, fresh_ms=True
+        ),
+        "ferroflake LeasedGenerator.next_id() wide layout, embedded registry": loop(leased.next_id, n),
+        "ferroflake LeasedGenerator.next_ids(4096) wide layout, per ID": batch(
+            leased.next_ids, 4096, fresh_ms=False
+        ),
+        "ferroflake LeasedGenerator.next_ids_array(4096) wide layout, per ID": batch(
+            leased.next_ids_array, 4096, fresh_ms=False
+        ),
+        "ferroflake SegmentKey.next_id() SQLite, step 1,000,000": loop(key.next_id, n),
+        "ferroflake SegmentKey.next_ids(4096) SQLite, step 1,000,000, per ID": batch(
+            key.next_ids, 4096, fresh_ms=False
+        ),
+        "ferroflake SegmentKey.next_ids_array(4096) SQLite, step 1,000,000, per ID": batch(
+            key.next_ids_array, 4096, fresh_ms=False
         ),
         "floor: list(range(2**62, 2**62 + 4096)), per int": int_floor(4096),
         "time.time_ns()": loop(time.time_ns, n),
@@ -128,13 +162,20 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50_000, help="calls per timed loop")
     args = parser.parse_args()
 
-    runs = entrants(args.calls)
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    for name, measure in runs.items():  # warm up: imports, caches, TSC calibration
-        measure()
-    for _ in range(args.rounds):
-        for name, measure in runs.items():
-            samples[name].append(measure())
+    scratch = tempfile.mkdtemp(prefix="ferroflake-bench-")
+    opened: list[object] = []
+    try:
+        runs = entrants(args.calls, scratch, opened)
+        samples: dict[str, list[float]] = {name: [] for name in runs}
+        for name, measure in runs.items():  # warm up: imports, caches, TSC calibration
+            measure()
+        for _ in range(args.rounds):
+            for name, measure in runs.items():
+                samples[name].append(measure())
+    finally:
+        for held in opened:
+            held.close()  # type: ignore[attr-defined]
+        shutil.rmtree(scratch, ignore_errors=True)
 
     baseline = min(samples["time.time_ns()"])
     print(

@@ -1,0 +1,50 @@
+"""A lease and a segment key on real servers, when they are up: run the suite under
+`bash scripts/servers/with-servers.sh bash scripts/test-python.sh`, which exports their
+addresses (FERROFLAKE_TEST_REDIS, FERROFLAKE_TEST_POSTGRES). Skipped otherwise."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+import ferroflake
+from ferroflake import Layout, LeasedGenerator, SegmentAllocator
+
+REDIS = os.environ.get("FERROFLAKE_TEST_REDIS")
+POSTGRES = os.environ.get("FERROFLAKE_TEST_POSTGRES")
+UNIX = hasattr(os, "fork")
+
+ONE_NODE = Layout.custom(41, 0, 12, epoch=Layout.twitter().epoch_ms)
+
+
+def with_query(url: str, name: str, value: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}{name}={value}"
+
+
+@pytest.mark.skipif(not (UNIX and REDIS), reason="no Redis: FERROFLAKE_TEST_REDIS is unset (see scripts/servers/with-servers.sh)")
+def test_a_lease_on_redis_is_held_refused_to_a_second_holder_and_released() -> None:
+    assert REDIS is not None
+    registry = with_query(REDIS, "prefix", f"ff-py-{uuid.uuid4().hex}")
+    timings = {"ttl_ms": 1000, "max_ttl_ms": 1000}
+    with LeasedGenerator(ONE_NODE, registry, **timings) as gen:
+        assert gen.node_id == 0 and gen.status == "held"
+        ids = gen.next_ids_array(1000)
+        with pytest.raises(ferroflake.NoFreeNodeError):
+            LeasedGenerator(ONE_NODE, registry, **timings)
+    with LeasedGenerator(ONE_NODE, registry, **timings) as after:  # released: free at once
+        assert after.next_id() > max(ids)
+
+
+@pytest.mark.skipif(not (UNIX and POSTGRES), reason="no PostgreSQL: FERROFLAKE_TEST_POSTGRES is unset (see scripts/servers/with-servers.sh)")
+def test_a_segment_key_on_postgres_issues_dense_ids_and_gives_the_rest_back() -> None:
+    assert POSTGRES is not None
+    name = f"ff-py-{uuid.uuid4().hex}"
+    with SegmentAllocator(POSTGRES) as allocator:
+        assert allocator.store == "postgres"
+        allocator.create_key(name, 1, 100)
+        key = allocator.key(name)
+        assert [key.next_id(), *key.next_ids(150), *key.next_ids_array(9)] == list(range(1, 161))
+    with SegmentAllocator(POSTGRES) as again:
+        assert again.key(name).next_id() == 161
