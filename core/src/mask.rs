@@ -52,10 +52,11 @@ use crate::{Error, Format};
 /// The round function `F` is SipHash-2-4 (Aumasson and Bernstein, 2012), keyed with the
 /// key's 128-bit secret, from the `siphasher` crate. SipHash was designed as a PRF for
 /// short inputs: one round's input is 15 bytes, which SipHash absorbs in two compressions
-/// (about 15 ns), where keyed BLAKE2s would compress a whole 64-byte block of ten rounds for
-/// each of them. Its 64-bit output is wider than any half (at most 32 bits), so every round
-/// uses only output bits, never reused ones. The crate is `no_std`, has no dependencies and
-/// allocates nothing.
+/// (tens of ns), where keyed BLAKE2s would compress a whole 64-byte block of ten rounds for
+/// each of them. Its 64-bit output is wider than any half (at most 32 bits), so one call
+/// gives a round all it needs. The crate is `no_std`, has no dependencies and allocates
+/// nothing. A whole mask costs a few hundred ns, several times a `next_id` (see the `mask`
+/// group of the benches).
 ///
 /// **Rounds.** Luby and Rackoff (1988) proved 3 rounds of independent random functions a
 /// pseudorandom permutation and 4 rounds a strong one (both directions queried), but only

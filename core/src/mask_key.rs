@@ -9,7 +9,8 @@ use crate::{Error, Format};
 /// A mask key: a version (0 to [`MAX_VERSION`](Self::MAX_VERSION)), which masked IDs carry
 /// in their text form, and a 128-bit secret, the SipHash key of the mask's rounds.
 ///
-/// `Debug` shows the version only. The secret is not readable back through the API.
+/// `Debug` shows the version only. The secret is not readable back through the API, and
+/// it is not wiped from memory when the key is dropped (keep the process's memory private).
 ///
 /// Mask keys and keyrings: a version and a 128-bit secret, read from text so that a key can
 /// live in a file or an environment variable (never on a command line, where other users
