@@ -17,6 +17,8 @@ use ferroflake_segment::{
     SegmentStore, LIMIT_I64, LIMIT_JS,
 };
 
+use ferroflake_segment_stores::StoreAddress;
+
 use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
 use crate::dispose;
 use crate::error::{throw, Misuse, OrThrow, Refusal};
@@ -101,8 +103,8 @@ impl SegmentAllocator {
     /// - `maxWaitMs`: how long a call waits for a segment in flight when memory is empty
     ///   (default 500), `prefetchShare` (0 to 1, default 0.1), `maxStep` (default 1,000,000).
     ///
-    /// Bad options throw at once; a store that cannot be opened rejects with
-    /// `ERR_FERROFLAKE_SEGMENT_*`.
+    /// Bad options (a malformed store address among them) throw at once; a store that
+    /// cannot be opened or reached rejects with `ERR_FERROFLAKE_SEGMENT_*`.
     #[napi(
         ts_args_type = "options?: { store?: string; maxWaitMs?: number; prefetchShare?: number; maxStep?: number }",
         ts_return_type = "Promise<SegmentAllocator>"
@@ -122,6 +124,12 @@ impl SegmentAllocator {
             .map(|v| args::string(&env, v, "store"))
             .transpose()?;
         store_in_this_build(address.as_deref()).or_throw(&env)?;
+        let parsed = address
+            .as_deref()
+            .map(StoreAddress::parse)
+            .transpose()
+            .map_err(segment_refusal)
+            .or_throw(&env)?;
         let mut config = SegmentConfig::default();
         if let Some(v) = get("maxWaitMs")? {
             config.max_wait = Duration::from_millis(args::bounded(
@@ -139,8 +147,11 @@ impl SegmentAllocator {
         }
         config.validate().map_err(segment_refusal).or_throw(&env)?;
         let work = move || {
-            let store =
-                ferroflake_segment_stores::open(address.as_deref()).map_err(segment_refusal)?;
+            let store = match &parsed {
+                Some(parsed) => ferroflake_segment_stores::open_address(parsed),
+                None => ferroflake_segment_stores::open(None),
+            }
+            .map_err(segment_refusal)?;
             let inner = CoreAllocator::new(store.clone(), config).map_err(segment_refusal)?;
             Ok(OpenedStore {
                 inner: Arc::new(inner),
