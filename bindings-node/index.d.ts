@@ -237,8 +237,8 @@ export declare class SegmentAllocator {
    * - `maxWaitMs`: how long a call waits for a segment in flight when memory is empty
    *   (default 500), `prefetchShare` (0 to 1, default 0.1), `maxStep` (default 1,000,000).
    *
-   * Bad options throw at once; a store that cannot be opened rejects with
-   * `ERR_FERROFLAKE_SEGMENT_*`.
+   * Bad options (a malformed store address among them) throw at once; a store that
+   * cannot be opened or reached rejects with `ERR_FERROFLAKE_SEGMENT_*`.
    */
   static open(options?: { store?: string; maxWaitMs?: number; prefetchShare?: number; maxStep?: number }): Promise<SegmentAllocator>
   /** Refused: an allocator comes from `SegmentAllocator.open()`. */
