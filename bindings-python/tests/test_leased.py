@@ -31,7 +31,11 @@ from ferroflake import (
     RegistryUnavailableError,
 )
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="leases are Unix-only")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="leases are Unix-only"),
+    # The fork tests fork on purpose while the lease's or the allocator's thread runs.
+    pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning"),
+]
 
 # One node id only: a second live holder is refused, and a takeover gets the same id.
 ONE_NODE = Layout.custom(41, 0, 12, epoch=Layout.twitter().epoch_ms)

@@ -28,7 +28,11 @@ from ferroflake import (
     UnknownKeyError,
 )
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="segments are Unix-only")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="segments are Unix-only"),
+    # The fork tests fork on purpose while the lease's or the allocator's thread runs.
+    pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning"),
+]
 
 
 @pytest.fixture
