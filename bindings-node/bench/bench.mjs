@@ -1,16 +1,19 @@
 // Call cost of ferroflake's Node face next to Date.now() and the ID generators a Node user
-// would otherwise pick, all in one run, with each one's duplicates over 1,000,000 IDs.
+// would otherwise pick, all in one run, with each one's duplicates over 1,000,000 IDs:
+// the plain Generator, a LeasedGenerator (node id leased from an embedded registry in a
+// temp folder) and a segment key (SQLite file in a temp folder, step 1,000,000).
 // Run: cd bindings-node/bench && npm install --no-audit --no-fund && node --expose-gc bench.mjs
 // (after the addon is built: `npm run build` in bindings-node). Not part of the tests.
 // With FERROFLAKE_BENCH_REPORT set, the table also goes there as JSON lines (a first line
 // with the versions, then one line per subject).
 import { createRequire } from 'node:module'
 import { randomUUID } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
+import { join } from 'node:path'
 
 const require = createRequire(import.meta.url)
-const { Generator, Layout } = require('..')
+const { Generator, Layout, LeasedGenerator, SegmentAllocator } = require('..')
 const { Snowflake: SapphireSnowflake } = require('@sapphire/snowflake')
 const FlakeId = require('flake-idgen')
 const { Snowflake: WasmSnowflake } = require('nodejs-snowflake')
@@ -26,9 +29,17 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7)
 // (30 bits of ms last 12 days from the epoch), the sequence as wide as without them.
 const uncapped = (bits, offset) =>
   Layout.custom({ timeBits: bits === 53 ? 30 : 38, nodeBits: 3, sequenceBits: bits === 53 ? 20 : 22, epochMs: Date.now() - 3_600_000 - offset })
-const layouts = { s53: uncapped(53, 0), f53: uncapped(53, 1), s63: uncapped(63, 2), f63: uncapped(63, 3), str: uncapped(63, 4), batch: uncapped(53, 5) }
+const layouts = { s53: uncapped(53, 0), f53: uncapped(53, 1), s63: uncapped(63, 2), f63: uncapped(63, 3), str: uncapped(63, 4), batch: uncapped(53, 5), leased: uncapped(53, 6) }
 const BATCH = 4000 // divides CALLS
 const flakeEpoch = Date.UTC(2020, 0, 1)
+
+// A lease and a segment key, opened once (their uniqueness run reuses them): a new
+// registry makes its first claim wait maxTtlMs plus the quarantine, about 2.4 s here.
+const scratch = mkdtempSync(join(os.tmpdir(), 'ferroflake-bench-'))
+const leased = await LeasedGenerator.open({ registry: join(scratch, 'registry'), layout: layouts.leased, ttlMs: 2_000, maxTtlMs: 2_000 })
+const segments = await SegmentAllocator.open({ store: join(scratch, 'segments.db') })
+await segments.createKey('bench', { step: 1_000_000 })
+const segmentKey = await segments.key('bench')
 
 // [name, make (returns a function that makes one ID, or BATCH IDs), timed per call?, batch]
 const subjects = [
@@ -38,6 +49,8 @@ const subjects = [
   ['ferroflake nextIdBigInt(), system clock', () => new Generator({ nodeId: 2, layout: layouts.s63 }).nextIdBigInt, true],
   ['ferroflake nextIdBigInt(), fast clock', () => new Generator({ nodeId: 3, layout: layouts.f63, clock: 'fast' }).nextIdBigInt, true],
   ['ferroflake nextIdString(), system clock', () => new Generator({ nodeId: 4, layout: layouts.str }).nextIdString, true],
+  ['ferroflake LeasedGenerator nextId(), embedded registry', () => leased.nextId, true],
+  ['ferroflake SegmentKey nextId(), SQLite, step 1,000,000', () => segmentKey.nextId, true],
   [`ferroflake nextIds(${BATCH}), per ID, system clock`, () => { const g = new Generator({ nodeId: 5, layout: layouts.batch }); return () => g.nextIds(BATCH) }, true, BATCH],
   ['ferroflake nextId(), default js53ms (256,000/s cap)', () => new Generator({ nodeId: 6 }).nextId, false],
   ['ferroflake nextIdBigInt(), twitter (4,096,000/s cap)', () => new Generator({ nodeId: 7, layout: 'twitter' }).nextIdBigInt, false],
@@ -111,6 +124,9 @@ for (const [name, make, , batch] of subjects) {
   })
 }
 console.table(rows)
+leased.close()
+segments.close()
+rmSync(scratch, { recursive: true, force: true })
 
 if (process.env.FERROFLAKE_BENCH_REPORT) {
   const version = (name) => JSON.parse(readFileSync(new URL(`./node_modules/${name}/package.json`, import.meta.url), 'utf8')).version
