@@ -2,7 +2,10 @@
 # The Node addon (bindings-node). First the user's path: `npm install ./bindings-node` from
 # another folder, which builds the addon from source through the package's install script,
 # then `require` and `import` from there. Then the tests, with node's built-in runner:
-# vectors.json, the error table, a million IDs, worker_threads, child processes, ESM, and
+# vectors.json, the error table, a million IDs, worker_threads, child processes, ESM,
+# close()/Symbol.dispose, leased generators (processes, cluster workers, worker_threads and
+# a SIGSTOPped holder on an embedded registry in a temp folder), segments (processes on one
+# SQLite file), Redis when FERROFLAKE_TEST_REDIS is set (skipped, saying so, otherwise), and
 # the committed index.d.ts/index.js against a fresh napi build. Benchmarks are not run here.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
