@@ -16,7 +16,8 @@ use crate::batch;
 use crate::clock::{attached_call, CallerClock, ClockChoice};
 use crate::closing::{self, Close};
 use crate::counters::Counters;
-use crate::errors::{lease_error, lease_to_pyerr, to_pyerr, to_pyerr_saying};
+use crate::errors::{forked_error, lease_error, lease_to_pyerr, to_pyerr, to_pyerr_saying};
+use crate::fork::ForkMark;
 use crate::generator::SIGNAL_CHECK_MAX;
 use crate::ints::{optional_uint, uint};
 use crate::layout::PyLayout;
@@ -32,13 +33,18 @@ type Leased = ferroflake_lease::LeasedGenerator<CallerClock>;
 /// interpreter back to finish.)
 struct LeaseCell {
     leased: RwLock<Option<Leased>>,
+    fork: ForkMark,
 }
 
 impl LeaseCell {
     /// Stops issuing and releases the node id; does nothing if already closed. In a process
-    /// forked from the holder it releases nothing and leaves the lease crate's objects
-    /// alone (their threads and connections are the parent's).
+    /// forked from the holder it does nothing at all: the lease, its renewal thread and its
+    /// connections are the parent's, and the lock may have been held by one of the
+    /// parent's threads at the fork (taking it would wait forever).
     fn close(&self) -> Result<(), ferroflake_lease::LeaseError> {
+        if self.fork.forked() {
+            return Ok(());
+        }
         let taken = self
             .leased
             .write()
@@ -46,10 +52,6 @@ impl LeaseCell {
             .take();
         match taken {
             None => Ok(()),
-            Some(leased) if leased.generator().is_forked() => {
-                std::mem::forget(leased);
-                Ok(())
-            }
             Some(leased) => leased.shutdown(),
         }
     }
@@ -65,6 +67,17 @@ impl Drop for LeaseCell {
     /// Releases the lease of a generator the program dropped without closing (as `close()`
     /// does, errors ignored). The renewal thread it joins never takes the GIL.
     fn drop(&mut self) {
+        if self.fork.forked() {
+            // Leaked, not dropped: dropping would close the parent's connections (a
+            // store's client may say goodbye on a socket the parent still uses).
+            let leased = self
+                .leased
+                .get_mut()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take();
+            std::mem::forget(leased);
+            return;
+        }
         let _ = self.close();
     }
 }
@@ -221,6 +234,7 @@ impl PyLeasedGenerator {
             ttl_ms,
             cell: Arc::new(LeaseCell {
                 leased: RwLock::new(None),
+                fork: ForkMark::here(),
             }),
         };
         *generator
@@ -380,6 +394,16 @@ impl PyLeasedGenerator {
     /// The high-water mark the registry holds for this lease (Unix ms).
     #[getter]
     fn reserved_high_water_ms(&self, py: Python<'_>) -> PyResult<u64> {
+        if self.cell.fork.forked() {
+            // The lease's state lock may have been held by the parent's renewal thread.
+            return Err(forked_error(
+                py,
+                self.cell.fork.refusal(
+                    "leased generator",
+                    "make a LeasedGenerator in the child; it leases a node id of its own",
+                ),
+            ));
+        }
         self.with_leased(py, |leased| Ok(leased.reserved_high_water_ms()))
     }
 

@@ -156,6 +156,7 @@ impl PySegmentAllocator {
         #[pyo3(from_py_with = uint)] step: u64,
         exist_ok: bool,
     ) -> PyResult<()> {
+        refuse_if_forked(py, &self.inner.fork)?;
         let store = Arc::clone(&self.inner.store);
         match py.detach(move || store.create(&name, start, step)) {
             Ok(()) => Ok(()),
@@ -165,13 +166,15 @@ impl PySegmentAllocator {
     }
 
     /// The status of every open key, sorted by key.
-    fn status(&self) -> Vec<SegmentStatus> {
-        self.inner
+    fn status(&self, py: Python<'_>) -> PyResult<Vec<SegmentStatus>> {
+        refuse_if_forked(py, &self.inner.fork)?;
+        Ok(self
+            .inner
             .allocator
             .status()
             .into_iter()
             .map(SegmentStatus::from)
-            .collect()
+            .collect())
     }
 
     /// The store's name: `"sqlite"`, `"postgres"`, `"mysql"` or `"redis"`.
@@ -290,8 +293,10 @@ impl PySegmentKey {
     }
 
     /// The key's runway, step, fetch state and counters.
-    fn status(&self) -> SegmentStatus {
-        self.handle.status().into()
+    fn status(&self, py: Python<'_>) -> PyResult<SegmentStatus> {
+        // In a forked child the key's lock may have been held by the parent's fetch worker.
+        refuse_if_forked(py, &self.allocator.fork)?;
+        Ok(self.handle.status().into())
     }
 
     /// The key's name.

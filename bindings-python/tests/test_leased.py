@@ -218,6 +218,53 @@ def test_a_forked_child_that_exits_normally_releases_nothing_and_does_not_hang(
     assert done.stdout.split("\n")[:2] == ["0 held True", "still held"], done.stdout + done.stderr
 
 
+FORK_WHILE_ISSUING = r"""
+import os, sys, threading, ferroflake
+layout = ferroflake.Layout.custom(41, 0, 12, epoch=ferroflake.Layout.twitter().epoch_ms)
+gen = ferroflake.LeasedGenerator(layout, sys.argv[1], ttl_ms=1000, max_ttl_ms=1000)
+stop = threading.Event()
+
+def issue():
+    while not stop.is_set():
+        gen.next_ids(3 * 4096)  # waits for the next ticks inside the call, without the GIL
+
+thread = threading.Thread(target=issue)
+thread.start()
+codes = []
+for _ in range(20):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            gen.next_id()
+            os._exit(3)
+        except ferroflake.ForkedGeneratorError:
+            pass
+        gen.close()
+        sys.exit(0)  # a normal exit, the inherited generator open
+    codes.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+stop.set()
+thread.join()
+print(codes.count(0), gen.status, flush=True)
+gen.close()
+"""
+
+
+def test_children_forked_while_a_thread_is_inside_a_call_close_and_exit_without_hanging(
+    registry: str,
+) -> None:
+    # At the fork another thread may be inside next_ids (waiting for a tick, the GIL
+    # released): the child must not wait for it, neither in close() nor at exit.
+    LeasedGenerator(ONE_NODE, registry, **FAST).close()
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", FORK_WHILE_ISSUING, registry],
+        timeout=60,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["20", "held"], done.stdout + done.stderr
+
+
 def report_into(gen: LeasedGenerator, queue: Any) -> None:
     queue.put(child_uses(gen))
 

@@ -154,7 +154,17 @@ def test_two_processes_on_one_key_never_repeat(store: str) -> None:
 def child_uses(key: ferroflake.SegmentKey, allocator: SegmentAllocator) -> str:
     """What an inherited key does in this (forked) process."""
     answers = []
-    for call in (key.next_id, key.try_next_id, lambda: key.next_ids(3), lambda: key.next_ids_array(3), lambda: allocator.key("f")):
+    calls = (
+        key.next_id,
+        key.try_next_id,
+        lambda: key.next_ids(3),
+        lambda: key.next_ids_array(3),
+        key.status,
+        lambda: allocator.key("f"),
+        lambda: allocator.create_key("g"),
+        allocator.status,
+    )
+    for call in calls:
         try:
             call()
             answers.append("issued")
@@ -191,7 +201,7 @@ def test_os_fork_child_is_refused_and_gives_nothing_back(store: str) -> None:
         report = pipe.read()
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    assert report == " ".join(["GENERATOR_FORKED"] * 5), report
+    assert report == " ".join(["GENERATOR_FORKED"] * 8), report
     assert_child_gave_nothing_back(store, key)
     allocator.close()
 
@@ -212,7 +222,7 @@ def test_multiprocessing_fork_child_is_refused_and_gives_nothing_back(store: str
     report = queue.get(timeout=60)
     process.join(timeout=60)
     assert process.exitcode == 0
-    assert report == " ".join(["GENERATOR_FORKED"] * 5), report
+    assert report == " ".join(["GENERATOR_FORKED"] * 8), report
     assert_child_gave_nothing_back(store, key)
     allocator.close()
 
