@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 bash scripts/install-deps.sh
-for suite in lint rust c python node lease lease-model lease-stores segment segment-stores serve; do
+for suite in lint rust c python node lease lease-model lease-stores segment segment-stores serve release; do
   echo "=== suite: $suite ($(( $(date +%s) - start )) s elapsed)"
   bash "scripts/test-$suite.sh"
 done

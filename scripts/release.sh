@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Builds every release artifact into dist/ (emptied first):
+#   dist/crates/NAME-VERSION.crate    the crates published to crates.io (cargo package), in
+#                                     the order they must be published
+#   dist/ferroflake-c-VERSION-TRIPLE.tar.gz   the C library as an install prefix: include/,
+#                                     lib/ (static, shared with its soname links, a relocatable
+#                                     pkg-config file), share/doc/ferroflake/
+#   dist/SHA256SUMS
+# The Python sdist and wheel and the npm packages are not built yet (see build_python and
+# build_npm below). scripts/test-release.sh installs each artifact away from the checkout.
+#
+# Usage: scripts/release.sh [--allow-dirty] [--offline]
+#   --allow-dirty  package crates whose files have uncommitted changes (for tests; a real
+#                  release is made from a clean tree)
+#   --offline      skip `cargo publish --dry-run`, which asks crates.io; the core crate is
+#                  then verified with `cargo package` alone
+#
+# Builds reuse cargo's target directory and release profile, so after scripts/test-c.sh
+# the C library is mostly built already.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+dist="$root/dist"
+
+allow_dirty=()
+offline=0
+for arg in "$@"; do
+  case "$arg" in
+    --allow-dirty) allow_dirty=(--allow-dirty) ;;
+    --offline) offline=1 ;;
+    *) echo "usage: scripts/release.sh [--allow-dirty] [--offline]" >&2; exit 2 ;;
+  esac
+done
+
+# The crates users install from crates.io, dependencies before their dependents (the order
+# `cargo publish` must follow). ferroflake-ffi, the bindings, benches and lease/model are
+# not published: C users take the tarball, Python and Node users their registries' packages.
+crates=(
+  ferroflake
+  ferroflake-store-address
+  ferroflake-lease
+  ferroflake-lease-stores
+  ferroflake-segment
+  ferroflake-segment-stores
+  ferroflake-serve
+  ferroflake-cli
+)
+
+version="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "ferroflake"))')"
+# The source date of the release: archives carry it instead of the build's clock, so the
+# same commit gives the same tarball.
+source_date="$(git log -1 --format=%ct)"
+
+check_versions() {
+  echo "--- one version everywhere ($version)"
+  python3 scripts/check-versions.py
+}
+
+# Each crate as crates.io will receive it. The core is verified: its unpacked package is
+# built on its own, and, unless --offline, `cargo publish --dry-run` goes through every
+# step of a publish short of the upload. The other crates are packaged with --no-verify:
+# verifying them would compile tokio, axum and the store clients once more (minutes on
+# two cores), while the suites already build and test the same sources; what packaging
+# alone could break (a missing file, a path dependency without a version) shows in
+# scripts/test-release.sh, which checks every package's contents.
+build_crates() {
+  echo "--- crates: ${crates[*]}"
+  if [ "$offline" = 1 ]; then
+    cargo package "${allow_dirty[@]}" -p ferroflake
+  else
+    cargo publish --dry-run "${allow_dirty[@]}" -p ferroflake
+  fi
+  local packages=()
+  for crate in "${crates[@]}"; do packages+=(-p "$crate"); done
+  # One call packages them all: cargo resolves each against the others through a local
+  # registry, since none of them is on crates.io yet.
+  cargo package --no-verify "${allow_dirty[@]}" "${packages[@]}"
+  mkdir -p "$dist/crates"
+  for crate in "${crates[@]}"; do
+    cp "$target_dir/package/$crate-$version.crate" "$dist/crates/"
+  done
+}
+
+# The host as `ARCH-OS-ABI`, e.g. x86_64-linux-gnu (rustc's host triple without the vendor).
+host_triple() {
+  local host
+  host="$(rustc -vV | sed -n 's/^host: //p')"
+  echo "${host/-unknown-/-}"
+}
+
+build_c() {
+  local name stage
+  name="ferroflake-c-$version-$(host_triple)"
+  stage="$target_dir/release-stage/$name"
+  echo "--- C library: $name.tar.gz"
+  rm -rf "$stage"
+  bash ffi-c/build-c.sh "$stage"
+  # The release profile keeps debug info for profiling; the shipped libraries do not
+  # (the static archive 82 -> 25 MB, the shared library 24 -> 3 MB). Symbols stay.
+  strip --strip-debug "$stage/lib/libferroflake.a" "$stage/lib/libferroflake.so.$version"
+  mkdir -p "$stage/share/doc/ferroflake"
+  cp LICENSE-MIT LICENSE-APACHE CHANGELOG.md "$stage/share/doc/ferroflake/"
+  # The pkg-config file must not name this machine's paths: it finds its prefix itself.
+  if grep -q "$root\|$target_dir" "$stage/lib/pkgconfig/ferroflake.pc"; then
+    echo "ferroflake.pc names a build path:" >&2
+    cat "$stage/lib/pkgconfig/ferroflake.pc" >&2
+    exit 1
+  fi
+  tar --create --gzip --file "$dist/$name.tar.gz" --directory "$(dirname "$stage")" \
+    --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$source_date" "$name"
+}
+
+# Python: the sdist and an abi3 manylinux wheel (maturin). Not built yet.
+build_python() {
+  echo "--- Python sdist and wheel: not built yet (bindings-python; pip install ./bindings-python builds from a checkout)"
+}
+
+# Node: the npm package with a prebuilt addon per platform and a source fallback. Not built yet.
+build_npm() {
+  echo "--- npm packages: not built yet (bindings-node; npm install ./bindings-node builds from a checkout)"
+}
+
+rm -rf "$dist"
+mkdir -p "$dist"
+check_versions
+build_crates
+build_c
+build_python
+build_npm
+(cd "$dist" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | sort | xargs sha256sum >SHA256SUMS)
+echo "--- dist/ ($version):"
+(cd "$dist" && find . -type f | sed 's|^\./||' | sort | xargs ls -l | awk '{print $5, $9}')

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# The release suite: builds every artifact with scripts/release.sh, then installs each one
+# the way its users do, in an empty folder outside the checkout, and runs a quickstart:
+#   - versions: every place that states the version agrees (scripts/check-versions.py);
+#   - crates: each .crate holds its README, both licence files and the metadata crates.io
+#     shows; the core crate, unpacked, is the path dependency of a new cargo project that
+#     cannot see this repository, and its README's quickstart runs there;
+#   - C: the tarball unpacks under a fresh prefix, and a program compiled with
+#     `pkg-config --cflags --libs ferroflake` runs against the shared library (by rpath and
+#     by LD_LIBRARY_PATH) and the static one (`pkg-config --static`), also after the prefix
+#     is moved;
+#   - Python and npm: reported as not built yet.
+# Ends with "release suite: N passed, M failed".
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+out="$target_dir/release-tests"
+rm -rf "$out"
+mkdir -p "$out"
+# Outside the checkout, so nothing installed there can find the workspace by walking up.
+work="$(mktemp -d "${TMPDIR:-/tmp}/ferroflake-release.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+case "$work/" in "$root/"*) echo "the scratch folder $work lies inside the checkout" >&2; exit 1 ;; esac
+
+passed=0
+failed=0
+# check NAME COMMAND...: runs one check, keeps its output in $out/NAME.log, shows it on failure.
+# The command runs in a subshell of its own, started apart from any condition, so `set -e`
+# holds inside it (bash ignores it in a function called as an `if` condition), and a `cd`
+# or an `export` stays there.
+check() {
+  local name="$1"
+  shift
+  ("$@") >"$out/$name.log" 2>&1 &
+  if wait $!; then
+    passed=$((passed + 1))
+    echo "ok    $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL  $name"
+    sed 's/^/      /' "$out/$name.log" | tail -40
+  fi
+}
+
+# Packaging is what is tested here, not whether the tree is committed: a release proper
+# runs scripts/release.sh without --allow-dirty.
+echo "--- scripts/release.sh"
+bash scripts/release.sh --allow-dirty
+dist="$root/dist"
+version="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "ferroflake"))')"
+
+check versions-agree python3 scripts/check-versions.py
+
+# --- crates -------------------------------------------------------------------------------
+
+crates=(ferroflake ferroflake-store-address ferroflake-lease ferroflake-lease-stores
+  ferroflake-segment ferroflake-segment-stores ferroflake-serve ferroflake-cli)
+
+# Every published crate as crates.io receives it: the files users and the registry expect,
+# and the metadata of its normalized Cargo.toml.
+crate_contents() {
+  local crate="$1" file="$dist/crates/$1-$version.crate" dir="$work/contents/$1-$version"
+  mkdir -p "$work/contents"
+  tar -xzf "$file" -C "$work/contents"
+  for needed in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE; do
+    [ -s "$dir/$needed" ] || { echo "$crate: no $needed"; return 1; }
+  done
+  grep -q 'Permission is hereby granted' "$dir/LICENSE-MIT"
+  grep -q 'Apache License' "$dir/LICENSE-APACHE"
+  python3 - "$dir/Cargo.toml" "$crate" "$version" <<'EOF'
+import sys, tomllib
+manifest, crate, version = sys.argv[1], sys.argv[2], sys.argv[3]
+package = tomllib.load(open(manifest, "rb"))["package"]
+problems = []
+def want(ok, what):
+    if not ok:
+        problems.append(what)
+want(package.get("name") == crate, f"name {package.get('name')!r}")
+want(package.get("version") == version, f"version {package.get('version')!r}")
+want(package.get("publish", True) is not False, "publish = false")
+want(package.get("license") == "MIT OR Apache-2.0", f"license {package.get('license')!r}")
+want(package.get("repository") == "https://github.com/ferroflake/ferroflake",
+     f"repository {package.get('repository')!r}")
+want(len(package.get("description", "")) >= 20, "no description")
+want(package.get("readme") == "README.md", f"readme {package.get('readme')!r}")
+want(str(package.get("documentation", "")).startswith("https://"), "no documentation link")
+keywords = package.get("keywords", [])
+want(1 <= len(keywords) <= 5, f"{len(keywords)} keywords (crates.io takes 1 to 5)")
+want(all(len(k) <= 20 for k in keywords), "a keyword over 20 characters")
+want(1 <= len(package.get("categories", [])) <= 5, "categories")
+for line in problems:
+    print(f"{crate}: {line}")
+print(f"{crate}: {', '.join(keywords)} | {', '.join(package.get('categories', []))}")
+sys.exit(1 if problems else 0)
+EOF
+}
+for crate in "${crates[@]}"; do
+  check "crate-contents-$crate" crate_contents "$crate"
+done
+
+# The core crate from its .crate file, in a new project that cannot see this repository:
+# the README's quickstart, run. The dependencies come from cargo's local cache (--offline):
+# the workspace build has fetched them already.
+crate_quickstart() {
+  local app="$work/crate-app" unpacked="$work/crates/ferroflake-$version"
+  mkdir -p "$work/crates" "$app/src"
+  tar -xzf "$dist/crates/ferroflake-$version.crate" -C "$work/crates"
+  cat >"$app/Cargo.toml" <<EOF
+[package]
+name = "quickstart"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+ferroflake = { path = "$unpacked" }
+
+# A workspace of its own: cargo looks no further up.
+[workspace]
+EOF
+  # The versions the crate was packaged with.
+  cp "$unpacked/Cargo.lock" "$app/Cargo.lock"
+  {
+    echo 'fn main() -> Result<(), Box<dyn std::error::Error>> {'
+    sed -n '/^```rust$/,/^```$/p' "$unpacked/README.md" | sed '1d;$d'
+    echo '    Ok(())'
+    echo '}'
+  } >"$app/src/main.rs"
+  grep -q 'Generator::new' "$app/src/main.rs"
+  cd "$app"
+  local workspace_root
+  workspace_root="$(cargo locate-project --workspace --message-format plain)"
+  [ "$workspace_root" = "$app/Cargo.toml" ] || { echo "workspace root $workspace_root"; return 1; }
+  CARGO_TARGET_DIR="$app/target" cargo run --offline -q >"$app/output.txt"
+  cat "$app/output.txt"
+  # "ID BASE62 TIMESTAMP_MS", as the README's println! writes it.
+  grep -Eq '^[0-9]{15,19} [0-9A-Za-z]{11} [0-9]{13}$' "$app/output.txt"
+  # The ferroflake that was built is the unpacked crate's, not the workspace's.
+  cargo metadata --offline --format-version 1 |
+    python3 -c 'import json,sys; m=json.load(sys.stdin); p=[p["manifest_path"] for p in m["packages"] if p["name"]=="ferroflake"]; print(p); sys.exit(0 if p and p[0].startswith(sys.argv[1]) else 1)' "$unpacked"
+}
+check crate-quickstart crate_quickstart
+
+# --- C tarball ------------------------------------------------------------------------------
+
+host="$(rustc -vV | sed -n 's/^host: //p')"
+c_name="ferroflake-c-$version-${host/-unknown-/-}"
+tarball="$dist/$c_name.tar.gz"
+prefix="$work/c/usr"
+
+tarball_layout() {
+  mkdir -p "$prefix"
+  tar -tzvf "$tarball"
+  tar -xzf "$tarball" -C "$prefix" --strip-components=1
+  local lib="$prefix/lib" major minor soname
+  IFS=. read -r major minor _ <<<"$version"
+  # 0.x releases break at each minor version, later ones at each major.
+  if [ "$major" = 0 ]; then soname="libferroflake.so.0.$minor"; else soname="libferroflake.so.$major"; fi
+  [ -f "$prefix/include/ferroflake.h" ]
+  [ -f "$lib/libferroflake.a" ]
+  [ -f "$lib/libferroflake.so.$version" ]
+  [ ! -L "$lib/libferroflake.so.$version" ]
+  [ "$(readlink "$lib/$soname")" = "libferroflake.so.$version" ]
+  [ "$(readlink "$lib/libferroflake.so")" = "$soname" ]
+  readelf -d "$lib/libferroflake.so.$version" | grep -F "Library soname: [$soname]"
+  [ -f "$lib/pkgconfig/ferroflake.pc" ]
+  for doc in LICENSE-MIT LICENSE-APACHE CHANGELOG.md; do [ -s "$prefix/share/doc/ferroflake/$doc" ]; done
+  # Relocatable: no path of the machine that built it.
+  if grep -n "$root\|/target/" "$lib/pkgconfig/ferroflake.pc"; then return 1; fi
+  grep -qx "#define FERROFLAKE_VERSION \"$version\"" "$prefix/include/ferroflake.h"
+  [ "$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --modversion ferroflake)" = "$version" ]
+  # The default build: no clients of the server stores (those need ffi-c/build-c.sh --stores
+  # and another set of libraries to link).
+  if grep -aq 'tokio_postgres' "$lib/libferroflake.so.$version"; then
+    echo "the shared library holds the server stores' clients"
+    return 1
+  fi
+}
+check c-tarball-layout tarball_layout
+
+cat >"$work/c/quickstart.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <ferroflake.h>
+
+int main(void) {
+    ferroflake_layout *layout = NULL;
+    ferroflake_generator *gen = NULL;
+    ferroflake_parts parts;
+    uint64_t id = 0;
+    if (strcmp(ferroflake_version(), FERROFLAKE_VERSION) != 0) {
+        printf("library %s, header %s\n", ferroflake_version(), FERROFLAKE_VERSION);
+        return 1;
+    }
+    ferroflake_result rc = ferroflake_layout_new_preset(FERROFLAKE_PRESET_TWITTER, &layout);
+    if (rc == FERROFLAKE_RESULT_OK) rc = ferroflake_generator_new(layout, 7, NULL, &gen);
+    if (rc == FERROFLAKE_RESULT_OK) rc = ferroflake_generator_next_id(gen, &id);
+    if (rc == FERROFLAKE_RESULT_OK) rc = ferroflake_layout_decode(layout, id, &parts);
+    printf("%s %s %llu node %llu\n", ferroflake_version(), ferroflake_result_message(rc),
+           (unsigned long long)id, (unsigned long long)parts.node);
+    ferroflake_generator_free(gen);
+    ferroflake_layout_free(layout);
+    return rc != FERROFLAKE_RESULT_OK || parts.node != 7;
+}
+EOF
+
+# c_quickstart MODE PREFIX: compiles quickstart.c against the ferroflake under PREFIX as
+# pkg-config describes it, checks what the binary links, runs it.
+c_quickstart() {
+  local mode="$1" at="$2" binary="$work/c/quickstart-$1"
+  export PKG_CONFIG_PATH="$at/lib/pkgconfig"
+  local cflags libs libdir
+  cflags="$(pkg-config --cflags ferroflake)"
+  libdir="$(pkg-config --variable=libdir ferroflake)"
+  case "$mode" in
+    shared-rpath | shared-ld-library-path)
+      libs="$(pkg-config --libs ferroflake)"
+      local rpath=()
+      [ "$mode" = shared-rpath ] && rpath=(-Wl,-rpath,"$libdir")
+      # shellcheck disable=SC2086 # pkg-config output is meant to be split into words
+      gcc -Wall -Werror "$work/c/quickstart.c" $cflags $libs "${rpath[@]}" -o "$binary"
+      readelf -d "$binary" | grep -F 'Shared library: [libferroflake.so.0.'
+      ;;
+    static*)
+      # --static adds what the archive needs (Libs.private); -l:libferroflake.a picks the
+      # archive where -lferroflake would pick the shared library beside it.
+      libs="$(pkg-config --static --libs ferroflake | sed 's/-lferroflake\b/-l:libferroflake.a/')"
+      # shellcheck disable=SC2086
+      gcc -Wall -Werror "$work/c/quickstart.c" $cflags $libs -o "$binary"
+      if readelf -d "$binary" | grep -F 'libferroflake'; then return 1; fi
+      ;;
+  esac
+  if [ "$mode" = shared-ld-library-path ]; then
+    # Without the path the loader cannot find the library.
+    if "$binary" 2>/dev/null; then return 1; fi
+    LD_LIBRARY_PATH="$libdir" "$binary" | tee "$binary.txt"
+  else
+    "$binary" | tee "$binary.txt"
+  fi
+  grep -Eq "^$version ok [0-9]+ node 7$" "$binary.txt"
+}
+check c-quickstart-shared-rpath c_quickstart shared-rpath "$prefix"
+check c-quickstart-shared-ld-library-path c_quickstart shared-ld-library-path "$prefix"
+check c-quickstart-static c_quickstart static "$prefix"
+# The same tree moved elsewhere still describes itself correctly.
+c_moved() {
+  mv "$prefix" "$work/c/elsewhere"
+  c_quickstart static-moved "$work/c/elsewhere"
+}
+check c-quickstart-static-moved-prefix c_moved
+
+# --- Python and npm ---------------------------------------------------------------------------
+
+if compgen -G "$dist/python/*" >/dev/null || compgen -G "$dist/npm/*" >/dev/null; then
+  echo "FAIL  dist/ holds Python or npm artifacts that this suite does not test yet"
+  failed=$((failed + 1))
+else
+  echo "skip  python-wheel, python-sdist, npm: not built yet"
+fi
+
+echo "release suite: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
