@@ -177,9 +177,11 @@ impl Refusal {
             Refusal::Lease(kind, message) => {
                 (lease_class(kind), format!("LEASE_{kind}"), message.clone())
             }
-            Refusal::Segment(kind, message) => {
-                (segment_class(kind), format!("SEGMENT_{kind}"), message.clone())
-            }
+            Refusal::Segment(kind, message) => (
+                segment_class(kind),
+                format!("SEGMENT_{kind}"),
+                message.clone(),
+            ),
             Refusal::Misuse(kind, message) => {
                 (kind.class(), kind.name().to_owned(), message.clone())
             }

@@ -190,8 +190,8 @@ unsafe fn with_issuer<I: Issuer>(
     // SAFETY: napi fills missing arguments with undefined; the value lives for this call.
     let first =
         (with_argument && argc > 0).then(|| unsafe { Unknown::from_raw_unchecked(env, argv[0]) });
-    let outcome = catch_unwind(AssertUnwindSafe(|| body(issuer, &js_env, first)))
-        .unwrap_or_else(|_| {
+    let outcome =
+        catch_unwind(AssertUnwindSafe(|| body(issuer, &js_env, first))).unwrap_or_else(|_| {
             Err(napi::Error::new(
                 Status::GenericFailure,
                 "ferroflake: a bug in the addon (panic)",

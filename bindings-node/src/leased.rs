@@ -242,7 +242,7 @@ fn slot(key: &Key) -> Arc<Slot> {
 pub(crate) fn lease_refusal(error: LeaseError) -> Refusal {
     let message = error.to_string();
     let kind = match &error {
-        LeaseError::Generator(core) => return Refusal::Explained(core.clone(), message),
+        LeaseError::Generator(core) => return Refusal::Explained(*core, message),
         LeaseError::Unavailable { .. } => "UNAVAILABLE",
         LeaseError::NoFreeNode { .. } => "NO_FREE_NODE",
         LeaseError::Lost { .. } => "LOST",
@@ -525,11 +525,20 @@ impl LeasedGenerator {
         let Ok(slot) = self.lease_use.live() else {
             return Ok(released());
         };
-        let lease = slot.lease.read().unwrap_or_else(PoisonError::into_inner);
-        let Some(leased) = lease.as_ref() else {
-            return Ok(released());
+        // What the lease says, read under the lock; JS values are made after it is let go.
+        let (status, node, epoch, fence_ms) = {
+            let lease = slot.lease.read().unwrap_or_else(PoisonError::into_inner);
+            let Some(leased) = lease.as_ref() else {
+                return Ok(released());
+            };
+            (
+                leased.status(),
+                leased.node(),
+                leased.grant().epoch,
+                leased.generator().fence_ms(),
+            )
         };
-        let (state, failures, last_error) = match leased.status() {
+        let (state, failures, last_error) = match status {
             LeaseStatus::Held => ("held", 0, None),
             LeaseStatus::Failing {
                 failures,
@@ -538,19 +547,16 @@ impl LeasedGenerator {
             LeaseStatus::Lost => ("lost", 0, None),
             _ => ("released", 0, None),
         };
-        let fence_ms = leased
-            .generator()
-            .fence_ms()
-            .map(|ms| to_number(&env, ms, "fenceMs"))
-            .transpose()?;
         Ok(LeaseInfo {
             state: state.to_owned(),
-            node_id: to_number(&env, leased.node(), "nodeId")?,
+            node_id: to_number(&env, node, "nodeId")?,
             registry: self.registry.clone(),
-            epoch: leased.grant().epoch,
+            epoch,
             failures,
             last_error,
-            fence_ms,
+            fence_ms: fence_ms
+                .map(|ms| to_number(&env, ms, "fenceMs"))
+                .transpose()?,
         })
     }
 
@@ -558,7 +564,8 @@ impl LeasedGenerator {
         let count = args::bounded(env, count, "count", MAX_BATCH)? as usize;
         let slot = self.lease_use.live().or_throw(env)?;
         let mut ids = vec![0u64; count];
-        slot.with(|leased| leased.next_ids(&mut ids)).or_throw(env)?;
+        slot.with(|leased| leased.next_ids(&mut ids))
+            .or_throw(env)?;
         Ok(ids)
     }
 }
@@ -605,10 +612,7 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
         .map_err(lease_refusal)
         .or_throw(env)?;
     Ok(Request {
-        key: Key {
-            registry,
-            layout,
-        },
+        key: Key { registry, layout },
         settings,
     })
 }

@@ -132,12 +132,8 @@ impl SegmentAllocator {
             .or_throw(&env)?;
         let mut config = SegmentConfig::default();
         if let Some(v) = get("maxWaitMs")? {
-            config.max_wait = Duration::from_millis(args::bounded(
-                &env,
-                v,
-                "maxWaitMs",
-                MAX_SAFE_INTEGER,
-            )?);
+            config.max_wait =
+                Duration::from_millis(args::bounded(&env, v, "maxWaitMs", MAX_SAFE_INTEGER)?);
         }
         if let Some(v) = get("prefetchShare")? {
             config.prefetch_share = share(&env, v)?;
@@ -242,17 +238,19 @@ impl SegmentAllocator {
     ) -> napi::Result<AsyncTask<PoolTask<OpenedKey>>> {
         let key = args::string(&env, key, "key")?;
         let object = options(&env, options_value, "options", &KEY_KEYS)?;
-        let limit = match object.as_ref().map(|o| field(o, "limit")).transpose()?.flatten() {
+        let limit = match object
+            .as_ref()
+            .map(|o| field(o, "limit"))
+            .transpose()?
+            .flatten()
+        {
             Some(v) => args::unsigned(&env, v, "limit")?,
             None => LIMIT_JS,
         };
         if limit > LIMIT_I64 {
             return Err(throw(
                 &env,
-                Refusal::Segment(
-                    "INVALID_CONFIG",
-                    format!("limit {limit} is above 2^63 - 1"),
-                ),
+                Refusal::Segment("INVALID_CONFIG", format!("limit {limit} is above 2^63 - 1")),
             ));
         }
         ferroflake_segment::check_key(&key)
