@@ -3,14 +3,24 @@
 #   PREFIX/include/ferroflake.h
 #   PREFIX/lib/libferroflake.a, PREFIX/lib/libferroflake.so (-> .so.0.1 -> .so.0.1.0)
 #   PREFIX/lib/pkgconfig/ferroflake.pc
-# Usage: ffi-c/build-c.sh [PREFIX]   (default: <target dir>/ferroflake-c)
-# Set FERROFLAKE_WRITE_HEADER=1 to regenerate include/ferroflake.h on the way.
+# Usage: ffi-c/build-c.sh [--stores] [PREFIX]   (default: <target dir>/ferroflake-c)
+#   --stores  with the lease registries and segment stores on servers (etcd, Redis,
+#             ZooKeeper, PostgreSQL, MySQL): a larger library, and etcd's client needs protoc
+#             (scripts/install-deps.sh installs it). Without it, leases use the embedded
+#             registry and segments SQLite; other addresses give FERROFLAKE_RESULT_NOT_BUILT.
+# Set FERROFLAKE_WRITE_HEADER=1 to regenerate include/ferroflake.h on the way (the header is
+# the same either way).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
+features=()
+if [ "${1:-}" = --stores ]; then
+  features=(--features stores)
+  shift
+fi
 prefix="${1:-$target_dir/ferroflake-c}"
 
-cargo build --manifest-path "$root/Cargo.toml" -p ferroflake-ffi --release --lib
+cargo build --manifest-path "$root/Cargo.toml" -p ferroflake-ffi --release --lib "${features[@]}"
 
 # The package version as cargo sees it ("path+file:///...#ferroflake-ffi@0.1.0").
 version="$(cargo pkgid --manifest-path "$root/Cargo.toml" -p ferroflake-ffi | sed 's/.*[#@]//')"
@@ -29,6 +39,8 @@ ln -sf "libferroflake.so.$version" "$prefix/lib/$soname"
 ln -sf "$soname" "$prefix/lib/libferroflake.so"
 # What the Rust standard library in the static archive needs (rustc --print native-static-libs).
 native_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
+# The stores add zlib (MySQL's client compresses).
+if [ ${#features[@]} -gt 0 ]; then native_libs="$native_libs -lz"; fi
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" -e "s|@NATIVE_LIBS@|$native_libs|" \
   "$root/ffi-c/ferroflake.pc.in" >"$prefix/lib/pkgconfig/ferroflake.pc"
 echo "ferroflake C library $version installed in $prefix"

@@ -21,7 +21,8 @@ fn main() {
 
     let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("ffi-c/cbindgen.toml parses");
-    config.after_includes = Some(version_macros());
+    // The version macros, then the config's own lines (the struct initialiser macros).
+    config.after_includes = Some(version_macros() + config.after_includes.as_deref().unwrap_or(""));
     let bindings = cbindgen::Builder::new()
         .with_crate(&crate_dir)
         .with_config(config)
@@ -39,7 +40,11 @@ fn version_macros() -> String {
          #define FERROFLAKE_VERSION \"{}\"\n\
          #define FERROFLAKE_VERSION_MAJOR {}\n\
          #define FERROFLAKE_VERSION_MINOR {}\n\
-         #define FERROFLAKE_VERSION_PATCH {}\n",
+         #define FERROFLAKE_VERSION_PATCH {}\n\
+         \n/* Leases and segments exist on Unix-like systems only (they need flock and user ids). */\n\
+         #if !defined(FERROFLAKE_UNIX) && (defined(__unix__) || defined(__APPLE__))\n\
+         #define FERROFLAKE_UNIX 1\n\
+         #endif\n",
         var("CARGO_PKG_VERSION"),
         var("CARGO_PKG_VERSION_MAJOR"),
         var("CARGO_PKG_VERSION_MINOR"),

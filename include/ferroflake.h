@@ -24,6 +24,25 @@
 #define FERROFLAKE_VERSION_MINOR 1
 #define FERROFLAKE_VERSION_PATCH 0
 
+/* Leases and segments exist on Unix-like systems only (they need flock and user ids). */
+#if !defined(FERROFLAKE_UNIX) && (defined(__unix__) || defined(__APPLE__))
+#define FERROFLAKE_UNIX 1
+#endif
+/* Each options or status struct starts with uint32_t struct_size: these set it to the size of
+ * the struct as this header declares it and fill in the defaults. A program built against an
+ * older header passes its older, smaller size, and the library reads and writes only that
+ * much (fields past it take their defaults). */
+#define FERROFLAKE_GENERATOR_OPTIONS_INIT(options) \
+    ferroflake_generator_options_init(sizeof *(options), (options))
+#define FERROFLAKE_LEASE_OPTIONS_INIT(options) \
+    ferroflake_lease_options_init(sizeof *(options), (options))
+#define FERROFLAKE_LEASE_STATUS_INIT(status) \
+    ferroflake_lease_status_init(sizeof *(status), (status))
+#define FERROFLAKE_SEGMENT_OPTIONS_INIT(options) \
+    ferroflake_segment_options_init(sizeof *(options), (options))
+#define FERROFLAKE_SEGMENT_STATUS_INIT(status) \
+    ferroflake_segment_status_init(sizeof *(status), (status))
+
 
 /**
  * A buffer of this many bytes holds any id in any format, with its NUL terminator.
@@ -152,6 +171,22 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_GENERATOR_FORKED = 24,
     /**
+     * A mask width outside 8 to 64 bits.
+     */
+    FERROFLAKE_RESULT_MASK_WIDTH_OUT_OF_RANGE = 25,
+    /**
+     * A mask key version above the largest a key may have.
+     */
+    FERROFLAKE_RESULT_MASK_KEY_VERSION_OUT_OF_RANGE = 26,
+    /**
+     * A masked id names a key version the key or keyring at hand does not hold.
+     */
+    FERROFLAKE_RESULT_UNKNOWN_MASK_KEY_VERSION = 27,
+    /**
+     * A keyring was given two different secrets for one key version.
+     */
+    FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION = 28,
+    /**
      * A pointer argument was NULL.
      */
     FERROFLAKE_RESULT_NULL_ARGUMENT = 100,
@@ -184,6 +219,77 @@ enum ferroflake_result
      * A buffer length is larger than memory can hold, or scratch memory ran out.
      */
     FERROFLAKE_RESULT_BUFFER_TOO_LARGE = 107,
+    /**
+     * An options or status struct's `struct_size` is not the size of any version of that
+     * struct: set it with the struct's `_init` function (or its `FERROFLAKE_*_INIT` macro).
+     * A size larger than this library's struct means a header newer than the library.
+     */
+    FERROFLAKE_RESULT_STRUCT_SIZE = 108,
+    /**
+     * A registry or store address that cannot be read (unknown scheme, relative path,
+     * malformed URL).
+     */
+    FERROFLAKE_RESULT_BAD_ADDRESS = 109,
+    /**
+     * The address names a store this library was built without (cargo feature `stores`
+     * off): only the embedded registry and SQLite are in.
+     */
+    FERROFLAKE_RESULT_NOT_BUILT = 110,
+    /**
+     * The registry or store cannot be reached (or did not answer in time).
+     */
+    FERROFLAKE_RESULT_UNAVAILABLE = 111,
+    /**
+     * The registry or store answered with an error.
+     */
+    FERROFLAKE_RESULT_STORE_ERROR = 112,
+    /**
+     * Lease or segment settings that cannot work (the last error message says which).
+     */
+    FERROFLAKE_RESULT_INVALID_CONFIG = 113,
+    /**
+     * Every node id of the layout is leased or quarantined.
+     */
+    FERROFLAKE_RESULT_NO_FREE_NODE = 114,
+    /**
+     * The registry says the lease is no longer this holder's (expired, taken or removed):
+     * nothing more is issued under it.
+     */
+    FERROFLAKE_RESULT_LEASE_LOST = 115,
+    /**
+     * A previous holder of the node id reserved ids further ahead than this clock reaches
+     * within the start wait.
+     */
+    FERROFLAKE_RESULT_BEHIND_HIGH_WATER = 116,
+    /**
+     * The segment table has no such key: create it first.
+     */
+    FERROFLAKE_RESULT_UNKNOWN_KEY = 117,
+    /**
+     * The segment key already exists.
+     */
+    FERROFLAKE_RESULT_KEY_EXISTS = 118,
+    /**
+     * A segment key that is empty, too long or not text the store can hold.
+     */
+    FERROFLAKE_RESULT_INVALID_KEY = 119,
+    /**
+     * The segment key has no range left below its limit.
+     */
+    FERROFLAKE_RESULT_KEY_EXHAUSTED = 120,
+    /**
+     * Both of the key's buffers stayed empty for the allocator's `max_wait_ms`.
+     */
+    FERROFLAKE_RESULT_NOT_READY = 121,
+    /**
+     * The segment allocator was closed.
+     */
+    FERROFLAKE_RESULT_CLOSED = 122,
+    /**
+     * The segment key went back in the store (a restored backup, a lost write): nothing is
+     * issued from it until it is set above every id it ever issued.
+     */
+    FERROFLAKE_RESULT_REWOUND = 123,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -211,6 +317,55 @@ typedef struct ferroflake_generator ferroflake_generator;
  */
 typedef struct ferroflake_layout ferroflake_layout;
 
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Issues ids under a node id leased from a registry, and only while the lease is held.
+ *
+ * Opaque: make one with `ferroflake_leased_generator_new`; end it with
+ * `ferroflake_leased_generator_release` (which reports the release's outcome) or
+ * `ferroflake_leased_generator_free`. Every other function may be called from any number
+ * of threads at once. A background thread renews the lease; past the lease's deadline
+ * (renewals failing) or once it is lost, calls return `LEASE_EXPIRED` and
+ * `ferroflake_last_error_message` says why.
+ *
+ * After `fork()`: the lease, and the renewal thread, stay the parent's. In the child every
+ * function on an inherited handle returns `FERROFLAKE_RESULT_GENERATOR_FORKED`, and
+ * `_release`/`_free` there release nothing (the parent goes on issuing under its lease).
+ * Make a new leased generator in the child.
+ */
+typedef struct ferroflake_leased_generator ferroflake_leased_generator;
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Hands out ids of keys in a segment table (Leaf's `leaf_alloc`): each key's ids come in
+ * ranges ("segments") taken from the table in one atomic update, and are issued from
+ * memory, the next range fetched in the background before the current one runs out.
+ *
+ * Opaque: make one with `ferroflake_segment_allocator_new`, take key handles with
+ * `ferroflake_segment_allocator_key`, end it with `ferroflake_segment_allocator_close`
+ * (which gives unissued ids back to the table and reports how many) and
+ * `ferroflake_segment_allocator_free`. Every function may be called from any number of
+ * threads at once, except `_free`.
+ *
+ * After `fork()`: an allocator, and its key handles, must not be used in the child (the
+ * child would issue the ids in memory that the parent issues too, and the fetching thread
+ * is not copied). Make a new allocator in the child.
+ */
+typedef struct ferroflake_segment_allocator ferroflake_segment_allocator;
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * One key's ids. Opaque: from `ferroflake_segment_allocator_key`, released with
+ * `ferroflake_segment_key_free`. Any number of threads may use one handle at once; ids are
+ * unique across them (and across every process on the same table). A handle may outlive
+ * its allocator: after the allocator is closed or freed, its calls return
+ * `FERROFLAKE_RESULT_CLOSED`.
+ */
+typedef struct ferroflake_segment_key ferroflake_segment_key;
+#endif
+
 /**
  * A string form of an id. One of the `FERROFLAKE_FORMAT_*` values; any other number gives
  * `FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE`.
@@ -225,9 +380,19 @@ typedef uint32_t ferroflake_clock;
 
 /**
  * Settings for `ferroflake_generator_new` beyond layout and node. Start from
- * `ferroflake_generator_options_default` and change what you need. A plain value.
+ * `FERROFLAKE_GENERATOR_OPTIONS_INIT(&options)` (or `ferroflake_generator_options_init`) and
+ * change what you need. A plain value.
+ *
+ * It can grow: fields are only appended, and `struct_size` tells the library which version
+ * the caller was built with, so a program built against an older header keeps working
+ * (fields it does not know take their defaults). A `struct_size` that is no version's size
+ * gives `FERROFLAKE_RESULT_STRUCT_SIZE`.
  */
 typedef struct ferroflake_generator_options {
+    /**
+     * The size of the caller's version of this struct, set by the `_init` function.
+     */
+    uint32_t struct_size;
     /**
      * A `FERROFLAKE_CLOCK_*` value. Default `FERROFLAKE_CLOCK_SYSTEM`.
      */
@@ -383,6 +548,226 @@ typedef struct ferroflake_parts {
     uint64_t shard;
 } ferroflake_parts;
 
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Settings for `ferroflake_leased_generator_new`. Start from
+ * `FERROFLAKE_LEASE_OPTIONS_INIT(&options)` and change what you need. Durations are in ms;
+ * 0 in a duration other than `ttl_ms` means "derived from `ttl_ms`" as noted.
+ *
+ * It can grow like `ferroflake_generator_options`: `struct_size` names the caller's
+ * version, fields past it take their defaults.
+ */
+typedef struct ferroflake_lease_options {
+    /**
+     * The size of the caller's version of this struct, set by the `_init` function.
+     */
+    uint32_t struct_size;
+    /**
+     * How long a claim lasts unless renewed. Default 10,000; at least 10.
+     */
+    uint64_t ttl_ms;
+    /**
+     * The longest TTL any holder in this registry uses (a registry that lost its records
+     * makes new holders wait this long plus the quarantine). 0: the larger of `ttl_ms` and
+     * 10,000.
+     */
+    uint64_t max_ttl_ms;
+    /**
+     * How often the lease is renewed. 0: `ttl_ms / 3`.
+     */
+    uint64_t renew_every_ms;
+    /**
+     * Issuing stops this long before the lease's local deadline. 0: `ttl_ms / 10`.
+     */
+    uint64_t safety_margin_ms;
+    /**
+     * How long a released or expired node id rests before anyone may claim it.
+     * 0: `ttl_ms / 5`.
+     */
+    uint64_t quarantine_ms;
+    /**
+     * The longest `ferroflake_leased_generator_new` waits for the clock to pass a previous
+     * holder's reserved ids or a lost-records floor. 0: 30,000.
+     */
+    uint64_t max_start_wait_ms;
+    /**
+     * Who holds the lease, as the registry records it (UTF-8). NULL: `hostname:pid`.
+     */
+    const char *holder;
+    /**
+     * The generator's options (clock: `FERROFLAKE_CLOCK_SYSTEM` or `_FAST`; drift,
+     * backward wait, resume point). NULL: the defaults.
+     */
+    const struct ferroflake_generator_options *generator_options;
+} ferroflake_lease_options;
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Where a lease stands: the `state` of `ferroflake_lease_status`.
+ */
+typedef uint32_t ferroflake_lease_state;
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * What `ferroflake_leased_generator_status` reports. Set `struct_size` first with
+ * `FERROFLAKE_LEASE_STATUS_INIT(&status)`; the library writes only that many bytes.
+ */
+typedef struct ferroflake_lease_status {
+    /**
+     * The size of the caller's version of this struct, set by the `_init` function.
+     */
+    uint32_t struct_size;
+    /**
+     * A `FERROFLAKE_LEASE_*` state.
+     */
+    ferroflake_lease_state state;
+    /**
+     * The leased node id.
+     */
+    uint64_t node;
+    /**
+     * The registry's epoch of this claim (grows with each claim of the node id).
+     */
+    uint64_t epoch;
+    /**
+     * Failed renewals in a row (`FERROFLAKE_LEASE_FAILING`), else 0.
+     */
+    uint64_t failures;
+    /**
+     * The result code of the last failed renewal (`FERROFLAKE_LEASE_FAILING`), else
+     * `FERROFLAKE_RESULT_OK`.
+     */
+    ferroflake_result last_error;
+    /**
+     * The high-water mark the registry holds for this lease (Unix ms).
+     */
+    uint64_t reserved_high_water_ms;
+    /**
+     * The generator's fence (Unix ms): ids of ticks at or after it are refused.
+     * `FERROFLAKE_NO_FENCE` if none.
+     */
+    uint64_t fence_ms;
+} ferroflake_lease_status;
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Settings for `ferroflake_segment_allocator_new`. Start from
+ * `FERROFLAKE_SEGMENT_OPTIONS_INIT(&options)` (the segment crate's defaults, Leaf's rules)
+ * and change what you need. It can grow like `ferroflake_generator_options`.
+ */
+typedef struct ferroflake_segment_options {
+    /**
+     * The size of the caller's version of this struct, set by the `_init` function.
+     */
+    uint32_t struct_size;
+    /**
+     * The share of a segment used before the next one is fetched, in (0, 1]. Default 0.1.
+     */
+    double prefetch_share;
+    /**
+     * How long a call waits for the fetch in flight when both buffers are empty, before
+     * `FERROFLAKE_RESULT_NOT_READY`. Default 500.
+     */
+    uint64_t max_wait_ms;
+    /**
+     * A segment used up faster than this doubles the next step. Default 15 minutes.
+     */
+    uint64_t fast_segment_ms;
+    /**
+     * A segment lasting longer than this halves the next step. Default 30 minutes.
+     */
+    uint64_t slow_segment_ms;
+    /**
+     * The largest step the allocator grows to. Default 1,000,000.
+     */
+    uint64_t max_step;
+    /**
+     * The first retry after a failed fetch (doubling up to `retry_max_ms`). Default 50.
+     */
+    uint64_t retry_min_ms;
+    /**
+     * The longest wait between retries. Default 5,000.
+     */
+    uint64_t retry_max_ms;
+} ferroflake_segment_options;
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * What `ferroflake_segment_key_status` reports about a key. Set `struct_size` first with
+ * `FERROFLAKE_SEGMENT_STATUS_INIT(&status)`; the library writes only that many bytes.
+ */
+typedef struct ferroflake_segment_status {
+    /**
+     * The size of the caller's version of this struct, set by the `_init` function.
+     */
+    uint32_t struct_size;
+    /**
+     * Nonzero while a fetch is in flight (or waiting to retry).
+     */
+    uint32_t fetching;
+    /**
+     * The largest id the key may issue.
+     */
+    uint64_t limit;
+    /**
+     * The unissued rest of the current segment: ids `current_start` to `current_end - 1`.
+     */
+    uint64_t current_start;
+    /**
+     * The end (exclusive) of the current segment.
+     */
+    uint64_t current_end;
+    /**
+     * The next segment, if fetched (else both 0).
+     */
+    uint64_t next_start;
+    /**
+     * The end (exclusive) of the next segment.
+     */
+    uint64_t next_end;
+    /**
+     * Ids in memory: the rest of the current segment plus the next.
+     */
+    uint64_t runway_ids;
+    /**
+     * The step of the latest fetch (adaptive).
+     */
+    uint64_t step;
+    /**
+     * The result code of the latest fetch's error, until a fetch succeeds; else OK.
+     */
+    ferroflake_result last_error;
+    /**
+     * Segments fetched from the store (the first included).
+     */
+    uint64_t fetches;
+    /**
+     * Fetches that failed.
+     */
+    uint64_t fetch_failures;
+    /**
+     * Calls that found both buffers empty and had to wait or fail.
+     */
+    uint64_t waits;
+    /**
+     * Calls that got `NOT_READY`.
+     */
+    uint64_t not_ready;
+    /**
+     * Calls that got the store's error because memory was empty.
+     */
+    uint64_t store_errors;
+    /**
+     * Segment switches.
+     */
+    uint64_t switches;
+} ferroflake_segment_status;
+#endif
+
 /**
  * Base 10, no padding, 1 to 20 characters.
  */
@@ -438,6 +823,35 @@ typedef struct ferroflake_parts {
  * time | sequence | node | shard (node lowest before the shard), as in sonyflake.
  */
 #define FERROFLAKE_FIELD_ORDER_SEQUENCE_THEN_NODE 1
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The last renewal succeeded; ids are issued up to the fence it set.
+ */
+#define FERROFLAKE_LEASE_HELD 0
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Renewals are failing: ids are issued until the last good renewal's deadline, then
+ * refused (`LEASE_EXPIRED`) until a renewal of the same lease succeeds.
+ */
+#define FERROFLAKE_LEASE_FAILING 1
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The registry says the lease is no longer ours: nothing is issued again.
+ */
+#define FERROFLAKE_LEASE_LOST 2
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The lease was released.
+ */
+#define FERROFLAKE_LEASE_RELEASED 3
+#endif
 
 /**
  * The operating system's wall clock (`CLOCK_REALTIME`).
@@ -535,7 +949,7 @@ ferroflake_result ferroflake_format_parse(ferroflake_format format_value,
  * Makes a generator for node `node` under `layout`.
  *
  * `options` may be NULL for the defaults (system clock, no drift, 5 ms backward wait).
- * Returns `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
+ * Returns `STRUCT_SIZE` for options whose `struct_size` is no version's size; `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
  * chosen clock now); for a resume point, `LAYOUT_EXHAUSTED` if no tick of the layout
  * follows it and `RESUME_IN_FUTURE` if the clock is behind it by more than the drift and
  * the backward wait bridge; `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.
@@ -546,8 +960,8 @@ ferroflake_result ferroflake_format_parse(ferroflake_format format_value,
  * Thread safety: any thread.
  *
  * # Safety
- * `layout` is NULL or a live handle; `options` is NULL or valid; `out_generator` is NULL
- * or writable.
+ * `layout` is NULL or a live handle; `options` is NULL or valid for reading its
+ * `struct_size` bytes; `out_generator` is NULL or writable.
  */
 ferroflake_result ferroflake_generator_new(const struct ferroflake_layout *layout,
                                            uint64_t node,
@@ -754,6 +1168,30 @@ ferroflake_result ferroflake_generator_rewind_clock_ms(const struct ferroflake_g
                                                        uint64_t ms);
 
 /**
+ * The text of the last call on the calling thread that did not return
+ * `FERROFLAKE_RESULT_OK`: the underlying error's own words, with the details the code alone
+ * cannot carry (which node id, how far behind, which registry said what). An empty string
+ * if no call on this thread has failed yet. Never NULL. At most 1023 bytes (a longer text
+ * is cut and ends in "...").
+ *
+ * Successful calls leave it alone, so read it right after the failing call.
+ *
+ * Ownership: the string belongs to the library. It stays valid, unchanged, until the next
+ * failing call on the same thread or until the thread exits; copy it to keep it longer.
+ * Thread safety: each thread has its own.
+ */
+const char *ferroflake_last_error_message(void);
+
+/**
+ * The code of the last call on the calling thread that did not return
+ * `FERROFLAKE_RESULT_OK` (the one `ferroflake_last_error_message` describes), or
+ * `FERROFLAKE_RESULT_OK` if none has failed yet.
+ *
+ * Thread safety: each thread has its own.
+ */
+ferroflake_result ferroflake_last_error_code(void);
+
+/**
  * Validates a custom layout and makes a handle for it.
  *
  * Returns the core's refusal (`TOO_MANY_BITS`, `NO_TIME_BITS`, `ZERO_SEQUENCE_BITS`,
@@ -911,16 +1349,194 @@ ferroflake_result ferroflake_layout_twitter_node(uint64_t datacenter,
                                                  uint64_t worker,
                                                  uint64_t *out_node);
 
+#if defined(FERROFLAKE_UNIX)
 /**
- * Fills `*out_options` with the defaults: system clock, no drift, 5 ms backward wait, no
- * resume point.
+ * Fills `*options`, a struct of `struct_size` bytes, with the defaults (TTL 10 s, the rest
+ * derived from it, the generator's defaults) and sets its `struct_size`. Use
+ * `FERROFLAKE_LEASE_OPTIONS_INIT(&options)`, which passes `sizeof options`.
  *
- * Ownership: `*out_options` is the caller's. Thread safety: any thread.
+ * Returns `STRUCT_SIZE` for a size that is no version of the struct, or `NULL_ARGUMENT`;
+ * nothing is written then.
+ *
+ * Ownership: `*options` is the caller's. Thread safety: any thread.
  *
  * # Safety
- * `out_options` is NULL or writable.
+ * `options` is NULL or valid for writing `struct_size` bytes.
  */
-ferroflake_result ferroflake_generator_options_default(struct ferroflake_generator_options *out_options);
+ferroflake_result ferroflake_lease_options_init(size_t struct_size,
+                                                struct ferroflake_lease_options *options);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Prepares `*status`, a struct of `struct_size` bytes, for
+ * `ferroflake_leased_generator_status`: zeroes it and sets its `struct_size`. Use
+ * `FERROFLAKE_LEASE_STATUS_INIT(&status)`.
+ *
+ * Ownership: `*status` is the caller's. Thread safety: any thread.
+ *
+ * # Safety
+ * `status` is NULL or valid for writing `struct_size` bytes.
+ */
+ferroflake_result ferroflake_lease_status_init(size_t struct_size,
+                                               struct ferroflake_lease_status *status);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Leases a node id for `layout` from the registry at `registry_address` and starts issuing
+ * under it, renewing in a background thread.
+ *
+ * `registry_address`: NULL for the embedded registry in the default directory
+ * (`/var/tmp/ferroflake-leases-<uid>`, shared by every process of the user); an absolute
+ * directory or `file:///dir` for an embedded registry there; `etcd://`, `redis://`,
+ * `zk://` or `postgres://` URLs for the store backends (built with the `stores` feature,
+ * else `NOT_BUILT`). `options` may be NULL for the defaults.
+ *
+ * May block: a new (or emptied) registry makes the first holder wait the longest TTL plus
+ * the quarantine (about 12 s with the defaults), and a previous holder's reserved ids are
+ * waited out, each up to `max_start_wait_ms`. An unreachable store fails within seconds.
+ *
+ * Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `NO_FREE_NODE`,
+ * `BEHIND_HIGH_WATER`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
+ * unknown clock), `INVALID_UTF8`, a core code (`EPOCH_IN_FUTURE`, `LAYOUT_EXHAUSTED`, ...)
+ * or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the details.
+ *
+ * Ownership: `layout`, `registry_address` and `options` are only read during the call. On
+ * success the caller owns `*out_generator` and ends it with `_release` or `_free`.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `layout` is NULL or a live handle; `registry_address` is NULL or a NUL-terminated string;
+ * `options` is NULL or valid for its `struct_size` bytes (and its pointers NULL or valid);
+ * `out_generator` is NULL or writable.
+ */
+ferroflake_result ferroflake_leased_generator_new(const struct ferroflake_layout *layout,
+                                                  const char *registry_address,
+                                                  const struct ferroflake_lease_options *options,
+                                                  struct ferroflake_leased_generator **out_generator);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Stops issuing, stops renewing, releases the node id (recording the end of the last
+ * issued tick, so the next holder starts after it) and frees the handle, returning the
+ * registry's answer: `OK`, or `UNAVAILABLE`/`STORE_ERROR` (the claim then lapses after its
+ * TTL). In a child process that inherited the handle through `fork()` it releases nothing
+ * and returns `GENERATOR_FORKED`. NULL gives `NULL_ARGUMENT`.
+ *
+ * Ownership: takes the handle back whatever the result; it must not be used again.
+ * Thread safety: no other thread may be using the generator any more.
+ *
+ * # Safety
+ * `generator` is NULL or a live handle from this library.
+ */
+ferroflake_result ferroflake_leased_generator_release(struct ferroflake_leased_generator *generator);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Stops issuing and renewing, releases the node id (ignoring the registry's answer; use
+ * `_release` to see it) and frees the handle. In a child process that inherited the handle
+ * through `fork()` it only frees the child's copy: the lease stays the parent's. NULL is
+ * accepted and ignored.
+ *
+ * Ownership: takes the handle back; it must not be used again.
+ * Thread safety: no other thread may be using the generator any more.
+ *
+ * # Safety
+ * `generator` is NULL or a live handle from this library.
+ */
+void ferroflake_leased_generator_free(struct ferroflake_leased_generator *generator);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The next id.
+ *
+ * Returns `LEASE_EXPIRED` when the lease cannot be proven (lost, or renewals failing past
+ * its deadline; `ferroflake_last_error_message` says which), `GENERATOR_FORKED` in a forked
+ * child, any error of `ferroflake_generator_next_id`, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `generator` is borrowed; `*out_id` is the caller's.
+ * Thread safety: any number of threads may call this on one generator at once.
+ *
+ * # Safety
+ * `generator` is NULL or a live handle; `out_id` is NULL or writable.
+ */
+ferroflake_result ferroflake_leased_generator_next_id(const struct ferroflake_leased_generator *generator,
+                                                      uint64_t *out_id);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Fills `ids[0..len]` with consecutive new ids, as `ferroflake_generator_next_ids`: on
+ * error `ids` is left untouched.
+ *
+ * Returns the errors of `ferroflake_leased_generator_next_id`, `BUFFER_TOO_LARGE`, or
+ * `NULL_ARGUMENT` (also for a NULL `ids` with `len` 0).
+ *
+ * Ownership: `generator` is borrowed; `ids` is the caller's buffer, written only on success.
+ * Thread safety: any number of threads may call this on one generator at once.
+ *
+ * # Safety
+ * `generator` is NULL or a live handle; `ids` is NULL or valid for writing `len`
+ * `uint64_t`s.
+ */
+ferroflake_result ferroflake_leased_generator_next_ids(const struct ferroflake_leased_generator *generator,
+                                                       uint64_t *ids,
+                                                       size_t len);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The leased node id.
+ *
+ * Returns `GENERATOR_FORKED` in a forked child, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `generator` is borrowed. Thread safety: any thread.
+ *
+ * # Safety
+ * `generator` is NULL or a live handle; `out_node` is NULL or writable.
+ */
+ferroflake_result ferroflake_leased_generator_node(const struct ferroflake_leased_generator *generator,
+                                                   uint64_t *out_node);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Where the lease stands: state, node id, claim epoch, failing renewals, reserved mark and
+ * fence. Set `out_status->struct_size` first (`FERROFLAKE_LEASE_STATUS_INIT`); only that
+ * many bytes are written.
+ *
+ * Returns `GENERATOR_FORKED` in a forked child, `STRUCT_SIZE`, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `generator` is borrowed; `*out_status` is the caller's.
+ * Thread safety: any thread, while others issue ids.
+ *
+ * # Safety
+ * `generator` is NULL or a live handle; `out_status` is NULL or valid for its
+ * `struct_size` bytes.
+ */
+ferroflake_result ferroflake_leased_generator_status(const struct ferroflake_leased_generator *generator,
+                                                     struct ferroflake_lease_status *out_status);
+#endif
+
+/**
+ * Fills `*options`, a struct of `struct_size` bytes, with the defaults (system clock, no
+ * drift, 5 ms backward wait, no resume point) and sets its `struct_size`. Pass
+ * `sizeof options`, or use `FERROFLAKE_GENERATOR_OPTIONS_INIT(&options)`, which does.
+ *
+ * Returns `STRUCT_SIZE` for a size that is no version of the struct, or `NULL_ARGUMENT`;
+ * nothing is written then.
+ *
+ * Ownership: `*options` is the caller's. Thread safety: any thread.
+ *
+ * # Safety
+ * `options` is NULL or valid for writing `struct_size` bytes.
+ */
+ferroflake_result ferroflake_generator_options_init(size_t struct_size,
+                                                    struct ferroflake_generator_options *options);
 
 /**
  * A static, NUL-terminated English description of a result code.
@@ -932,6 +1548,205 @@ ferroflake_result ferroflake_generator_options_default(struct ferroflake_generat
  * Thread safety: may be called from any thread at any time.
  */
 const char *ferroflake_result_message(uint32_t code);
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Fills `*options`, a struct of `struct_size` bytes, with the defaults and sets its
+ * `struct_size`. Use `FERROFLAKE_SEGMENT_OPTIONS_INIT(&options)`.
+ *
+ * Ownership: `*options` is the caller's. Thread safety: any thread.
+ *
+ * # Safety
+ * `options` is NULL or valid for writing `struct_size` bytes.
+ */
+ferroflake_result ferroflake_segment_options_init(size_t struct_size,
+                                                  struct ferroflake_segment_options *options);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Prepares `*status`, a struct of `struct_size` bytes, for `ferroflake_segment_key_status`:
+ * zeroes it and sets its `struct_size`. Use `FERROFLAKE_SEGMENT_STATUS_INIT(&status)`.
+ *
+ * Ownership: `*status` is the caller's. Thread safety: any thread.
+ *
+ * # Safety
+ * `status` is NULL or valid for writing `struct_size` bytes.
+ */
+ferroflake_result ferroflake_segment_status_init(size_t struct_size,
+                                                 struct ferroflake_segment_status *status);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Opens the store at `store_address` and makes an allocator over it.
+ *
+ * `store_address`: NULL for the SQLite file shared by the user's processes
+ * (`/var/tmp/ferroflake-segments-<uid>/segments.db`); an absolute path or `sqlite:///file`
+ * for another SQLite file; `postgres://`, `mysql://` or `redis://` URLs (built with the
+ * `stores` feature, else `NOT_BUILT`). `options` may be NULL for the defaults.
+ *
+ * Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `INVALID_CONFIG`,
+ * `STRUCT_SIZE`, `INVALID_UTF8` or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the
+ * details.
+ *
+ * Ownership: `store_address` and `options` are only read during the call. On success the
+ * caller owns `*out_allocator` and releases it with `ferroflake_segment_allocator_free`.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `store_address` is NULL or a NUL-terminated string; `options` is NULL or valid for its
+ * `struct_size` bytes; `out_allocator` is NULL or writable.
+ */
+ferroflake_result ferroflake_segment_allocator_new(const char *store_address,
+                                                   const struct ferroflake_segment_options *options,
+                                                   struct ferroflake_segment_allocator **out_allocator);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Adds `key` to the store's table: its first range starts at `start`, and each fetch
+ * takes at least `step` ids (1 to 2^31 - 1). Keys are created once, explicitly.
+ *
+ * Returns `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG` (a step out of range, a negative
+ * start), the store's errors, `INVALID_UTF8` or `NULL_ARGUMENT`.
+ *
+ * Ownership: `allocator` and `key` are borrowed. Thread safety: any thread.
+ *
+ * # Safety
+ * `allocator` is NULL or a live handle; `key` is NULL or a NUL-terminated string.
+ */
+ferroflake_result ferroflake_segment_allocator_create_key(const struct ferroflake_segment_allocator *allocator,
+                                                          const char *key,
+                                                          int64_t start,
+                                                          uint64_t step);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The handle of `key`. The first call per key loads its first segment from the store
+ * (synchronously); later calls give handles to the same ids.
+ *
+ * Returns `UNKNOWN_KEY` (create it first), `INVALID_KEY`, `CLOSED`, the store's errors,
+ * `INVALID_UTF8` or `NULL_ARGUMENT`.
+ *
+ * Ownership: `allocator` and `key` are borrowed. On success the caller owns `*out_key` and
+ * releases it with `ferroflake_segment_key_free`.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `allocator` is NULL or a live handle; `key` is NULL or a NUL-terminated string;
+ * `out_key` is NULL or writable.
+ */
+ferroflake_result ferroflake_segment_allocator_key(const struct ferroflake_segment_allocator *allocator,
+                                                   const char *key,
+                                                   struct ferroflake_segment_key **out_key);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Stops issuing and fetching, and gives each key's unissued ids back to the table where
+ * nobody allocated after us. Later calls on its key handles return `CLOSED`. A second call
+ * does nothing. `*out_given_back` (may be NULL) receives how many ids went back.
+ *
+ * Returns the error of the first key whose give-back failed (the allocator is closed all
+ * the same), or `NULL_ARGUMENT` for a NULL allocator.
+ *
+ * Ownership: `allocator` is borrowed; free it afterwards. Thread safety: any thread.
+ *
+ * # Safety
+ * `allocator` is NULL or a live handle; `out_given_back` is NULL or writable.
+ */
+ferroflake_result ferroflake_segment_allocator_close(const struct ferroflake_segment_allocator *allocator,
+                                                     uint64_t *out_given_back);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Closes the allocator (as `ferroflake_segment_allocator_close`, ignoring the outcome) and
+ * releases it. Key handles still alive return `CLOSED` from then on. NULL is accepted and
+ * ignored.
+ *
+ * Ownership: takes the handle back; it must not be used again.
+ * Thread safety: no other thread may be using the allocator any more (its key handles may
+ * still be in use).
+ *
+ * # Safety
+ * `allocator` is NULL or a live handle from this library.
+ */
+void ferroflake_segment_allocator_free(struct ferroflake_segment_allocator *allocator);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Releases a key handle. NULL is accepted and ignored.
+ *
+ * Ownership: takes the handle back; it must not be used again.
+ * Thread safety: no other thread may be using this handle any more.
+ *
+ * # Safety
+ * `key` is NULL or a live handle from this library.
+ */
+void ferroflake_segment_key_free(struct ferroflake_segment_key *key);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The key's next id: one atomic increment and a bounds check, from memory.
+ *
+ * Returns `NOT_READY` if both buffers stayed empty for `max_wait_ms`, the store's error
+ * (`UNAVAILABLE`, `STORE_ERROR`) if it is failing and memory is empty, `KEY_EXHAUSTED` at
+ * the key's limit, `REWOUND`, `CLOSED`, or `NULL_ARGUMENT`. Nothing is issued on an error;
+ * calling again is safe. May block up to `max_wait_ms` when memory is empty.
+ *
+ * Ownership: `key` is borrowed; `*out_id` is the caller's.
+ * Thread safety: any number of threads may call this on one handle at once.
+ *
+ * # Safety
+ * `key` is NULL or a live handle; `out_id` is NULL or writable.
+ */
+ferroflake_result ferroflake_segment_key_next_id(const struct ferroflake_segment_key *key,
+                                                 uint64_t *out_id);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Fills `ids[0..len]` with `len` new ids of the key, increasing (consecutive within a
+ * segment). `len` 0 succeeds and writes nothing; at most 2^32 at once (`INVALID_CONFIG`
+ * above). On error `ids` is left untouched, and the ids taken for the batch are dropped,
+ * never issued again.
+ *
+ * Returns the errors of `ferroflake_segment_key_next_id`, `BUFFER_TOO_LARGE`, or
+ * `NULL_ARGUMENT` (also for a NULL `ids` with `len` 0).
+ *
+ * Ownership: `key` is borrowed; `ids` is the caller's buffer, written only on success.
+ * Thread safety: any number of threads may call this on one handle at once.
+ *
+ * # Safety
+ * `key` is NULL or a live handle; `ids` is NULL or valid for writing `len` `uint64_t`s.
+ */
+ferroflake_result ferroflake_segment_key_next_ids(const struct ferroflake_segment_key *key,
+                                                  uint64_t *ids,
+                                                  size_t len);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The key's state: the current and next segments, runway, step, fetch state, the latest
+ * fetch error and counters. Set `out_status->struct_size` first
+ * (`FERROFLAKE_SEGMENT_STATUS_INIT`); only that many bytes are written.
+ *
+ * Returns `STRUCT_SIZE` or `NULL_ARGUMENT`.
+ *
+ * Ownership: `key` is borrowed; `*out_status` is the caller's.
+ * Thread safety: any thread, while others issue ids.
+ *
+ * # Safety
+ * `key` is NULL or a live handle; `out_status` is NULL or valid for its `struct_size` bytes.
+ */
+ferroflake_result ferroflake_segment_key_status(const struct ferroflake_segment_key *key,
+                                                struct ferroflake_segment_status *out_status);
+#endif
 
 /**
  * The version of the linked library, e.g. "0.1.0": compare it with the header's

@@ -3,8 +3,10 @@
 # checks the header's version macros and ferroflake.pc against Cargo.toml, runs the ffi crate's Rust unit tests, then
 # builds real C and C++ programs against the static and the shared library and runs them
 # plainly, under valgrind and under AddressSanitizer (+UBSan), the threaded one under
-# ThreadSanitizer too, plus the README quickstart through pkg-config. Ends with
-# "C suite: N passed, M failed". No benchmark runs here.
+# ThreadSanitizer too, plus the README quickstart through pkg-config. Then the library is
+# built again with the `stores` feature, and lease.c and segment.c run against it, where
+# unreachable servers are tried for real (without it, such addresses give NOT_BUILT). Ends
+# with "C suite: N passed, M failed". No benchmark runs here.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -74,9 +76,11 @@ cflags=(-std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -pthread -I"$inc" -I"$ou
 static_libs=("$lib/libferroflake.a" -lpthread -ldl -lm)
 shared_libs=(-L"$lib" -lferroflake -Wl,-rpath,"$lib")
 sanitize=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
-valgrind=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all)
+valgrind=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all
+  --suppressions=ffi-c/tests/valgrind.supp)
 
-for program in api vectors threads; do
+# lease.c and segment.c fork processes that share a registry or a SQLite file in /tmp.
+for program in api vectors threads lease segment; do
   src="ffi-c/tests/$program.c"
   check "$program-build-static" gcc "${cflags[@]}" "$src" "${static_libs[@]}" -o "$out/$program-static"
   check "$program-build-shared" gcc "${cflags[@]}" "$src" "${shared_libs[@]}" -o "$out/$program-shared"
@@ -142,6 +146,23 @@ readme_quickstart() {
 }
 check readme-quickstart-shared readme_quickstart shared
 check readme-quickstart-static readme_quickstart static
+
+# Leases and segments against a library with the stores: an unreachable Redis, PostgreSQL
+# or MySQL server is refused with FERROFLAKE_RESULT_UNAVAILABLE within seconds. Built last,
+# since it replaces the library in cargo's target directory (the copies above stay).
+echo "--- building libferroflake with the stores (release)"
+stores_prefix="$target_dir/ferroflake-c-stores"
+bash ffi-c/build-c.sh --stores "$stores_prefix"
+# shellcheck disable=SC2046 # pkg-config output is meant to be split into words
+stores_static=("$stores_prefix/lib/libferroflake.a"
+  $(PKG_CONFIG_PATH="$stores_prefix/lib/pkgconfig" pkg-config --libs --static ferroflake |
+    sed 's/-L[^ ]*//; s/-lferroflake//'))
+for program in lease segment; do
+  src="ffi-c/tests/$program.c"
+  check "$program-stores-build" gcc "${cflags[@]}" -DFERROFLAKE_TEST_STORES=1 "$src" \
+    "${stores_static[@]}" -o "$out/$program-stores"
+  check "$program-stores" "$out/$program-stores"
+done
 
 echo "C suite: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

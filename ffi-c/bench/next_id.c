@@ -1,7 +1,10 @@
 /* The C side of the C-ABI overhead benchmark (ffi-c/bench/run.sh runs it next to
  * next_id.rs in the same run). Prints one line per case: `c-<link> <case> <ns per call>`.
- * Same layout, clocks, iteration count and best-of-15 statistic as the Rust side. */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c99 */
+ * Same layout, clocks, iteration count and best-of-15 statistic as the Rust side, and the
+ * same two more cases: `leased` (a node id leased from an embedded registry in a temporary
+ * directory, system clock, 41 / 2 / 20) and `segment` (a key of a SQLite file in a
+ * temporary directory, step 2^30). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, mkdtemp under -std=c99 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,23 +27,69 @@ static int by_value(const void *a, const void *b) {
 
 static volatile uint64_t sink;
 
-/* The lowest, over ROUNDS, mean cost of one call in ns (least disturbed by other load). */
-static double best_ns(const ferroflake_generator *g, uint64_t iterations) {
-    double samples[ROUNDS];
-    int round;
-    for (round = 0; round < ROUNDS; round++) {
-        uint64_t i, acc = 0, id = 0;
-        double start = now_ns();
-        for (i = 0; i < iterations; i++) {
-            if (ferroflake_generator_next_id(g, &id) != FERROFLAKE_RESULT_OK) abort();
-            acc ^= id;
-        }
-        samples[round] = (now_ns() - start) / (double)iterations;
-        sink = acc;
+/* The lowest, over ROUNDS, mean cost of one call in ns (least disturbed by other load).
+ * One copy per call, so each loop calls its function directly, as a user's loop would. */
+#define BEST_NS(name, handle_type, call)                                   \
+    static double name(const handle_type *h, uint64_t iterations) {       \
+        double samples[ROUNDS];                                            \
+        int round;                                                         \
+        for (round = 0; round < ROUNDS; round++) {                         \
+            uint64_t i, acc = 0, id = 0;                                   \
+            double start = now_ns();                                       \
+            for (i = 0; i < iterations; i++) {                             \
+                if (call(h, &id) != FERROFLAKE_RESULT_OK) abort();         \
+                acc ^= id;                                                 \
+            }                                                              \
+            samples[round] = (now_ns() - start) / (double)iterations;      \
+            sink = acc;                                                    \
+        }                                                                  \
+        qsort(samples, ROUNDS, sizeof samples[0], by_value);               \
+        return samples[0];                                                 \
     }
-    qsort(samples, ROUNDS, sizeof samples[0], by_value);
-    return samples[0];
+
+BEST_NS(best_ns, ferroflake_generator, ferroflake_generator_next_id)
+#if defined(FERROFLAKE_UNIX)
+BEST_NS(best_leased_ns, ferroflake_leased_generator, ferroflake_leased_generator_next_id)
+BEST_NS(best_segment_ns, ferroflake_segment_key, ferroflake_segment_key_next_id)
+
+static int leased_case(const char *label, const char *dir, uint64_t iterations) {
+    const ferroflake_layout_spec spec = {41, 2, 20, 0, 1, INT64_C(1288834974657),
+                                         FERROFLAKE_FIELD_ORDER_NODE_THEN_SEQUENCE};
+    ferroflake_layout *layout = NULL;
+    ferroflake_lease_options options;
+    ferroflake_leased_generator *g = NULL;
+    if (FERROFLAKE_LEASE_OPTIONS_INIT(&options) != FERROFLAKE_RESULT_OK) return 1;
+    options.ttl_ms = 2000;
+    options.max_ttl_ms = 2000; /* a new registry makes the first holder wait 2 s */
+    options.quarantine_ms = 10;
+    if (ferroflake_layout_new(&spec, &layout) != FERROFLAKE_RESULT_OK) return 1;
+    if (ferroflake_leased_generator_new(layout, dir, &options, &g) != FERROFLAKE_RESULT_OK) {
+        fprintf(stderr, "lease: %s\n", ferroflake_last_error_message());
+        return 1;
+    }
+    printf("%s leased %.2f\n", label, best_leased_ns(g, iterations));
+    ferroflake_layout_free(layout);
+    return ferroflake_leased_generator_release(g) != FERROFLAKE_RESULT_OK;
 }
+
+static int segment_case(const char *label, const char *dir, uint64_t iterations) {
+    char path[512];
+    ferroflake_segment_allocator *allocator = NULL;
+    ferroflake_segment_key *key = NULL;
+    snprintf(path, sizeof path, "%s/segments.db", dir);
+    if (ferroflake_segment_allocator_new(path, NULL, &allocator) != FERROFLAKE_RESULT_OK
+        || ferroflake_segment_allocator_create_key(allocator, "bench", 1, UINT64_C(1) << 30)
+               != FERROFLAKE_RESULT_OK
+        || ferroflake_segment_allocator_key(allocator, "bench", &key) != FERROFLAKE_RESULT_OK) {
+        fprintf(stderr, "segment: %s\n", ferroflake_last_error_message());
+        return 1;
+    }
+    printf("%s segment %.2f\n", label, best_segment_ns(key, iterations));
+    ferroflake_segment_key_free(key);
+    ferroflake_segment_allocator_free(allocator);
+    return 0;
+}
+#endif
 
 int main(int argc, char **argv) {
     static const char *names[] = {"manual", "fast", "system"};
@@ -57,7 +106,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < 3; i++) {
         ferroflake_generator_options options;
         ferroflake_generator *g = NULL;
-        ferroflake_generator_options_default(&options);
+        FERROFLAKE_GENERATOR_OPTIONS_INIT(&options);
         options.clock = clocks[i];
         options.manual_start_ms = UINT64_C(1700000000000);
         if (ferroflake_generator_new(layout, 0, &options, &g) != FERROFLAKE_RESULT_OK) return 1;
@@ -65,5 +114,15 @@ int main(int argc, char **argv) {
         ferroflake_generator_free(g);
     }
     ferroflake_layout_free(layout);
+#if defined(FERROFLAKE_UNIX)
+    {
+        char dir[] = "/tmp/ferroflake-c-bench-XXXXXX", command[64];
+        int failed;
+        if (mkdtemp(dir) == NULL) return 1;
+        failed = leased_case(label, dir, iterations) || segment_case(label, dir, iterations);
+        snprintf(command, sizeof command, "rm -rf '%s'", dir);
+        if (system(command) != 0 || failed) return 1;
+    }
+#endif
     return 0;
 }

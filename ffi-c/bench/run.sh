@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # C-ABI call overhead: ferroflake_generator_next_id from C (static and shared library) next
 # to the Rust call on the same generator type, in one run, repeated ROUNDS times (default 3)
-# because the machine is shared. Prints each measurement, then the lowest of each; with
-# FERROFLAKE_BENCH_REPORT set, also writes the lowest as JSON lines (one per clock) there.
+# because the machine is shared; then the same for a leased generator's next_id (embedded
+# registry) and a segment key's next_id (SQLite, step 2^30). Prints each measurement, then
+# the lowest of each; with FERROFLAKE_BENCH_REPORT set, also writes the lowest as JSON lines
+# there: one per clock ("clock": "manual", "fast", "system"), then one with "clock":
+# "leased" and one with "clock": "segment", each with the same "ns" callers plus a
+# "source" key ("leased": "generator_clock", "registry"; "segment": "store", "step").
 # Usage: ffi-c/bench/run.sh [ROUNDS]      (not part of the tests)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -39,7 +43,8 @@ for line in open(sys.argv[1]):
     rows.setdefault(clock, {}).setdefault(who, []).append(float(ns))
 callers = ["rust", "rust-out-of-line", "rust-via-c-abi", "c-static", "c-shared"]
 print("%-8s" % "clock" + "".join("%17s" % c for c in callers) + "%18s" % "c-static - rust")
-for clock in ["manual", "fast", "system"]:
+cases = ["manual", "fast", "system"] + [c for c in ["leased", "segment"] if c in rows]
+for clock in cases:
     med = {c: min(rows[clock][c]) for c in callers}
     print("%-8s" % clock + "".join("%17.2f" % med[c] for c in callers)
           + "%18.2f" % (med["c-static"] - med["rust"]))
@@ -47,8 +52,14 @@ report = os.environ.get("FERROFLAKE_BENCH_REPORT")
 if report:
     iterations = int(os.environ.get("FERROFLAKE_BENCH_ITERATIONS", "1000000"))
     with open(report, "w") as out:
-        for clock in ["manual", "fast", "system"]:
+        sources = {
+            "leased": {"source": "leased", "generator_clock": "system", "registry": "embedded"},
+            "segment": {"source": "segment", "store": "sqlite", "step": 1 << 30},
+        }
+        for clock in cases:
             lowest = {c: min(rows[clock][c]) for c in callers}
-            out.write(json.dumps({"clock": clock, "rounds": int(sys.argv[2]),
-                                  "iterations": iterations, "ns": lowest}) + "\n")
+            row = {"clock": clock, "rounds": int(sys.argv[2]), "iterations": iterations,
+                   "ns": lowest}
+            row.update(sources.get(clock, {}))
+            out.write(json.dumps(row) + "\n")
 PY

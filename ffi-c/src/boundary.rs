@@ -3,17 +3,51 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::ferroflake_result::{self, FERROFLAKE_RESULT_NULL_ARGUMENT, FERROFLAKE_RESULT_PANIC};
+use crate::last_error;
+
+/// Why an export failed: its result code, and the text of the error behind it when there is
+/// one (the core's, the lease crate's or the segment crate's own `Display`), which becomes
+/// the calling thread's `ferroflake_last_error_message`.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) code: ferroflake_result,
+    pub(crate) detail: Option<String>,
+}
+
+impl Failure {
+    /// A code with the error's own words.
+    pub(crate) fn new(code: ferroflake_result, detail: impl ToString) -> Self {
+        Failure {
+            code,
+            detail: Some(detail.to_string()),
+        }
+    }
+}
+
+impl From<ferroflake_result> for Failure {
+    fn from(code: ferroflake_result) -> Self {
+        Failure { code, detail: None }
+    }
+}
+
+impl From<ferroflake::Error> for Failure {
+    #[cold]
+    fn from(error: ferroflake::Error) -> Self {
+        Failure::new(crate::result::from_kind(error.kind()), error)
+    }
+}
 
 /// Runs the body of an export. A panic (which would be undefined behaviour if it unwound
-/// into C) becomes `FERROFLAKE_RESULT_PANIC`; errors become their code.
+/// into C) becomes `FERROFLAKE_RESULT_PANIC`; errors become their code, and their text the
+/// thread's last error message.
 #[inline(always)] // one call level less on every export; the body is small
-pub(crate) fn guard(body: impl FnOnce() -> Result<(), ferroflake_result>) -> ferroflake_result {
+pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> ferroflake_result {
     // AssertUnwindSafe: on a panic nothing of the body's state is observed again; the
     // out-parameters are written only as the body's last step.
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => ferroflake_result::FERROFLAKE_RESULT_OK,
-        Ok(Err(code)) => code,
-        Err(_) => FERROFLAKE_RESULT_PANIC,
+        Ok(Err(failure)) => last_error::record(failure),
+        Err(_) => last_error::record(FERROFLAKE_RESULT_PANIC.into()),
     }
 }
 
@@ -54,6 +88,56 @@ pub(crate) unsafe fn out<T>(ptr: *mut T) -> Result<Out<T>, ferroflake_result> {
     }
 }
 
+/// A C string argument as UTF-8: `NULL_ARGUMENT` or `INVALID_UTF8` if it is not one.
+///
+/// # Safety
+/// `ptr` is NULL or a NUL-terminated string that lives, unchanged, during the call.
+pub(crate) unsafe fn borrow_str<'a>(ptr: *const core::ffi::c_char) -> Result<&'a str, Failure> {
+    if ptr.is_null() {
+        return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
+    }
+    // SAFETY: the caller's promise above.
+    unsafe { core::ffi::CStr::from_ptr(ptr) }
+        .to_str()
+        .map_err(|_| ferroflake_result::FERROFLAKE_RESULT_INVALID_UTF8.into())
+}
+
+/// Fills the caller's `ids[0..len]` through a scratch buffer, so that the caller's memory
+/// is written only when `fill` succeeds: `NULL_ARGUMENT` for a NULL `ids` (even with `len`
+/// 0), `BUFFER_TOO_LARGE` for a length memory cannot hold.
+///
+/// # Safety
+/// `ids` is NULL or valid for writing `len` `u64`s (any alignment).
+pub(crate) unsafe fn fill_ids(
+    ids: *mut u64,
+    len: usize,
+    fill: impl FnOnce(&mut [u64]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    use ferroflake_result::FERROFLAKE_RESULT_BUFFER_TOO_LARGE;
+    if ids.is_null() {
+        return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
+    }
+    if len > isize::MAX as usize / core::mem::size_of::<u64>() {
+        return Err(FERROFLAKE_RESULT_BUFFER_TOO_LARGE.into());
+    }
+    let mut scratch: Vec<u64> = Vec::new();
+    scratch
+        .try_reserve_exact(len)
+        .map_err(|_| FERROFLAKE_RESULT_BUFFER_TOO_LARGE)?;
+    scratch.resize(len, 0);
+    fill(&mut scratch)?;
+    // SAFETY: `ids` is valid for `len` writes (caller's promise) and cannot overlap our
+    // fresh allocation. Copying bytes needs no alignment from the caller's pointer.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            scratch.as_ptr().cast::<u8>(),
+            ids.cast::<u8>(),
+            len * core::mem::size_of::<u64>(),
+        )
+    };
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,7 +153,7 @@ mod tests {
     fn errors_and_success_pass_through() {
         assert_eq!(guard(|| Ok(())), FERROFLAKE_RESULT_OK);
         assert_eq!(
-            guard(|| Err(FERROFLAKE_RESULT_ZERO_TICK)),
+            guard(|| Err(FERROFLAKE_RESULT_ZERO_TICK.into())),
             FERROFLAKE_RESULT_ZERO_TICK
         );
     }

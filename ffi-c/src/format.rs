@@ -47,7 +47,7 @@ pub unsafe extern "C" fn ferroflake_format_from_name(
 ) -> ferroflake_result {
     guard(|| {
         if name.is_null() {
-            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
+            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
         }
         // SAFETY: non-NULL and NUL-terminated by the caller's promise.
         let name = unsafe { CStr::from_ptr(name) };
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn ferroflake_format_from_name(
             Some(Format::Decimal) => FERROFLAKE_FORMAT_DECIMAL,
             Some(Format::Base62) => FERROFLAKE_FORMAT_BASE62,
             Some(Format::Base32) => FERROFLAKE_FORMAT_BASE32,
-            _ => return Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE),
+            _ => return Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE.into()),
         };
         out_format.set(value);
         Ok(())
@@ -113,11 +113,11 @@ pub unsafe extern "C" fn ferroflake_format_encode(
 ) -> ferroflake_result {
     guard(|| {
         if buf.is_null() {
-            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
+            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
         }
         let text = format(format_value)?.encode(id)?;
         if buf_size < text.len() + 1 {
-            return Err(FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
+            return Err(FERROFLAKE_RESULT_BUFFER_TOO_SMALL.into());
         }
         // SAFETY: `buf` holds at least len + 1 bytes (checked above, caller's promise), and
         // cannot overlap the stack copy `text`.
@@ -154,13 +154,13 @@ pub unsafe extern "C" fn ferroflake_format_parse(
 ) -> ferroflake_result {
     guard(|| {
         if text.is_null() {
-            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
+            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
         }
         // SAFETY: the caller's promise above.
         let out_id = unsafe { out(out_id)? };
         let format = format(format_value)?;
         if len > isize::MAX as usize {
-            return Err(FERROFLAKE_RESULT_BUFFER_TOO_LARGE);
+            return Err(FERROFLAKE_RESULT_BUFFER_TOO_LARGE.into());
         }
         // SAFETY: non-NULL and readable for `len` bytes by the caller's promise.
         let bytes = unsafe { core::slice::from_raw_parts(text.cast::<u8>(), len) };

@@ -2,7 +2,7 @@
 
 use ferroflake::{AnyClock, Clock, Counters, Generator, ManualClock};
 
-use crate::boundary::{borrow, guard, out};
+use crate::boundary::{borrow, fill_ids, guard, out};
 use crate::ferroflake_result::{self, *};
 use crate::layout::ferroflake_layout;
 use crate::options::ferroflake_generator_options;
@@ -51,7 +51,7 @@ impl ferroflake_generator {
 /// Makes a generator for node `node` under `layout`.
 ///
 /// `options` may be NULL for the defaults (system clock, no drift, 5 ms backward wait).
-/// Returns `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
+/// Returns `STRUCT_SIZE` for options whose `struct_size` is no version's size; `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
 /// chosen clock now); for a resume point, `LAYOUT_EXHAUSTED` if no tick of the layout
 /// follows it and `RESUME_IN_FUTURE` if the clock is behind it by more than the drift and
 /// the backward wait bridge; `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.
@@ -62,8 +62,8 @@ impl ferroflake_generator {
 /// Thread safety: any thread.
 ///
 /// # Safety
-/// `layout` is NULL or a live handle; `options` is NULL or valid; `out_generator` is NULL
-/// or writable.
+/// `layout` is NULL or a live handle; `options` is NULL or valid for reading its
+/// `struct_size` bytes; `out_generator` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn ferroflake_generator_new(
     layout: *const ferroflake_layout,
@@ -76,11 +76,10 @@ pub unsafe extern "C" fn ferroflake_generator_new(
         let (layout, options, out_generator) = unsafe {
             (
                 borrow(layout)?.inner,
-                options.as_ref().copied(),
+                ferroflake_generator_options::read(options)?,
                 out(out_generator)?,
             )
         };
-        let options = options.unwrap_or_else(ferroflake_generator_options::defaults);
         let clock = options.make_clock(layout.tick_ms())?;
         let inner = Generator::with_clock(layout, node, clock, options.to_core())?;
         out_generator.set(Box::into_raw(Box::new(ferroflake_generator { inner })));
@@ -175,31 +174,10 @@ pub unsafe extern "C" fn ferroflake_generator_next_ids(
     len: usize,
 ) -> ferroflake_result {
     guard(|| {
-        // SAFETY: the caller's promise above.
+        // SAFETY: the caller's promises above.
         let generator = unsafe { borrow(generator)? };
-        if ids.is_null() {
-            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
-        }
-        if len > isize::MAX as usize / core::mem::size_of::<u64>() {
-            return Err(FERROFLAKE_RESULT_BUFFER_TOO_LARGE);
-        }
-        // Fill a scratch buffer first, so the caller's buffer is written only on success.
-        let mut scratch: Vec<u64> = Vec::new();
-        scratch
-            .try_reserve_exact(len)
-            .map_err(|_| FERROFLAKE_RESULT_BUFFER_TOO_LARGE)?;
-        scratch.resize(len, 0);
-        generator.inner.next_ids(&mut scratch)?;
-        // SAFETY: `ids` is valid for `len` writes (caller's promise) and cannot overlap
-        // our fresh allocation. Copying bytes needs no alignment from the caller's pointer.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                scratch.as_ptr().cast::<u8>(),
-                ids.cast::<u8>(),
-                len * core::mem::size_of::<u64>(),
-            )
-        };
-        Ok(())
+        // SAFETY: the caller's promise above.
+        unsafe { fill_ids(ids, len, |scratch| Ok(generator.inner.next_ids(scratch)?)) }
     })
 }
 

@@ -179,7 +179,7 @@ pub unsafe extern "C" fn ferroflake_layout_new_named(
 ) -> ferroflake_result {
     guard(|| {
         if name.is_null() {
-            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT);
+            return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
         }
         // SAFETY: non-NULL and NUL-terminated by the caller's promise.
         let name = unsafe { CStr::from_ptr(name) };

@@ -15,6 +15,18 @@
 //! - Every pointer is checked for NULL before use, every enum value is range-checked, and a
 //!   panic never crosses the boundary: it becomes `FERROFLAKE_RESULT_PANIC`.
 //! - Each function's doc comment says who owns what and which threads may call it.
+//! - Options and status structs start with `uint32_t struct_size` (set by their `_init`
+//!   function or `FERROFLAKE_*_INIT` macro), so fields can be appended without breaking
+//!   programs built against an older header (see `versioned.rs`).
+//! - A failed call leaves the underlying error's own text (the core's, the lease crate's or
+//!   the segment crate's) in the thread's `ferroflake_last_error_message`.
+//!
+//! ## What it offers
+//!
+//! Layouts and generators (every platform with `std`); on Unix also leased generators
+//! (`ferroflake_leased_generator_*`, a thin wrapper of ferroflake-lease) and segment
+//! allocators (`ferroflake_segment_*`, of ferroflake-segment): both need flock and user ids.
+//! The cargo feature `stores` adds the server registries and stores.
 #![allow(non_camel_case_types)] // C type names: ferroflake_result, ferroflake_layout, ...
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -22,16 +34,27 @@
 mod boundary;
 mod format;
 mod generator;
+mod last_error;
 mod layout;
+#[cfg(unix)]
+mod lease;
 mod options;
 mod parts;
 mod result;
+#[cfg(unix)]
+mod segment;
 mod version;
+mod versioned;
 
 pub use format::*;
 pub use generator::*;
+pub use last_error::*;
 pub use layout::*;
+#[cfg(unix)]
+pub use lease::*;
 pub use options::*;
 pub use parts::*;
 pub use result::*;
+#[cfg(unix)]
+pub use segment::*;
 pub use version::*;

@@ -2,8 +2,9 @@
 
 use ferroflake::{AnyClock, Options};
 
-use crate::boundary::{guard, out};
+use crate::boundary::{guard, Failure};
 use crate::ferroflake_result::{self, *};
+use crate::versioned::{self, field_spans, Versioned};
 
 /// Which clock a generator reads. One of the `FERROFLAKE_CLOCK_*` values; any other number
 /// gives `FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE`.
@@ -18,10 +19,18 @@ pub const FERROFLAKE_CLOCK_FAST: ferroflake_clock = 1;
 pub const FERROFLAKE_CLOCK_MANUAL: ferroflake_clock = 2;
 
 /// Settings for `ferroflake_generator_new` beyond layout and node. Start from
-/// `ferroflake_generator_options_default` and change what you need. A plain value.
+/// `FERROFLAKE_GENERATOR_OPTIONS_INIT(&options)` (or `ferroflake_generator_options_init`) and
+/// change what you need. A plain value.
+///
+/// It can grow: fields are only appended, and `struct_size` tells the library which version
+/// the caller was built with, so a program built against an older header keeps working
+/// (fields it does not know take their defaults). A `struct_size` that is no version's size
+/// gives `FERROFLAKE_RESULT_STRUCT_SIZE`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ferroflake_generator_options {
+    /// The size of the caller's version of this struct, set by the `_init` function.
+    pub struct_size: u32,
     /// A `FERROFLAKE_CLOCK_*` value. Default `FERROFLAKE_CLOCK_SYSTEM`.
     pub clock: ferroflake_clock,
     /// Where a `FERROFLAKE_CLOCK_MANUAL` clock starts, in Unix ms. Ignored by other clocks.
@@ -48,6 +57,7 @@ impl ferroflake_generator_options {
     pub(crate) fn defaults() -> Self {
         let core = Options::default();
         ferroflake_generator_options {
+            struct_size: core::mem::size_of::<Self>() as u32,
             clock: FERROFLAKE_CLOCK_SYSTEM,
             manual_start_ms: 0,
             max_drift_ticks: core.max_drift_ticks,
@@ -78,23 +88,46 @@ impl ferroflake_generator_options {
     }
 }
 
-/// Fills `*out_options` with the defaults: system clock, no drift, 5 ms backward wait, no
-/// resume point.
+// SAFETY: repr(C), struct_size first, plain integers, every field listed in order.
+unsafe impl Versioned for ferroflake_generator_options {
+    fn defaults() -> Self {
+        Self::defaults()
+    }
+    fn fields() -> &'static [(usize, usize)] {
+        field_spans!(ferroflake_generator_options; struct_size, clock, manual_start_ms,
+            max_drift_ticks, max_backward_wait_ms, has_resume_after, resume_after_ms)
+    }
+}
+
+impl ferroflake_generator_options {
+    /// The caller's options (its version of the struct), or the defaults for NULL.
+    ///
+    /// # Safety
+    /// `options` is NULL or points to a struct of its `struct_size` readable bytes.
+    pub(crate) unsafe fn read(options: *const Self) -> Result<Self, Failure> {
+        // SAFETY: the caller's promise above.
+        unsafe { versioned::read(options) }
+    }
+}
+
+/// Fills `*options`, a struct of `struct_size` bytes, with the defaults (system clock, no
+/// drift, 5 ms backward wait, no resume point) and sets its `struct_size`. Pass
+/// `sizeof options`, or use `FERROFLAKE_GENERATOR_OPTIONS_INIT(&options)`, which does.
 ///
-/// Ownership: `*out_options` is the caller's. Thread safety: any thread.
+/// Returns `STRUCT_SIZE` for a size that is no version of the struct, or `NULL_ARGUMENT`;
+/// nothing is written then.
+///
+/// Ownership: `*options` is the caller's. Thread safety: any thread.
 ///
 /// # Safety
-/// `out_options` is NULL or writable.
+/// `options` is NULL or valid for writing `struct_size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn ferroflake_generator_options_default(
-    out_options: *mut ferroflake_generator_options,
+pub unsafe extern "C" fn ferroflake_generator_options_init(
+    struct_size: usize,
+    options: *mut ferroflake_generator_options,
 ) -> ferroflake_result {
-    guard(|| {
-        // SAFETY: the caller's promise above.
-        let out_options = unsafe { out(out_options)? };
-        out_options.set(ferroflake_generator_options::defaults());
-        Ok(())
-    })
+    // SAFETY: the caller's promise above.
+    guard(|| unsafe { versioned::init(struct_size, options) })
 }
 
 #[cfg(test)]

@@ -48,6 +48,10 @@ static const ferroflake_result all_codes[] = {
     FERROFLAKE_RESULT_PARSE_OVERFLOW,
     FERROFLAKE_RESULT_RESUME_IN_FUTURE,
     FERROFLAKE_RESULT_GENERATOR_FORKED,
+    FERROFLAKE_RESULT_MASK_WIDTH_OUT_OF_RANGE,
+    FERROFLAKE_RESULT_MASK_KEY_VERSION_OUT_OF_RANGE,
+    FERROFLAKE_RESULT_UNKNOWN_MASK_KEY_VERSION,
+    FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION,
     FERROFLAKE_RESULT_NULL_ARGUMENT,
     FERROFLAKE_RESULT_BUFFER_TOO_SMALL,
     FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE,
@@ -56,13 +60,37 @@ static const ferroflake_result all_codes[] = {
     FERROFLAKE_RESULT_NOT_MANUAL_CLOCK,
     FERROFLAKE_RESULT_UNMAPPED_ERROR,
     FERROFLAKE_RESULT_BUFFER_TOO_LARGE,
+    FERROFLAKE_RESULT_STRUCT_SIZE,
+    FERROFLAKE_RESULT_BAD_ADDRESS,
+    FERROFLAKE_RESULT_NOT_BUILT,
+    FERROFLAKE_RESULT_UNAVAILABLE,
+    FERROFLAKE_RESULT_STORE_ERROR,
+    FERROFLAKE_RESULT_INVALID_CONFIG,
+    FERROFLAKE_RESULT_NO_FREE_NODE,
+    FERROFLAKE_RESULT_LEASE_LOST,
+    FERROFLAKE_RESULT_BEHIND_HIGH_WATER,
+    FERROFLAKE_RESULT_UNKNOWN_KEY,
+    FERROFLAKE_RESULT_KEY_EXISTS,
+    FERROFLAKE_RESULT_INVALID_KEY,
+    FERROFLAKE_RESULT_KEY_EXHAUSTED,
+    FERROFLAKE_RESULT_NOT_READY,
+    FERROFLAKE_RESULT_CLOSED,
+    FERROFLAKE_RESULT_REWOUND,
 };
 #define CODE_COUNT (sizeof all_codes / sizeof all_codes[0])
 
 /* Codes no call from C can produce on purpose: a panic or an unmapped core error would be
- * a bug. The Rust unit tests in ffi-c/src cover these paths. */
+ * a bug, and the ID mask is not part of the C interface. The Rust unit tests in ffi-c/src
+ * cover these paths. */
 static int unreachable_from_c(ferroflake_result code) {
-    return code == FERROFLAKE_RESULT_PANIC || code == FERROFLAKE_RESULT_UNMAPPED_ERROR;
+    return code == FERROFLAKE_RESULT_PANIC || code == FERROFLAKE_RESULT_UNMAPPED_ERROR
+           || (code >= FERROFLAKE_RESULT_MASK_WIDTH_OUT_OF_RANGE
+               && code <= FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION);
+}
+
+/* Codes of leases and segments: lease.c and segment.c produce them. */
+static int produced_elsewhere(ferroflake_result code) {
+    return code >= FERROFLAKE_RESULT_BAD_ADDRESS && code <= FERROFLAKE_RESULT_REWOUND;
 }
 
 static ferroflake_layout *preset(ferroflake_preset which) {
@@ -73,7 +101,7 @@ static ferroflake_layout *preset(ferroflake_preset which) {
 
 static ferroflake_generator_options manual_options(uint64_t start_ms) {
     ferroflake_generator_options options;
-    CHECK_OK(ferroflake_generator_options_default(&options));
+    CHECK_OK(FERROFLAKE_GENERATOR_OPTIONS_INIT(&options));
     options.clock = FERROFLAKE_CLOCK_MANUAL;
     options.manual_start_ms = start_ms;
     return options;
@@ -101,7 +129,7 @@ static uint64_t timestamp_of(const ferroflake_generator *generator, uint64_t id)
 
 static void messages_exist_for_every_code_and_unknown_numbers(void) {
     size_t i, j;
-    static const uint32_t unknown[] = {25, 99, 108, 1000, UINT32_MAX};
+    static const uint32_t unknown[] = {99, 1000, 4096, UINT32_MAX};
     for (i = 0; i < CODE_COUNT; i++) {
         const char *text = ferroflake_result_message(all_codes[i]);
         assert(text != NULL && text[0] != '\0');
@@ -119,6 +147,7 @@ static void messages_exist_for_every_code_and_unknown_numbers(void) {
     assert(FERROFLAKE_RESULT_OK == 0 && FERROFLAKE_RESULT_PARSE_OVERFLOW == 22);
     assert(FERROFLAKE_RESULT_RESUME_IN_FUTURE == 23 && FERROFLAKE_RESULT_GENERATOR_FORKED == 24);
     assert(FERROFLAKE_RESULT_NULL_ARGUMENT == 100 && FERROFLAKE_RESULT_BUFFER_TOO_LARGE == 107);
+    assert(FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION == 28 && FERROFLAKE_RESULT_REWOUND == 123);
 }
 
 static void version_matches_the_header(void) {
@@ -262,7 +291,7 @@ static void generators_refuse_bad_settings(void) {
     EXPECT(ferroflake_generator_new(tiny, 1, &options, &generator),
            FERROFLAKE_RESULT_LAYOUT_EXHAUSTED);
     assert(generator == NULL);
-    EXPECT(ferroflake_generator_options_default(NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_generator_options_init(sizeof options, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
 
     /* NULL options: the defaults (system clock). */
     EXPECT(ferroflake_generator_new(twitter, 1, NULL, &generator), FERROFLAKE_RESULT_OK);
@@ -495,7 +524,7 @@ static void extreme_waits_and_ticks_give_ids_or_typed_errors(void) {
         assert(now == START_MS);
         ferroflake_generator_free(g);
     }
-    CHECK_OK(ferroflake_generator_options_default(&options));
+    CHECK_OK(FERROFLAKE_GENERATOR_OPTIONS_INIT(&options));
     options.max_backward_wait_ms = UINT64_MAX;
     g = huge_tick_generator(UINT64_MAX, &options); /* on the system clock */
     EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
@@ -674,7 +703,7 @@ static void real_clocks_issue_ids_near_now(void) {
         ferroflake_generator_options options;
         ferroflake_generator *g;
         uint64_t a = 0, b = 0, now_ms = (uint64_t)time(NULL) * 1000, ts;
-        CHECK_OK(ferroflake_generator_options_default(&options));
+        CHECK_OK(FERROFLAKE_GENERATOR_OPTIONS_INIT(&options));
         options.clock = clocks[i];
         g = manual_generator(FERROFLAKE_PRESET_DISCORD, 9, &options);
         EXPECT(ferroflake_generator_next_id(g, &a), FERROFLAKE_RESULT_OK);
@@ -717,6 +746,81 @@ static void a_forked_child_cannot_issue_from_the_parents_generator(void) {
     ferroflake_generator_free(inherited);
 }
 
+/* An options struct as a program built against an older header has it: the first fields
+ * only. The library reads just those bytes; the rest take their defaults. */
+struct older_generator_options {
+    uint32_t struct_size;
+    ferroflake_clock clock;
+    uint64_t manual_start_ms;
+};
+
+static void option_structs_can_grow(void) {
+    ferroflake_layout *twitter = preset(FERROFLAKE_PRESET_TWITTER);
+    ferroflake_generator *g = NULL;
+    ferroflake_generator_options options;
+    unsigned char buffer[sizeof(ferroflake_generator_options) + 16];
+    struct older_generator_options older;
+    size_t i;
+    uint64_t id = 0, fence = 0;
+
+    /* _init writes no more than the size it is given. */
+    memset(buffer, 0xAA, sizeof buffer);
+    EXPECT(ferroflake_generator_options_init(sizeof older,
+                                             (ferroflake_generator_options *)(void *)buffer),
+           FERROFLAKE_RESULT_OK);
+    for (i = sizeof older; i < sizeof buffer; i++) assert(buffer[i] == 0xAA);
+    memcpy(&older, buffer, sizeof older);
+    assert(older.struct_size == sizeof older && older.clock == FERROFLAKE_CLOCK_SYSTEM);
+
+    /* An older caller: a manual clock at START_MS, and the defaults past its struct
+     * (no resume point, 5 ms backward wait). */
+    older.clock = FERROFLAKE_CLOCK_MANUAL;
+    older.manual_start_ms = START_MS;
+    EXPECT(ferroflake_generator_new(twitter, 3, (const ferroflake_generator_options *)(void *)&older,
+                                    &g),
+           FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(timestamp_of(g, id) == START_MS);
+    EXPECT(ferroflake_generator_fence_ms(g, &fence), FERROFLAKE_RESULT_OK);
+    assert(fence == FERROFLAKE_NO_FENCE);
+    ferroflake_generator_free(g);
+    g = NULL;
+
+    /* Sizes that are no version of the struct: refused, nothing made or written. */
+    {
+        static const uint32_t bad[] = {0, 3, 6, 12, sizeof(ferroflake_generator_options) + 8};
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            EXPECT(FERROFLAKE_GENERATOR_OPTIONS_INIT(&options), FERROFLAKE_RESULT_OK);
+            options.struct_size = bad[i];
+            EXPECT(ferroflake_generator_new(twitter, 3, &options, &g),
+                   FERROFLAKE_RESULT_STRUCT_SIZE);
+            assert(g == NULL);
+            memset(&options, 0x55, sizeof options);
+            EXPECT(ferroflake_generator_options_init(bad[i], &options),
+                   FERROFLAKE_RESULT_STRUCT_SIZE);
+            assert(options.struct_size == 0x55555555u);
+        }
+    }
+    ferroflake_layout_free(twitter);
+}
+
+/* The last error's text is the core's own Display text, with the details. */
+static void the_last_error_is_the_cores_text(void) {
+    ferroflake_layout *twitter = preset(FERROFLAKE_PRESET_TWITTER);
+    ferroflake_generator *g = NULL;
+    EXPECT(ferroflake_generator_new(twitter, 1024, NULL, &g), FERROFLAKE_RESULT_NODE_OUT_OF_RANGE);
+    assert(strcmp(ferroflake_last_error_message(), "node id 1024 is out of range 0..=1023") == 0);
+    assert(ferroflake_last_error_code() == FERROFLAKE_RESULT_NODE_OUT_OF_RANGE);
+    /* A success leaves it; a refusal without an error behind it gives the code's text. */
+    EXPECT(ferroflake_generator_new(twitter, 1, NULL, &g), FERROFLAKE_RESULT_OK);
+    assert(strcmp(ferroflake_last_error_message(), "node id 1024 is out of range 0..=1023") == 0);
+    EXPECT(ferroflake_generator_next_id(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(strcmp(ferroflake_last_error_message(),
+                  ferroflake_result_message(FERROFLAKE_RESULT_NULL_ARGUMENT)) == 0);
+    ferroflake_generator_free(g);
+    ferroflake_layout_free(twitter);
+}
+
 int main(void) {
     size_t i, reached = 0;
     messages_exist_for_every_code_and_unknown_numbers();
@@ -738,6 +842,8 @@ int main(void) {
     strings_encode_into_caller_buffers();
     real_clocks_issue_ids_near_now();
     a_forked_child_cannot_issue_from_the_parents_generator();
+    option_structs_can_grow();
+    the_last_error_is_the_cores_text();
 
     for (i = 0; i < CODE_COUNT; i++) {
         ferroflake_result code = all_codes[i];
@@ -745,6 +851,7 @@ int main(void) {
             assert(!seen[code]);
             continue;
         }
+        if (produced_elsewhere(code)) continue;
         if (!seen[code]) {
             fprintf(stderr, "result code %u (%s) was never produced\n", (unsigned)code,
                     ferroflake_result_message(code));
@@ -752,7 +859,8 @@ int main(void) {
         assert(seen[code]);
         reached++;
     }
-    printf("api: %zu of %zu result codes produced from C (PANIC and UNMAPPED_ERROR are "
-           "checked by the Rust unit tests)\n", reached, (size_t)CODE_COUNT);
+    printf("api: %zu of %zu result codes produced here (lease.c and segment.c produce theirs; "
+           "PANIC, UNMAPPED_ERROR and the mask's are checked by the Rust unit tests)\n",
+           reached, (size_t)CODE_COUNT);
     return 0;
 }

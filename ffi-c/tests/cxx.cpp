@@ -50,7 +50,7 @@ int main() {
     Layout layout(raw_layout);
 
     ferroflake_generator_options options;
-    ok(ferroflake_generator_options_default(&options));
+    ok(FERROFLAKE_GENERATOR_OPTIONS_INIT(&options));
     options.clock = FERROFLAKE_CLOCK_MANUAL;
     options.manual_start_ms = 1700000000000ULL;
     ferroflake_generator *raw_generator = nullptr;

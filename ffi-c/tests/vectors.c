@@ -198,7 +198,7 @@ static void bad_generators_are_refused_with_their_code(void) {
         ferroflake_layout *layout = layout_from(&c->spec);
         ferroflake_generator *generator = NULL;
         ferroflake_generator_options options;
-        CHECK_OK(ferroflake_generator_options_default(&options));
+        CHECK_OK(FERROFLAKE_GENERATOR_OPTIONS_INIT(&options));
         options.clock = FERROFLAKE_CLOCK_MANUAL;
         options.manual_start_ms = c->now_ms;
         options.has_resume_after = c->has_resume_after;

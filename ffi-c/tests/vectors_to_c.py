@@ -18,6 +18,8 @@ SECTIONS = [
     "presets", "ids", "layout_errors", "generator_errors", "compose_errors",
     "decode_errors", "parse_errors", "parse_ok", "encode_errors",
 ]
+# Sections of features the C interface does not offer: the keyed ID mask.
+NOT_IN_C = ["mask"]
 
 
 def c_string(text):
@@ -62,7 +64,7 @@ def main():
     with open(source, encoding="utf-8") as f:
         v = json.load(f)
     missing = [s for s in SECTIONS if s not in v]
-    extra = [k for k in v if k not in SECTIONS + ["about", "notes"]]
+    extra = [k for k in v if k not in SECTIONS + NOT_IN_C + ["about", "notes"]]
     if missing or extra:
         raise SystemExit("vectors.json sections changed: missing %s, new %s" % (missing, extra))
 

@@ -1,0 +1,517 @@
+/* Leased generators from C: refusals of bad input with untouched out-parameters, fork()
+ * (the child is refused and releases nothing), four processes on one embedded registry
+ * (distinct node ids, no duplicate), and a holder stopped with SIGSTOP past its TTL, which
+ * is fenced when it resumes while the process that took its node id issues on, with no
+ * duplicate between them. Every registry is a fresh temporary directory, with a 1 s TTL.
+ *
+ * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
+ * store URLs are tried for real (an unreachable server must fail within seconds). */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid, kill, mkdtemp, nanosleep */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#ifndef FERROFLAKE_TEST_STORES
+#define FERROFLAKE_TEST_STORES 0
+#endif
+
+#define TTL_MS 1000
+#define PROCESSES 4
+#define IDS_PER_PROCESS 100000
+
+static char registry_root[] = "/tmp/ferroflake-lease-c-XXXXXX";
+static int registries;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* A new, empty registry directory under the test's temporary root. */
+static const char *new_registry(char *path, size_t size) {
+    int n = snprintf(path, size, "%s/registry-%d", registry_root, ++registries);
+    assert(n > 0 && (size_t)n < size);
+    return path;
+}
+
+/* Short leases, so that fencing and takeovers happen within seconds: a 1 s TTL, and the
+ * longest TTL of the registry's holders also 1 s (a new registry makes the first holder
+ * wait that plus the quarantine). */
+static ferroflake_lease_options short_lease(void) {
+    ferroflake_lease_options options;
+    CHECK_OK(FERROFLAKE_LEASE_OPTIONS_INIT(&options));
+    options.ttl_ms = TTL_MS;
+    options.max_ttl_ms = TTL_MS;
+    options.quarantine_ms = 10;
+    return options;
+}
+
+/* Twitter's layout with 0 node bits: a single node id, so a second holder must wait for
+ * the first to lose it, and a takeover always lands on the same node id. */
+static ferroflake_layout *one_node_layout(void) {
+    const ferroflake_layout_spec spec = {41, 0, 22, 0, 1, INT64_C(1288834974657),
+                                         FERROFLAKE_FIELD_ORDER_NODE_THEN_SEQUENCE};
+    ferroflake_layout *layout = NULL;
+    CHECK_OK(ferroflake_layout_new(&spec, &layout));
+    return layout;
+}
+
+static ferroflake_layout *twitter(void) {
+    ferroflake_layout *layout = NULL;
+    CHECK_OK(ferroflake_layout_new_preset(FERROFLAKE_PRESET_TWITTER, &layout));
+    return layout;
+}
+
+static ferroflake_leased_generator *lease(const ferroflake_layout *layout, const char *registry,
+                                          const ferroflake_lease_options *options) {
+    ferroflake_leased_generator *g = NULL;
+    CHECK_OK(ferroflake_leased_generator_new(layout, registry, options, &g));
+    assert(g != NULL);
+    return g;
+}
+
+static int by_value(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts ids[0..n] and counts repeated values. */
+static size_t duplicates(uint64_t *ids, size_t n) {
+    size_t i, count = 0;
+    qsort(ids, n, sizeof ids[0], by_value);
+    for (i = 1; i < n; i++) count += ids[i] == ids[i - 1];
+    return count;
+}
+
+static void bad_input_is_refused(void) {
+    char dir[256], file[300];
+    ferroflake_layout *layout = twitter();
+    ferroflake_layout *single = one_node_layout();
+    ferroflake_lease_options options = short_lease();
+    ferroflake_generator_options generator_options;
+    ferroflake_leased_generator *g = NULL, *other = NULL, *sentinel = (ferroflake_leased_generator *)&g;
+    ferroflake_lease_status status;
+    uint64_t value = 42, ids[2] = {1, 2};
+    size_t i;
+    static const char *const malformed[] = {
+        "", "ftp://x", "relative/dir", "./dir", "/", "file:/x", "file://host/x", "redis:127.0.0.1",
+        "mailto:x", "/etc/hostname/leases",
+    };
+
+    new_registry(dir, sizeof dir);
+    other = sentinel;
+    /* NULL for each pointer of _new; NULL registry address is the default, tried below. */
+    CHECK_CODE(ferroflake_leased_generator_new(NULL, dir, &options, &other),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, NULL),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_lease_options_init(sizeof options, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(FERROFLAKE_LEASE_STATUS_INIT((ferroflake_lease_status *)NULL),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(other == sentinel);
+
+    /* Malformed addresses: the lease crate's words in the last error message. */
+    for (i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        CHECK_CODE(ferroflake_leased_generator_new(layout, malformed[i], &options, &other),
+                   FERROFLAKE_RESULT_BAD_ADDRESS);
+        assert(strstr(ferroflake_last_error_message(), "bad registry address") != NULL);
+    }
+    CHECK_CODE(ferroflake_leased_generator_new(layout, "/tmp/\xff", &options, &other),
+               FERROFLAKE_RESULT_INVALID_UTF8);
+    /* A directory that cannot be made: the registry is unavailable. */
+    CHECK_CODE(ferroflake_leased_generator_new(layout, "/proc/ferroflake-leases", &options, &other),
+               FERROFLAKE_RESULT_UNAVAILABLE);
+
+    /* Store URLs: refused at once without the stores, within seconds when unreachable. */
+    {
+        static const char *const stores[] = {"redis://127.0.0.1:1", "postgres://127.0.0.1:1/x"};
+        for (i = 0; i < sizeof stores / sizeof stores[0]; i++) {
+            double began = now_s();
+            ferroflake_result want =
+                FERROFLAKE_TEST_STORES ? FERROFLAKE_RESULT_UNAVAILABLE : FERROFLAKE_RESULT_NOT_BUILT;
+            CHECK_CODE(ferroflake_leased_generator_new(layout, stores[i], &options, &other), want);
+            printf("lease: %s refused in %.2f s: %s\n", stores[i], now_s() - began,
+                   ferroflake_last_error_message());
+            assert(now_s() - began < 15);
+        }
+    }
+
+    /* Settings: a struct_size that is no version, a TTL below 10 ms, a manual clock, a
+     * holder name that is not UTF-8. */
+    options.struct_size = 12;
+    CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, &other),
+               FERROFLAKE_RESULT_STRUCT_SIZE);
+    options = short_lease();
+    options.ttl_ms = 5;
+    CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, &other),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    assert(strstr(ferroflake_last_error_message(), "invalid lease settings") != NULL);
+    options = short_lease();
+    CHECK_OK(FERROFLAKE_GENERATOR_OPTIONS_INIT(&generator_options));
+    generator_options.clock = FERROFLAKE_CLOCK_MANUAL;
+    options.generator_options = &generator_options;
+    CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, &other),
+               FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    generator_options.clock = 7;
+    CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, &other),
+               FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    generator_options.clock = FERROFLAKE_CLOCK_FAST;
+    generator_options.struct_size = 1;
+    CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, &other),
+               FERROFLAKE_RESULT_STRUCT_SIZE);
+    options = short_lease();
+    options.holder = "\xfe";
+    CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, &other),
+               FERROFLAKE_RESULT_INVALID_UTF8);
+    assert(other == sentinel);
+
+    /* A live one on the single node id; a second holder finds no free node id. */
+    options = short_lease();
+    options.holder = "lease.c";
+    g = lease(single, dir, &options);
+    CHECK_CODE(ferroflake_leased_generator_new(single, dir, &options, &other),
+               FERROFLAKE_RESULT_NO_FREE_NODE);
+    assert(strstr(ferroflake_last_error_message(), "all 1 node ids are leased") != NULL);
+    assert(other == sentinel);
+
+    /* NULL for each pointer of the other calls; out-parameters stay untouched. */
+    CHECK_CODE(ferroflake_leased_generator_next_id(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_next_id(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_next_ids(NULL, ids, 2), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_next_ids(g, NULL, 2), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_next_ids(g, NULL, 0), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_next_ids(g, ids, SIZE_MAX),
+               FERROFLAKE_RESULT_BUFFER_TOO_LARGE);
+    CHECK_CODE(ferroflake_leased_generator_node(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_node(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_OK(FERROFLAKE_LEASE_STATUS_INIT(&status));
+    CHECK_CODE(ferroflake_leased_generator_status(NULL, &status), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_status(g, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_leased_generator_release(NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    ferroflake_leased_generator_free(NULL);
+    assert(value == 42 && ids[0] == 1 && ids[1] == 2);
+    status.struct_size = 0;
+    CHECK_CODE(ferroflake_leased_generator_status(g, &status), FERROFLAKE_RESULT_STRUCT_SIZE);
+    assert(status.struct_size == 0);
+
+    /* It works: ids carry the node id, the status says held. */
+    CHECK_OK(ferroflake_leased_generator_next_ids(g, ids, 2));
+    assert(ids[1] > ids[0]);
+    CHECK_OK(ferroflake_leased_generator_node(g, &value));
+    assert(value == 0);
+    CHECK_OK(FERROFLAKE_LEASE_STATUS_INIT(&status));
+    CHECK_OK(ferroflake_leased_generator_status(g, &status));
+    assert(status.state == FERROFLAKE_LEASE_HELD && status.node == 0 && status.failures == 0);
+    assert(status.last_error == FERROFLAKE_RESULT_OK && status.fence_ms != FERROFLAKE_NO_FENCE);
+    assert(status.reserved_high_water_ms >= status.fence_ms);
+    CHECK_OK(ferroflake_leased_generator_release(g));
+
+    /* The next holder must start after the released mark plus the skew allowance (1 s):
+     * allowed to wait only 1 ms, it is refused. */
+    sleep_ms(50); /* the quarantine */
+    options.max_start_wait_ms = 1;
+    CHECK_CODE(ferroflake_leased_generator_new(single, dir, &options, &other),
+               FERROFLAKE_RESULT_BEHIND_HIGH_WATER);
+    assert(other == sentinel);
+
+    /* A file where the registry's directory should be. */
+    snprintf(file, sizeof file, "%s/a-file", registry_root);
+    {
+        FILE *f = fopen(file, "w");
+        assert(f != NULL);
+        fclose(f);
+    }
+    CHECK_CODE(ferroflake_leased_generator_new(layout, file, &options, &other),
+               FERROFLAKE_RESULT_BAD_ADDRESS);
+    ferroflake_layout_free(single);
+    ferroflake_layout_free(layout);
+}
+
+/* A child that inherited a leased generator through fork() is refused by every call, and
+ * neither _free nor _release there lets go of the parent's lease. */
+static void a_forked_child_is_refused_and_releases_nothing(void) {
+    char dir[256];
+    ferroflake_layout *single = one_node_layout();
+    ferroflake_lease_options options = short_lease();
+    ferroflake_leased_generator *g, *other = NULL;
+    ferroflake_lease_status status;
+    uint64_t before = 0, after = 0;
+    int round;
+
+    new_registry(dir, sizeof dir);
+    g = lease(single, dir, &options);
+    CHECK_OK(ferroflake_leased_generator_next_id(g, &before));
+    for (round = 0; round < 2; round++) {
+        pid_t child;
+        int exit_status = 0, report[2];
+        char verdict = 0;
+        assert(pipe(report) == 0);
+        fflush(NULL);
+        child = fork();
+        assert(child >= 0);
+        if (child == 0) {
+            uint64_t id = 0, ids[4] = {0, 0, 0, 0}, node = 7;
+            ferroflake_lease_status st;
+            int ok = 1;
+            (void)FERROFLAKE_LEASE_STATUS_INIT(&st);
+            ok &= ferroflake_leased_generator_next_id(g, &id) == FERROFLAKE_RESULT_GENERATOR_FORKED;
+            ok &= strstr(ferroflake_last_error_message(), "inherited through fork()") != NULL;
+            ok &= ferroflake_leased_generator_next_ids(g, ids, 4)
+                  == FERROFLAKE_RESULT_GENERATOR_FORKED;
+            ok &= ferroflake_leased_generator_node(g, &node) == FERROFLAKE_RESULT_GENERATOR_FORKED;
+            ok &= ferroflake_leased_generator_status(g, &st) == FERROFLAKE_RESULT_GENERATOR_FORKED;
+            ok &= id == 0 && ids[0] == 0 && ids[3] == 0 && node == 7;
+            if (round == 0) {
+                ferroflake_leased_generator_free(g);
+            } else {
+                ok &= ferroflake_leased_generator_release(g) == FERROFLAKE_RESULT_GENERATOR_FORKED;
+            }
+            /* The verdict goes through the pipe, then the child ends by SIGKILL: what it
+             * inherited from the parent's renewal thread can never be freed here (fork
+             * copies memory, not threads), and a leak check at exit would only list it. */
+            ferroflake_layout_free(single);
+            verdict = ok ? 'y' : 'n';
+            if (write(report[1], &verdict, 1) != 1) abort();
+            kill(getpid(), SIGKILL);
+        }
+        close(report[1]);
+        assert(read(report[0], &verdict, 1) == 1 && verdict == 'y');
+        close(report[0]);
+        assert(waitpid(child, &exit_status, 0) == child);
+        assert(WIFSIGNALED(exit_status) && WTERMSIG(exit_status) == SIGKILL);
+        /* Still the parent's: past the quarantine, nobody else can take the node id. */
+        sleep_ms(100);
+        CHECK_CODE(ferroflake_leased_generator_new(single, dir, &options, &other),
+                   FERROFLAKE_RESULT_NO_FREE_NODE);
+        CHECK_OK(FERROFLAKE_LEASE_STATUS_INIT(&status));
+        CHECK_OK(ferroflake_leased_generator_status(g, &status));
+        assert(status.state == FERROFLAKE_LEASE_HELD);
+    }
+    CHECK_OK(ferroflake_leased_generator_next_id(g, &after));
+    assert(after > before);
+    CHECK_OK(ferroflake_leased_generator_release(g));
+    ferroflake_layout_free(single);
+}
+
+/* Four processes lease from one registry at the same time: four node ids, and no id twice. */
+static void four_processes_get_distinct_nodes_and_ids(void) {
+    char dir[256], path[300];
+    int ready[2], go[2], i;
+    pid_t children[PROCESSES];
+    uint64_t nodes[PROCESSES];
+    uint64_t *all;
+    new_registry(dir, sizeof dir);
+    assert(pipe(ready) == 0 && pipe(go) == 0);
+    fflush(NULL);
+    for (i = 0; i < PROCESSES; i++) {
+        children[i] = fork();
+        assert(children[i] >= 0);
+        if (children[i] == 0) {
+            ferroflake_layout *layout = twitter();
+            ferroflake_lease_options options = short_lease();
+            ferroflake_leased_generator *g = NULL;
+            uint64_t node = 0, *ids = malloc(sizeof(uint64_t) * IDS_PER_PROCESS);
+            char byte;
+            FILE *out;
+            int ok = ids != NULL;
+            close(ready[0]);
+            close(go[1]);
+            ok = ok && ferroflake_leased_generator_new(layout, dir, &options, &g) == FERROFLAKE_RESULT_OK;
+            ok = ok && ferroflake_leased_generator_node(g, &node) == FERROFLAKE_RESULT_OK;
+            ok = ok && ferroflake_leased_generator_next_ids(g, ids, IDS_PER_PROCESS / 2)
+                           == FERROFLAKE_RESULT_OK;
+            /* Hold the lease until every process has one. */
+            ok = ok && write(ready[1], &node, sizeof node) == (ssize_t)sizeof node;
+            ok = ok && read(go[0], &byte, 1) == 0;
+            ok = ok && ferroflake_leased_generator_next_ids(g, ids + IDS_PER_PROCESS / 2,
+                                                            IDS_PER_PROCESS / 2)
+                           == FERROFLAKE_RESULT_OK;
+            ok = ok && ferroflake_leased_generator_release(g) == FERROFLAKE_RESULT_OK;
+            snprintf(path, sizeof path, "%s/ids-%d", dir, i);
+            out = fopen(path, "wb");
+            ok = ok && out != NULL && fwrite(ids, sizeof ids[0], IDS_PER_PROCESS, out) == IDS_PER_PROCESS;
+            if (out != NULL) ok = fclose(out) == 0 && ok;
+            free(ids);
+            ferroflake_layout_free(layout);
+            exit(ok ? 0 : 1); /* exit, not _exit: the thread-local destructors run */
+        }
+    }
+    close(ready[1]);
+    close(go[0]);
+    for (i = 0; i < PROCESSES; i++) {
+        assert(read(ready[0], &nodes[i], sizeof nodes[i]) == (ssize_t)sizeof nodes[i]);
+    }
+    close(go[1]); /* every holder reads end-of-file: go on */
+    close(ready[0]);
+    all = malloc(sizeof(uint64_t) * PROCESSES * IDS_PER_PROCESS);
+    assert(all != NULL);
+    for (i = 0; i < PROCESSES; i++) {
+        int status = 0;
+        FILE *in;
+        assert(waitpid(children[i], &status, 0) == children[i]);
+        assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        snprintf(path, sizeof path, "%s/ids-%d", dir, i);
+        in = fopen(path, "rb");
+        assert(in != NULL);
+        assert(fread(all + (size_t)i * IDS_PER_PROCESS, sizeof all[0], IDS_PER_PROCESS, in)
+               == IDS_PER_PROCESS);
+        fclose(in);
+    }
+    qsort(nodes, PROCESSES, sizeof nodes[0], by_value);
+    for (i = 1; i < PROCESSES; i++) assert(nodes[i] != nodes[i - 1]);
+    assert(duplicates(all, (size_t)PROCESSES * IDS_PER_PROCESS) == 0);
+    fflush(stdout);
+    printf("lease: %d processes, node ids %llu %llu %llu %llu, %d ids, 0 duplicates\n", PROCESSES,
+           (unsigned long long)nodes[0], (unsigned long long)nodes[1], (unsigned long long)nodes[2],
+           (unsigned long long)nodes[3], PROCESSES * IDS_PER_PROCESS);
+    free(all);
+}
+
+/* The holder of the only node id is stopped past its TTL; another process takes the node id
+ * and issues; the holder, continued, is fenced (LEASE_EXPIRED, then LOST), and no id of one
+ * is an id of the other. */
+static void a_stopped_holder_is_fenced_after_a_takeover(void) {
+    char dir[256], path[300];
+    int ready[2];
+    pid_t holder;
+    uint64_t *taker_ids, *all;
+    size_t taker_count = 0, holder_count, cap = 1 << 20;
+    ferroflake_layout *single = one_node_layout();
+    ferroflake_lease_options options = short_lease();
+    ferroflake_leased_generator *taker;
+    ferroflake_lease_status status;
+    int exit_status = 0;
+    double stopped_at, continued_at = 0;
+    FILE *in;
+    long size;
+
+    new_registry(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/holder-ids", registry_root);
+    assert(pipe(ready) == 0);
+    fflush(NULL);
+    holder = fork();
+    assert(holder >= 0);
+    if (holder == 0) {
+        /* Issues until refused, pacing itself; writes every id it got, then says how it
+         * ended through its exit status: 0 = fenced, then lost. */
+        ferroflake_leased_generator *g = NULL;
+        ferroflake_lease_status st;
+        ferroflake_result code = FERROFLAKE_RESULT_OK;
+        FILE *out = fopen(path, "wb");
+        uint64_t id = 0;
+        int i, ok = out != NULL;
+        close(ready[0]);
+        ok = ok && ferroflake_leased_generator_new(single, dir, &options, &g) == FERROFLAKE_RESULT_OK;
+        ok = ok && write(ready[1], "x", 1) == 1;
+        while (ok && (code = ferroflake_leased_generator_next_id(g, &id)) == FERROFLAKE_RESULT_OK) {
+            ok = fwrite(&id, sizeof id, 1, out) == 1;
+            sleep_ms(1);
+        }
+        ok = ok && code == FERROFLAKE_RESULT_LEASE_EXPIRED;
+        if (!ok) fprintf(stderr, "holder: stopped by %u: %s\n", (unsigned)code,
+                         ferroflake_last_error_message());
+        /* The renewal thread learns that the lease was taken. */
+        (void)FERROFLAKE_LEASE_STATUS_INIT(&st);
+        for (i = 0; ok && i < 100; i++) {
+            ok = ferroflake_leased_generator_status(g, &st) == FERROFLAKE_RESULT_OK;
+            if (st.state == FERROFLAKE_LEASE_LOST) break;
+            sleep_ms(50);
+        }
+        ok = ok && st.state == FERROFLAKE_LEASE_LOST;
+        ok = ok && ferroflake_leased_generator_next_id(g, &id) == FERROFLAKE_RESULT_LEASE_EXPIRED;
+        ok = ok && strstr(ferroflake_last_error_message(), "was lost") != NULL;
+        if (!ok) fprintf(stderr, "holder: state %u: %s\n", (unsigned)st.state,
+                         ferroflake_last_error_message());
+        /* The lease is lost: releasing it records nothing and succeeds. */
+        ok = ok && ferroflake_leased_generator_release(g) == FERROFLAKE_RESULT_OK;
+        if (out != NULL) ok = fclose(out) == 0 && ok;
+        ferroflake_layout_free(single);
+        exit(ok ? 0 : 1); /* exit, not _exit: the thread-local destructors run */
+    }
+    close(ready[1]);
+    {
+        char byte;
+        assert(read(ready[0], &byte, 1) == 1);
+        close(ready[0]);
+    }
+    sleep_ms(200);
+    assert(kill(holder, SIGSTOP) == 0);
+    stopped_at = now_s();
+    sleep_ms(TTL_MS + 500); /* past the TTL and the quarantine */
+
+    /* The taker gets the same (only) node id, waiting out the holder's reserved ids. */
+    taker = lease(single, dir, &options);
+    printf("lease: node id taken over %.2f s after SIGSTOP\n", now_s() - stopped_at);
+    taker_ids = malloc(sizeof(uint64_t) * cap);
+    assert(taker_ids != NULL);
+    while (taker_count < cap) {
+        CHECK_OK(ferroflake_leased_generator_next_id(taker, &taker_ids[taker_count]));
+        taker_count++;
+        if (continued_at == 0 && taker_count >= 1000) {
+            assert(kill(holder, SIGCONT) == 0);
+            continued_at = now_s();
+        }
+        if (continued_at != 0 && now_s() - continued_at > 1.0) break;
+        if (taker_count % 64 == 0) sleep_ms(1);
+    }
+    assert(waitpid(holder, &exit_status, 0) == holder);
+    assert(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0);
+    CHECK_OK(FERROFLAKE_LEASE_STATUS_INIT(&status));
+    CHECK_OK(ferroflake_leased_generator_status(taker, &status));
+    assert(status.state == FERROFLAKE_LEASE_HELD && status.node == 0);
+    CHECK_OK(ferroflake_leased_generator_release(taker));
+
+    in = fopen(path, "rb");
+    assert(in != NULL);
+    assert(fseek(in, 0, SEEK_END) == 0);
+    size = ftell(in);
+    assert(size > 0 && size % 8 == 0);
+    rewind(in);
+    holder_count = (size_t)size / 8;
+    all = malloc(sizeof(uint64_t) * (holder_count + taker_count));
+    assert(all != NULL);
+    assert(fread(all, 8, holder_count, in) == holder_count);
+    fclose(in);
+    memcpy(all + holder_count, taker_ids, taker_count * sizeof(uint64_t));
+    assert(duplicates(all, holder_count + taker_count) == 0);
+    printf("lease: the stopped holder issued %zu ids, the taker %zu, 0 duplicates; the holder was "
+           "fenced when continued\n", holder_count, taker_count);
+    free(all);
+    free(taker_ids);
+    ferroflake_layout_free(single);
+}
+
+/* Removes the temporary registries (files two levels deep at most). */
+static void remove_tree(const char *root) {
+    char command[512];
+    int n = snprintf(command, sizeof command, "rm -rf '%s'", root);
+    assert(n > 0 && (size_t)n < sizeof command);
+    assert(system(command) == 0);
+}
+
+int main(void) {
+    assert(mkdtemp(registry_root) != NULL);
+    bad_input_is_refused();
+    a_forked_child_is_refused_and_releases_nothing();
+    four_processes_get_distinct_nodes_and_ids();
+    a_stopped_holder_is_fenced_after_a_takeover();
+    remove_tree(registry_root);
+    printf("lease: ok\n");
+    return 0;
+}

@@ -1,0 +1,275 @@
+/* Segment allocators from C: refusals of bad input with untouched out-parameters, a key's
+ * ids in order, exhaustion at the limit, give-back on close, and two processes taking ids of
+ * one key from one SQLite file at the same time with no id twice. Every store is a SQLite
+ * file in a fresh temporary directory.
+ *
+ * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
+ * server URLs are tried for real (an unreachable server must fail within seconds). */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid, mkdtemp */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#ifndef FERROFLAKE_TEST_STORES
+#define FERROFLAKE_TEST_STORES 0
+#endif
+
+#define PROCESSES 2
+#define IDS_PER_PROCESS 200000
+
+static char root[] = "/tmp/ferroflake-segment-c-XXXXXX";
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static ferroflake_segment_allocator *open_file(const char *path) {
+    ferroflake_segment_allocator *allocator = NULL;
+    ferroflake_segment_options options;
+    CHECK_OK(FERROFLAKE_SEGMENT_OPTIONS_INIT(&options));
+    options.max_wait_ms = 10000; /* a SQLite file busy with other processes can be slow */
+    CHECK_OK(ferroflake_segment_allocator_new(path, &options, &allocator));
+    return allocator;
+}
+
+static int by_value(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void bad_input_is_refused(void) {
+    char path[256];
+    ferroflake_segment_allocator *allocator, *other = NULL;
+    ferroflake_segment_allocator *sentinel = (ferroflake_segment_allocator *)&other;
+    ferroflake_segment_key *key = NULL, *no_key = (ferroflake_segment_key *)&key;
+    ferroflake_segment_options options;
+    ferroflake_segment_status status;
+    uint64_t value = 42, ids[3] = {1, 2, 3}, given_back = 0;
+    size_t i;
+    static const char *const malformed[] = {"relative.db", "ftp://x", "sqlite://relative.db", ""};
+
+    snprintf(path, sizeof path, "%s/bad.db", root);
+    other = sentinel;
+    CHECK_CODE(ferroflake_segment_allocator_new(path, NULL, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_options_init(sizeof options, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(FERROFLAKE_SEGMENT_STATUS_INIT((ferroflake_segment_status *)NULL),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    for (i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        CHECK_CODE(ferroflake_segment_allocator_new(malformed[i], NULL, &other),
+                   FERROFLAKE_RESULT_BAD_ADDRESS);
+        assert(strstr(ferroflake_last_error_message(), "store address") != NULL);
+    }
+    CHECK_CODE(ferroflake_segment_allocator_new("/tmp/\xff.db", NULL, &other),
+               FERROFLAKE_RESULT_INVALID_UTF8);
+    {
+        static const char *const servers[] = {"redis://127.0.0.1:1", "postgres://127.0.0.1:1/x",
+                                              "mysql://u@127.0.0.1:1/x"};
+        for (i = 0; i < sizeof servers / sizeof servers[0]; i++) {
+            double began = now_s();
+            ferroflake_result want =
+                FERROFLAKE_TEST_STORES ? FERROFLAKE_RESULT_UNAVAILABLE : FERROFLAKE_RESULT_NOT_BUILT;
+            CHECK_CODE(ferroflake_segment_allocator_new(servers[i], NULL, &other), want);
+            printf("segment: %s refused in %.2f s: %s\n", servers[i], now_s() - began,
+                   ferroflake_last_error_message());
+            assert(now_s() - began < 15);
+        }
+    }
+    CHECK_OK(FERROFLAKE_SEGMENT_OPTIONS_INIT(&options));
+    options.struct_size = 2;
+    CHECK_CODE(ferroflake_segment_allocator_new(path, &options, &other),
+               FERROFLAKE_RESULT_STRUCT_SIZE);
+    CHECK_OK(FERROFLAKE_SEGMENT_OPTIONS_INIT(&options));
+    options.prefetch_share = 0;
+    CHECK_CODE(ferroflake_segment_allocator_new(path, &options, &other),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    assert(strstr(ferroflake_last_error_message(), "invalid segment settings") != NULL);
+    assert(other == sentinel);
+
+    allocator = open_file(path);
+    /* Keys: NULL, not UTF-8, invalid, a bad step, created twice, unknown. */
+    CHECK_CODE(ferroflake_segment_allocator_create_key(NULL, "k", 1, 10),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, NULL, 1, 10),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "k\xff", 1, 10),
+               FERROFLAKE_RESULT_INVALID_UTF8);
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "", 1, 10),
+               FERROFLAKE_RESULT_INVALID_KEY);
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "k", 1, 0),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "k", -1, 10),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    CHECK_OK(ferroflake_segment_allocator_create_key(allocator, "k", 1, 10));
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "k", 1, 10),
+               FERROFLAKE_RESULT_KEY_EXISTS);
+    CHECK_CODE(ferroflake_segment_allocator_key(allocator, "nobody", &key),
+               FERROFLAKE_RESULT_UNKNOWN_KEY);
+    assert(strstr(ferroflake_last_error_message(), "no segment key \"nobody\"") != NULL);
+    CHECK_CODE(ferroflake_segment_allocator_key(NULL, "k", &key), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_allocator_key(allocator, NULL, &key),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_allocator_key(allocator, "k", NULL),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(key == NULL);
+
+    CHECK_OK(ferroflake_segment_allocator_key(allocator, "k", &key));
+    CHECK_CODE(ferroflake_segment_key_next_id(NULL, &value), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_key_next_id(key, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_key_next_ids(NULL, ids, 3), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_key_next_ids(key, NULL, 3), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_key_next_ids(key, NULL, 0), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_key_next_ids(key, ids, SIZE_MAX), FERROFLAKE_RESULT_INVALID_CONFIG);
+    CHECK_CODE(ferroflake_segment_key_status(NULL, &status), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_key_status(key, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_segment_allocator_close(NULL, &given_back),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    status.struct_size = 7;
+    CHECK_CODE(ferroflake_segment_key_status(key, &status), FERROFLAKE_RESULT_STRUCT_SIZE);
+    assert(status.struct_size == 7);
+    ferroflake_segment_key_free(NULL);
+    ferroflake_segment_allocator_free(NULL);
+    assert(value == 42 && ids[0] == 1 && ids[2] == 3);
+
+    /* The ids, in order, and the status of the key. */
+    CHECK_OK(ferroflake_segment_key_next_id(key, &value));
+    assert(value == 1);
+    CHECK_OK(ferroflake_segment_key_next_ids(key, ids, 3));
+    assert(ids[0] == 2 && ids[1] == 3 && ids[2] == 4);
+    CHECK_OK(ferroflake_segment_key_next_ids(key, ids, 0));
+    CHECK_OK(FERROFLAKE_SEGMENT_STATUS_INIT(&status));
+    CHECK_OK(ferroflake_segment_key_status(key, &status));
+    assert(status.current_start == 5 && status.current_end == 11 && status.fetches >= 1);
+    assert(status.limit == (uint64_t)INT64_MAX && status.last_error == FERROFLAKE_RESULT_OK);
+
+    /* Exhaustion at the limit: the key's last range ends at INT64_MAX. */
+    CHECK_OK(ferroflake_segment_allocator_create_key(allocator, "end", INT64_MAX - 4, 2));
+    CHECK_CODE(ferroflake_segment_allocator_key(allocator, "end", &no_key), FERROFLAKE_RESULT_OK);
+    {
+        ferroflake_result code;
+        int taken = 0;
+        while ((code = ferroflake_segment_key_next_id(no_key, &value)) == FERROFLAKE_RESULT_OK) {
+            taken++;
+            assert(taken < 10);
+        }
+        CHECK_CODE(code, FERROFLAKE_RESULT_KEY_EXHAUSTED);
+        assert(strstr(ferroflake_last_error_message(), "is exhausted") != NULL);
+        printf("segment: key \"end\" issued %d ids, then KEY_EXHAUSTED\n", taken);
+    }
+    ferroflake_segment_key_free(no_key);
+
+    /* Close: the unissued rest goes back; the handle, still alive, is refused. */
+    CHECK_OK(ferroflake_segment_allocator_close(allocator, &given_back));
+    assert(given_back > 0);
+    CHECK_CODE(ferroflake_segment_key_next_id(key, &value), FERROFLAKE_RESULT_CLOSED);
+    /* A handle taken after the close is refused too. */
+    CHECK_OK(ferroflake_segment_allocator_key(allocator, "k", &no_key));
+    CHECK_CODE(ferroflake_segment_key_next_ids(no_key, ids, 2), FERROFLAKE_RESULT_CLOSED);
+    ferroflake_segment_key_free(no_key);
+    CHECK_OK(ferroflake_segment_allocator_close(allocator, NULL));
+    ferroflake_segment_allocator_free(allocator);
+    CHECK_CODE(ferroflake_segment_key_next_id(key, &value), FERROFLAKE_RESULT_CLOSED);
+    ferroflake_segment_key_free(key);
+
+    /* What went back is issued by the next allocator. */
+    allocator = open_file(path);
+    CHECK_OK(ferroflake_segment_allocator_key(allocator, "k", &key));
+    CHECK_OK(ferroflake_segment_key_next_id(key, &value));
+    assert(value == 5);
+    ferroflake_segment_key_free(key);
+    ferroflake_segment_allocator_free(allocator);
+}
+
+/* Two processes take ids of one key from one SQLite file at once: no id twice. */
+static void two_processes_share_a_key_without_duplicates(void) {
+    char path[256], out_path[300];
+    pid_t children[PROCESSES];
+    uint64_t *all;
+    ferroflake_segment_allocator *allocator;
+    size_t i, repeated = 0;
+    int p, go[2];
+    snprintf(path, sizeof path, "%s/shared.db", root);
+    allocator = open_file(path);
+    /* A small step: many fetches, each racing the other process's. */
+    CHECK_OK(ferroflake_segment_allocator_create_key(allocator, "orders", 1, 1000));
+    ferroflake_segment_allocator_free(allocator);
+    assert(pipe(go) == 0);
+    fflush(NULL);
+    for (p = 0; p < PROCESSES; p++) {
+        children[p] = fork();
+        assert(children[p] >= 0);
+        if (children[p] == 0) {
+            ferroflake_segment_allocator *mine;
+            ferroflake_segment_key *key = NULL;
+            uint64_t *ids = malloc(sizeof(uint64_t) * IDS_PER_PROCESS), last = 0;
+            char byte;
+            FILE *out;
+            int ok = ids != NULL, n;
+            close(go[1]);
+            ok = ok && read(go[0], &byte, 1) == 0; /* start together */
+            mine = open_file(path);
+            ok = ok && ferroflake_segment_allocator_key(mine, "orders", &key) == FERROFLAKE_RESULT_OK;
+            for (n = 0; ok && n < IDS_PER_PROCESS; n++) {
+                /* Half one at a time, half in batches of 100. */
+                if (n < IDS_PER_PROCESS / 2) {
+                    ok = ferroflake_segment_key_next_id(key, &ids[n]) == FERROFLAKE_RESULT_OK;
+                } else {
+                    ok = ferroflake_segment_key_next_ids(key, &ids[n], 100) == FERROFLAKE_RESULT_OK;
+                    n += 99;
+                }
+            }
+            for (n = 0; ok && n < IDS_PER_PROCESS; n++) {
+                ok = ids[n] > last;
+                last = ids[n];
+            }
+            if (!ok) fprintf(stderr, "child %d: %s\n", p, ferroflake_last_error_message());
+            ferroflake_segment_key_free(key);
+            ferroflake_segment_allocator_free(mine);
+            snprintf(out_path, sizeof out_path, "%s/ids-%d", root, p);
+            out = fopen(out_path, "wb");
+            ok = ok && out != NULL && fwrite(ids, sizeof ids[0], IDS_PER_PROCESS, out) == IDS_PER_PROCESS;
+            if (out != NULL) ok = fclose(out) == 0 && ok;
+            free(ids);
+            exit(ok ? 0 : 1); /* exit, not _exit: the thread-local destructors run */
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    all = malloc(sizeof(uint64_t) * PROCESSES * IDS_PER_PROCESS);
+    assert(all != NULL);
+    for (p = 0; p < PROCESSES; p++) {
+        int status = 0;
+        FILE *in;
+        assert(waitpid(children[p], &status, 0) == children[p]);
+        assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        snprintf(out_path, sizeof out_path, "%s/ids-%d", root, p);
+        in = fopen(out_path, "rb");
+        assert(in != NULL);
+        assert(fread(all + (size_t)p * IDS_PER_PROCESS, sizeof all[0], IDS_PER_PROCESS, in)
+               == IDS_PER_PROCESS);
+        fclose(in);
+    }
+    qsort(all, (size_t)PROCESSES * IDS_PER_PROCESS, sizeof all[0], by_value);
+    for (i = 1; i < (size_t)PROCESSES * IDS_PER_PROCESS; i++) repeated += all[i] == all[i - 1];
+    assert(repeated == 0);
+    printf("segment: %d processes took %d ids of one key, 0 duplicates\n", PROCESSES,
+           PROCESSES * IDS_PER_PROCESS);
+    free(all);
+}
+
+int main(void) {
+    char command[128];
+    assert(mkdtemp(root) != NULL);
+    bad_input_is_refused();
+    two_processes_share_a_key_without_duplicates();
+    snprintf(command, sizeof command, "rm -rf '%s'", root);
+    assert(system(command) == 0);
+    printf("segment: ok\n");
+    return 0;
+}
