@@ -345,10 +345,12 @@ struct Request {
     settings: Settings,
 }
 
-/// What the pool hands back to the JS thread.
+/// What the pool hands back to the JS thread: the use is counted from the moment the lease
+/// is joined, so that if no JS object is ever made for it (the thread ended meanwhile),
+/// dropping it gives the use back.
 pub struct Opened {
-    slot: Arc<Slot>,
-    key: Key,
+    lease_use: Arc<LeaseUse>,
+    registry: String,
     shared: bool,
 }
 
@@ -381,9 +383,15 @@ impl LeasedGenerator {
         let work = move || {
             let slot = slot(&request.key);
             let shared = slot.join(&request.key, request.settings)?;
+            let layout = request.key.layout;
             Ok(Opened {
-                slot,
-                key: request.key,
+                lease_use: Arc::new(LeaseUse {
+                    slot,
+                    layout,
+                    js_safe: layout.max_id() <= MAX_SAFE_INTEGER,
+                    open: AtomicBool::new(true),
+                }),
+                registry: request.key.registry.describe(),
                 shared,
             })
         };
@@ -405,12 +413,7 @@ impl LeasedGenerator {
 
     /// Makes the JS object for an opened lease, with its bound functions.
     fn instance(env: &Env, opened: Opened) -> napi::Result<sys::napi_value> {
-        let lease_use = Arc::new(LeaseUse {
-            slot: opened.slot,
-            layout: opened.key.layout,
-            js_safe: opened.key.layout.max_id() <= MAX_SAFE_INTEGER,
-            open: AtomicBool::new(true),
-        });
+        let lease_use = opened.lease_use;
         // The slot holds a started lease while this user is counted.
         let node = lease_use
             .slot
@@ -419,7 +422,7 @@ impl LeasedGenerator {
         let generator = LeasedGenerator {
             lease_use: lease_use.clone(),
             node,
-            registry: opened.key.registry.describe(),
+            registry: opened.registry,
             shared: opened.shared,
         };
         let instance = generator.into_instance(env)?;
