@@ -142,12 +142,27 @@ impl PyLeasedGenerator {
         let guard = match self.cell.leased.try_read() {
             Ok(guard) => guard,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            // Closing, or a fork taken while the parent was closing: say which.
+            Err(TryLockError::WouldBlock) if self.cell.fork.forked() => {
+                return Err(self.forked_error(py))
+            }
             Err(TryLockError::WouldBlock) => return Err(self.closed_error(py)),
         };
         match guard.as_ref() {
             Some(leased) => f(leased),
             None => Err(self.closed_error(py)),
         }
+    }
+
+    #[cold]
+    fn forked_error(&self, py: Python<'_>) -> PyErr {
+        forked_error(
+            py,
+            self.cell.fork.refusal(
+                "leased generator",
+                "make a LeasedGenerator in the child; it leases a node id of its own",
+            ),
+        )
     }
 
     #[cold]
@@ -396,13 +411,7 @@ impl PyLeasedGenerator {
     fn reserved_high_water_ms(&self, py: Python<'_>) -> PyResult<u64> {
         if self.cell.fork.forked() {
             // The lease's state lock may have been held by the parent's renewal thread.
-            return Err(forked_error(
-                py,
-                self.cell.fork.refusal(
-                    "leased generator",
-                    "make a LeasedGenerator in the child; it leases a node id of its own",
-                ),
-            ));
+            return Err(self.forked_error(py));
         }
         self.with_leased(py, |leased| Ok(leased.reserved_high_water_ms()))
     }
