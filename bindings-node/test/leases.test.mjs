@@ -296,3 +296,16 @@ test('a leased generator refuses bad batch sizes and numbers on wide layouts', {
     wide.close()
   }
 })
+
+test('a worker ended while its open() waits gives its use of the lease back', { timeout: 60_000 }, async () => {
+  const registry = registryDir()
+  const options = { registry, ...FAST }
+  // A new registry: the open waits out its floor (about 2.4 s) on the thread pool.
+  const worker = new Worker(fixture('leased-worker.mjs'), { workerData: { options, count: 1, keep: true } })
+  await sleep(300)
+  await worker.terminate()
+  await sleep(4_000) // the open has finished on the pool by now
+  const main = await LeasedGenerator.open(options)
+  assert.equal(main.isShared, false, 'no use of the lease was left counted for the ended worker')
+  main.close()
+})
