@@ -5,15 +5,18 @@
 #   dist/ferroflake-c-VERSION-TRIPLE.tar.gz   the C library as an install prefix: include/,
 #                                     lib/ (static, shared with its soname links, a relocatable
 #                                     pkg-config file), share/doc/ferroflake/
+#   dist/python/ferroflake-VERSION.tar.gz    the Python sdist
+#   dist/python/ferroflake-VERSION-cp39-abi3-manylinux*_x86_64.whl   one wheel for CPython 3.9+
 #   dist/SHA256SUMS
-# The Python sdist and wheel and the npm packages are not built yet (see build_python and
-# build_npm below). scripts/test-release.sh installs each artifact away from the checkout.
+# The npm packages are not built yet (see build_npm below). scripts/test-release.sh
+# installs each artifact away from the checkout.
 #
 # Usage: scripts/release.sh [--allow-dirty] [--offline]
 #   --allow-dirty  package crates whose files have uncommitted changes (for tests; a real
 #                  release is made from a clean tree)
 #   --offline      skip `cargo publish --dry-run`, which asks crates.io; the core crate is
-#                  then verified with `cargo package` alone
+#                  then verified with `cargo package` alone (the Python tools still come
+#                  from PyPI unless target/release-tools/venv has them)
 #
 # Builds reuse cargo's target directory and release profile, so after scripts/test-c.sh
 # the C library is mostly built already.
@@ -112,9 +115,25 @@ build_c() {
     --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$source_date" "$name"
 }
 
-# Python: the sdist and an abi3 manylinux wheel (maturin). Not built yet.
+# Python: the sdist, and one abi3 wheel (CPython 3.9+) for x86-64 Linux that PyPI accepts:
+# manylinux2014 (glibc 2.17), linked against that old glibc by zig, since this machine's
+# glibc is newer. maturin and zig come from PyPI into a venv under the target directory,
+# whose bin/ must be on PATH for maturin to find zig. maturin names the target for zig, so
+# the wheel is compiled apart from the other release builds (target/x86_64-unknown-linux-gnu/).
 build_python() {
-  echo "--- Python sdist and wheel: not built yet (bindings-python; pip install ./bindings-python builds from a checkout)"
+  local venv="$target_dir/release-tools/venv"
+  echo "--- Python sdist and manylinux2014 abi3 wheel"
+  if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/python-zig" ]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" ziglang
+  fi
+  (
+    export PATH="$venv/bin:$PATH"
+    cd bindings-python
+    maturin sdist --out "$dist/python"
+    maturin build --release --zig --compatibility manylinux2014 --out "$dist/python"
+  )
 }
 
 # Node: the npm package with a prebuilt addon per platform and a source fallback. Not built yet.

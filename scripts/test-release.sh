@@ -9,7 +9,9 @@
 #     `pkg-config --cflags --libs ferroflake` runs against the shared library (by rpath and
 #     by LD_LIBRARY_PATH) and the static one (`pkg-config --static`), also after the prefix
 #     is moved;
-#   - Python and npm: reported as not built yet.
+#   - Python: the manylinux wheel's tags and metadata; the wheel, and the sdist (built by
+#     pip), each installed in a fresh venv where the quickstart runs;
+#   - npm: reported as not built yet.
 # Ends with "release suite: N passed, M failed".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -251,13 +253,88 @@ c_moved() {
 }
 check c-quickstart-static-moved-prefix c_moved
 
-# --- Python and npm ---------------------------------------------------------------------------
+# --- Python -----------------------------------------------------------------------------------
 
-if compgen -G "$dist/python/*" >/dev/null || compgen -G "$dist/npm/*" >/dev/null; then
-  echo "FAIL  dist/ holds Python or npm artifacts that this suite does not test yet"
+# One abi3 wheel for x86-64 Linux: its tags (manylinux2014 = manylinux_2_17) are checked below.
+wheel_name="$(cd "$dist/python" 2>/dev/null && ls ferroflake-"$version"-cp39-abi3-*x86_64.whl 2>/dev/null || true)"
+sdist_name="ferroflake-$version.tar.gz"
+mkdir -p "$work/py"
+cat >"$work/py/quickstart.py" <<'EOF'
+import pathlib
+import sys
+
+import ferroflake
+from ferroflake import Generator
+
+version, venv = sys.argv[1], pathlib.Path(sys.argv[2]).resolve()
+installed = pathlib.Path(ferroflake.__file__).resolve()
+assert venv in installed.parents, f"imported {installed}, not from {venv}"
+assert ferroflake.__version__ == version, (ferroflake.__version__, version)
+gen = Generator(7)
+id_ = gen.next_id()
+assert gen.next_ids(1000)[0] > id_
+parts = gen.decode(id_)
+text = ferroflake.encode(id_, "base62")
+assert ferroflake.parse(text, "base62") == id_ and parts.node == 7
+print(ferroflake.__version__, id_, text, installed)
+EOF
+
+# The wheel's name and metadata as PyPI reads them.
+python_wheel_metadata() {
+  python3 - "$dist/python/$wheel_name" "$version" <<'EOF'
+import sys, zipfile
+path, version = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(path) as wheel:
+    names = wheel.namelist()
+    meta = wheel.read(f"ferroflake-{version}.dist-info/METADATA").decode()
+    tags = wheel.read(f"ferroflake-{version}.dist-info/WHEEL").decode()
+print(meta.split("\n\n")[0])
+print(tags)
+assert f"Version: {version}" in meta
+assert "Requires-Python: >=3.9" in meta
+assert "License-Expression: MIT OR Apache-2.0" in meta
+assert "Tag: cp39-abi3-manylinux_2_17_x86_64" in tags.splitlines()
+assert "Tag: cp39-abi3-manylinux2014_x86_64" in tags.splitlines()
+assert any(n.startswith("ferroflake/_native") and n.endswith(".so") for n in names), names
+assert "ferroflake/py.typed" in names
+EOF
+}
+
+# python_install NAME ARTIFACT: a fresh venv outside the checkout, the artifact installed
+# into it with pip, and the quickstart run from the venv's own folder.
+python_install() {
+  local venv="$work/py/$1-venv"
+  python3 -m venv "$venv"
+  if [ "$1" = wheel ]; then
+    # Nothing to fetch: the wheel has no dependencies and holds the built extension.
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$2"
+  else
+    # pip unpacks the sdist in a temporary folder and builds it there (maturin from PyPI,
+    # Rust from PATH). Cargo's artifacts of the dependencies are taken from this
+    # checkout's target directory when they match, so only ferroflake's own crates compile.
+    CARGO_TARGET_DIR="$target_dir" "$venv/bin/pip" install --quiet --disable-pip-version-check "$2"
+  fi
+  cd "$venv"
+  "$venv/bin/python" "$work/py/quickstart.py" "$version" "$venv"
+}
+
+if [ -n "$wheel_name" ] && [ -f "$dist/python/$wheel_name" ] && [ -f "$dist/python/$sdist_name" ]; then
+  check python-wheel-metadata python_wheel_metadata
+  check python-wheel-install python_install wheel "$dist/python/$wheel_name"
+  check python-sdist-install python_install sdist "$dist/python/$sdist_name"
+else
+  echo "FAIL  python: dist/python/ lacks the abi3 wheel or $sdist_name"
+  ls -l "$dist/python" || true
+  failed=$((failed + 1))
+fi
+
+# --- npm --------------------------------------------------------------------------------------
+
+if compgen -G "$dist/npm/*" >/dev/null; then
+  echo "FAIL  dist/npm holds packages that this suite does not test yet"
   failed=$((failed + 1))
 else
-  echo "skip  python-wheel, python-sdist, npm: not built yet"
+  echo "skip  npm: not built yet"
 fi
 
 echo "release suite: $passed passed, $failed failed"
