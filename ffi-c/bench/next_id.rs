@@ -156,7 +156,10 @@ mod sources {
         // SAFETY: valid pointers; the handles are freed once, after use.
         unsafe {
             let size = std::mem::size_of::<ferroflake_lease_options>();
-            assert_eq!(ferroflake_lease_options_init(size, options.as_mut_ptr()) as u32, 0);
+            assert_eq!(
+                ferroflake_lease_options_init(size, options.as_mut_ptr()) as u32,
+                0
+            );
             let mut options = options.assume_init();
             options.ttl_ms = 2000;
             options.max_ttl_ms = 2000;
@@ -203,8 +206,11 @@ mod sources {
         // SAFETY: valid pointers; the handles are freed once, after use.
         unsafe {
             assert_eq!(
-                ferroflake_segment_allocator_new(address.as_ptr(), std::ptr::null(), &mut c_allocator)
-                    as u32,
+                ferroflake_segment_allocator_new(
+                    address.as_ptr(),
+                    std::ptr::null(),
+                    &mut c_allocator
+                ) as u32,
                 0
             );
             assert_eq!(

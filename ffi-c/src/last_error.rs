@@ -97,8 +97,11 @@ pub extern "C" fn ferroflake_last_error_message() -> *const c_char {
 /// Thread safety: each thread has its own.
 #[no_mangle]
 pub extern "C" fn ferroflake_last_error_code() -> ferroflake_result {
-    LAST.try_with(|last| last.try_borrow().map_or(ferroflake_result::FERROFLAKE_RESULT_OK, |l| l.code))
-        .unwrap_or(ferroflake_result::FERROFLAKE_RESULT_OK)
+    LAST.try_with(|last| {
+        last.try_borrow()
+            .map_or(ferroflake_result::FERROFLAKE_RESULT_OK, |l| l.code)
+    })
+    .unwrap_or(ferroflake_result::FERROFLAKE_RESULT_OK)
 }
 
 #[cfg(test)]
@@ -144,7 +147,11 @@ mod tests {
             ))
         });
         let text = last_text();
-        assert!(text.len() < CAPACITY && text.ends_with("é..."), "{}", text.len());
+        assert!(
+            text.len() < CAPACITY && text.ends_with("é..."),
+            "{}",
+            text.len()
+        );
     }
 
     #[test]
@@ -152,7 +159,10 @@ mod tests {
         guard(|| Err(ferroflake_result::FERROFLAKE_RESULT_NULL_ARGUMENT.into()));
         std::thread::spawn(|| {
             assert_eq!(last_text(), "");
-            assert_eq!(ferroflake_last_error_code(), ferroflake_result::FERROFLAKE_RESULT_OK);
+            assert_eq!(
+                ferroflake_last_error_code(),
+                ferroflake_result::FERROFLAKE_RESULT_OK
+            );
         })
         .join()
         .unwrap();

@@ -351,7 +351,9 @@ pub unsafe extern "C" fn ferroflake_leased_generator_new(
         let registry = open_registry(address)?;
         let inner =
             LeasedGenerator::start(layout, clock, registry, config).map_err(lease_failure)?;
-        out_generator.set(Box::into_raw(Box::new(ferroflake_leased_generator { inner })));
+        out_generator.set(Box::into_raw(Box::new(ferroflake_leased_generator {
+            inner,
+        })));
         Ok(())
     })
 }

@@ -283,8 +283,7 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_new(
 ) -> ferroflake_result {
     guard(|| {
         // SAFETY: the caller's promises above.
-        let (options, out_allocator) =
-            unsafe { (versioned::read(options)?, out(out_allocator)?) };
+        let (options, out_allocator) = unsafe { (versioned::read(options)?, out(out_allocator)?) };
         let address = if store_address.is_null() {
             None
         } else {
@@ -294,8 +293,7 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_new(
         let config = options.to_config();
         config.validate().map_err(segment_failure)?;
         let store = open_store(address)?;
-        let inner =
-            SegmentAllocator::new(Arc::clone(&store), config).map_err(segment_failure)?;
+        let inner = SegmentAllocator::new(Arc::clone(&store), config).map_err(segment_failure)?;
         out_allocator.set(Box::into_raw(Box::new(ferroflake_segment_allocator {
             store,
             inner,
@@ -528,7 +526,9 @@ pub unsafe extern "C" fn ferroflake_segment_key_status(
             return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
         }
         let now = key.inner.status();
-        let next = now.next.unwrap_or(ferroflake_segment::Range { start: 0, end: 0 });
+        let next = now
+            .next
+            .unwrap_or(ferroflake_segment::Range { start: 0, end: 0 });
         let status = ferroflake_segment_status {
             fetching: u32::from(now.fetching),
             limit: now.limit,

@@ -56,7 +56,9 @@ pub(crate) use field_spans;
 pub(crate) fn is_version<T: Versioned>(size: usize) -> bool {
     let fields = T::fields();
     fields.iter().enumerate().any(|(i, &(_, end))| {
-        let next = fields.get(i + 1).map_or(size_of::<T>(), |&(start, _)| start);
+        let next = fields
+            .get(i + 1)
+            .map_or(size_of::<T>(), |&(start, _)| start);
         size == end || size == next
     })
 }
@@ -94,11 +96,7 @@ pub(crate) unsafe fn read<T: Versioned>(ptr: *const T) -> Result<T, Failure> {
     // SAFETY: `size` bytes are readable (the caller's promise) and fit in `T` (checked);
     // every byte pattern is a valid field value (the trait's promise).
     unsafe {
-        core::ptr::copy_nonoverlapping(
-            ptr.cast::<u8>(),
-            (&mut value as *mut T).cast::<u8>(),
-            size,
-        )
+        core::ptr::copy_nonoverlapping(ptr.cast::<u8>(), (&mut value as *mut T).cast::<u8>(), size)
     };
     Ok(value)
 }
