@@ -2,11 +2,12 @@
  * (the child is refused and releases nothing), four processes on one embedded registry
  * (distinct node ids, no duplicate), and a holder stopped with SIGSTOP past its TTL, which
  * is fenced when it resumes while the process that took its node id issues on, with no
- * duplicate between them. Every registry is a fresh temporary directory, with a 1 s TTL.
+ * duplicate between them. One leased generator is also shared by threads. Every registry is a fresh temporary directory, with a 1 s TTL.
  *
  * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
  * store URLs are tried for real (an unreachable server must fail within seconds). */
 #define _POSIX_C_SOURCE 200809L /* fork, waitpid, kill, mkdtemp, nanosleep */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -497,6 +498,56 @@ static void a_stopped_holder_is_fenced_after_a_takeover(void) {
     ferroflake_layout_free(single);
 }
 
+#define THREADS 4
+#define IDS_PER_THREAD 50000
+
+struct worker {
+    const ferroflake_leased_generator *g;
+    uint64_t *ids;
+    int ok;
+};
+
+static void *take_ids(void *arg) {
+    struct worker *w = arg;
+    int i;
+    w->ok = 1;
+    for (i = 0; i < IDS_PER_THREAD && w->ok; i++) {
+        w->ok = ferroflake_leased_generator_next_id(w->g, &w->ids[i]) == FERROFLAKE_RESULT_OK;
+        if (i > 0) w->ok = w->ok && w->ids[i] > w->ids[i - 1];
+    }
+    return NULL;
+}
+
+/* One leased generator, four threads: each thread's ids increase, none repeats. */
+static void threads_share_one_leased_generator(void) {
+    char dir[256];
+    ferroflake_layout *layout = twitter();
+    ferroflake_lease_options options = short_lease();
+    ferroflake_leased_generator *g;
+    pthread_t threads[THREADS];
+    struct worker workers[THREADS];
+    uint64_t *all = malloc(sizeof(uint64_t) * THREADS * IDS_PER_THREAD);
+    int t;
+    assert(all != NULL);
+    new_registry(dir, sizeof dir);
+    g = lease(layout, dir, &options);
+    for (t = 0; t < THREADS; t++) {
+        workers[t].g = g;
+        workers[t].ids = all + (size_t)t * IDS_PER_THREAD;
+        assert(pthread_create(&threads[t], NULL, take_ids, &workers[t]) == 0);
+    }
+    for (t = 0; t < THREADS; t++) {
+        assert(pthread_join(threads[t], NULL) == 0);
+        assert(workers[t].ok);
+    }
+    CHECK_OK(ferroflake_leased_generator_release(g));
+    assert(duplicates(all, (size_t)THREADS * IDS_PER_THREAD) == 0);
+    printf("lease: %d threads on one leased generator, %d ids, 0 duplicates\n", THREADS,
+           THREADS * IDS_PER_THREAD);
+    free(all);
+    ferroflake_layout_free(layout);
+}
+
 /* Removes the temporary registries (files two levels deep at most). */
 static void remove_tree(const char *root) {
     char command[512];
@@ -509,6 +560,7 @@ int main(void) {
     assert(mkdtemp(registry_root) != NULL);
     bad_input_is_refused();
     a_forked_child_is_refused_and_releases_nothing();
+    threads_share_one_leased_generator();
     four_processes_get_distinct_nodes_and_ids();
     a_stopped_holder_is_fenced_after_a_takeover();
     remove_tree(registry_root);
