@@ -241,16 +241,10 @@ fn slot(key: &Key) -> Arc<Slot> {
 /// A lease refusal by kind; a generator refusal keeps the core's kind.
 pub(crate) fn lease_refusal(error: LeaseError) -> Refusal {
     let message = error.to_string();
-    let kind = match &error {
-        LeaseError::Generator(core) => return Refusal::Explained(*core, message),
-        LeaseError::Unavailable { .. } => "UNAVAILABLE",
-        LeaseError::NoFreeNode { .. } => "NO_FREE_NODE",
-        LeaseError::Lost { .. } => "LOST",
-        LeaseError::BehindHighWater { .. } => "BEHIND_HIGH_WATER",
-        LeaseError::BadAddress { .. } => "BAD_ADDRESS",
-        LeaseError::InvalidConfig { .. } => "INVALID_CONFIG",
-        _ => "STORE",
-    };
+    if let LeaseError::Generator(core) = error {
+        return Refusal::Explained(core, message);
+    }
+    let kind = error.name();
     Refusal::Lease(kind, message)
 }
 

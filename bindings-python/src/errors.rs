@@ -109,18 +109,19 @@ pub fn forked_error(py: Python<'_>, message: String) -> PyErr {
 #[cfg(unix)]
 pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyErr {
     use ferroflake_lease::LeaseError as E;
-    let (class, kind) = match &err {
+    let class = match &err {
         E::Generator(core) => return to_pyerr(py, *core),
-        E::Unavailable { .. } => ("RegistryUnavailableError", "UNAVAILABLE"),
-        E::NoFreeNode { .. } => ("NoFreeNodeError", "NO_FREE_NODE"),
-        E::Lost { .. } => ("LeaseLostError", "LOST"),
-        E::BehindHighWater { .. } => ("BehindHighWaterError", "BEHIND_HIGH_WATER"),
-        E::BadAddress { .. } => ("RegistryAddressError", "BAD_ADDRESS"),
-        E::InvalidConfig { .. } => ("LeaseConfigError", "INVALID_CONFIG"),
-        E::Store { .. } => ("RegistryError", "STORE"),
+        E::Unavailable { .. } => "RegistryUnavailableError",
+        E::NoFreeNode { .. } => "NoFreeNodeError",
+        E::Lost { .. } => "LeaseLostError",
+        E::BehindHighWater { .. } => "BehindHighWaterError",
+        E::BadAddress { .. } => "RegistryAddressError",
+        E::InvalidConfig { .. } => "LeaseConfigError",
+        E::Store { .. } => "RegistryError",
         // Variants added to the lease crate later.
-        _ => ("LeaseError", "LEASE"),
+        _ => "LeaseError",
     };
+    let kind = err.name();
     lease_error(py, class, kind, err.to_string())
 }
 

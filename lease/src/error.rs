@@ -60,6 +60,25 @@ pub enum LeaseError {
     },
 }
 
+impl LeaseError {
+    /// The kind's stable name, for JSON, logs and the other languages' faces:
+    /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `BAD_ADDRESS`,
+    /// `GENERATOR`, `INVALID_CONFIG` or `STORE`. A `GENERATOR` error carries the core's
+    /// own kind ([`ferroflake::ErrorKind::name`]), which faces report instead.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Unavailable { .. } => "UNAVAILABLE",
+            Self::NoFreeNode { .. } => "NO_FREE_NODE",
+            Self::Lost { .. } => "LOST",
+            Self::BehindHighWater { .. } => "BEHIND_HIGH_WATER",
+            Self::BadAddress { .. } => "BAD_ADDRESS",
+            Self::Generator(_) => "GENERATOR",
+            Self::InvalidConfig { .. } => "INVALID_CONFIG",
+            Self::Store { .. } => "STORE",
+        }
+    }
+}
+
 impl fmt::Display for LeaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
