@@ -14,9 +14,8 @@
 # Usage: scripts/release.sh [--allow-dirty] [--offline]
 #   --allow-dirty  package crates whose files have uncommitted changes (for tests; a real
 #                  release is made from a clean tree)
-#   --offline      skip `cargo publish --dry-run`, which asks crates.io; the core crate is
-#                  then verified with `cargo package` alone (the Python tools still come
-#                  from PyPI unless target/release-tools/venv has them)
+#   --offline      skip `cargo publish --dry-run`, which asks crates.io (the Python tools
+#                  still come from PyPI unless target/release-tools/venv has them)
 #
 # Builds reuse cargo's target directory and release profile, so after scripts/test-c.sh
 # the C library is mostly built already.
@@ -61,25 +60,21 @@ check_versions() {
   python3 scripts/check-versions.py
 }
 
-# Each crate as crates.io will receive it. The core is verified: its unpacked package is
-# built on its own, and, unless --offline, `cargo publish --dry-run` goes through every
-# step of a publish short of the upload. The other crates are packaged with --no-verify:
-# verifying them would compile tokio, axum and the store clients once more (minutes on
-# two cores), while the suites already build and test the same sources; what packaging
-# alone could break (a missing file, a path dependency without a version) shows in
-# scripts/test-release.sh, which checks every package's contents.
+# Each crate as crates.io will receive it, verified: cargo builds every unpacked package on
+# its own (in the dev profile and the workspace's target directory, so after the test
+# suites only the packaged crates themselves compile). Unless --offline, the core, which
+# depends on nothing unpublished, also goes through `cargo publish --dry-run`: every step
+# of a publish short of the upload.
 build_crates() {
   echo "--- crates: ${crates[*]}"
-  if [ "$offline" = 1 ]; then
-    cargo package "${allow_dirty[@]}" -p ferroflake
-  else
+  if [ "$offline" = 0 ]; then
     cargo publish --dry-run "${allow_dirty[@]}" -p ferroflake
   fi
   local packages=()
   for crate in "${crates[@]}"; do packages+=(-p "$crate"); done
   # One call packages them all: cargo resolves each against the others through a local
   # registry, since none of them is on crates.io yet.
-  cargo package --no-verify "${allow_dirty[@]}" "${packages[@]}"
+  cargo package "${allow_dirty[@]}" "${packages[@]}"
   mkdir -p "$dist/crates"
   for crate in "${crates[@]}"; do
     cp "$target_dir/package/$crate-$version.crate" "$dist/crates/"
