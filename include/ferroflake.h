@@ -1370,8 +1370,8 @@ ferroflake_result ferroflake_lease_options_init(size_t struct_size,
 #if defined(FERROFLAKE_UNIX)
 /**
  * Prepares `*status`, a struct of `struct_size` bytes, for
- * `ferroflake_leased_generator_status`: zeroes it and sets its `struct_size`. Use
- * `FERROFLAKE_LEASE_STATUS_INIT(&status)`.
+ * `ferroflake_leased_generator_status`: fills it with empty values (no fence, no error) and
+ * sets its `struct_size`. Use `FERROFLAKE_LEASE_STATUS_INIT(&status)`.
  *
  * Ownership: `*status` is the caller's. Thread safety: any thread.
  *

@@ -199,8 +199,8 @@ unsafe impl Versioned for ferroflake_lease_status {
 }
 
 /// Prepares `*status`, a struct of `struct_size` bytes, for
-/// `ferroflake_leased_generator_status`: zeroes it and sets its `struct_size`. Use
-/// `FERROFLAKE_LEASE_STATUS_INIT(&status)`.
+/// `ferroflake_leased_generator_status`: fills it with empty values (no fence, no error) and
+/// sets its `struct_size`. Use `FERROFLAKE_LEASE_STATUS_INIT(&status)`.
 ///
 /// Ownership: `*status` is the caller's. Thread safety: any thread.
 ///
