@@ -309,7 +309,10 @@ def c_abi(face):
     out = ["## C ABI", ""]
     if face.note():
         out += [face.note(), ""]
-    rows = face.rows
+    # Rows with a `source` are the leased generator and the segment key; the rest are plain
+    # generators on one clock each.
+    rows = [r for r in face.rows if "source" not in r and "clock" in r]
+    others = [r for r in face.rows if "source" in r]
     detail = f' (lowest mean of {plural(rows[0]["rounds"], "round")} × 15 runs of {rows[0]["iterations"]:,} calls)' if rows else ""
     out += [
         "Rows: `ferroflake_generator_next_id` against `Generator::next_id` on the same generator type (`Generator<AnyClock>`),"
@@ -332,7 +335,23 @@ def c_abi(face):
     for r in rows:
         v = r["ns"]
         body.append([r["clock"]] + [f"{v[c]:.2f}" for c in C_CALLERS] + [f'{v["c-static"] - v["rust"]:+.2f}', ratio(v["c-static"], v["rust"]), ratio(v["c-shared"], v["rust"])])
-    return out + table(["clock"] + C_CALLERS + ["c-static − rust", "c-static / rust", "c-shared / rust"], body)
+    out += table(["clock"] + C_CALLERS + ["c-static − rust", "c-static / rust", "c-shared / rust"], body)
+    if not others:
+        return out
+    plain = next((r for r in rows if r["clock"] == "system"), None)
+    out += [
+        "",
+        "Leased and segment IDs through the same five callers, in the same run: `leased` is"
+        " `ferroflake_leased_generator_next_id` (system clock, embedded registry) against `LeasedGenerator::next_id`;"
+        " `segment` is `ferroflake_segment_key_next_id` (SQLite, one huge step, so no call fetches) against"
+        " `KeyHandle::next_id`. The last column compares the C static call with the plain system-clock generator's.",
+        "",
+    ]
+    body = []
+    for r in others:
+        v = r["ns"]
+        body.append([r["source"]] + [f"{v[c]:.2f}" for c in C_CALLERS] + [ratio(v["c-static"], plain["ns"]["c-static"]) if plain else ""])
+    return out + table(["issuer"] + C_CALLERS + ["c-static / plain system c-static"], body)
 
 
 # ---------------------------------------------------------------------------- Python
