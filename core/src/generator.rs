@@ -184,7 +184,7 @@ impl<C: Clock> Generator<C> {
     /// What wraps a generator uses it to leave the parent's resources alone in a child,
     /// such as a lease the parent still holds.
     pub fn is_forked(&self) -> bool {
-        self.fork_guard.forked()
+        self.fork_guard.is_forked()
     }
     /// The options given at construction.
     pub fn options(&self) -> &Options {

@@ -58,8 +58,9 @@
 //! ## Features
 //!
 //! - `std` (default): [`SystemClock`], [`FastClock`] (its fast sources on Linux, the system
-//!   clock elsewhere), [`AnyClock`], the fork guard (Unix), `std::error::Error`.
-//!   Without it the crate is `#![no_std]` and needs no allocator; bring a [`Clock`].
+//!   clock elsewhere), [`AnyClock`], fork detection in [`ForkGuard`] (Unix),
+//!   `std::error::Error`. Without it the crate is `#![no_std]` and needs no allocator; bring
+//!   a [`Clock`].
 #![no_std]
 #![warn(
     missing_docs,
@@ -98,6 +99,7 @@ pub use clock_kind::ClockKind;
 pub use error::{Error, ErrorKind};
 #[cfg(all(feature = "std", not(ferroflake_loom)))]
 pub use fast_clock::{FastClock, FastClockSource};
+pub use fork_guard::ForkGuard;
 pub use generator::{Counters, Generator, Options};
 pub use id::Parts;
 pub use layout::{FieldOrder, Layout, LayoutBuilder};
