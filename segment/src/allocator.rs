@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use ferroflake::ForkGuard;
+
 use crate::config::{LIMIT_I64, MAX_BATCH};
 use crate::segment::{Advance, Buffers, Segment, Slow, Taken};
 use crate::store::check_key;
@@ -24,9 +26,9 @@ use crate::{Allocation, Range, SegmentConfig, SegmentError, SegmentStore};
 /// - **Increasing per thread**: the IDs one thread gets from one handle increase (segments
 ///   are installed in the order they were allocated, and allocations increase). Across
 ///   threads they are unique but interleave.
-/// - **Lock-free hot path**: [`KeyHandle::next_id`] is three plain loads of the current
-///   segment's bounds, one `fetch_add` and a bounds check; no map lookup, no lock, no
-///   pointer to chase. A caller that races a switch may burn one ID (a gap, never a
+/// - **Lock-free hot path**: [`KeyHandle::next_id`] is one relaxed load of the fork count
+///   (see below), three plain loads of the current segment's bounds, one `fetch_add` and a
+///   bounds check; no map lookup, no lock, no pointer to chase. A caller that races a switch may burn one ID (a gap, never a
 ///   duplicate). Locks are taken only to switch
 ///   segments, ask for a fetch, wait, or read the status.
 /// - **Prefetch**: once [`SegmentConfig::prefetch_share`] of a segment is taken, the next is
@@ -47,10 +49,17 @@ use crate::{Allocation, Range, SegmentConfig, SegmentError, SegmentStore};
 ///   hot path.
 /// - **Less waste**: [`shutdown`](Self::shutdown) gives the unissued rest back to the table
 ///   only if nobody allocated after us (a conditional update); otherwise it is dropped.
+/// - **Refused after `fork()`**: a child inherits the parent's ranges in memory while the
+///   parent goes on issuing them, so in a forked child every call that issues, opens a key
+///   or reads the store gets [`SegmentError::Forked`] (one relaxed load per call, see
+///   [`ForkGuard`]), and [`shutdown`](Self::shutdown) and drop give nothing back and leave
+///   the fetch worker (a thread of the parent's, not copied) alone. The child makes an
+///   allocator of its own.
 pub struct SegmentAllocator {
     fetcher: Arc<Fetcher>,
     keys: Mutex<HashMap<String, Arc<KeyState>>>,
     worker: Mutex<Option<JoinHandle<()>>>,
+    fork_guard: ForkGuard,
 }
 
 /// A key's IDs. Cheap to clone; each clone issues from the same segments.
@@ -115,6 +124,8 @@ pub struct ShutdownReport {
 struct KeyState {
     key: String,
     limit: u64,
+    /// The allocator's, copied here so the hot path reads it without a pointer to chase.
+    fork_guard: ForkGuard,
     buffers: Buffers<KeySlow>,
     arrived: Condvar,
     fetcher: Arc<Fetcher>,
@@ -201,6 +212,7 @@ impl SegmentAllocator {
             fetcher,
             keys: Mutex::new(HashMap::new()),
             worker: Mutex::new(Some(worker)),
+            fork_guard: ForkGuard::here(),
         })
     }
 
@@ -220,6 +232,7 @@ impl SegmentAllocator {
     /// As [`key`](Self::key), and [`SegmentError::InvalidConfig`] if the key is already
     /// open with another limit or `limit` is above [`LIMIT_I64`].
     pub fn key_with_limit(&self, key: &str, limit: u64) -> Result<KeyHandle, SegmentError> {
+        self.check_fork()?;
         check_key(key)?;
         if limit > LIMIT_I64 {
             return Err(SegmentError::InvalidConfig {
@@ -250,6 +263,7 @@ impl SegmentAllocator {
         let state = Arc::new(KeyState {
             key: key.into(),
             limit,
+            fork_guard: self.fork_guard,
             buffers: Buffers::new(
                 first,
                 KeySlow {
@@ -292,6 +306,7 @@ impl SegmentAllocator {
         start: i64,
         step: u64,
     ) -> Result<KeyHandle, SegmentError> {
+        self.check_fork()?;
         match self.key_with_limit(key, limit) {
             Err(SegmentError::UnknownKey { .. }) => {}
             opened => return opened,
@@ -303,7 +318,23 @@ impl SegmentAllocator {
         self.key_with_limit(key, limit)
     }
 
-    /// The status of every open key, sorted by key.
+    /// [`SegmentError::Forked`] in a process forked from the one the allocator was made
+    /// in. For callers about to use what the allocator shares with its parent outside its
+    /// own calls: its store, or [`status`](Self::status), which takes locks that the
+    /// parent's threads may have held at the fork.
+    ///
+    /// # Errors
+    /// [`SegmentError::Forked`].
+    #[inline]
+    pub fn check_fork(&self) -> Result<(), SegmentError> {
+        if self.fork_guard.is_forked() {
+            return Err(forked(&self.fork_guard));
+        }
+        Ok(())
+    }
+
+    /// The status of every open key, sorted by key. Check [`check_fork`](Self::check_fork)
+    /// first in a process that may be a forked child.
     pub fn status(&self) -> Vec<KeyStatus> {
         let keys: Vec<Arc<KeyState>> = lock(&self.keys).values().cloned().collect();
         let mut all: Vec<KeyStatus> = keys.iter().map(|k| k.status()).collect();
@@ -314,7 +345,14 @@ impl SegmentAllocator {
     /// Stops issuing and fetching, and gives each key's unissued IDs back to the table
     /// where nobody allocated after us. Later calls on any handle get
     /// [`SegmentError::Closed`]. Calling it twice does nothing the second time.
+    ///
+    /// In a process forked from the one the allocator was made in it does nothing and
+    /// reports nothing given back: the ranges in memory are the parent's, which still
+    /// issues from them, and the fetch worker is the parent's thread.
     pub fn shutdown(&self) -> ShutdownReport {
+        if self.fork_guard.is_forked() {
+            return ShutdownReport::default();
+        }
         self.close(true)
     }
 
@@ -349,9 +387,28 @@ impl SegmentAllocator {
 
 impl Drop for SegmentAllocator {
     /// Stops the worker and closes every key, without giving anything back (that needs
-    /// store calls; use [`shutdown`](Self::shutdown)).
+    /// store calls; use [`shutdown`](Self::shutdown)). In a forked child it takes no lock
+    /// and joins nothing: fork did not copy the worker thread, so joining it would wait
+    /// forever, and the parent's threads may have held the locks at the fork.
     fn drop(&mut self) {
+        if self.fork_guard.is_forked() {
+            let worker = self
+                .worker
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            std::mem::forget(worker.take());
+            return;
+        }
         self.close(false);
+    }
+}
+
+/// [`SegmentError::Forked`] for an allocator made under `guard`.
+#[cold]
+fn forked(guard: &ForkGuard) -> SegmentError {
+    SegmentError::Forked {
+        made_in_pid: guard.made_in_pid(),
+        pid: std::process::id(),
     }
 }
 
@@ -362,9 +419,11 @@ impl KeyHandle {
     /// [`SegmentError::NotReady`] if both buffers stayed empty for
     /// [`SegmentConfig::max_wait`]; the store's error if it is failing and memory is empty;
     /// [`SegmentError::Exhausted`] at the key's limit; [`SegmentError::Closed`] after
-    /// shutdown. Nothing is issued on an error; calling again is safe.
+    /// shutdown; [`SegmentError::Forked`] in a process forked from the one the allocator
+    /// was made in. Nothing is issued on an error; calling again is safe.
     #[inline]
     pub fn next_id(&self) -> Result<u64, SegmentError> {
+        self.check_fork()?;
         match self.state.buffers.take(1) {
             Some(taken) => Ok(self.state.issued(taken).first),
             // A bounded wait ends in an ID or an error, never in "would wait".
@@ -386,6 +445,7 @@ impl KeyHandle {
     /// As [`next_id`](Self::next_id), except [`SegmentError::NotReady`].
     #[inline]
     pub fn try_next_id(&self) -> Result<Option<u64>, SegmentError> {
+        self.check_fork()?;
         match self.state.buffers.take(1) {
             Some(taken) => Ok(Some(self.state.issued(taken).first)),
             None => self.next_id_slow(Wait::Never),
@@ -415,6 +475,7 @@ impl KeyHandle {
     /// [`next_id`](Self::next_id). On an error the IDs already taken for the batch are
     /// dropped, never issued again.
     pub fn next_ids(&self, n: u64) -> Result<Vec<Range>, SegmentError> {
+        self.check_fork()?;
         if n == 0 || n > MAX_BATCH {
             return Err(SegmentError::InvalidConfig {
                 detail: format!("a batch of {n} IDs is outside 1..=2^32"),
@@ -442,7 +503,23 @@ impl KeyHandle {
         Ok(ranges)
     }
 
-    /// The key's runway, step, fetch state and counters.
+    /// [`SegmentError::Forked`] in a process forked from the one the allocator was made
+    /// in, as [`SegmentAllocator::check_fork`]; check it before [`status`](Self::status)
+    /// there.
+    ///
+    /// # Errors
+    /// [`SegmentError::Forked`].
+    #[inline]
+    pub fn check_fork(&self) -> Result<(), SegmentError> {
+        if self.state.fork_guard.is_forked() {
+            return Err(forked(&self.state.fork_guard));
+        }
+        Ok(())
+    }
+
+    /// The key's runway, step, fetch state and counters. It takes the key's lock, which
+    /// in a forked child the parent's fetch worker may have held at the fork: check
+    /// [`check_fork`](Self::check_fork) first there.
     pub fn status(&self) -> KeyStatus {
         self.state.status()
     }

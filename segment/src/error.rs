@@ -73,6 +73,16 @@ pub enum SegmentError {
         /// What was seen, and how to recover on this store.
         detail: String,
     },
+    /// The allocator was made in another process and inherited through `fork()`: its
+    /// ranges in memory are the parent's, which goes on issuing them, so the child may not
+    /// issue from them, fetch with them or give them back. Make a new allocator in the
+    /// child; it takes ranges of its own.
+    Forked {
+        /// The process the allocator was made in.
+        made_in_pid: u32,
+        /// This process.
+        pid: u32,
+    },
     /// Anything else the store reported (a malformed row, a constraint, a full disk).
     Store {
         /// Which store.
@@ -85,7 +95,7 @@ pub enum SegmentError {
 impl SegmentError {
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `UNKNOWN_KEY`, `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG`,
-    /// `EXHAUSTED`, `NOT_READY`, `CLOSED`, `REWOUND` or `STORE`.
+    /// `EXHAUSTED`, `NOT_READY`, `CLOSED`, `REWOUND`, `FORKED` or `STORE`.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Unavailable { .. } => "UNAVAILABLE",
@@ -97,6 +107,7 @@ impl SegmentError {
             Self::NotReady { .. } => "NOT_READY",
             Self::Closed { .. } => "CLOSED",
             Self::Rewound { .. } => "REWOUND",
+            Self::Forked { .. } => "FORKED",
             Self::Store { .. } => "STORE",
         }
     }
@@ -131,6 +142,12 @@ impl fmt::Display for SegmentError {
                  Nothing is issued from it until its max_id is set above the highest ID ever \
                  issued for it (or the key is created again above that) and the allocators \
                  using it restart"
+            ),
+            Self::Forked { made_in_pid, pid } => write!(
+                f,
+                "this segment allocator was made in process {made_in_pid} and inherited \
+                 through fork(); process {pid} must not use it, since its parent issues the \
+                 same ranges: make a new allocator in the child"
             ),
             Self::Store { store, detail } => write!(f, "{store} store error: {detail}"),
         }
@@ -170,6 +187,10 @@ mod tests {
                 store: "s".into(),
                 key: "k".into(),
                 detail: "d".into(),
+            },
+            SegmentError::Forked {
+                made_in_pid: 1,
+                pid: 2,
             },
             SegmentError::Store {
                 store: "s".into(),
