@@ -166,8 +166,9 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_RESUME_IN_FUTURE = 23,
     /**
-     * The generator was made in another process and inherited through `fork()`: make a
-     * new one in the child, with a node id of its own.
+     * The generator (leased generator, segment allocator) was made in another process and
+     * inherited through `fork()`: make a new one in the child (a generator with a node id
+     * of its own).
      */
     FERROFLAKE_RESULT_GENERATOR_FORKED = 24,
     /**
@@ -348,9 +349,10 @@ typedef struct ferroflake_leased_generator ferroflake_leased_generator;
  * `ferroflake_segment_allocator_free`. Every function may be called from any number of
  * threads at once, except `_free`.
  *
- * After `fork()`: an allocator, and its key handles, must not be used in the child (the
- * child would issue the ids in memory that the parent issues too, and the fetching thread
- * is not copied). Make a new allocator in the child.
+ * After `fork()`: the ids in memory and the fetching thread stay the parent's, which goes
+ * on issuing them. In the child every function on an inherited allocator or key handle
+ * returns `FERROFLAKE_RESULT_GENERATOR_FORKED`, and `_free` there gives nothing back and
+ * waits for no thread. Make a new allocator in the child.
  */
 typedef struct ferroflake_segment_allocator ferroflake_segment_allocator;
 #endif
@@ -1609,7 +1611,8 @@ ferroflake_result ferroflake_segment_allocator_new(const char *store_address,
  * takes at least `step` ids (1 to 2^31 - 1). Keys are created once, explicitly.
  *
  * Returns `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG` (a step out of range, a negative
- * start), the store's errors, `INVALID_UTF8` or `NULL_ARGUMENT`.
+ * start), the store's errors, `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or
+ * `NULL_ARGUMENT`.
  *
  * Ownership: `allocator` and `key` are borrowed. Thread safety: any thread.
  *
@@ -1628,7 +1631,7 @@ ferroflake_result ferroflake_segment_allocator_create_key(const struct ferroflak
  * (synchronously); later calls give handles to the same ids.
  *
  * Returns `UNKNOWN_KEY` (create it first), `INVALID_KEY`, `CLOSED`, the store's errors,
- * `INVALID_UTF8` or `NULL_ARGUMENT`.
+ * `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or `NULL_ARGUMENT`.
  *
  * Ownership: `allocator` and `key` are borrowed. On success the caller owns `*out_key` and
  * releases it with `ferroflake_segment_key_free`.
@@ -1650,7 +1653,8 @@ ferroflake_result ferroflake_segment_allocator_key(const struct ferroflake_segme
  * does nothing. `*out_given_back` (may be NULL) receives how many ids went back.
  *
  * Returns the error of the first key whose give-back failed (the allocator is closed all
- * the same), or `NULL_ARGUMENT` for a NULL allocator.
+ * the same), `GENERATOR_FORKED` in a forked child (which gives nothing back: the parent
+ * still issues those ids), or `NULL_ARGUMENT` for a NULL allocator.
  *
  * Ownership: `allocator` is borrowed; free it afterwards. Thread safety: any thread.
  *
@@ -1665,7 +1669,7 @@ ferroflake_result ferroflake_segment_allocator_close(const struct ferroflake_seg
 /**
  * Closes the allocator (as `ferroflake_segment_allocator_close`, ignoring the outcome) and
  * releases it. Key handles still alive return `CLOSED` from then on. NULL is accepted and
- * ignored.
+ * ignored. In a forked child it gives nothing back and only frees the child's copy.
  *
  * Ownership: takes the handle back; it must not be used again.
  * Thread safety: no other thread may be using the allocator any more (its key handles may
@@ -1696,8 +1700,9 @@ void ferroflake_segment_key_free(struct ferroflake_segment_key *key);
  *
  * Returns `NOT_READY` if both buffers stayed empty for `max_wait_ms`, the store's error
  * (`UNAVAILABLE`, `STORE_ERROR`) if it is failing and memory is empty, `KEY_EXHAUSTED` at
- * the key's limit, `REWOUND`, `CLOSED`, or `NULL_ARGUMENT`. Nothing is issued on an error;
- * calling again is safe. May block up to `max_wait_ms` when memory is empty.
+ * the key's limit, `REWOUND`, `CLOSED`, `GENERATOR_FORKED` (an allocator inherited through
+ * `fork()`), or `NULL_ARGUMENT`. Nothing is issued on an error; calling again is safe. May
+ * block up to `max_wait_ms` when memory is empty.
  *
  * Ownership: `key` is borrowed; `*out_id` is the caller's.
  * Thread safety: any number of threads may call this on one handle at once.
@@ -1736,7 +1741,7 @@ ferroflake_result ferroflake_segment_key_next_ids(const struct ferroflake_segmen
  * fetch error and counters. Set `out_status->struct_size` first
  * (`FERROFLAKE_SEGMENT_STATUS_INIT`); only that many bytes are written.
  *
- * Returns `STRUCT_SIZE` or `NULL_ARGUMENT`.
+ * Returns `STRUCT_SIZE`, `GENERATOR_FORKED` (in a forked child) or `NULL_ARGUMENT`.
  *
  * Ownership: `key` is borrowed; `*out_status` is the caller's.
  * Thread safety: any thread, while others issue ids.

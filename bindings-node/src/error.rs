@@ -121,7 +121,7 @@ pub(crate) const LEASE_KINDS: [&str; 7] = [
 ];
 
 /// The kinds of segment refusals, as `SEGMENT_<kind>` codes: `SegmentError::name()`.
-pub(crate) const SEGMENT_KINDS: [&str; 10] = [
+pub(crate) const SEGMENT_KINDS: [&str; 11] = [
     "UNAVAILABLE",
     "UNKNOWN_KEY",
     "KEY_EXISTS",
@@ -131,6 +131,9 @@ pub(crate) const SEGMENT_KINDS: [&str; 10] = [
     "NOT_READY",
     "CLOSED",
     "REWOUND",
+    // An allocator inherited through fork(); Node's processes do not fork, but the list
+    // holds every `SegmentError::name()`.
+    "FORKED",
     "STORE",
 ];
 

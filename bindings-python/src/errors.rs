@@ -149,6 +149,8 @@ pub fn segment_to_pyerr(py: Python<'_>, err: ferroflake_segment::SegmentError) -
         E::Closed { .. } => "SegmentClosedError",
         E::Rewound { .. } => "SegmentRewoundError",
         E::Store { .. } => "SegmentStoreError",
+        // An allocator inherited through fork(): the same refusal as a forked generator's.
+        E::Forked { .. } => return forked_error(py, err.to_string()),
         // Variants added to the segment crate later.
         _ => "SegmentError",
     };

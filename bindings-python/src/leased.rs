@@ -16,8 +16,9 @@ use crate::batch;
 use crate::clock::{attached_call, CallerClock, ClockChoice};
 use crate::closing::{self, Close};
 use crate::counters::Counters;
+use ferroflake::ForkGuard;
+
 use crate::errors::{forked_error, lease_error, lease_to_pyerr, to_pyerr, to_pyerr_saying};
-use crate::fork::ForkMark;
 use crate::generator::SIGNAL_CHECK_MAX;
 use crate::ints::{optional_uint, uint};
 use crate::layout::PyLayout;
@@ -33,7 +34,7 @@ type Leased = ferroflake_lease::LeasedGenerator<CallerClock>;
 /// interpreter back to finish.)
 struct LeaseCell {
     leased: RwLock<Option<Leased>>,
-    fork: ForkMark,
+    fork: ForkGuard,
 }
 
 impl LeaseCell {
@@ -42,7 +43,7 @@ impl LeaseCell {
     /// connections are the parent's, and the lock may have been held by one of the
     /// parent's threads at the fork (taking it would wait forever).
     fn close(&self) -> Result<(), ferroflake_lease::LeaseError> {
-        if self.fork.forked() {
+        if self.fork.is_forked() {
             return Ok(());
         }
         let taken = self
@@ -67,7 +68,7 @@ impl Drop for LeaseCell {
     /// Releases the lease of a generator the program dropped without closing (as `close()`
     /// does, errors ignored). The renewal thread it joins never takes the GIL.
     fn drop(&mut self) {
-        if self.fork.forked() {
+        if self.fork.is_forked() {
             // Leaked, not dropped: dropping would close the parent's connections (a
             // store's client may say goodbye on a socket the parent still uses).
             let leased = self
@@ -143,7 +144,7 @@ impl PyLeasedGenerator {
             Ok(guard) => guard,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             // Closing, or a fork taken while the parent was closing: say which.
-            Err(TryLockError::WouldBlock) if self.cell.fork.forked() => {
+            Err(TryLockError::WouldBlock) if self.cell.fork.is_forked() => {
                 return Err(self.forked_error(py))
             }
             Err(TryLockError::WouldBlock) => return Err(self.closed_error(py)),
@@ -158,9 +159,12 @@ impl PyLeasedGenerator {
     fn forked_error(&self, py: Python<'_>) -> PyErr {
         forked_error(
             py,
-            self.cell.fork.refusal(
-                "leased generator",
-                "make a LeasedGenerator in the child; it leases a node id of its own",
+            format!(
+                "this leased generator was made in process {} and inherited through fork(); \
+                 process {} must not use it, since its parent holds the same IDs in memory: \
+                 make a LeasedGenerator in the child; it leases a node id of its own",
+                self.cell.fork.made_in_pid(),
+                std::process::id()
             ),
         )
     }
@@ -249,7 +253,7 @@ impl PyLeasedGenerator {
             ttl_ms,
             cell: Arc::new(LeaseCell {
                 leased: RwLock::new(None),
-                fork: ForkMark::here(),
+                fork: ForkGuard::here(),
             }),
         };
         *generator
@@ -409,7 +413,7 @@ impl PyLeasedGenerator {
     /// The high-water mark the registry holds for this lease (Unix ms).
     #[getter]
     fn reserved_high_water_ms(&self, py: Python<'_>) -> PyResult<u64> {
-        if self.cell.fork.forked() {
+        if self.cell.fork.is_forked() {
             // The lease's state lock may have been held by the parent's renewal thread.
             return Err(self.forked_error(py));
         }

@@ -12,7 +12,6 @@ mod counters;
 mod datetimes;
 mod errors;
 #[cfg(unix)]
-mod fork;
 mod generator;
 mod ints;
 mod layout;

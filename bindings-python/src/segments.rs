@@ -1,6 +1,8 @@
 //! `SegmentAllocator` and `SegmentKey`: `ferroflake_segment` for Python. Every rule (ranges,
 //! prefetch, steps, give-back, limits) is the segment crate's; this file converts
-//! arguments, keeps the GIL off store calls and waits, and refuses use in a forked child.
+//! arguments and keeps the GIL off store calls and waits. In a forked child the crate
+//! refuses (`SegmentError::Forked`, raised as `ForkedGeneratorError`), gives nothing back
+//! and leaves the parent's fetch worker alone.
 
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -15,8 +17,7 @@ use pyo3::types::{PyList, PyTuple};
 
 use crate::batch;
 use crate::closing::{self, Close};
-use crate::errors::{forked_error, segment_to_pyerr};
-use crate::fork::ForkMark;
+use crate::errors::segment_to_pyerr;
 use crate::ints::{int, uint};
 use crate::leased::address_text;
 
@@ -29,17 +30,14 @@ const CHUNK: usize = 1 << 16;
 struct Allocator {
     allocator: ManuallyDrop<SegmentAllocator>,
     store: Arc<dyn SegmentStore>,
-    fork: ForkMark,
 }
 
 impl Allocator {
-    /// Gives the unissued rest back and closes every key; idempotent. In a forked child it
-    /// does nothing: giving back ranges the parent is still issuing from would let the
-    /// table hand them out again.
+    /// Gives the unissued rest back and closes every key; idempotent. In a forked child the
+    /// crate does nothing: giving back ranges the parent is still issuing from would let
+    /// the table hand them out again.
     fn close(&self) {
-        if !self.fork.forked() {
-            self.allocator.shutdown();
-        }
+        self.allocator.shutdown();
     }
 }
 
@@ -51,28 +49,20 @@ impl Close for Allocator {
 
 impl Drop for Allocator {
     fn drop(&mut self) {
-        if self.fork.forked() {
-            // The fetch worker is the parent's thread: joining it here would wait forever.
-            return;
-        }
-        // Gives back what is unissued, like `close()` (the crate's own drop would not).
+        // Gives back what is unissued, like `close()` (the crate's own drop would not). In
+        // a forked child both give nothing back and leave the parent's worker alone.
         self.allocator.shutdown();
         // SAFETY: dropped once, here, and never used again.
         unsafe { ManuallyDrop::drop(&mut self.allocator) };
     }
 }
 
-fn refuse_if_forked(py: Python<'_>, fork: &ForkMark) -> PyResult<()> {
-    if fork.forked() {
-        return Err(forked_error(
-            py,
-            fork.refusal(
-                "segment allocator",
-                "make a new SegmentAllocator in the child; it takes ranges of its own",
-            ),
-        ));
-    }
-    Ok(())
+/// `ForkedGeneratorError` in a process forked from the one the allocator was made in.
+fn refuse_if_forked(py: Python<'_>, allocator: &Allocator) -> PyResult<()> {
+    allocator
+        .allocator
+        .check_fork()
+        .map_err(|e| segment_to_pyerr(py, e))
 }
 
 /// Segment mode: dense IDs per key from a table of counters (Leaf's `leaf_alloc`), taken a
@@ -117,7 +107,6 @@ impl PySegmentAllocator {
         let inner = Arc::new(Allocator {
             allocator: ManuallyDrop::new(allocator),
             store,
-            fork: ForkMark::here(),
         });
         closing::track(&inner);
         Ok(PySegmentAllocator { inner })
@@ -127,7 +116,6 @@ impl PySegmentAllocator {
     /// it: calls on a handle need no lookup. `js=True` caps its IDs at 2**53 - 1.
     #[pyo3(signature = (name, *, js=false))]
     fn key(&self, py: Python<'_>, name: String, js: bool) -> PyResult<PySegmentKey> {
-        refuse_if_forked(py, &self.inner.fork)?;
         let inner = Arc::clone(&self.inner);
         let handle = py
             .detach(move || {
@@ -156,7 +144,8 @@ impl PySegmentAllocator {
         #[pyo3(from_py_with = uint)] step: u64,
         exist_ok: bool,
     ) -> PyResult<()> {
-        refuse_if_forked(py, &self.inner.fork)?;
+        // The store's connections are the parent's in a forked child.
+        refuse_if_forked(py, &self.inner)?;
         let store = Arc::clone(&self.inner.store);
         match py.detach(move || store.create(&name, start, step)) {
             Ok(()) => Ok(()),
@@ -167,7 +156,8 @@ impl PySegmentAllocator {
 
     /// The status of every open key, sorted by key.
     fn status(&self, py: Python<'_>) -> PyResult<Vec<SegmentStatus>> {
-        refuse_if_forked(py, &self.inner.fork)?;
+        // In a forked child the keys' locks may have been held by the parent's threads.
+        refuse_if_forked(py, &self.inner)?;
         Ok(self
             .inner
             .allocator
@@ -222,7 +212,7 @@ impl PySegmentKey {
     /// Refuses a batch above the crate's limit per call (2**32) as the crate does, before
     /// memory for it is taken.
     fn check_batch(&self, py: Python<'_>, n: u64) -> PyResult<()> {
-        refuse_if_forked(py, &self.allocator.fork)?;
+        refuse_if_forked(py, &self.allocator)?;
         if n > MAX_BATCH {
             // Refused by the crate without issuing anything.
             self.handle
@@ -251,7 +241,6 @@ impl PySegmentKey {
     /// The next ID. From memory with the GIL held; if the key must wait for its next range
     /// (bounded by `max_wait_ms`), it waits without the GIL.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        refuse_if_forked(py, &self.allocator.fork)?;
         match self.handle.try_next_id() {
             Ok(Some(id)) => Ok(id),
             Ok(None) => {
@@ -266,7 +255,6 @@ impl PySegmentKey {
     /// The next ID if one is in memory, else `None` (the next range has been asked for);
     /// never waits.
     fn try_next_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        refuse_if_forked(py, &self.allocator.fork)?;
         self.handle
             .try_next_id()
             .map_err(|e| segment_to_pyerr(py, e))
@@ -295,7 +283,7 @@ impl PySegmentKey {
     /// The key's runway, step, fetch state and counters.
     fn status(&self, py: Python<'_>) -> PyResult<SegmentStatus> {
         // In a forked child the key's lock may have been held by the parent's fetch worker.
-        refuse_if_forked(py, &self.allocator.fork)?;
+        refuse_if_forked(py, &self.allocator)?;
         Ok(self.handle.status().into())
     }
 

@@ -63,8 +63,9 @@ pub enum ferroflake_result {
     /// The resume point is ahead of the clock by more than the drift and the backward wait
     /// bridge.
     FERROFLAKE_RESULT_RESUME_IN_FUTURE = 23,
-    /// The generator was made in another process and inherited through `fork()`: make a
-    /// new one in the child, with a node id of its own.
+    /// The generator (leased generator, segment allocator) was made in another process and
+    /// inherited through `fork()`: make a new one in the child (a generator with a node id
+    /// of its own).
     FERROFLAKE_RESULT_GENERATOR_FORKED = 24,
     /// A mask width outside 8 to 64 bits.
     FERROFLAKE_RESULT_MASK_WIDTH_OUT_OF_RANGE = 25,
@@ -188,7 +189,7 @@ messages! {
     FERROFLAKE_RESULT_RESUME_IN_FUTURE =>
         "resume point is further ahead of the clock than the drift and backward wait bridge",
     FERROFLAKE_RESULT_GENERATOR_FORKED =>
-        "the generator was inherited through fork(); make a new one in the child",
+        "the generator or allocator was inherited through fork(); make a new one in the child",
     FERROFLAKE_RESULT_MASK_WIDTH_OUT_OF_RANGE => "mask width is outside 8..=64 bits",
     FERROFLAKE_RESULT_MASK_KEY_VERSION_OUT_OF_RANGE => "mask key version is out of range",
     FERROFLAKE_RESULT_UNKNOWN_MASK_KEY_VERSION =>

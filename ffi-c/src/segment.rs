@@ -201,6 +201,7 @@ pub(crate) fn segment_failure(error: SegmentError) -> Failure {
         SegmentError::Closed { .. } => FERROFLAKE_RESULT_CLOSED,
         SegmentError::Rewound { .. } => FERROFLAKE_RESULT_REWOUND,
         SegmentError::Store { .. } => FERROFLAKE_RESULT_STORE_ERROR,
+        SegmentError::Forked { .. } => FERROFLAKE_RESULT_GENERATOR_FORKED,
         _ => FERROFLAKE_RESULT_UNMAPPED_ERROR,
     };
     Failure::new(code, error)
@@ -234,9 +235,10 @@ fn open_store(address: Option<&str>) -> Result<Arc<dyn SegmentStore>, Failure> {
 /// `ferroflake_segment_allocator_free`. Every function may be called from any number of
 /// threads at once, except `_free`.
 ///
-/// After `fork()`: an allocator, and its key handles, must not be used in the child (the
-/// child would issue the ids in memory that the parent issues too, and the fetching thread
-/// is not copied). Make a new allocator in the child.
+/// After `fork()`: the ids in memory and the fetching thread stay the parent's, which goes
+/// on issuing them. In the child every function on an inherited allocator or key handle
+/// returns `FERROFLAKE_RESULT_GENERATOR_FORKED`, and `_free` there gives nothing back and
+/// waits for no thread. Make a new allocator in the child.
 pub struct ferroflake_segment_allocator {
     store: Arc<dyn SegmentStore>,
     inner: SegmentAllocator,
@@ -306,7 +308,8 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_new(
 /// takes at least `step` ids (1 to 2^31 - 1). Keys are created once, explicitly.
 ///
 /// Returns `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG` (a step out of range, a negative
-/// start), the store's errors, `INVALID_UTF8` or `NULL_ARGUMENT`.
+/// start), the store's errors, `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or
+/// `NULL_ARGUMENT`.
 ///
 /// Ownership: `allocator` and `key` are borrowed. Thread safety: any thread.
 ///
@@ -322,6 +325,8 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_create_key(
     guard(|| {
         // SAFETY: the caller's promises above.
         let (allocator, key) = unsafe { (borrow(allocator)?, borrow_str(key)?) };
+        // In a forked child the store's connections are the parent's.
+        allocator.inner.check_fork().map_err(segment_failure)?;
         allocator
             .store
             .create(key, start, step)
@@ -333,7 +338,7 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_create_key(
 /// (synchronously); later calls give handles to the same ids.
 ///
 /// Returns `UNKNOWN_KEY` (create it first), `INVALID_KEY`, `CLOSED`, the store's errors,
-/// `INVALID_UTF8` or `NULL_ARGUMENT`.
+/// `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or `NULL_ARGUMENT`.
 ///
 /// Ownership: `allocator` and `key` are borrowed. On success the caller owns `*out_key` and
 /// releases it with `ferroflake_segment_key_free`.
@@ -363,7 +368,8 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_key(
 /// does nothing. `*out_given_back` (may be NULL) receives how many ids went back.
 ///
 /// Returns the error of the first key whose give-back failed (the allocator is closed all
-/// the same), or `NULL_ARGUMENT` for a NULL allocator.
+/// the same), `GENERATOR_FORKED` in a forked child (which gives nothing back: the parent
+/// still issues those ids), or `NULL_ARGUMENT` for a NULL allocator.
 ///
 /// Ownership: `allocator` is borrowed; free it afterwards. Thread safety: any thread.
 ///
@@ -377,6 +383,7 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_close(
     guard(|| {
         // SAFETY: the caller's promise above.
         let allocator = unsafe { borrow(allocator)? };
+        allocator.inner.check_fork().map_err(segment_failure)?;
         let report = allocator.inner.shutdown();
         if let Some((_, error)) = report.failed.into_iter().next() {
             return Err(segment_failure(error));
@@ -391,7 +398,7 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_close(
 
 /// Closes the allocator (as `ferroflake_segment_allocator_close`, ignoring the outcome) and
 /// releases it. Key handles still alive return `CLOSED` from then on. NULL is accepted and
-/// ignored.
+/// ignored. In a forked child it gives nothing back and only frees the child's copy.
 ///
 /// Ownership: takes the handle back; it must not be used again.
 /// Thread safety: no other thread may be using the allocator any more (its key handles may
@@ -433,8 +440,9 @@ pub unsafe extern "C" fn ferroflake_segment_key_free(key: *mut ferroflake_segmen
 ///
 /// Returns `NOT_READY` if both buffers stayed empty for `max_wait_ms`, the store's error
 /// (`UNAVAILABLE`, `STORE_ERROR`) if it is failing and memory is empty, `KEY_EXHAUSTED` at
-/// the key's limit, `REWOUND`, `CLOSED`, or `NULL_ARGUMENT`. Nothing is issued on an error;
-/// calling again is safe. May block up to `max_wait_ms` when memory is empty.
+/// the key's limit, `REWOUND`, `CLOSED`, `GENERATOR_FORKED` (an allocator inherited through
+/// `fork()`), or `NULL_ARGUMENT`. Nothing is issued on an error; calling again is safe. May
+/// block up to `max_wait_ms` when memory is empty.
 ///
 /// Ownership: `key` is borrowed; `*out_id` is the caller's.
 /// Thread safety: any number of threads may call this on one handle at once.
@@ -507,7 +515,7 @@ pub unsafe extern "C" fn ferroflake_segment_key_next_ids(
 /// fetch error and counters. Set `out_status->struct_size` first
 /// (`FERROFLAKE_SEGMENT_STATUS_INIT`); only that many bytes are written.
 ///
-/// Returns `STRUCT_SIZE` or `NULL_ARGUMENT`.
+/// Returns `STRUCT_SIZE`, `GENERATOR_FORKED` (in a forked child) or `NULL_ARGUMENT`.
 ///
 /// Ownership: `key` is borrowed; `*out_status` is the caller's.
 /// Thread safety: any thread, while others issue ids.
@@ -525,6 +533,8 @@ pub unsafe extern "C" fn ferroflake_segment_key_status(
         if out_status.is_null() {
             return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
         }
+        // In a forked child the key's lock may have been held by the parent's fetch worker.
+        key.inner.check_fork().map_err(segment_failure)?;
         let now = key.inner.status();
         let next = now
             .next
@@ -600,6 +610,10 @@ mod tests {
                 store: "s".into(),
                 detail: "d".into(),
             },
+            SegmentError::Forked {
+                made_in_pid: 1,
+                pid: 2,
+            },
         ];
         let mut codes: Vec<u32> = Vec::new();
         for error in errors {
@@ -611,7 +625,7 @@ mod tests {
         }
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), 10, "two segment errors share a code");
+        assert_eq!(codes.len(), 11, "two segment errors share a code");
     }
 
     #[cfg(not(feature = "stores"))]

@@ -62,6 +62,8 @@ impl Refusal {
             }
             SegmentError::Exhausted { .. } => (StatusCode::GONE, false),
             SegmentError::Rewound { .. } => (StatusCode::SERVICE_UNAVAILABLE, false),
+            // The server does not fork; an allocator that did cannot recover by retrying.
+            SegmentError::Forked { .. } => (StatusCode::INTERNAL_SERVER_ERROR, false),
             _ => (StatusCode::SERVICE_UNAVAILABLE, true),
         };
         Refusal {
