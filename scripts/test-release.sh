@@ -310,9 +310,11 @@ python_install() {
     "$venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$2"
   else
     # pip unpacks the sdist in a temporary folder and builds it there (maturin from PyPI,
-    # Rust from PATH). Cargo's artifacts of the dependencies are taken from this
-    # checkout's target directory when they match, so only ferroflake's own crates compile.
-    CARGO_TARGET_DIR="$target_dir" "$venv/bin/pip" install --quiet --disable-pip-version-check "$2"
+    # Rust from PATH), with a target directory of its own: cargo names the sdist's crates
+    # as it names the checkout's (by their path inside the workspace), so in this
+    # checkout's target directory it would take the checkout's builds for them, stale or
+    # not, and the test would prove nothing about the sdist's sources.
+    CARGO_TARGET_DIR="$venv/cargo-target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$2"
   fi
   cd "$venv"
   "$venv/bin/python" "$work/py/quickstart.py" "$version" "$venv"
