@@ -2,7 +2,7 @@
 # Builds the C library in release and lays it out as an install prefix:
 #   PREFIX/include/ferroflake.h
 #   PREFIX/lib/libferroflake.a, PREFIX/lib/libferroflake.so (-> .so.0.1 -> .so.0.1.0)
-#   PREFIX/lib/pkgconfig/ferroflake.pc
+#   PREFIX/lib/pkgconfig/ferroflake.pc (relocatable: the tree works wherever it is moved)
 # Usage: ffi-c/build-c.sh [--stores] [PREFIX]   (default: <target dir>/ferroflake-c)
 #   --stores  with the lease registries and segment stores on servers (etcd, Redis,
 #             ZooKeeper, PostgreSQL, MySQL): a larger library, and etcd's client needs protoc
@@ -41,6 +41,7 @@ ln -sf "$soname" "$prefix/lib/libferroflake.so"
 native_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
 # The stores add zlib (MySQL's client compresses).
 if [ ${#features[@]} -gt 0 ]; then native_libs="$native_libs -lz"; fi
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" -e "s|@NATIVE_LIBS@|$native_libs|" \
+# The .pc file names no path: it finds PREFIX from its own location, so the tree can move.
+sed -e "s|@VERSION@|$version|" -e "s|@NATIVE_LIBS@|$native_libs|" \
   "$root/ffi-c/ferroflake.pc.in" >"$prefix/lib/pkgconfig/ferroflake.pc"
 echo "ferroflake C library $version installed in $prefix"
