@@ -57,7 +57,8 @@ def one_thread(res):
     print("| benchmark | method | ns/ID | M IDs/s | x SystemTime read | best peer / this |")
     print("|---|---|---:|---:|---:|---:|")
     order = ("clock", "ferroflake", "peer")
-    rows.sort(key=lambda kv: (next(i for i, p in enumerate(order) if kv[0][0].startswith(p)), method(kv[0][0]), kv[0]))
+    # Groups of no listed family (the ID mask's, ...) come last.
+    rows.sort(key=lambda kv: (next((i for i, p in enumerate(order) if kv[0][0].startswith(p)), len(order)), method(kv[0][0]), kv[0]))
     for (group, name), ns in rows:
         m = method(group)
         ratio = f"{ns / clock[m]:.2f}x" if clock.get(m) else ""
