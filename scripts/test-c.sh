@@ -76,7 +76,8 @@ cflags=(-std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -pthread -I"$inc" -I"$ou
 static_libs=("$lib/libferroflake.a" -lpthread -ldl -lm)
 shared_libs=(-L"$lib" -lferroflake -Wl,-rpath,"$lib")
 sanitize=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
-valgrind=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all
+# --fair-sched: threads take turns, so a lease's renewal thread is not starved by busy ones.
+valgrind=(valgrind -q --fair-sched=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all
   --suppressions=ffi-c/tests/valgrind.supp)
 
 # lease.c and segment.c fork processes that share a registry or a SQLite file in /tmp.
