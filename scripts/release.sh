@@ -11,11 +11,13 @@
 # The npm packages are not built yet (see build_npm below). scripts/test-release.sh
 # installs each artifact away from the checkout.
 #
-# Usage: scripts/release.sh [--allow-dirty] [--offline]
+# Usage: scripts/release.sh [--allow-dirty] [--offline] [--verify-all]
 #   --allow-dirty  package crates whose files have uncommitted changes (for tests; a real
 #                  release is made from a clean tree)
 #   --offline      skip `cargo publish --dry-run`, which asks crates.io (the Python tools
 #                  still come from PyPI unless target/release-tools/venv has them)
+#   --verify-all   build every crate from its package, not only the core, in a target
+#                  directory of its own (a cold build of the store clients and the service)
 #
 # Builds reuse cargo's target directory and release profile, so after scripts/test-c.sh
 # the C library is mostly built already.
@@ -27,11 +29,13 @@ dist="$root/dist"
 
 allow_dirty=()
 offline=0
+verify_all=0
 for arg in "$@"; do
   case "$arg" in
     --allow-dirty) allow_dirty=(--allow-dirty) ;;
     --offline) offline=1 ;;
-    *) echo "usage: scripts/release.sh [--allow-dirty] [--offline]" >&2; exit 2 ;;
+    --verify-all) verify_all=1 ;;
+    *) echo "usage: scripts/release.sh [--allow-dirty] [--offline] [--verify-all]" >&2; exit 2 ;;
   esac
 done
 
@@ -60,21 +64,33 @@ check_versions() {
   python3 scripts/check-versions.py
 }
 
-# Each crate as crates.io will receive it, verified: cargo builds every unpacked package on
-# its own (in the dev profile and the workspace's target directory, so after the test
-# suites only the packaged crates themselves compile). Unless --offline, the core, which
-# depends on nothing unpublished, also goes through `cargo publish --dry-run`: every step
-# of a publish short of the upload.
+# Each crate as crates.io will receive it. The core, which depends on nothing unpublished,
+# is verified (its unpacked package built on its own) and, unless --offline, goes through
+# `cargo publish --dry-run`: every step of a publish short of the upload. The others are
+# packaged with --no-verify unless --verify-all. Their verification cannot share a target
+# directory with earlier runs: cargo takes the local registry it packages them through for
+# an unchanging one, so it would reuse the builds of an earlier run's ferroflake 0.1.0 after
+# the sources changed. In a directory of its own it is a cold build (the store clients, the
+# service) of sources the test suites already build and test; scripts/test-release.sh
+# checks every package's files and metadata.
 build_crates() {
   echo "--- crates: ${crates[*]}"
   if [ "$offline" = 0 ]; then
     cargo publish --dry-run "${allow_dirty[@]}" -p ferroflake
+  else
+    cargo package "${allow_dirty[@]}" -p ferroflake
   fi
   local packages=()
   for crate in "${crates[@]}"; do packages+=(-p "$crate"); done
   # One call packages them all: cargo resolves each against the others through a local
   # registry, since none of them is on crates.io yet.
-  cargo package "${allow_dirty[@]}" "${packages[@]}"
+  if [ "$verify_all" = 1 ]; then
+    rm -rf "$target_dir/release-verify"
+    CARGO_TARGET_DIR="$target_dir/release-verify" cargo package "${allow_dirty[@]}" "${packages[@]}"
+    cp "$target_dir/release-verify/package/"*.crate "$target_dir/package/"
+  else
+    cargo package --no-verify "${allow_dirty[@]}" "${packages[@]}"
+  fi
   mkdir -p "$dist/crates"
   for crate in "${crates[@]}"; do
     cp "$target_dir/package/$crate-$version.crate" "$dist/crates/"
