@@ -8,7 +8,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ferroflake::{AnyClock, Clock, FastClock, FastClockSource, Generator, Layout, Options};
 
 fn system_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 #[test]
@@ -17,7 +20,10 @@ fn the_fast_clock_falls_back_to_the_system_clock() {
         let clock = FastClock::for_tick_ms(tick_ms);
         assert_eq!(clock.source(), FastClockSource::System, "tick {tick_ms} ms");
         let (before, now, after) = (system_ms(), clock.now_ms(), system_ms());
-        assert!(before <= now && now <= after, "{before} <= {now} <= {after}");
+        assert!(
+            before <= now && now <= after,
+            "{before} <= {now} <= {after}"
+        );
     }
 }
 

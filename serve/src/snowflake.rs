@@ -18,10 +18,10 @@ use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 use metrics::Counter;
 
 use crate::config::Config;
-use ferroflake_lease_stores::RegistryAddress;
 use crate::metrics::{
     Metrics, IDS_ISSUED, LEASE_FENCE_MS, LEASE_MARK_MS, LEASE_NODE, LEASE_STATE, LEASE_STATES,
 };
+use ferroflake_lease_stores::RegistryAddress;
 
 /// The generator type the server runs.
 pub type Leased = LeasedGenerator<SystemClock>;

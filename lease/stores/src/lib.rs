@@ -64,9 +64,13 @@ use std::sync::Arc;
 use ferroflake_lease::{LeaseError, Registry};
 
 mod address;
-#[cfg(any(feature = "etcd", feature = "redis", feature = "zookeeper", feature = "postgres"))]
+#[cfg(any(
+    feature = "etcd",
+    feature = "redis",
+    feature = "zookeeper",
+    feature = "postgres"
+))]
 mod blocking;
-mod registry_address;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "postgres")]
@@ -75,6 +79,7 @@ pub mod postgres;
 mod record;
 #[cfg(feature = "redis")]
 pub mod redis;
+mod registry_address;
 #[cfg(feature = "zookeeper")]
 pub mod zookeeper;
 
