@@ -19,7 +19,9 @@ registry in a fresh temporary directory; the first claim there waits out the new
 floor, about 2.4 s with the 2 s TTL used here) and a segment key (SQLite in the same
 temporary directory, step 1,000,000, so fetches are rare and run in the background), each
 next to the plain generator; and every batch both as next_ids(n) (a list of ints) and as
-next_ids_array(n) (an array('q'), no int object per ID).
+next_ids_array(n) (an array('q'), no int object per ID). Beside next_id, the ID mask: one
+MaskKeyring's mask, unmask and base62 encode of a fixed 63-bit ID (a fixed test key: the
+cost does not depend on the key or the ID).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import sys
 import tempfile
 import time
 import uuid
+from functools import partial
 from itertools import repeat
 from typing import Callable
 
@@ -115,6 +118,9 @@ def entrants(n: int, scratch: str, opened: list[object]) -> dict[str, Callable[[
     key = segments.key("bench")
     opened += [leased, segments]
     wide_fast = ferroflake.Generator(0, WIDE, clock="fast")
+    keys = ferroflake.MaskKeyring("1:000102030405060708090a0b0c0d0e0f")
+    an_id = wide.next_id()
+    masked = keys.mask(an_id)
     peer_snowflake = snowflake.SnowflakeGenerator(1)
     peer_flakeid = flakeid.SnowflakeGenerator(
         timestamp_bits=41, datacenter_bits=0, machine_bits=0, sequence_bits=22
@@ -123,6 +129,9 @@ def entrants(n: int, scratch: str, opened: list[object]) -> dict[str, Callable[[
         "ferroflake next_id() wide layout": loop(wide.next_id, n),
         'ferroflake next_id() wide layout, clock="fast"': loop(wide_fast.next_id, n),
         "ferroflake next_id() twitter, bursts of 2000": twitter_burst(2000),
+        "ferroflake MaskKeyring.mask(id) 63 bits": loop(partial(keys.mask, an_id), n),
+        "ferroflake MaskKeyring.unmask(masked) 63 bits": loop(partial(keys.unmask, masked), n),
+        'ferroflake MaskKeyring.encode(id) 63 bits, "base62"': loop(partial(keys.encode, an_id), n),
         "ferroflake next_ids(4096) wide layout, per ID": batch(wide.next_ids, 4096, fresh_ms=False),
         "ferroflake next_ids_array(4096) wide layout, per ID": batch(
             wide.next_ids_array, 4096, fresh_ms=False

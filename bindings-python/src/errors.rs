@@ -27,6 +27,9 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ClockStalled => "ClockStalledError",
         LeaseExpired => "LeaseExpiredError",
         GeneratorForked => "ForkedGeneratorError",
+        MaskWidthOutOfRange => "MaskError",
+        MaskKeyVersionOutOfRange | DuplicateMaskKeyVersion => "MaskKeyError",
+        UnknownMaskKeyVersion => "UnknownMaskKeyVersionError",
         // Kinds added to the core later still land in the right branch of the hierarchy.
         other if other.is_invalid_input() => "InvalidInputError",
         _ => "FerroflakeError",
@@ -87,20 +90,20 @@ pub fn error_kinds(py: Python<'_>) -> PyResult<Vec<(&'static str, u32, Bound<'_,
         .collect()
 }
 
+/// An exception of the class that errors of `kind` raise, with its name and code but a
+/// message of our own: for refusals made here, before the core sees the value (an int
+/// outside `u64`, an object inherited through fork that is not a core generator).
+pub fn kind_error(py: Python<'_>, kind: ErrorKind, message: String) -> PyErr {
+    new_error(py, class_name(kind), message, kind.name(), kind.code())
+        .map(PyErr::from_value)
+        .unwrap_or_else(|failed| failed)
+}
+
 /// A `ForkedGeneratorError` (kind `GENERATOR_FORKED`) for an object other than a core
 /// generator, with its own message.
 #[cfg(unix)]
 pub fn forked_error(py: Python<'_>, message: String) -> PyErr {
-    let kind = ErrorKind::GeneratorForked;
-    new_error(
-        py,
-        "ForkedGeneratorError",
-        message,
-        kind.name(),
-        kind.code(),
-    )
-    .map(PyErr::from_value)
-    .unwrap_or_else(|failed| failed)
+    kind_error(py, ErrorKind::GeneratorForked, message)
 }
 
 /// A lease operation's failure as the matching `LeaseError` subclass, with `kind` the
@@ -122,12 +125,13 @@ pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyEr
         _ => "LeaseError",
     };
     let kind = err.name();
-    lease_error(py, class, kind, err.to_string())
+    named_error(py, class, kind, err.to_string())
 }
 
-/// A `ferroflake.LeaseError` subclass by name, with `kind` and code 0.
-#[cfg(unix)]
-pub fn lease_error(py: Python<'_>, class: &str, kind: &str, message: String) -> PyErr {
+/// An exception of `ferroflake._errors.<class>` with a `kind` that is not a core kind
+/// (a lease or segment crate's name, or a refusal of this face's own such as
+/// `"NO_MASK_KEY"`), and code 0.
+pub fn named_error(py: Python<'_>, class: &str, kind: &str, message: String) -> PyErr {
     new_error(py, class, message, kind, 0)
         .map(PyErr::from_value)
         .unwrap_or_else(|failed| failed)
@@ -154,7 +158,5 @@ pub fn segment_to_pyerr(py: Python<'_>, err: ferroflake_segment::SegmentError) -
         // Variants added to the segment crate later.
         _ => "SegmentError",
     };
-    new_error(py, class, err.to_string(), err.name(), 0)
-        .map(PyErr::from_value)
-        .unwrap_or_else(|failed| failed)
+    named_error(py, class, err.name(), err.to_string())
 }

@@ -18,7 +18,7 @@ use crate::closing::{self, Close};
 use crate::counters::Counters;
 use ferroflake::ForkGuard;
 
-use crate::errors::{forked_error, lease_error, lease_to_pyerr, to_pyerr, to_pyerr_saying};
+use crate::errors::{forked_error, lease_to_pyerr, named_error, to_pyerr, to_pyerr_saying};
 use crate::generator::SIGNAL_CHECK_MAX;
 use crate::ints::{optional_uint, uint};
 use crate::layout::PyLayout;
@@ -171,7 +171,7 @@ impl PyLeasedGenerator {
 
     #[cold]
     fn closed_error(&self, py: Python<'_>) -> PyErr {
-        lease_error(
+        named_error(
             py,
             "LeaseClosedError",
             "CLOSED",

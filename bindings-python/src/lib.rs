@@ -17,7 +17,10 @@ mod ints;
 mod layout;
 #[cfg(unix)]
 mod leased;
+mod mask;
 mod names;
+#[cfg(unix)]
+mod orders;
 mod parts;
 #[cfg(unix)]
 mod segments;
@@ -35,12 +38,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<parts::Parts>()?;
     m.add_class::<counters::Counters>()?;
     m.add_class::<clock::ManualClock>()?;
+    m.add_class::<mask::PyMaskKeyring>()?;
     #[cfg(unix)]
     {
         m.add_class::<leased::PyLeasedGenerator>()?;
         m.add_class::<segments::PySegmentAllocator>()?;
         m.add_class::<segments::PySegmentKey>()?;
         m.add_class::<segments::SegmentStatus>()?;
+        m.add_class::<orders::PyOrderNumbers>()?;
+        m.add_class::<orders::PyOrderNumber>()?;
         closing::register_at_exit(m.py())?;
     }
     m.add_function(wrap_pyfunction!(text::encode, m)?)?;

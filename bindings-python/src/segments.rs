@@ -4,7 +4,6 @@
 //! refuses (`SegmentError::Forked`, raised as `ForkedGeneratorError`), gives nothing back
 //! and leaves the parent's fetch worker alone.
 
-use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,19 +15,22 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::batch;
+use crate::clock::ManualClock;
 use crate::closing::{self, Close};
 use crate::errors::segment_to_pyerr;
 use crate::ints::{int, uint};
 use crate::leased::address_text;
+use crate::orders::PyOrderNumbers;
 
 /// IDs per chunk of a batch (one store-side `next_ids` call each); Ctrl-C is looked at
 /// between chunks.
 const CHUNK: usize = 1 << 16;
 
-/// The allocator and its store, shared by the Python allocator and its keys, so that a key
-/// keeps working while the program holds it.
-struct Allocator {
-    allocator: ManuallyDrop<SegmentAllocator>,
+/// The allocator and its store, shared by the Python allocator, its keys and its order
+/// numbers, so that each keeps working while the program holds it.
+pub(crate) struct Allocator {
+    /// In an `Arc` because order numbers (`ferroflake_segment::OrderNumbers`) hold one.
+    pub(crate) allocator: Arc<SegmentAllocator>,
     store: Arc<dyn SegmentStore>,
 }
 
@@ -50,15 +52,14 @@ impl Close for Allocator {
 impl Drop for Allocator {
     fn drop(&mut self) {
         // Gives back what is unissued, like `close()` (the crate's own drop would not). In
-        // a forked child both give nothing back and leave the parent's worker alone.
+        // a forked child both give nothing back and leave the parent's worker alone. Order
+        // numbers hold this struct as well as the allocator, so none is left when it drops.
         self.allocator.shutdown();
-        // SAFETY: dropped once, here, and never used again.
-        unsafe { ManuallyDrop::drop(&mut self.allocator) };
     }
 }
 
 /// `ForkedGeneratorError` in a process forked from the one the allocator was made in.
-fn refuse_if_forked(py: Python<'_>, allocator: &Allocator) -> PyResult<()> {
+pub(crate) fn refuse_if_forked(py: Python<'_>, allocator: &Allocator) -> PyResult<()> {
     allocator
         .allocator
         .check_fork()
@@ -105,7 +106,7 @@ impl PySegmentAllocator {
         });
         let (store, allocator) = opened.map_err(|e| segment_to_pyerr(py, e))?;
         let inner = Arc::new(Allocator {
-            allocator: ManuallyDrop::new(allocator),
+            allocator: Arc::new(allocator),
             store,
         });
         closing::track(&inner);
@@ -165,6 +166,34 @@ impl PySegmentAllocator {
             .into_iter()
             .map(SegmentStatus::from)
             .collect())
+    }
+
+    /// Date-prefixed order numbers (`20261122000042`: `yyyyMMdd` and a `width`-digit
+    /// counter from 1 each day) from this allocator's table, one key per day,
+    /// `{prefix}:{yyyyMMdd}`, created on the day's first number with `step`. The day is
+    /// the date in the IANA time zone `zone`, read from the system clock or `clock` (a
+    /// `ManualClock`, for tests). `SegmentConfigError` for an unknown zone, a width outside
+    /// 1 to 10 or a step outside 1 to 2**31 - 1.
+    #[pyo3(signature = (prefix="orders", *, zone="UTC", width=6, step=100, clock=None))]
+    fn order_numbers(
+        &self,
+        py: Python<'_>,
+        prefix: &str,
+        zone: &str,
+        #[pyo3(from_py_with = uint)] width: u64,
+        #[pyo3(from_py_with = uint)] step: u64,
+        clock: Option<&Bound<'_, ManualClock>>,
+    ) -> PyResult<PyOrderNumbers> {
+        let clock = clock.map(|clock| clock.get().inner.clone());
+        PyOrderNumbers::new(
+            py,
+            &self.inner,
+            prefix.into(),
+            zone.into(),
+            width,
+            step,
+            clock,
+        )
     }
 
     /// The store's name: `"sqlite"`, `"postgres"`, `"mysql"` or `"redis"`.

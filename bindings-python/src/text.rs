@@ -8,7 +8,7 @@ use crate::errors::to_pyerr;
 use crate::ints::uint;
 use crate::names::{one_of, quoted};
 
-fn format_from_name(name: &str) -> PyResult<Format> {
+pub(crate) fn format_from_name(name: &str) -> PyResult<Format> {
     Format::from_name(name).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown format {name:?}: expected {}",

@@ -16,8 +16,11 @@ from ferroflake import (
     InvalidInputError,
     LayoutError,
     LeaseExpiredError,
+    MaskError,
+    MaskKeyError,
     OutOfRangeError,
     ParseError,
+    UnknownMaskKeyVersionError,
 )
 
 NOW_MS = 1_700_000_000_000
@@ -48,10 +51,10 @@ EXPECTED_TABLE = [
     ("PARSE_OVERFLOW", 22, ParseError),
     ("RESUME_IN_FUTURE", 23, OutOfRangeError),
     ("GENERATOR_FORKED", 24, ferroflake.ForkedGeneratorError),
-    ("MASK_WIDTH_OUT_OF_RANGE", 25, InvalidInputError),
-    ("MASK_KEY_VERSION_OUT_OF_RANGE", 26, InvalidInputError),
-    ("UNKNOWN_MASK_KEY_VERSION", 27, InvalidInputError),
-    ("DUPLICATE_MASK_KEY_VERSION", 28, InvalidInputError),
+    ("MASK_WIDTH_OUT_OF_RANGE", 25, MaskError),
+    ("MASK_KEY_VERSION_OUT_OF_RANGE", 26, MaskKeyError),
+    ("UNKNOWN_MASK_KEY_VERSION", 27, UnknownMaskKeyVersionError),
+    ("DUPLICATE_MASK_KEY_VERSION", 28, MaskKeyError),
 ]
 
 
@@ -62,7 +65,7 @@ def test_every_core_error_kind_maps_to_its_class_and_code() -> None:
 def test_value_errors_and_runtime_errors_are_told_apart() -> None:
     for _, _, cls in ferroflake.error_kinds():
         assert issubclass(cls, FerroflakeError)
-    for cls in (LayoutError, OutOfRangeError, ParseError, InvalidInputError):
+    for cls in (LayoutError, OutOfRangeError, ParseError, InvalidInputError, MaskError):
         assert issubclass(cls, ValueError)
     for cls in (ClockMovedBackwardsError, ClockStalledError, LeaseExpiredError):
         assert not issubclass(cls, ValueError)

@@ -20,7 +20,12 @@ A ``LeasedGenerator`` leases its node id from a registry (a directory shared by 
 processes of one host, or etcd, Redis, ZooKeeper, PostgreSQL) and stops issuing once it can
 no longer prove it holds it. A ``SegmentAllocator`` hands out dense per-key IDs from ranges
 taken from a table (SQLite, PostgreSQL, MySQL, Redis). Both are Unix-only, and both are
-context managers that give back what they hold.
+context managers that give back what they hold. ``SegmentAllocator.order_numbers()``
+issues date-prefixed order numbers (``20261122000042``) from the same table.
+
+A ``MaskKeyring`` turns IDs into public IDs that hide their time, node and count, and back,
+under a secret key read from a file or ``FERROFLAKE_MASK_KEY``. It hides; it does not
+authenticate: any masked ID unmasks to some ID, so look the ID up before trusting it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ from ._errors import (
     LeaseError,
     LeaseExpiredError,
     LeaseLostError,
+    MaskError,
+    MaskKeyError,
     NoFreeNodeError,
     OutOfRangeError,
     ParseError,
@@ -56,6 +63,7 @@ from ._errors import (
     SegmentStoreError,
     StoreUnavailableError,
     UnknownKeyError,
+    UnknownMaskKeyVersionError,
 )
 from ._native import (
     PRESET_NAMES,
@@ -63,6 +71,7 @@ from ._native import (
     Generator,
     Layout,
     ManualClock,
+    MaskKeyring,
     Parts,
     __version__,
     encode,
@@ -90,6 +99,9 @@ __all__ = [
     "LeaseExpiredError",
     "LeaseLostError",
     "ManualClock",
+    "MaskError",
+    "MaskKeyError",
+    "MaskKeyring",
     "NoFreeNodeError",
     "OutOfRangeError",
     "ParseError",
@@ -106,6 +118,7 @@ __all__ = [
     "SegmentStoreError",
     "StoreUnavailableError",
     "UnknownKeyError",
+    "UnknownMaskKeyVersionError",
     "__version__",
     "encode",
     "error_kinds",
@@ -114,6 +127,20 @@ __all__ = [
 
 # Leases and segments need flock and a user id: the module has them on Unix only.
 if hasattr(_native, "LeasedGenerator"):
-    from ._native import LeasedGenerator, SegmentAllocator, SegmentKey, SegmentStatus
+    from ._native import (
+        LeasedGenerator,
+        OrderNumber,
+        OrderNumbers,
+        SegmentAllocator,
+        SegmentKey,
+        SegmentStatus,
+    )
 
-    __all__ += ["LeasedGenerator", "SegmentAllocator", "SegmentKey", "SegmentStatus"]
+    __all__ += [
+        "LeasedGenerator",
+        "OrderNumber",
+        "OrderNumbers",
+        "SegmentAllocator",
+        "SegmentKey",
+        "SegmentStatus",
+    ]

@@ -11,7 +11,13 @@ Hierarchy::
     │   ├── LayoutError          bad widths, tick or epoch; epoch in the future; layout used up
     │   ├── OutOfRangeError      node, shard, sequence, timestamp or id does not fit the layout;
     │   │                        a resume point too far ahead of the clock
-    │   └── ParseError           text is not an ID in the given format
+    │   ├── ParseError           text is not an ID in the given format (also bad mask key
+    │   │                        text, and masked text of another format or width)
+    │   └── MaskError            a mask width outside 8 to 64 bits
+    │       ├── MaskKeyError     a key version above 31, two secrets for one version, or no
+    │       │                    key where one was looked for (MaskKeyring.from_env)
+    │       └── UnknownMaskKeyVersionError (also LookupError)  masked text or a version
+    │                            naming a key the keyring does not hold
     ├── ClockMovedBackwardsError the clock is behind the last ID beyond what may be waited out
     ├── ClockStalledError        the sequence ran out and the clock did not move
     ├── ForkedGeneratorError (also RuntimeError)  a generator (or segment allocator) used
@@ -41,7 +47,8 @@ Hierarchy::
         ├── SegmentRewoundError  the store's counter went back: an operator must fix it
         └── SegmentStoreError    anything else the store reported
 
-Core kinds carry their stable ``code``; lease and segment kinds (``"UNAVAILABLE"``,
+Core kinds carry their stable ``code``; ``"NO_MASK_KEY"`` (an unset key variable) and lease
+and segment kinds (``"UNAVAILABLE"``,
 ``"LOST"``, ``"UNKNOWN_KEY"``, ...) are the lease and segment crates' names, with code 0.
 """
 
@@ -77,6 +84,20 @@ class OutOfRangeError(InvalidInputError):
 
 class ParseError(InvalidInputError):
     """Text that is not an ID in the given format."""
+
+
+class MaskError(InvalidInputError):
+    """A mask width, key or masked ID the ID mask refuses."""
+
+
+class MaskKeyError(MaskError):
+    """Mask key text with a version above 31 or two secrets for one version, or no key
+    where one was looked for. Messages name where the key came from, never the secret."""
+
+
+class UnknownMaskKeyVersionError(MaskError, LookupError):
+    """A masked text (or an explicit version) names a key version the keyring does not
+    hold: it was masked with another key, or it is not a masked ID."""
 
 
 class ClockMovedBackwardsError(FerroflakeError):

@@ -2,7 +2,7 @@
 # by `python -m mypy.stubtest ferroflake._native`.
 import array
 import os
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal, final
 
 from ._errors import FerroflakeError
@@ -13,10 +13,13 @@ __all__ = [
     "Parts",
     "Counters",
     "ManualClock",
+    "MaskKeyring",
     "LeasedGenerator",
     "SegmentAllocator",
     "SegmentKey",
     "SegmentStatus",
+    "OrderNumbers",
+    "OrderNumber",
     "encode",
     "parse",
     "error_kinds",
@@ -277,9 +280,71 @@ class SegmentAllocator:
     def status(self) -> list[SegmentStatus]: ...
     @property
     def store(self) -> str: ...
+    def order_numbers(
+        self,
+        prefix: str = "orders",
+        *,
+        zone: str = "UTC",
+        width: int = 6,
+        step: int = 100,
+        clock: ManualClock | None = None,
+    ) -> OrderNumbers:
+        """Date-prefixed order numbers from this table: ``yyyyMMdd`` and a ``width``-digit
+        counter from 1 each day, one key ``{prefix}:{yyyyMMdd}`` per day (created with
+        ``step`` on the day's first number), the day taken in the IANA ``zone``.
+        ``SegmentConfigError`` for an unknown zone, a width outside 1 to 10 or a bad step."""
     def close(self) -> None: ...
     def __enter__(self) -> SegmentAllocator: ...
     def __exit__(self, *_exc: object) -> bool: ...
+
+@final
+class OrderNumbers:
+    """Made by ``SegmentAllocator.order_numbers()``; share it between threads."""
+    def next(self) -> OrderNumber:
+        """The next number. ``SegmentExhaustedError`` once the day's counter has used its
+        width (numbers never wrap; the next day starts at 1 again)."""
+    @property
+    def max_counter(self) -> int: ...
+
+@final
+class OrderNumber:
+    """One order number: ``int(n)`` is ``yyyyMMdd * 10**width + counter``, ``str(n)`` the
+    same digits with the counter zero-padded to the width."""
+    @property
+    def value(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def day(self) -> date: ...
+    @property
+    def counter(self) -> int: ...
+    @property
+    def key(self) -> str: ...
+    def __int__(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class MaskKeyring:
+    """Keyed, reversible ID masking: the first key masks, every key unmasks. Key text is
+    one ``VERSION:SECRET`` per line; ``repr`` never shows a secret. Errors: ``TypeError``
+    for a non-int, ``OutOfRangeError`` for an ID outside the width (negative included),
+    ``MaskError`` for a width outside 8 to 64, ``ParseError`` for bad text,
+    ``UnknownMaskKeyVersionError`` for a version the keyring lacks."""
+    def __new__(cls, text: str) -> MaskKeyring: ...
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> MaskKeyring: ...
+    @classmethod
+    def from_env(cls, name: str = "FERROFLAKE_MASK_KEY") -> MaskKeyring: ...
+    @property
+    def current_version(self) -> int: ...
+    @property
+    def versions(self) -> tuple[int, ...]: ...
+    def mask(self, id: int, bits: int = 63) -> int: ...
+    def unmask(self, masked: int, bits: int = 63, version: int | None = None) -> int: ...
+    def encode(self, id: int, format: _Format = "base62", bits: int = 63) -> str: ...
+    def decode(self, text: str, format: _Format = "base62", bits: int = 63) -> int: ...
+    def text_len(self, format: _Format = "base62", bits: int = 63) -> int: ...
 
 def encode(id: int, format: _Format = "dec") -> str: ...
 def parse(text: str, format: _Format = "dec") -> int: ...
