@@ -42,6 +42,8 @@
     ferroflake_segment_options_init(sizeof *(options), (options))
 #define FERROFLAKE_SEGMENT_STATUS_INIT(status) \
     ferroflake_segment_status_init(sizeof *(status), (status))
+#define FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(options) \
+    ferroflake_order_number_options_init(sizeof *(options), (options))
 
 
 /**
@@ -53,6 +55,20 @@
  * What `ferroflake_generator_fence_ms` reports when no fence is set.
  */
 #define FERROFLAKE_NO_FENCE UINT64_MAX
+
+/**
+ * A buffer of this many bytes holds any masked text of any width in any format, with its
+ * NUL terminator (the widest: 64 bits in decimal, 22 characters).
+ */
+#define FERROFLAKE_MASK_TEXT_MAX_SIZE 23
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * A buffer of this many bytes holds any order number as text, with its NUL terminator:
+ * 8 digits of the day and at most 10 of the counter.
+ */
+#define FERROFLAKE_ORDER_NUMBER_MAX_SIZE 19
+#endif
 
 /**
  * What a call did. `FERROFLAKE_RESULT_OK` (0) is success; every other value names why the
@@ -335,6 +351,38 @@ typedef struct ferroflake_layout ferroflake_layout;
  * Make a new leased generator in the child.
  */
 typedef struct ferroflake_leased_generator ferroflake_leased_generator;
+#endif
+
+/**
+ * Mask keys: the current one masks, every one unmasks the texts that name its version.
+ *
+ * A keyed, reversible permutation of the IDs of one bit width (63 for any ferroflake
+ * layout, 53 for IDs that must stay exact in a JavaScript number, any of 8 to 64): masked
+ * IDs look random to anyone without the key and unmask only with it. It hides what an ID
+ * tells (time, node, a count); it does not authenticate: every number unmasks to some ID,
+ * so look the ID up and check the caller may see it. Equal IDs give equal masked IDs.
+ *
+ * Opaque: make one with `ferroflake_mask_keyring_new` from key text, release it with
+ * `ferroflake_mask_keyring_free`. It is immutable, so any number of threads may use one
+ * keyring at once (every function but `_free`), and it may be freed on a thread other than
+ * the one that made it. The secrets are not readable back through the API.
+ */
+typedef struct ferroflake_mask_keyring ferroflake_mask_keyring;
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Issues date-prefixed order numbers, `yyyyMMdd` then the day's counter zero-padded to the
+ * width (`20261123000042` at width 6), from one segment key per day.
+ *
+ * Opaque: make one with `ferroflake_order_numbers_new`, release it with
+ * `ferroflake_order_numbers_free`. Any number of threads may call
+ * `ferroflake_order_numbers_next` on one handle at once. Numbers are unique across threads
+ * and across processes on the same table; days only go forward (a clock stepping back
+ * over midnight keeps the latest day); numbers some process took but did not issue are
+ * skipped (gaps, never repeats). It may outlive its allocator: once the allocator is
+ * closed or freed, `next` returns `FERROFLAKE_RESULT_CLOSED`.
+ */
+typedef struct ferroflake_order_numbers ferroflake_order_numbers;
 #endif
 
 #if defined(FERROFLAKE_UNIX)
@@ -652,6 +700,41 @@ typedef struct ferroflake_lease_status {
      */
     uint64_t fence_ms;
 } ferroflake_lease_status;
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Settings for `ferroflake_order_numbers_new`. Start from
+ * `FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options)` and change what you need. It can grow
+ * like `ferroflake_generator_options`.
+ */
+typedef struct ferroflake_order_number_options {
+    /**
+     * The size of the caller's version of this struct, set by the `_init` function.
+     */
+    uint32_t struct_size;
+    /**
+     * Digits of the day's counter, 1 to 10 (the whole number, 18 digits at most, fits an
+     * int64_t). Default 6: up to 999,999 numbers a day. Keep the allocator's `max_step`
+     * well below 10^width, or a busy day's growing segments use up a narrow counter.
+     */
+    uint32_t width;
+    /**
+     * The segment keys' prefix: each day's key is `{prefix}:{yyyyMMdd}`, created in the
+     * table the first time that day is asked for. NULL (the default) for `orders`.
+     */
+    const char *prefix;
+    /**
+     * The IANA time zone whose midnight starts a new day (daylight saving time included),
+     * such as `Asia/Shanghai`. NULL (the default) for `UTC`.
+     */
+    const char *zone;
+    /**
+     * The step of the day keys created (the least one fetch takes), 1 to 2^31 - 1.
+     * Default 100.
+     */
+    uint64_t step;
+} ferroflake_order_number_options;
 #endif
 
 #if defined(FERROFLAKE_UNIX)
@@ -1525,6 +1608,152 @@ ferroflake_result ferroflake_leased_generator_status(const struct ferroflake_lea
 #endif
 
 /**
+ * Makes a keyring from the `len` bytes of key text at `text` (no NUL needed, so a key
+ * file's content can be passed as read): one key per line, `VERSION:SECRET`, the version
+ * 0 to 31 and the secret 16 bytes as 32 hex digits or base64; blank lines and lines
+ * starting with `#` are skipped; the first key masks. Read keys from a file or the
+ * environment (`FERROFLAKE_MASK_KEY`, as the CLI does), never from a command line.
+ *
+ * Returns `PARSE_EMPTY` (no key), `PARSE_INVALID_CHARACTER`, `PARSE_WRONG_LENGTH` (a
+ * secret of the wrong size), `MASK_KEY_VERSION_OUT_OF_RANGE`,
+ * `DUPLICATE_MASK_KEY_VERSION` (one version, two secrets), `INVALID_UTF8`, or
+ * `NULL_ARGUMENT`; `ferroflake_last_error_message` says where.
+ *
+ * Ownership: `text` is only read during the call (the caller may wipe it afterwards). On
+ * success the caller owns `*out_keyring` and releases it with
+ * `ferroflake_mask_keyring_free`. Thread safety: any thread.
+ *
+ * # Safety
+ * `text` is NULL or valid for reading `len` bytes; `out_keyring` is NULL or writable.
+ */
+ferroflake_result ferroflake_mask_keyring_new(const char *text,
+                                              size_t len,
+                                              struct ferroflake_mask_keyring **out_keyring);
+
+/**
+ * Releases a keyring. NULL is accepted and ignored.
+ *
+ * Ownership: takes the handle back; it must not be used again.
+ * Thread safety: no other thread may be using the keyring any more.
+ *
+ * # Safety
+ * `keyring` is NULL or a live handle from this library.
+ */
+void ferroflake_mask_keyring_free(struct ferroflake_mask_keyring *keyring);
+
+/**
+ * The version of the key that masks (the first key of the text), 0 to 31.
+ *
+ * Returns `NULL_ARGUMENT`. Ownership: `keyring` is borrowed. Thread safety: any thread.
+ *
+ * # Safety
+ * `keyring` is NULL or a live handle; `out_version` is NULL or writable.
+ */
+ferroflake_result ferroflake_mask_keyring_current_version(const struct ferroflake_mask_keyring *keyring,
+                                                          uint32_t *out_version);
+
+/**
+ * The masked form of `id` under the current key: a number of the same `bits` width (8 to
+ * 64; 63 keeps every masked ID below 2^63, 53 below 2^53).
+ *
+ * Returns `MASK_WIDTH_OUT_OF_RANGE`, `ID_OUT_OF_RANGE` (`id` has bits above the width),
+ * or `NULL_ARGUMENT`.
+ *
+ * Ownership: `keyring` is borrowed. Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `keyring` is NULL or a live handle; `out_masked` is NULL or writable.
+ */
+ferroflake_result ferroflake_mask_keyring_mask(const struct ferroflake_mask_keyring *keyring,
+                                               uint32_t bits,
+                                               uint64_t id,
+                                               uint64_t *out_masked);
+
+/**
+ * The ID that `ferroflake_mask_keyring_mask` turned into `masked`, under the current key
+ * (a bare number does not say which key masked it; masked text does, see
+ * `ferroflake_mask_keyring_decode`). Every number of the width unmasks to some ID: check
+ * that the ID exists and may be shown before trusting it.
+ *
+ * Returns `MASK_WIDTH_OUT_OF_RANGE`, `ID_OUT_OF_RANGE`, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `keyring` is borrowed. Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `keyring` is NULL or a live handle; `out_id` is NULL or writable.
+ */
+ferroflake_result ferroflake_mask_keyring_unmask(const struct ferroflake_mask_keyring *keyring,
+                                                 uint32_t bits,
+                                                 uint64_t masked,
+                                                 uint64_t *out_id);
+
+/**
+ * The buffer size (in bytes, with the NUL terminator) that every masked text of
+ * `bits`-bit IDs in `format` needs: the texts of one width and format all have one length
+ * (for 63 bits: 13 in base62, 15 in base32, 22 in decimal), at most
+ * `FERROFLAKE_MASK_TEXT_MAX_SIZE`.
+ *
+ * Returns `MASK_WIDTH_OUT_OF_RANGE`, `UNKNOWN_ENUM_VALUE`, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `*out_size` is the caller's. Thread safety: any thread.
+ *
+ * # Safety
+ * `out_size` is NULL or writable.
+ */
+ferroflake_result ferroflake_mask_text_size(uint32_t bits,
+                                            ferroflake_format format_value,
+                                            size_t *out_size);
+
+/**
+ * Masks `id` under the current key and writes it into `buf` as a NUL-terminated text in
+ * `format`: the key's version first (one character; two digits in decimal), then the
+ * masked number in fixed width, so the length says nothing about the ID. Its length
+ * (without the NUL) goes into `*out_len` when `out_len` is not NULL.
+ *
+ * Returns `BUFFER_TOO_SMALL` (nothing written) if `buf_size` is below what
+ * `ferroflake_mask_text_size` reports; `MASK_WIDTH_OUT_OF_RANGE`, `ID_OUT_OF_RANGE`,
+ * `UNKNOWN_ENUM_VALUE`, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `keyring` is borrowed; `buf` and `*out_len` are the caller's, written only on
+ * success. Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `keyring` is NULL or a live handle; `buf` is NULL or valid for writing `buf_size` bytes;
+ * `out_len` is NULL or writable.
+ */
+ferroflake_result ferroflake_mask_keyring_encode(const struct ferroflake_mask_keyring *keyring,
+                                                 uint32_t bits,
+                                                 ferroflake_format format_value,
+                                                 uint64_t id,
+                                                 char *buf,
+                                                 size_t buf_size,
+                                                 size_t *out_len);
+
+/**
+ * The ID of the `len` bytes of masked text at `text` (no NUL needed) of `bits`-bit IDs in
+ * `format`, unmasked with the key whose version the text names: texts masked before a key
+ * rotation still decode while the keyring holds their key.
+ *
+ * Returns `UNKNOWN_MASK_KEY_VERSION` (the keyring has no key of the text's version),
+ * `PARSE_EMPTY`, `PARSE_WRONG_LENGTH`, `PARSE_INVALID_CHARACTER`, `ID_OUT_OF_RANGE` (a
+ * number above the width), `MASK_WIDTH_OUT_OF_RANGE`, `UNKNOWN_ENUM_VALUE`,
+ * `INVALID_UTF8`, or `NULL_ARGUMENT`.
+ *
+ * Ownership: `keyring` is borrowed, `text` only read during the call; `*out_id` is the
+ * caller's. Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `keyring` is NULL or a live handle; `text` is NULL or valid for reading `len` bytes;
+ * `out_id` is NULL or writable.
+ */
+ferroflake_result ferroflake_mask_keyring_decode(const struct ferroflake_mask_keyring *keyring,
+                                                 uint32_t bits,
+                                                 ferroflake_format format_value,
+                                                 const char *text,
+                                                 size_t len,
+                                                 uint64_t *out_id);
+
+/**
  * Fills `*options`, a struct of `struct_size` bytes, with the defaults (system clock, no
  * drift, 5 ms backward wait, no resume point) and sets its `struct_size`. Pass
  * `sizeof options`, or use `FERROFLAKE_GENERATOR_OPTIONS_INIT(&options)`, which does.
@@ -1539,6 +1768,86 @@ ferroflake_result ferroflake_leased_generator_status(const struct ferroflake_lea
  */
 ferroflake_result ferroflake_generator_options_init(size_t struct_size,
                                                     struct ferroflake_generator_options *options);
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Fills `*options`, a struct of `struct_size` bytes, with the defaults and sets its
+ * `struct_size`. Use `FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options)`.
+ *
+ * Ownership: `*options` is the caller's. Thread safety: any thread.
+ *
+ * # Safety
+ * `options` is NULL or valid for writing `struct_size` bytes.
+ */
+ferroflake_result ferroflake_order_number_options_init(size_t struct_size,
+                                                       struct ferroflake_order_number_options *options);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Makes an order number generator on `allocator`'s table. `options` may be NULL for the
+ * defaults (prefix `orders`, UTC days, width 6, step 100).
+ *
+ * Returns `INVALID_CONFIG` for an unknown time zone, a width outside 1 to 10 or a step
+ * outside 1 to 2^31 - 1; `INVALID_KEY` for a prefix that makes keys the table cannot hold;
+ * `STRUCT_SIZE`, `INVALID_UTF8`, or `NULL_ARGUMENT`. `ferroflake_last_error_message` has
+ * the details.
+ *
+ * Ownership: `allocator` and `options` (with its strings) are only read during the call;
+ * the generator shares the allocator, which may be freed first. On success the caller owns
+ * `*out_orders` and releases it with `ferroflake_order_numbers_free`.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `allocator` is NULL or a live handle; `options` is NULL or valid for its `struct_size`
+ * bytes, with `prefix` and `zone` NULL or NUL-terminated strings; `out_orders` is NULL or
+ * writable.
+ */
+ferroflake_result ferroflake_order_numbers_new(const struct ferroflake_segment_allocator *allocator,
+                                               const struct ferroflake_order_number_options *options,
+                                               struct ferroflake_order_numbers **out_orders);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * The next order number: its value into `*out_value` (`yyyyMMdd * 10^width + counter`,
+ * at most 18 digits, below 2^63), and, when `buf` is not NULL, the same number as text
+ * (`yyyyMMdd` and the zero-padded counter, `width + 8` characters and a NUL) into `buf`.
+ *
+ * Returns `KEY_EXHAUSTED` when today's counter has used its width (the next day starts
+ * again at 1); `BUFFER_TOO_SMALL` if `buf` is not NULL and `buf_size` is below
+ * `width + 9` (`FERROFLAKE_ORDER_NUMBER_MAX_SIZE` always suffices), checked before any
+ * number is taken; the allocator's and store's errors (`NOT_READY`, `UNAVAILABLE`,
+ * `STORE_ERROR`, `REWOUND`, `CLOSED`, `GENERATOR_FORKED`); `INVALID_CONFIG` for a clock
+ * outside the years 1 to 9999; or `NULL_ARGUMENT`. Nothing is issued on an error. May
+ * block while a new day's key is created or memory is empty.
+ *
+ * Ownership: `orders` is borrowed; `*out_value` and `buf` are the caller's, written only
+ * on success. Thread safety: any number of threads at once.
+ *
+ * # Safety
+ * `orders` is NULL or a live handle; `out_value` is NULL or writable; `buf` is NULL or
+ * valid for writing `buf_size` bytes.
+ */
+ferroflake_result ferroflake_order_numbers_next(const struct ferroflake_order_numbers *orders,
+                                                uint64_t *out_value,
+                                                char *buf,
+                                                size_t buf_size);
+#endif
+
+#if defined(FERROFLAKE_UNIX)
+/**
+ * Releases an order number generator (its allocator stays as it is). NULL is accepted and
+ * ignored.
+ *
+ * Ownership: takes the handle back; it must not be used again.
+ * Thread safety: no other thread may be using this handle any more.
+ *
+ * # Safety
+ * `orders` is NULL or a live handle from this library.
+ */
+void ferroflake_order_numbers_free(struct ferroflake_order_numbers *orders);
+#endif
 
 /**
  * A static, NUL-terminated English description of a result code.

@@ -7,6 +7,8 @@
 # built again with the `stores` feature, and lease.c and segment.c run against it, where
 # unreachable servers are tried for real (without it, such addresses give NOT_BUILT). Ends
 # with "C suite: N passed, M failed". No benchmark runs here.
+# mask.c checks every case of testdata/vectors.json's mask section; segment.c includes the
+# order numbers on a segment allocator.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -70,7 +72,8 @@ check header-alone-c11 gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-onl
 check header-alone-c++11 g++ -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ \
   -I"$inc" - <<<'#include "ferroflake.h"'
 
-python3 ffi-c/tests/vectors_to_c.py testdata/vectors.json "$out/vectors_cases.h"
+python3 ffi-c/tests/vectors_to_c.py testdata/vectors.json "$out/vectors_cases.h" \
+  "$out/vectors_mask_cases.h"
 
 cflags=(-std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -pthread -I"$inc" -I"$out" -Iffi-c/tests)
 static_libs=("$lib/libferroflake.a" -lpthread -ldl -lm)
@@ -81,7 +84,7 @@ valgrind=(valgrind -q --fair-sched=yes --error-exitcode=99 --leak-check=full --e
   --suppressions=ffi-c/tests/valgrind.supp)
 
 # lease.c and segment.c fork processes that share a registry or a SQLite file in /tmp.
-for program in api vectors threads lease segment; do
+for program in api vectors mask threads lease segment; do
   src="ffi-c/tests/$program.c"
   check "$program-build-static" gcc "${cflags[@]}" "$src" "${static_libs[@]}" -o "$out/$program-static"
   check "$program-build-shared" gcc "${cflags[@]}" "$src" "${shared_libs[@]}" -o "$out/$program-shared"
@@ -126,27 +129,32 @@ check cxx-build g++ "${cxxflags[@]}" ffi-c/tests/cxx.cpp "${static_libs[@]}" -o 
 check cxx-run "$out/cxx"
 check cxx-valgrind "${valgrind[@]}" "$out/cxx"
 
-# The README's C snippet, compiled the way the README says (pkg-config, shared and static).
-sed -n '/<!-- section:quickstart-c -->/,/<!-- \/section:quickstart-c -->/p' README.md |
-  sed -n '/^```c$/,/^```$/p' | sed '1d;$d' >"$out/readme_quickstart.c"
-readme_quickstart() {
-  local mode="$1" binary="$out/readme-$1"
+# The README's C snippets, compiled the way the README says (pkg-config, shared and static):
+# the quickstart, and the mask's with a key in FERROFLAKE_MASK_KEY, as the README has it.
+for section in quickstart-c quickstart-c-mask; do
+  sed -n "/<!-- section:$section -->/,/<!-- \/section:$section -->/p" README.md |
+    sed -n '/^```c$/,/^```$/p' | sed '1d;$d' >"$out/readme_$section.c"
+done
+readme_snippet() {
+  local section="$1" mode="$2" binary="$out/readme-$1-$2"
   export PKG_CONFIG_PATH="$lib/pkgconfig"
-  [ -s "$out/readme_quickstart.c" ]
+  [ -s "$out/readme_$section.c" ]
   if [ "$mode" = shared ]; then
     # shellcheck disable=SC2046 # pkg-config output is meant to be split into words
-    gcc -Wall -Werror "$out/readme_quickstart.c" $(pkg-config --cflags --libs ferroflake) \
+    gcc -Wall -Werror "$out/readme_$section.c" $(pkg-config --cflags --libs ferroflake) \
       -Wl,-rpath,"$(pkg-config --variable=libdir ferroflake)" -o "$binary"
   else
     # shellcheck disable=SC2046
-    gcc -Wall -Werror "$out/readme_quickstart.c" $(pkg-config --cflags ferroflake) \
+    gcc -Wall -Werror "$out/readme_$section.c" $(pkg-config --cflags ferroflake) \
       "$lib/libferroflake.a" -lpthread -ldl -lm -o "$binary"
   fi
-  "$binary" | tee "$out/readme-$mode.txt"
-  grep -Eq '^ok [0-9]+$' "$out/readme-$mode.txt"
+  FERROFLAKE_MASK_KEY=1:000102030405060708090a0b0c0d0e0f "$binary" | tee "$binary.txt"
+  grep -Eq '^ok [0-9]+$' "$binary.txt"
 }
-check readme-quickstart-shared readme_quickstart shared
-check readme-quickstart-static readme_quickstart static
+check readme-quickstart-shared readme_snippet quickstart-c shared
+check readme-quickstart-static readme_snippet quickstart-c static
+check readme-mask-shared readme_snippet quickstart-c-mask shared
+check readme-mask-static readme_snippet quickstart-c-mask static
 
 # Leases and segments against a library with the stores: an unreachable Redis, PostgreSQL
 # or MySQL server is refused with FERROFLAKE_RESULT_UNAVAILABLE within seconds. Built last,

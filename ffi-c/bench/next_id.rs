@@ -13,7 +13,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use ferroflake::{AnyClock, Generator, Layout, Options, TWITTER_EPOCH_MS};
+use ferroflake::{AnyClock, Generator, Layout, Mask, MaskKeyring, Options, TWITTER_EPOCH_MS};
 use ferroflake_ffi::*;
 
 const ROUNDS: usize = 15;
@@ -282,4 +282,78 @@ fn main() {
         report("leased", sources::leased(n));
         report("segment", sources::segment(n));
     }
+    let (masking, unmasking) = mask(n);
+    report("mask", masking);
+    report("unmask", unmasking);
+}
+
+const MASK_KEY: &str = "1:000102030405060708090a0b0c0d0e0f";
+
+#[inline(never)]
+fn mask_out_of_line(mask: &Mask, value: u64) -> u64 {
+    mask.mask(value).expect("a 63-bit value")
+}
+
+#[inline(never)]
+fn unmask_out_of_line(mask: &Mask, value: u64) -> u64 {
+    mask.unmask(value).expect("a 63-bit value")
+}
+
+/// A 63-bit mask, then unmask, of one number per call, as the C side does it: each call
+/// takes the previous result. The Rust callers use a `Mask` made once; the C call finds
+/// the keyring's current key and makes its mask on every call, as C users get it.
+fn mask(n: u64) -> ([f64; 3], [f64; 3]) {
+    let ring = MaskKeyring::parse(MASK_KEY).expect("a valid key");
+    let mask = ring.current_mask(63).expect("a valid width");
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: the key text is readable for its length; the out-pointer is valid.
+    let rc = unsafe {
+        ferroflake_mask_keyring_new(MASK_KEY.as_ptr().cast(), MASK_KEY.len(), &mut handle)
+    };
+    assert_eq!(rc as u32, 0);
+    let c_call = |unmask: bool, value: &mut u64| {
+        // SAFETY: a live handle and a valid out-pointer (the input is read before the write).
+        let rc = unsafe {
+            if unmask {
+                ferroflake_mask_keyring_unmask(handle, 63, *value, value)
+            } else {
+                ferroflake_mask_keyring_mask(handle, 63, *value, value)
+            }
+        };
+        assert_eq!(rc as u32, 0);
+        *value
+    };
+    let (mut a, mut b, mut c) = (1u64, 1u64, 1u64);
+    let masking = best_of_rounds(
+        n,
+        &mut [
+            &mut || {
+                a = mask.mask(a).expect("a 63-bit value");
+                a
+            },
+            &mut || {
+                b = mask_out_of_line(&mask, b);
+                b
+            },
+            &mut || c_call(false, &mut c),
+        ],
+    );
+    let (mut a, mut b, mut c) = (1u64, 1u64, 1u64);
+    let unmasking = best_of_rounds(
+        n,
+        &mut [
+            &mut || {
+                a = mask.unmask(a).expect("a 63-bit value");
+                a
+            },
+            &mut || {
+                b = unmask_out_of_line(&mask, b);
+                b
+            },
+            &mut || c_call(true, &mut c),
+        ],
+    );
+    // SAFETY: the handle came from ferroflake_mask_keyring_new and is freed once.
+    unsafe { ferroflake_mask_keyring_free(handle) };
+    (masking, unmasking)
 }

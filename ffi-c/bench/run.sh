@@ -6,7 +6,8 @@
 # the lowest of each; with FERROFLAKE_BENCH_REPORT set, also writes the lowest as JSON lines
 # there: one per clock ("clock": "manual", "fast", "system"), then one with "clock":
 # "leased" and one with "clock": "segment", each with the same "ns" callers plus a
-# "source" key ("leased": "generator_clock", "registry"; "segment": "store", "step").
+# "source" key ("leased": "generator_clock", "registry"; "segment": "store", "step"); then
+# one each for "mask" and "unmask" (a 63-bit mask of one number per call, "bits": 63).
 # Usage: ffi-c/bench/run.sh [ROUNDS]      (not part of the tests)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -34,7 +35,7 @@ for round in $(seq 1 "$rounds"); do
   "$out/next_id-shared" c-shared | tee -a "$results"
 done
 
-echo "--- ns per next_id: lowest of $rounds rounds x 15 runs of ${FERROFLAKE_BENCH_ITERATIONS:-1000000} calls"
+echo "--- ns per call: lowest of $rounds rounds x 15 runs of ${FERROFLAKE_BENCH_ITERATIONS:-1000000} calls"
 python3 - "$results" "$rounds" <<'PY'
 import json, os, sys
 rows = {}
@@ -43,7 +44,7 @@ for line in open(sys.argv[1]):
     rows.setdefault(clock, {}).setdefault(who, []).append(float(ns))
 callers = ["rust", "rust-out-of-line", "rust-via-c-abi", "c-static", "c-shared"]
 print("%-8s" % "clock" + "".join("%17s" % c for c in callers) + "%18s" % "c-static - rust")
-cases = ["manual", "fast", "system"] + [c for c in ["leased", "segment"] if c in rows]
+cases = ["manual", "fast", "system"] + [c for c in ["leased", "segment", "mask", "unmask"] if c in rows]
 for clock in cases:
     med = {c: min(rows[clock][c]) for c in callers}
     print("%-8s" % clock + "".join("%17.2f" % med[c] for c in callers)
@@ -55,6 +56,8 @@ if report:
         sources = {
             "leased": {"source": "leased", "generator_clock": "system", "registry": "embedded"},
             "segment": {"source": "segment", "store": "sqlite", "step": 1 << 30},
+            "mask": {"source": "mask", "bits": 63},
+            "unmask": {"source": "unmask", "bits": 63},
         }
         for clock in cases:
             lowest = {c: min(rows[clock][c]) for c in callers}

@@ -102,6 +102,58 @@ pub(crate) unsafe fn borrow_str<'a>(ptr: *const core::ffi::c_char) -> Result<&'a
         .map_err(|_| ferroflake_result::FERROFLAKE_RESULT_INVALID_UTF8.into())
 }
 
+/// The `len` bytes at `text` (no NUL needed) as UTF-8: `NULL_ARGUMENT`, `BUFFER_TOO_LARGE`
+/// for a length no allocation can have, or `INVALID_UTF8`.
+///
+/// # Safety
+/// `text` is NULL or valid for reading `len` bytes that stay unchanged during the call.
+pub(crate) unsafe fn borrow_text<'a>(
+    text: *const core::ffi::c_char,
+    len: usize,
+) -> Result<&'a str, Failure> {
+    use ferroflake_result::{FERROFLAKE_RESULT_BUFFER_TOO_LARGE, FERROFLAKE_RESULT_INVALID_UTF8};
+    if text.is_null() {
+        return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
+    }
+    if len > isize::MAX as usize {
+        return Err(FERROFLAKE_RESULT_BUFFER_TOO_LARGE.into());
+    }
+    // SAFETY: non-NULL and readable for `len` bytes by the caller's promise.
+    let bytes = unsafe { core::slice::from_raw_parts(text.cast::<u8>(), len) };
+    core::str::from_utf8(bytes).map_err(|_| FERROFLAKE_RESULT_INVALID_UTF8.into())
+}
+
+/// Writes `text` and a NUL into the caller's `buf`, and its length (without the NUL) into
+/// `*out_len` when `out_len` is not NULL: `NULL_ARGUMENT` for a NULL `buf`, or
+/// `BUFFER_TOO_SMALL` (nothing written) if `buf_size` cannot hold it.
+///
+/// # Safety
+/// `buf` is NULL or valid for writing `buf_size` bytes; `out_len` is NULL or writable.
+pub(crate) unsafe fn write_text(
+    text: &str,
+    buf: *mut core::ffi::c_char,
+    buf_size: usize,
+    out_len: *mut usize,
+) -> Result<(), Failure> {
+    if buf.is_null() {
+        return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
+    }
+    if buf_size < text.len() + 1 {
+        return Err(ferroflake_result::FERROFLAKE_RESULT_BUFFER_TOO_SMALL.into());
+    }
+    // SAFETY: `buf` holds at least len + 1 bytes (checked above, caller's promise), and
+    // cannot overlap `text`, which the library made.
+    unsafe {
+        core::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), text.len());
+        buf.add(text.len()).write(0);
+    }
+    if !out_len.is_null() {
+        // SAFETY: non-NULL and writable by the caller's promise.
+        unsafe { out(out_len)? }.set(text.len());
+    }
+    Ok(())
+}
+
 /// Fills the caller's `ids[0..len]` through a scratch buffer, so that the caller's memory
 /// is written only when `fill` succeeds: `NULL_ARGUMENT` for a NULL `ids` (even with `len`
 /// 0), `BUFFER_TOO_LARGE` for a length memory cannot hold.

@@ -4,7 +4,7 @@ use core::ffi::{c_char, CStr};
 
 use ferroflake::Format;
 
-use crate::boundary::{guard, out};
+use crate::boundary::{borrow_text, guard, out, write_text};
 use crate::ferroflake_result::{self, *};
 
 /// A string form of an id. One of the `FERROFLAKE_FORMAT_*` values; any other number gives
@@ -21,7 +21,7 @@ pub const FERROFLAKE_FORMAT_BASE32: ferroflake_format = 2;
 /// A buffer of this many bytes holds any id in any format, with its NUL terminator.
 pub const FERROFLAKE_ENCODED_MAX_SIZE: usize = 21;
 
-fn format(value: ferroflake_format) -> Result<Format, ferroflake_result> {
+pub(crate) fn format(value: ferroflake_format) -> Result<Format, ferroflake_result> {
     match value {
         FERROFLAKE_FORMAT_DECIMAL => Ok(Format::Decimal),
         FERROFLAKE_FORMAT_BASE62 => Ok(Format::Base62),
@@ -116,20 +116,8 @@ pub unsafe extern "C" fn ferroflake_format_encode(
             return Err(FERROFLAKE_RESULT_NULL_ARGUMENT.into());
         }
         let text = format(format_value)?.encode(id)?;
-        if buf_size < text.len() + 1 {
-            return Err(FERROFLAKE_RESULT_BUFFER_TOO_SMALL.into());
-        }
-        // SAFETY: `buf` holds at least len + 1 bytes (checked above, caller's promise), and
-        // cannot overlap the stack copy `text`.
-        unsafe {
-            core::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), text.len());
-            buf.add(text.len()).write(0);
-        }
-        if !out_len.is_null() {
-            // SAFETY: non-NULL and writable by the caller's promise.
-            unsafe { out_len.write(text.len()) };
-        }
-        Ok(())
+        // SAFETY: the caller's promises above.
+        unsafe { write_text(&text, buf, buf_size, out_len) }
     })
 }
 
@@ -159,12 +147,8 @@ pub unsafe extern "C" fn ferroflake_format_parse(
         // SAFETY: the caller's promise above.
         let out_id = unsafe { out(out_id)? };
         let format = format(format_value)?;
-        if len > isize::MAX as usize {
-            return Err(FERROFLAKE_RESULT_BUFFER_TOO_LARGE.into());
-        }
-        // SAFETY: non-NULL and readable for `len` bytes by the caller's promise.
-        let bytes = unsafe { core::slice::from_raw_parts(text.cast::<u8>(), len) };
-        let text = core::str::from_utf8(bytes).map_err(|_| FERROFLAKE_RESULT_INVALID_UTF8)?;
+        // SAFETY: the caller's promise above.
+        let text = unsafe { borrow_text(text, len)? };
         out_id.set(format.parse(text)?);
         Ok(())
     })

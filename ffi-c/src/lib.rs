@@ -23,9 +23,11 @@
 //!
 //! ## What it offers
 //!
-//! Layouts and generators (every platform with `std`); on Unix also leased generators
-//! (`ferroflake_leased_generator_*`, a thin wrapper of ferroflake-lease) and segment
-//! allocators (`ferroflake_segment_*`, of ferroflake-segment): both need flock and user ids.
+//! Layouts, generators and the keyed ID mask (`ferroflake_mask_keyring_*`) on every platform
+//! with `std`; on Unix also leased generators (`ferroflake_leased_generator_*`, a thin
+//! wrapper of ferroflake-lease), segment allocators (`ferroflake_segment_*`, of
+//! ferroflake-segment) and date-prefixed order numbers on them (`ferroflake_order_numbers_*`):
+//! these need flock and user ids.
 //! The cargo feature `stores` adds the server registries and stores.
 #![allow(non_camel_case_types)] // C type names: ferroflake_result, ferroflake_layout, ...
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -38,7 +40,10 @@ mod last_error;
 mod layout;
 #[cfg(unix)]
 mod lease;
+mod mask;
 mod options;
+#[cfg(unix)]
+mod order_number;
 mod parts;
 mod result;
 #[cfg(unix)]
@@ -52,7 +57,10 @@ pub use last_error::*;
 pub use layout::*;
 #[cfg(unix)]
 pub use lease::*;
+pub use mask::*;
 pub use options::*;
+#[cfg(unix)]
+pub use order_number::*;
 pub use parts::*;
 pub use result::*;
 #[cfg(unix)]

@@ -241,7 +241,8 @@ fn open_store(address: Option<&str>) -> Result<Arc<dyn SegmentStore>, Failure> {
 /// waits for no thread. Make a new allocator in the child.
 pub struct ferroflake_segment_allocator {
     store: Arc<dyn SegmentStore>,
-    inner: SegmentAllocator,
+    // Shared with the order number generators made on it.
+    pub(crate) inner: Arc<SegmentAllocator>,
 }
 
 /// One key's ids. Opaque: from `ferroflake_segment_allocator_key`, released with
@@ -296,6 +297,7 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_new(
         config.validate().map_err(segment_failure)?;
         let store = open_store(address)?;
         let inner = SegmentAllocator::new(Arc::clone(&store), config).map_err(segment_failure)?;
+        let inner = Arc::new(inner);
         out_allocator.set(Box::into_raw(Box::new(ferroflake_segment_allocator {
             store,
             inner,

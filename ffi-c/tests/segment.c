@@ -1,7 +1,8 @@
 /* Segment allocators from C: refusals of bad input with untouched out-parameters, a key's
  * ids in order, exhaustion at the limit, give-back on close, an allocator inherited through
  * fork() refused in the child, and two processes taking ids of one key from one SQLite file
- * at the same time with no id twice. Every store is a SQLite
+ * at the same time with no id twice; date-prefixed order numbers on an allocator, their
+ * refusals, and a one-digit day counter running out after 9. Every store is a SQLite
  * file in a fresh temporary directory.
  *
  * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
@@ -188,6 +189,119 @@ static void bad_input_is_refused(void) {
     ferroflake_segment_allocator_free(allocator);
 }
 
+/* Today's date in UTC as yyyyMMdd. */
+static uint64_t utc_day(void) {
+    time_t now = time(NULL);
+    struct tm tm;
+    assert(gmtime_r(&now, &tm) != NULL);
+    return (uint64_t)(tm.tm_year + 1900) * 10000 + (uint64_t)(tm.tm_mon + 1) * 100 +
+           (uint64_t)tm.tm_mday;
+}
+
+static void order_numbers(void) {
+    char path[256], text[FERROFLAKE_ORDER_NUMBER_MAX_SIZE], want[32];
+    ferroflake_segment_allocator *allocator;
+    ferroflake_order_numbers *orders = NULL, *sentinel = (ferroflake_order_numbers *)&orders;
+    ferroflake_order_number_options options;
+    uint64_t value = 42, day_before, day_after, counter;
+    size_t i;
+    static const char *const bad_zones[] = {"Mars/Olympus_Mons", "", "UTC+99"};
+
+    snprintf(path, sizeof path, "%s/orders.db", root);
+    allocator = open_file(path);
+
+    /* Refusals leave the out-parameter alone. */
+    orders = sentinel;
+    CHECK_CODE(ferroflake_order_number_options_init(sizeof options, NULL),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_order_numbers_new(NULL, NULL, &orders), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_order_numbers_new(allocator, NULL, NULL),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_OK(FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options));
+    assert(options.width == 6 && options.step == 100 && !options.prefix && !options.zone);
+    options.struct_size = 3;
+    CHECK_CODE(ferroflake_order_numbers_new(allocator, &options, &orders),
+               FERROFLAKE_RESULT_STRUCT_SIZE);
+    for (i = 0; i < sizeof bad_zones / sizeof bad_zones[0]; i++) {
+        CHECK_OK(FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options));
+        options.zone = bad_zones[i];
+        CHECK_CODE(ferroflake_order_numbers_new(allocator, &options, &orders),
+                   FERROFLAKE_RESULT_INVALID_CONFIG);
+        assert(strstr(ferroflake_last_error_message(), "time zone") != NULL);
+    }
+    CHECK_OK(FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options));
+    options.width = 0;
+    CHECK_CODE(ferroflake_order_numbers_new(allocator, &options, &orders),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    options.width = 11;
+    CHECK_CODE(ferroflake_order_numbers_new(allocator, &options, &orders),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    assert(strstr(ferroflake_last_error_message(), "width 11") != NULL);
+    CHECK_OK(FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options));
+    options.step = 0;
+    CHECK_CODE(ferroflake_order_numbers_new(allocator, &options, &orders),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    CHECK_OK(FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options));
+    options.prefix = "orders\xff";
+    CHECK_CODE(ferroflake_order_numbers_new(allocator, &options, &orders),
+               FERROFLAKE_RESULT_INVALID_UTF8);
+    assert(orders == sentinel);
+
+    /* The defaults: UTC days, width 6; the text is the value, zero-padded counter. */
+    day_before = utc_day();
+    CHECK_OK(ferroflake_order_numbers_new(allocator, NULL, &orders));
+    CHECK_CODE(ferroflake_order_numbers_next(NULL, &value, NULL, 0), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    CHECK_CODE(ferroflake_order_numbers_next(orders, NULL, text, sizeof text),
+               FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(value == 42);
+    for (counter = 1; counter <= 3; counter++) {
+        memset(text, 'x', sizeof text);
+        CHECK_OK(ferroflake_order_numbers_next(orders, &value, text, sizeof text));
+        snprintf(want, sizeof want, "%llu", (unsigned long long)value);
+        assert(strcmp(text, want) == 0 && strlen(text) == 14);
+        assert(value % 1000000 == counter);
+        day_after = utc_day();
+        assert(value / 1000000 == day_before || value / 1000000 == day_after);
+        /* A buffer one byte short is refused before a number is taken: no gap. */
+        memset(text, 'x', sizeof text);
+        CHECK_CODE(ferroflake_order_numbers_next(orders, &value, text, 14),
+                   FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
+        assert(text[0] == 'x' && value % 1000000 == counter);
+    }
+    CHECK_OK(ferroflake_order_numbers_next(orders, &value, NULL, 0)); /* no text wanted */
+    assert(value % 1000000 == 4);
+    printf("segment: order number %llu\n", (unsigned long long)value);
+
+    /* A one-digit counter: 9 numbers a day, then KEY_EXHAUSTED (nothing wider or wrapped). */
+    {
+        ferroflake_order_numbers *tiny = NULL;
+        ferroflake_result code;
+        uint64_t taken = 0;
+        CHECK_OK(FERROFLAKE_ORDER_NUMBER_OPTIONS_INIT(&options));
+        options.prefix = "tiny";
+        options.zone = "Asia/Shanghai";
+        options.width = 1;
+        options.step = 5;
+        CHECK_OK(ferroflake_order_numbers_new(allocator, &options, &tiny));
+        while ((code = ferroflake_order_numbers_next(tiny, &value, text, sizeof text)) ==
+               FERROFLAKE_RESULT_OK) {
+            taken++;
+            assert(value % 10 == taken && strlen(text) == 9);
+            assert(taken <= 9);
+        }
+        CHECK_CODE(code, FERROFLAKE_RESULT_KEY_EXHAUSTED);
+        assert(taken == 9);
+        assert(strstr(ferroflake_last_error_message(), "tiny:") != NULL);
+        ferroflake_order_numbers_free(tiny);
+    }
+
+    /* The generator outlives its allocator and is refused once the allocator is freed. */
+    ferroflake_segment_allocator_free(allocator);
+    CHECK_CODE(ferroflake_order_numbers_next(orders, &value, NULL, 0), FERROFLAKE_RESULT_CLOSED);
+    ferroflake_order_numbers_free(orders);
+    ferroflake_order_numbers_free(NULL);
+}
+
 /* Two processes take ids of one key from one SQLite file at once: no id twice. */
 static void two_processes_share_a_key_without_duplicates(void) {
     char path[256], out_path[300];
@@ -332,6 +446,7 @@ int main(void) {
     assert(mkdtemp(root) != NULL);
     bad_input_is_refused();
     an_inherited_allocator_is_refused_in_the_child();
+    order_numbers();
     two_processes_share_a_key_without_duplicates();
     snprintf(command, sizeof command, "rm -rf '%s'", root);
     assert(system(command) == 0);
