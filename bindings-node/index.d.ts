@@ -220,6 +220,115 @@ export declare class ManualClock {
 }
 
 /**
+ * Keys of every version in use: the current one masks, each one unmasks the IDs masked
+ * with it. A masked ID's text names its key's version, so texts made before a rotation
+ * still decode.
+ *
+ * Make one from key text (`VERSION:SECRET`, one key per line, the first current), from a
+ * file with `MaskKeyring.fromFile(path)` or from an environment variable with
+ * `MaskKeyring.fromEnv()` (`FERROFLAKE_MASK_KEY`). `toString()`, `toJSON()` and
+ * `util.inspect` show the versions, never a secret.
+ *
+ * `bits` is the width of the IDs: the mask permutes `0 .. 2^bits - 1` (8 to 64). It
+ * defaults to 53, as `Generator` defaults to the 53-bit `js53ms` layout, and then masked
+ * and unmasked IDs are `number`s; widths above 53 (63 for 64-bit layouts like `twitter`)
+ * give `bigint`s. IDs are taken as safe-integer numbers, bigints or decimal strings; a
+ * number past `Number.MAX_SAFE_INTEGER` throws RangeError `ERR_FERROFLAKE_UNSAFE_INTEGER`.
+ *
+ * A masked ID hides what an ID tells (time, node, count), but anyone may send any masked
+ * ID: it unmasks to some ID, so check that the ID exists and may be shown.
+ */
+export declare class MaskKeyring {
+  /**
+   * A keyring from key text: one `VERSION:SECRET` per line (the version 0 to 31, the
+   * secret 16 bytes as 32 hex digits or base64), blank lines and `#` comments skipped,
+   * the first key current. Throws RangeError `ERR_FERROFLAKE_PARSE_*`,
+   * `..._MASK_KEY_VERSION_OUT_OF_RANGE` or `..._DUPLICATE_MASK_KEY_VERSION`; the message
+   * names the line, never the text.
+   */
+  constructor(text: string)
+  /** The same as `new MaskKeyring(text)`. */
+  static parse(text: string): MaskKeyring
+  /**
+   * A keyring from a key file (read now, synchronously: keys are read once, at start).
+   * Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if the file cannot be read, and as
+   * the constructor for bad key text. Keep the file private (`chmod 600`).
+   */
+  static fromFile(path: string): MaskKeyring
+  /**
+   * A keyring from an environment variable, `FERROFLAKE_MASK_KEY` unless `name` is
+   * given. Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if it is not set, and as the
+   * constructor for bad key text.
+   */
+  static fromEnv(name?: string): MaskKeyring
+  /** The version of the key that masks. */
+  get currentVersion(): number
+  /** The versions held, in increasing order. */
+  get versions(): Array<number>
+  /**
+   * The masked form of `id` under the current key: a `number` for `bits` up to 53
+   * (default 53), else a `bigint`. Throws RangeError `ERR_FERROFLAKE_ID_OUT_OF_RANGE`
+   * for an ID of more than `bits` bits, `..._MASK_WIDTH_OUT_OF_RANGE` for `bits`
+   * outside 8 to 64.
+   */
+  mask(id: number | bigint | string, options?: { bits?: number }): number | bigint
+  /**
+   * The ID that `mask` turned into `masked`, under the key of `version` (default: the
+   * current one): a `number` for `bits` up to 53, else a `bigint`. Throws RangeError
+   * `ERR_FERROFLAKE_UNKNOWN_MASK_KEY_VERSION` for a version the keyring lacks. The bare
+   * number does not say its version: prefer `encode`/`decode` where keys rotate.
+   */
+  unmask(masked: number | bigint | string, options?: { bits?: number; version?: number }): number | bigint
+  /**
+   * Masks `id` under the current key and writes it as text of fixed length: the key
+   * version first (one character; two digits in `'dec'`), then the masked number.
+   * `format` is `'base62'` (default), `'base32'` or `'dec'`; at 53 bits the text is 10,
+   * 12 or 18 characters long, at 63 bits 12, 14 or 21.
+   */
+  encode(id: number | bigint | string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }): string
+  /**
+   * The ID of a text made by `encode` with the same format and width, unmasked with the
+   * key its version names: a `number` for `bits` up to 53, else a `bigint`. Throws
+   * RangeError `ERR_FERROFLAKE_PARSE_*` for text of another format or width,
+   * `..._UNKNOWN_MASK_KEY_VERSION` for a version the keyring lacks.
+   */
+  decode(text: string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }): number | bigint
+  /** `MaskKeyring { currentVersion: 2, versions: [1, 2] }`: no secret. */
+  toString(): string
+  /** The versions, for logs and `JSON.stringify`: no secret. */
+  toJSON(): MaskKeyringInfo
+}
+
+/**
+ * Issues date-prefixed order numbers; make one with `allocator.orderNumbers(options)`.
+ *
+ * No number twice across processes sharing the store; days only go forward (a clock
+ * stepping back over midnight keeps the later day); a day whose counter would need more
+ * than `width` digits is refused, never widened or wrapped.
+ */
+export declare class OrderNumbers {
+  /** Refused: order numbers come from `allocator.orderNumbers(options)`. */
+  constructor()
+  /**
+   * The next order number. A promise, because a day's first number creates that day's
+   * key in the store, off the event loop. Rejects with
+   * `ERR_FERROFLAKE_SEGMENT_EXHAUSTED` when today's counter has used its `width` (the
+   * next day starts at 1 again), `..._SEGMENT_CLOSED` after the allocator's `close()`,
+   * and the store's `SEGMENT_*` errors. Numbers of calls in flight together are unique
+   * but may settle out of order.
+   */
+  next(): Promise<OrderNumber>
+  /** The prefix of the day keys. */
+  get prefix(): string
+  /** The time zone whose midnight starts a day. */
+  get zone(): string
+  /** Digits of the counter. */
+  get width(): number
+  /** The largest counter of a day: `10 ** width - 1`. */
+  get maxCounter(): number
+}
+
+/**
  * Segments from one store: open keys with `key()`, add keys with `createKey()`.
  *
  * Make one with `await SegmentAllocator.open({ store })`. Each allocator has one fetch
@@ -228,6 +337,20 @@ export declare class ManualClock {
  * after them.
  */
 export declare class SegmentAllocator {
+  /**
+   * Order numbers from this allocator's store: `yyyyMMdd` then a counter of `width`
+   * digits that starts again at 1 each day, e.g. `20261122000042`.
+   *
+   * - `prefix`: day keys are `{prefix}:{yyyyMMdd}` (default `'orders'`), created in the
+   *   store when a day's first number is asked for.
+   * - `zone`: the IANA time zone whose midnight starts a day (default `'UTC'`).
+   * - `width`: counter digits, 1 to 10 (default 6: 999,999 numbers a day).
+   * - `step`: the step of the day keys it creates (default 100).
+   *
+   * Throws RangeError `ERR_FERROFLAKE_SEGMENT_INVALID_CONFIG` for an unknown zone, a
+   * width or step out of range, or a prefix too long for a key.
+   */
+  orderNumbers(options?: { prefix?: string; zone?: string; width?: number; step?: number }): OrderNumbers
   /**
    * Opens a store and starts the allocator's fetch thread.
    *
@@ -388,6 +511,26 @@ export interface LeaseInfo {
   lastError?: string
   /** The fence (Unix ms): no ID is issued from this instant on until a renewal moves it. */
   fenceMs?: number
+}
+
+/** What `MaskKeyring.prototype.toJSON` gives: versions only. */
+export interface MaskKeyringInfo {
+  currentVersion: number
+  versions: Array<number>
+}
+
+/** One order number. */
+export interface OrderNumber {
+  /** `yyyyMMdd` and the zero-padded counter: `'20261122000042'`. */
+  text: string
+  /** The same number as a bigint (up to 18 digits, past `Number.MAX_SAFE_INTEGER`). */
+  value: bigint
+  /** The day in the generator's zone, `'2026-11-22'`. */
+  day: string
+  /** The counter within the day, from 1. */
+  counter: number
+  /** The day's segment key, `'orders:20261122'`. */
+  key: string
 }
 
 /** Parses a string form back into the ID, as a bigint. */

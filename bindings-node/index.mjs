@@ -9,6 +9,8 @@ export const {
   LeasedGenerator,
   SegmentAllocator,
   SegmentKey,
+  OrderNumbers,
+  MaskKeyring,
   Layout,
   ManualClock,
   decode,

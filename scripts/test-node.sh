@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The Node addon (bindings-node). First the user's path: `npm install ./bindings-node` from
 # another folder, which builds the addon from source through the package's install script,
-# then `require` and `import` from there. Then the tests, with node's built-in runner:
+# then `require` and `import` from there, and the README's Node snippets (the quickstart
+# and the mask example, under a test key). Then the tests, with node's built-in runner:
 # vectors.json, the error table, a million IDs, worker_threads, child processes, ESM,
 # close()/Symbol.dispose, leased generators (processes, cluster workers, worker_threads and
 # a SIGSTOPped holder on an embedded registry in a temp folder), segments (processes on one
-# SQLite file), Redis when FERROFLAKE_TEST_REDIS is set (skipped, saying so, otherwise), and
+# SQLite file) and order numbers, MaskKeyring (vectors.json's mask cases, key files, the
+# environment), Redis when FERROFLAKE_TEST_REDIS is set (skipped, saying so, otherwise), and
 # the committed index.d.ts/index.js against a fresh napi build. Benchmarks are not run here.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -30,18 +32,28 @@ node --input-type=module -e '
   console.log("import from the consumer folder:", id);
 '
 
+# snippet SECTION NAME: the js block of the README's SECTION as NAME.js, and as NAME.mjs with
+# the `import` the first line's comment offers in place of `require`.
+snippet() {
+  sed -n "/<!-- section:$1 -->/,/<!-- \/section:$1 -->/p" "$root/README.md" |
+    sed -n '/^```js$/,/^```$/p' | sed '1d;$d' >"$2.js"
+  sed -E '1s#^const .* // or: (import .*)$#\1#' "$2.js" >"$2.mjs"
+  grep -q '^import ' "$2.mjs" || { echo "FAIL: the README's $1 offers no import form"; exit 1; }
+}
+
 echo "--- the README's Node quickstart, as require and as import, from the consumer folder"
-sed -n '/<!-- section:quickstart-node -->/,/<!-- \/section:quickstart-node -->/p' "$root/README.md" |
-  sed -n '/^```js$/,/^```$/p' | sed '1d;$d' >quickstart.js
-# The same lines with the `import` the first line's comment offers in place of `require`.
-sed -E '1s#^const .* // or: (import .*)$#\1#' quickstart.js >quickstart.mjs
-grep -q '^import ' quickstart.mjs || { echo "FAIL: the Node quickstart offers no import form"; exit 1; }
-# Loaded first: records what the snippet logs and checks it when the process ends.
-cat >check-quickstart.cjs <<'JS'
-const assert = require('node:assert/strict')
+snippet quickstart-node quickstart
+# Loaded first by each snippet's check (--require): records what the snippet logs.
+cat >record-log.cjs <<'JS'
 const logged = []
 const log = console.log
 console.log = (...args) => { logged.push(args); log(...args) }
+module.exports = logged
+JS
+# Checks what the quickstart logged when the process ends.
+cat >check-quickstart.cjs <<'JS'
+const assert = require('node:assert/strict')
+const logged = require('./record-log.cjs')
 process.on('exit', (code) => {
   if (code !== 0) return
   assert.equal(logged.length, 1, 'the quickstart logs one line')
@@ -55,6 +67,23 @@ process.on('exit', (code) => {
 JS
 node --require ./check-quickstart.cjs quickstart.js
 node --require ./check-quickstart.cjs quickstart.mjs
+
+echo "--- the README's Node mask example, as require and as import, with a test key"
+snippet quickstart-node-mask mask
+cat >check-mask.cjs <<'JS'
+const assert = require('node:assert/strict')
+const logged = require('./record-log.cjs')
+process.on('exit', (code) => {
+  if (code !== 0) return
+  assert.equal(logged.length, 1, 'the mask example logs one line')
+  const [text, id] = logged[0]
+  assert.equal(id, 42)
+  // The README's "e.g." is this key's text for 42.
+  assert.equal(text, '164beLlL5g')
+})
+JS
+FERROFLAKE_MASK_KEY=1:000102030405060708090a0b0c0d0e0f node --require ./check-mask.cjs mask.js
+FERROFLAKE_MASK_KEY=1:000102030405060708090a0b0c0d0e0f node --require ./check-mask.cjs mask.mjs
 
 echo "--- dev dependencies (the napi CLI, for the .d.ts check)"
 cd "$package"

@@ -1,7 +1,8 @@
 // Call cost of ferroflake's Node face next to Date.now() and the ID generators a Node user
 // would otherwise pick, all in one run, with each one's duplicates over 1,000,000 IDs:
 // the plain Generator, a LeasedGenerator (node id leased from an embedded registry in a
-// temp folder) and a segment key (SQLite file in a temp folder, step 1,000,000).
+// temp folder) and a segment key (SQLite file in a temp folder, step 1,000,000); beside
+// them, MaskKeyring mask()/unmask() of consecutive IDs (a fixed test key).
 // Run: cd bindings-node/bench && npm install --no-audit --no-fund && node --expose-gc bench.mjs
 // (after the addon is built: `npm run build` in bindings-node). Not part of the tests.
 // With FERROFLAKE_BENCH_REPORT set, the table also goes there as JSON lines (a first line
@@ -13,7 +14,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 
 const require = createRequire(import.meta.url)
-const { Generator, Layout, LeasedGenerator, SegmentAllocator } = require('..')
+const { Generator, Layout, LeasedGenerator, MaskKeyring, SegmentAllocator } = require('..')
 const { Snowflake: SapphireSnowflake } = require('@sapphire/snowflake')
 const FlakeId = require('flake-idgen')
 const { Snowflake: WasmSnowflake } = require('nodejs-snowflake')
@@ -32,6 +33,9 @@ const uncapped = (bits, offset) =>
 const layouts = { s53: uncapped(53, 0), f53: uncapped(53, 1), s63: uncapped(63, 2), f63: uncapped(63, 3), str: uncapped(63, 4), batch: uncapped(53, 5), leased: uncapped(53, 6) }
 const BATCH = 4000 // divides CALLS
 const flakeEpoch = Date.UTC(2020, 0, 1)
+const maskKeyring = new MaskKeyring('1:000102030405060708090a0b0c0d0e0f')
+/** `call(ring, i)` on consecutive i: distinct IDs, so the 1M run counts real duplicates. */
+const counting = (call) => () => { let i = 0; return () => call(maskKeyring, i++) }
 
 // A lease and a segment key, opened once (their uniqueness run reuses them): a new
 // registry makes its first claim wait maxTtlMs plus the quarantine, about 2.4 s here.
@@ -51,6 +55,10 @@ const subjects = [
   ['ferroflake nextIdString(), system clock', () => new Generator({ nodeId: 4, layout: layouts.str }).nextIdString, true],
   ['ferroflake LeasedGenerator nextId(), embedded registry', () => leased.nextId, true],
   ['ferroflake SegmentKey nextId(), SQLite, step 1,000,000', () => segmentKey.nextId, true],
+  ['ferroflake MaskKeyring mask(id), 53 bits (number)', counting((ring, i) => ring.mask(i)), true],
+  ['ferroflake MaskKeyring unmask(masked), 53 bits (number)', counting((ring, i) => ring.unmask(i)), true],
+  ['ferroflake MaskKeyring mask(id, { bits: 63 }) (bigint)', counting((ring, i) => ring.mask(i, { bits: 63 })), true],
+  ['ferroflake MaskKeyring encode(id) (base62 text, 53 bits)', counting((ring, i) => ring.encode(i)), true],
   [`ferroflake nextIds(${BATCH}), per ID, system clock`, () => { const g = new Generator({ nodeId: 5, layout: layouts.batch }); return () => g.nextIds(BATCH) }, true, BATCH],
   ['ferroflake nextId(), default js53ms (256,000/s cap)', () => new Generator({ nodeId: 6 }).nextId, false],
   ['ferroflake nextIdBigInt(), twitter (4,096,000/s cap)', () => new Generator({ nodeId: 7, layout: 'twitter' }).nextIdBigInt, false],

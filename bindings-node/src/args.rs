@@ -211,6 +211,14 @@ pub(crate) fn field<'env>(object: &Object<'env>, key: &str) -> napi::Result<Opti
     Ok(object.get::<Unknown>(key)?.filter(|v| !is_absent(v)))
 }
 
+/// `field` of an options object that may have been left out.
+pub(crate) fn field_of<'env>(
+    object: Option<&Object<'env>>,
+    key: &str,
+) -> napi::Result<Option<Unknown<'env>>> {
+    object.map_or(Ok(None), |object| field(object, key))
+}
+
 /// Raw access for values that need a class check.
 pub(crate) fn raw(value: &Unknown) -> napi::sys::napi_value {
     value.raw()

@@ -41,6 +41,9 @@ pub(crate) enum Misuse {
     /// with another layout or other lease settings: one process holds one lease per
     /// registry.
     LeaseInUse,
+    /// `MaskKeyring.fromFile` or `fromEnv` found no key text: the file cannot be read, or
+    /// the environment variable is not set.
+    MaskKeyMissing,
     /// A bug in the addon (a caught panic, a failed napi call). Never expected; reported,
     /// not swallowed.
     Internal,
@@ -48,7 +51,7 @@ pub(crate) enum Misuse {
 
 impl Misuse {
     /// Every misuse, for the error table the tests check.
-    pub(crate) const ALL: [Misuse; 10] = [
+    pub(crate) const ALL: [Misuse; 11] = [
         Misuse::InvalidType,
         Misuse::NotAnInteger,
         Misuse::OutOfRange,
@@ -58,6 +61,7 @@ impl Misuse {
         Misuse::NodeInUse,
         Misuse::Closed,
         Misuse::LeaseInUse,
+        Misuse::MaskKeyMissing,
         Misuse::Internal,
     ];
 
@@ -72,6 +76,7 @@ impl Misuse {
             Misuse::NodeInUse => "NODE_IN_USE",
             Misuse::Closed => "CLOSED",
             Misuse::LeaseInUse => "LEASE_IN_USE",
+            Misuse::MaskKeyMissing => "MASK_KEY_MISSING",
             Misuse::Internal => "INTERNAL",
         }
     }
@@ -83,9 +88,11 @@ impl Misuse {
             | Misuse::OutOfRange
             | Misuse::UnsafeInteger
             | Misuse::InvalidOption => JsClass::RangeError,
-            Misuse::NodeInUse | Misuse::Closed | Misuse::LeaseInUse | Misuse::Internal => {
-                JsClass::Error
-            }
+            Misuse::NodeInUse
+            | Misuse::Closed
+            | Misuse::LeaseInUse
+            | Misuse::MaskKeyMissing
+            | Misuse::Internal => JsClass::Error,
         }
     }
 }
@@ -240,6 +247,12 @@ pub(crate) fn throw(env: &Env, refusal: impl Into<Refusal>) -> napi::Error {
         // The env could not throw (it is shutting down): report through napi's own path.
         Err(_) => napi::Error::new(Status::GenericFailure, message),
     }
+}
+
+/// The TypeError of `new X()` for classes whose instances come from elsewhere (a factory
+/// that works off the event loop, or another object): `how` says where.
+pub(crate) fn not_constructible(env: &Env, how: &str) -> napi::Error {
+    throw(env, Refusal::misuse(Misuse::InvalidType, how))
 }
 
 /// Turns a `Result` whose error is a refusal into a napi result, throwing on the way.

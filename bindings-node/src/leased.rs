@@ -36,7 +36,7 @@ use ferroflake_lease_stores::RegistryAddress;
 
 use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
 use crate::dispose;
-use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::error::{not_constructible, throw, Misuse, OrThrow, Refusal};
 use crate::fast_path::{self, next_number, Issuer};
 use crate::generator::{closed, refuse_numbers, MAX_BATCH};
 use crate::layout::{layout_option, Layout};
@@ -396,12 +396,9 @@ impl LeasedGenerator {
     /// registry off the event loop.
     #[napi(constructor)]
     pub fn new(env: Env) -> napi::Result<Self> {
-        Err(throw(
+        Err(not_constructible(
             &env,
-            Refusal::misuse(
-                Misuse::InvalidType,
-                "use `await LeasedGenerator.open(options)`: a lease is taken off the event loop",
-            ),
+            "use `await LeasedGenerator.open(options)`: a lease is taken off the event loop",
         ))
     }
 

@@ -15,7 +15,10 @@
 //!   call costs about what `Date.now()` does (`fast_path`);
 //! - on Unix, `LeasedGenerator` (one `ferroflake-lease` lease per registry per process,
 //!   shared by every worker; `leased`) and segment mode (`ferroflake-segment`; `segments`),
-//!   opened on libuv's thread pool (`pool`);
+//!   opened on libuv's thread pool (`pool`), and date-prefixed order numbers on segments
+//!   (`order_numbers`);
+//! - `MaskKeyring`, the core's keyed ID mask with keys from text, a file or the
+//!   environment, `number` or `bigint` by width (`mask`);
 //! - `close()` and `Symbol.dispose` on whatever holds a node id, a lease or segments
 //!   (`dispose`).
 
@@ -29,8 +32,11 @@ mod generator;
 mod layout;
 #[cfg(unix)]
 mod leased;
+mod mask;
 mod names;
 mod numbers;
+#[cfg(unix)]
+mod order_numbers;
 #[cfg(unix)]
 mod pool;
 mod registry;

@@ -5,6 +5,7 @@
 //! reads JS values, opens stores and first segments on libuv's thread pool, and hands out
 //! numbers only for keys whose limit keeps every ID a safe integer.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,9 +20,9 @@ use ferroflake_segment::{
 
 use ferroflake_segment_stores::StoreAddress;
 
-use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
+use crate::args::{self, field, field_of, options, to_number, MAX_SAFE_INTEGER};
 use crate::dispose;
-use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::error::{not_constructible, throw, Misuse, OrThrow, Refusal};
 use crate::fast_path::{self, next_number, Issuer};
 use crate::numbers::number_array;
 use crate::pool::{self, PoolTask};
@@ -66,7 +67,9 @@ pub struct SegmentAllocator {
     inner: Arc<CoreAllocator>,
     store: Arc<dyn SegmentStore>,
     address: String,
-    closed: std::sync::atomic::AtomicBool,
+    /// Shared with what is built on the allocator (order numbers), which must stop too: the
+    /// core allocator still opens keys after `shutdown()`.
+    closed: Arc<AtomicBool>,
 }
 
 /// What `open` hands back to the JS thread.
@@ -114,12 +117,7 @@ impl SegmentAllocator {
         options_value: Option<Unknown>,
     ) -> napi::Result<AsyncTask<PoolTask<OpenedStore>>> {
         let object: Option<Object> = options(&env, options_value, "options", &OPEN_KEYS)?;
-        let get = |key: &str| -> napi::Result<Option<Unknown>> {
-            match &object {
-                Some(object) => field(object, key),
-                None => Ok(None),
-            }
-        };
+        let get = |key: &str| field_of(object.as_ref(), key);
         let address = get("store")?
             .map(|v| args::string(&env, v, "store"))
             .transpose()?;
@@ -161,12 +159,9 @@ impl SegmentAllocator {
     /// Refused: an allocator comes from `SegmentAllocator.open()`.
     #[napi(constructor)]
     pub fn new(env: Env) -> napi::Result<Self> {
-        Err(throw(
+        Err(not_constructible(
             &env,
-            Refusal::misuse(
-                Misuse::InvalidType,
-                "use `await SegmentAllocator.open(options)`: a store is opened off the event loop",
-            ),
+            "use `await SegmentAllocator.open(options)`: a store is opened off the event loop",
         ))
     }
 
@@ -175,7 +170,7 @@ impl SegmentAllocator {
             inner: opened.inner,
             store: opened.store,
             address: opened.address,
-            closed: std::sync::atomic::AtomicBool::new(false),
+            closed: Arc::new(AtomicBool::new(false)),
         };
         let instance = allocator.into_instance(env)?;
         let this = instance.as_object(env).raw();
@@ -238,12 +233,7 @@ impl SegmentAllocator {
     ) -> napi::Result<AsyncTask<PoolTask<OpenedKey>>> {
         let key = args::string(&env, key, "key")?;
         let object = options(&env, options_value, "options", &KEY_KEYS)?;
-        let limit = match object
-            .as_ref()
-            .map(|o| field(o, "limit"))
-            .transpose()?
-            .flatten()
-        {
+        let limit = match field_of(object.as_ref(), "limit")? {
             Some(v) => args::unsigned(&env, v, "limit")?,
             None => LIMIT_JS,
         };
@@ -256,6 +246,7 @@ impl SegmentAllocator {
         ferroflake_segment::check_key(&key)
             .map_err(segment_refusal)
             .or_throw(&env)?;
+        refuse_if_closed(&self.closed, &key).or_throw(&env)?;
         let inner = self.inner.clone();
         let work = move || {
             let handle = inner.key_with_limit(&key, limit).map_err(segment_refusal)?;
@@ -285,8 +276,7 @@ impl SegmentAllocator {
     /// `[Symbol.dispose]`. Closing twice does nothing the second time.
     #[napi]
     pub fn close(&self, env: Env) -> napi::Result<SegmentCloseReport> {
-        self.closed
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.closed.store(true, Ordering::Relaxed);
         let report = self.inner.shutdown();
         Ok(SegmentCloseReport {
             given_back: to_number(&env, report.given_back, "givenBack")?,
@@ -302,8 +292,25 @@ impl SegmentAllocator {
     /// True once `close()` was called.
     #[napi(getter)]
     pub fn is_closed(&self) -> bool {
-        self.closed.load(std::sync::atomic::Ordering::Relaxed)
+        self.closed.load(Ordering::Relaxed)
     }
+}
+
+impl SegmentAllocator {
+    /// The core allocator and the `close()` flag, for what is built on it (order numbers).
+    pub(crate) fn core(&self) -> (Arc<CoreAllocator>, Arc<AtomicBool>) {
+        (self.inner.clone(), self.closed.clone())
+    }
+}
+
+/// `SEGMENT_CLOSED` for `key` once the allocator's `close()` was called.
+pub(crate) fn refuse_if_closed(closed: &AtomicBool, key: &str) -> Result<(), Refusal> {
+    if closed.load(Ordering::Relaxed) {
+        return Err(segment_refusal(SegmentError::Closed {
+            key: key.to_owned(),
+        }));
+    }
+    Ok(())
 }
 
 fn undefined(env: &Env, (): ()) -> napi::Result<sys::napi_value> {
@@ -370,12 +377,9 @@ impl SegmentKey {
     /// Refused: a key comes from `allocator.key(name)`.
     #[napi(constructor)]
     pub fn new(env: Env) -> napi::Result<Self> {
-        Err(throw(
+        Err(not_constructible(
             &env,
-            Refusal::misuse(
-                Misuse::InvalidType,
-                "use `await allocator.key(name)`: its first segment is loaded off the event loop",
-            ),
+            "use `await allocator.key(name)`: its first segment is loaded off the event loop",
         ))
     }
 

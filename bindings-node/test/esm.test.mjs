@@ -4,14 +4,17 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import ferroflake, {
-  Generator, LeasedGenerator, SegmentAllocator, SegmentKey, Layout, ManualClock, decode, encode, parse, errorCodes,
+  Generator, LeasedGenerator, SegmentAllocator, SegmentKey, OrderNumbers, MaskKeyring, Layout, ManualClock, decode, encode, parse,
+  errorCodes,
 } from 'ferroflake'
 
 const required = createRequire(import.meta.url)('ferroflake')
 
 test('named and default ESM exports are the CommonJS exports', () => {
   assert.equal(ferroflake, required)
-  const named = { Generator, LeasedGenerator, SegmentAllocator, SegmentKey, Layout, ManualClock, decode, encode, parse, errorCodes }
+  const named = {
+    Generator, LeasedGenerator, SegmentAllocator, SegmentKey, OrderNumbers, MaskKeyring, Layout, ManualClock, decode, encode, parse, errorCodes,
+  }
   for (const [name, value] of Object.entries(named)) assert.equal(value, required[name], name)
   const publicNames = Object.keys(required).filter((name) => !name.startsWith('__'))
   assert.deepEqual(publicNames.sort(), Object.keys(named).sort())

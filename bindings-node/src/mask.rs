@@ -1,0 +1,310 @@
+//! `MaskKeyring`: the core's keyed ID mask, with keys read from text, a file or the
+//! environment (never from a command line, where other users can read them).
+//!
+//! The Feistel rounds, the text forms and every check of widths, versions and key text are
+//! the core's; this module reads JS values and picks `number` or `bigint` by width.
+
+use napi::bindgen_prelude::{Either, Object};
+use napi::{Env, Unknown};
+use napi_derive::napi;
+
+use ferroflake::{Error, Format};
+
+use crate::args::{self, field_of, options};
+use crate::decoded::id_argument;
+use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::text::format_option;
+
+/// The width when no `bits` is given: masked IDs that stay exact in a JS `number`, as the
+/// default `js53ms` layout's IDs do.
+const DEFAULT_BITS: u32 = 53;
+/// Where `fromEnv()` looks by default: the CLI's and the service's variable.
+const DEFAULT_VARIABLE: &str = "FERROFLAKE_MASK_KEY";
+
+const MASK_KEYS: [&str; 1] = ["bits"];
+const UNMASK_KEYS: [&str; 2] = ["bits", "version"];
+const TEXT_KEYS: [&str; 2] = ["format", "bits"];
+
+/// A masked ID or an unmasked one: a `number` for widths up to 53 bits, else a `bigint`.
+type Value = Either<f64, u64>;
+
+fn value(bits: u32, n: u64) -> Value {
+    // Every value of such a width is at most 2^53 - 1: the number is exact.
+    if bits <= 53 {
+        Either::A(n as f64)
+    } else {
+        Either::B(n)
+    }
+}
+
+/// An ID or masked ID: as `id_argument`, but a decimal string may go up to 2^64 - 1, since
+/// a 64-bit mask takes and gives values that are no snowflake ID (the core's decimal
+/// parser stops at 2^63 - 1).
+fn value_argument(env: &Env, value: Unknown) -> napi::Result<u64> {
+    if value.get_type()? == napi::ValueType::String {
+        let text = args::string(env, value, "id")?;
+        return match Format::Decimal.parse(&text) {
+            Err(e @ (Error::ParseOverflow | Error::ParseTooLong { .. })) => {
+                text.parse::<u64>().map_err(|_| e)
+            }
+            parsed => parsed,
+        }
+        .or_throw(env);
+    }
+    id_argument(env, value)
+}
+
+/// Keys of every version in use: the current one masks, each one unmasks the IDs masked
+/// with it. A masked ID's text names its key's version, so texts made before a rotation
+/// still decode.
+///
+/// Make one from key text (`VERSION:SECRET`, one key per line, the first current), from a
+/// file with `MaskKeyring.fromFile(path)` or from an environment variable with
+/// `MaskKeyring.fromEnv()` (`FERROFLAKE_MASK_KEY`). `toString()`, `toJSON()` and
+/// `util.inspect` show the versions, never a secret.
+///
+/// `bits` is the width of the IDs: the mask permutes `0 .. 2^bits - 1` (8 to 64). It
+/// defaults to 53, as `Generator` defaults to the 53-bit `js53ms` layout, and then masked
+/// and unmasked IDs are `number`s; widths above 53 (63 for 64-bit layouts like `twitter`)
+/// give `bigint`s. IDs are taken as safe-integer numbers, bigints or decimal strings; a
+/// number past `Number.MAX_SAFE_INTEGER` throws RangeError `ERR_FERROFLAKE_UNSAFE_INTEGER`.
+///
+/// A masked ID hides what an ID tells (time, node, count), but anyone may send any masked
+/// ID: it unmasks to some ID, so check that the ID exists and may be shown.
+#[napi]
+pub struct MaskKeyring {
+    ring: ferroflake::MaskKeyring,
+}
+
+/// What `MaskKeyring.prototype.toJSON` gives: versions only.
+#[napi(object, object_from_js = false)]
+pub struct MaskKeyringInfo {
+    pub current_version: u32,
+    pub versions: Vec<u32>,
+}
+
+#[napi]
+impl MaskKeyring {
+    /// A keyring from key text: one `VERSION:SECRET` per line (the version 0 to 31, the
+    /// secret 16 bytes as 32 hex digits or base64), blank lines and `#` comments skipped,
+    /// the first key current. Throws RangeError `ERR_FERROFLAKE_PARSE_*`,
+    /// `..._MASK_KEY_VERSION_OUT_OF_RANGE` or `..._DUPLICATE_MASK_KEY_VERSION`; the message
+    /// names the line, never the text.
+    #[napi(constructor, ts_args_type = "text: string")]
+    pub fn new(env: Env, text: Unknown) -> napi::Result<Self> {
+        let text = args::string(&env, text, "key text")?;
+        read_ring(&env, &text, "the key text")
+    }
+
+    /// The same as `new MaskKeyring(text)`.
+    #[napi(factory, ts_args_type = "text: string")]
+    pub fn parse(env: Env, text: Unknown) -> napi::Result<Self> {
+        Self::new(env, text)
+    }
+
+    /// A keyring from a key file (read now, synchronously: keys are read once, at start).
+    /// Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if the file cannot be read, and as
+    /// the constructor for bad key text. Keep the file private (`chmod 600`).
+    #[napi(factory, ts_args_type = "path: string")]
+    pub fn from_file(env: Env, path: Unknown) -> napi::Result<Self> {
+        let path = args::string(&env, path, "path")?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| missing(&env, format!("cannot read the mask key file {path:?}: {e}")))?;
+        read_ring(&env, &text, &format!("the key file {path:?}"))
+    }
+
+    /// A keyring from an environment variable, `FERROFLAKE_MASK_KEY` unless `name` is
+    /// given. Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if it is not set, and as the
+    /// constructor for bad key text.
+    #[napi(factory, ts_args_type = "name?: string")]
+    pub fn from_env(env: Env, name: Option<Unknown>) -> napi::Result<Self> {
+        let name = match name.filter(|v| !args::is_absent(v)) {
+            Some(v) => args::string(&env, v, "name")?,
+            None => DEFAULT_VARIABLE.to_owned(),
+        };
+        let text = match std::env::var(&name) {
+            Ok(text) => text,
+            Err(std::env::VarError::NotPresent) => {
+                return Err(missing(
+                    &env,
+                    format!(
+                        "no mask key: the environment variable {name} is not set (or use \
+                         MaskKeyring.fromFile(path)); never put a key on a command line"
+                    ),
+                ))
+            }
+            Err(e) => return Err(missing(&env, format!("{name}: {e}"))),
+        };
+        read_ring(&env, &text, &format!("the environment variable {name}"))
+    }
+
+    /// The version of the key that masks.
+    #[napi(getter)]
+    pub fn current_version(&self) -> u32 {
+        u32::from(self.ring.current_version())
+    }
+
+    /// The versions held, in increasing order.
+    #[napi(getter)]
+    pub fn versions(&self) -> Vec<u32> {
+        self.ring.versions().map(u32::from).collect()
+    }
+
+    /// The masked form of `id` under the current key: a `number` for `bits` up to 53
+    /// (default 53), else a `bigint`. Throws RangeError `ERR_FERROFLAKE_ID_OUT_OF_RANGE`
+    /// for an ID of more than `bits` bits, `..._MASK_WIDTH_OUT_OF_RANGE` for `bits`
+    /// outside 8 to 64.
+    #[napi(
+        ts_args_type = "id: number | bigint | string, options?: { bits?: number }",
+        ts_return_type = "number | bigint"
+    )]
+    pub fn mask(
+        &self,
+        env: Env,
+        id: Unknown,
+        options_value: Option<Unknown>,
+    ) -> napi::Result<Value> {
+        let object = options(&env, options_value, "options", &MASK_KEYS)?;
+        let bits = bits_option(&env, object.as_ref())?;
+        let id = value_argument(&env, id)?;
+        let mask = self.ring.current_mask(bits).or_throw(&env)?;
+        Ok(value(bits, mask.mask(id).or_throw(&env)?))
+    }
+
+    /// The ID that `mask` turned into `masked`, under the key of `version` (default: the
+    /// current one): a `number` for `bits` up to 53, else a `bigint`. Throws RangeError
+    /// `ERR_FERROFLAKE_UNKNOWN_MASK_KEY_VERSION` for a version the keyring lacks. The bare
+    /// number does not say its version: prefer `encode`/`decode` where keys rotate.
+    #[napi(
+        ts_args_type = "masked: number | bigint | string, options?: { bits?: number; version?: number }",
+        ts_return_type = "number | bigint"
+    )]
+    pub fn unmask(
+        &self,
+        env: Env,
+        masked: Unknown,
+        options_value: Option<Unknown>,
+    ) -> napi::Result<Value> {
+        let object = options(&env, options_value, "options", &UNMASK_KEYS)?;
+        let bits = bits_option(&env, object.as_ref())?;
+        let version = match field_of(object.as_ref(), "version")? {
+            Some(v) => args::bounded(&env, v, "version", u64::from(u8::MAX))? as u8,
+            None => self.ring.current_version(),
+        };
+        let masked = value_argument(&env, masked)?;
+        let mask = self.ring.mask_of(version, bits).or_throw(&env)?;
+        Ok(value(bits, mask.unmask(masked).or_throw(&env)?))
+    }
+
+    /// Masks `id` under the current key and writes it as text of fixed length: the key
+    /// version first (one character; two digits in `'dec'`), then the masked number.
+    /// `format` is `'base62'` (default), `'base32'` or `'dec'`; at 53 bits the text is 10,
+    /// 12 or 18 characters long, at 63 bits 12, 14 or 21.
+    #[napi(
+        ts_args_type = "id: number | bigint | string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }"
+    )]
+    pub fn encode(
+        &self,
+        env: Env,
+        id: Unknown,
+        options_value: Option<Unknown>,
+    ) -> napi::Result<String> {
+        let object = options(&env, options_value, "options", &TEXT_KEYS)?;
+        let (format, bits) = text_options(&env, object.as_ref())?;
+        let id = value_argument(&env, id)?;
+        let mask = self.ring.current_mask(bits).or_throw(&env)?;
+        Ok(mask.encode(id, format).or_throw(&env)?.to_string())
+    }
+
+    /// The ID of a text made by `encode` with the same format and width, unmasked with the
+    /// key its version names: a `number` for `bits` up to 53, else a `bigint`. Throws
+    /// RangeError `ERR_FERROFLAKE_PARSE_*` for text of another format or width,
+    /// `..._UNKNOWN_MASK_KEY_VERSION` for a version the keyring lacks.
+    #[napi(
+        ts_args_type = "text: string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }",
+        ts_return_type = "number | bigint"
+    )]
+    pub fn decode(
+        &self,
+        env: Env,
+        text: Unknown,
+        options_value: Option<Unknown>,
+    ) -> napi::Result<Value> {
+        let object = options(&env, options_value, "options", &TEXT_KEYS)?;
+        let (format, bits) = text_options(&env, object.as_ref())?;
+        let text = args::string(&env, text, "text")?;
+        Ok(value(
+            bits,
+            self.ring.decode(&text, format, bits).or_throw(&env)?,
+        ))
+    }
+
+    /// `MaskKeyring { currentVersion: 2, versions: [1, 2] }`: no secret.
+    #[napi(js_name = "toString")]
+    pub fn describe(&self) -> String {
+        let versions: Vec<String> = self.versions().iter().map(u32::to_string).collect();
+        format!(
+            "MaskKeyring {{ currentVersion: {}, versions: [{}] }}",
+            self.current_version(),
+            versions.join(", ")
+        )
+    }
+
+    /// The versions, for logs and `JSON.stringify`: no secret.
+    #[napi(js_name = "toJSON")]
+    pub fn info(&self) -> MaskKeyringInfo {
+        MaskKeyringInfo {
+            current_version: self.current_version(),
+            versions: self.versions(),
+        }
+    }
+}
+
+fn missing(env: &Env, message: String) -> napi::Error {
+    throw(env, Refusal::misuse(Misuse::MaskKeyMissing, message))
+}
+
+/// Parses key text from `source`; the refusal keeps the core's kind and names the line,
+/// never the text (it holds secrets).
+fn read_ring(env: &Env, text: &str, source: &str) -> napi::Result<MaskKeyring> {
+    ferroflake::MaskKeyring::parse(text)
+        .map(|ring| MaskKeyring { ring })
+        .map_err(|e| {
+            let detail = match e {
+                Error::ParseEmpty => "no key in it (a key is VERSION:SECRET)".to_owned(),
+                Error::ParseInvalidCharacter { index } => {
+                    let line = text.as_bytes()[..index.min(text.len())]
+                        .iter()
+                        .filter(|&&b| b == b'\n')
+                        .count()
+                        + 1;
+                    format!(
+                        "line {line}: not a key (VERSION:SECRET, the secret as 32 hex digits \
+                         or base64 of 16 bytes)"
+                    )
+                }
+                ref other => other.to_string(),
+            };
+            throw(
+                env,
+                Refusal::Explained(e, format!("cannot read a mask key from {source}: {detail}")),
+            )
+        })
+}
+
+/// The `bits` option; the core checks the range (8 to 64).
+fn bits_option(env: &Env, object: Option<&Object>) -> napi::Result<u32> {
+    match field_of(object, "bits")? {
+        Some(v) => Ok(args::bounded(env, v, "bits", u64::from(u32::MAX))? as u32),
+        None => Ok(DEFAULT_BITS),
+    }
+}
+
+/// The `format` (default base62, as the CLI's) and `bits` options of the text forms.
+fn text_options(env: &Env, object: Option<&Object>) -> napi::Result<(Format, u32)> {
+    let format = match field_of(object, "format")? {
+        Some(v) => format_option(env, Some(v))?,
+        None => Format::Base62,
+    };
+    Ok((format, bits_option(env, object)?))
+}
