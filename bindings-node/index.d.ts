@@ -376,7 +376,8 @@ export declare class SegmentAllocator {
    * The handle of `key`, loading its first segment from the store. `limit` is the
    * largest ID the key may issue: default 2^53 - 1, so `nextId()` gives numbers; a
    * larger one (up to 2^63 - 1, as a bigint) needs the bigint and string methods.
-   * Rejects with `ERR_FERROFLAKE_SEGMENT_UNKNOWN_KEY` for a key the store does not have.
+   * Rejects with `ERR_FERROFLAKE_SEGMENT_UNKNOWN_KEY` for a key the store does not have;
+   * throws `ERR_FERROFLAKE_SEGMENT_CLOSED` after `close()`.
    */
   key(key: string, options?: { limit?: number | bigint }): Promise<SegmentKey>
   /** The status of every open key, sorted by key. */
