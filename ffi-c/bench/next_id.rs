@@ -299,6 +299,29 @@ fn unmask_out_of_line(mask: &Mask, value: u64) -> u64 {
     mask.unmask(value).expect("a 63-bit value")
 }
 
+/// [`best_of_rounds`] of three callers of one step, each call taking its caller's previous
+/// result, so that no call can be skipped or hoisted.
+fn best_chain(n: u64, steps: [&dyn Fn(u64) -> u64; 3]) -> [f64; 3] {
+    let [mut a, mut b, mut c] = [1u64; 3];
+    best_of_rounds(
+        n,
+        &mut [
+            &mut || {
+                a = steps[0](a);
+                a
+            },
+            &mut || {
+                b = steps[1](b);
+                b
+            },
+            &mut || {
+                c = steps[2](c);
+                c
+            },
+        ],
+    )
+}
+
 /// A 63-bit mask, then unmask, of one number per call, as the C side does it: each call
 /// takes the previous result. The Rust callers use a `Mask` made once; the C call finds
 /// the keyring's current key and makes its mask on every call, as C users get it.
@@ -311,46 +334,33 @@ fn mask(n: u64) -> ([f64; 3], [f64; 3]) {
         ferroflake_mask_keyring_new(MASK_KEY.as_ptr().cast(), MASK_KEY.len(), &mut handle)
     };
     assert_eq!(rc as u32, 0);
-    let c_call = |unmask: bool, value: &mut u64| {
-        // SAFETY: a live handle and a valid out-pointer (the input is read before the write).
+    let c_call = |unmask: bool, value: u64| {
+        let mut out = 0u64;
+        // SAFETY: a live handle and a valid out-pointer.
         let rc = unsafe {
             if unmask {
-                ferroflake_mask_keyring_unmask(handle, 63, *value, value)
+                ferroflake_mask_keyring_unmask(handle, 63, value, &mut out)
             } else {
-                ferroflake_mask_keyring_mask(handle, 63, *value, value)
+                ferroflake_mask_keyring_mask(handle, 63, value, &mut out)
             }
         };
         assert_eq!(rc as u32, 0);
-        *value
+        out
     };
-    let (mut a, mut b, mut c) = (1u64, 1u64, 1u64);
-    let masking = best_of_rounds(
+    let masking = best_chain(
         n,
-        &mut [
-            &mut || {
-                a = mask.mask(a).expect("a 63-bit value");
-                a
-            },
-            &mut || {
-                b = mask_out_of_line(&mask, b);
-                b
-            },
-            &mut || c_call(false, &mut c),
+        [
+            &|v| mask.mask(v).expect("a 63-bit value"),
+            &|v| mask_out_of_line(&mask, v),
+            &|v| c_call(false, v),
         ],
     );
-    let (mut a, mut b, mut c) = (1u64, 1u64, 1u64);
-    let unmasking = best_of_rounds(
+    let unmasking = best_chain(
         n,
-        &mut [
-            &mut || {
-                a = mask.unmask(a).expect("a 63-bit value");
-                a
-            },
-            &mut || {
-                b = unmask_out_of_line(&mask, b);
-                b
-            },
-            &mut || c_call(true, &mut c),
+        [
+            &|v| mask.unmask(v).expect("a 63-bit value"),
+            &|v| unmask_out_of_line(&mask, v),
+            &|v| c_call(true, v),
         ],
     );
     // SAFETY: the handle came from ferroflake_mask_keyring_new and is freed once.
