@@ -253,6 +253,12 @@ impl SegmentAllocator {
                 state: Arc::clone(state),
             });
         }
+        // After shutdown no key opens: its first segment would be issued with no fetch
+        // worker behind it and never given back. Checked under the keys' lock, which
+        // `close` takes after it sets `stop`, so a key opened first is sealed by it.
+        if lock(&self.fetcher.queue).stop {
+            return Err(SegmentError::Closed { key: key.into() });
+        }
         let store = &self.fetcher.store;
         let record = store
             .peek(key)?
@@ -343,8 +349,8 @@ impl SegmentAllocator {
     }
 
     /// Stops issuing and fetching, and gives each key's unissued IDs back to the table
-    /// where nobody allocated after us. Later calls on any handle get
-    /// [`SegmentError::Closed`]. Calling it twice does nothing the second time.
+    /// where nobody allocated after us. Later calls on any handle, and opening a key not
+    /// open before, get [`SegmentError::Closed`]. Calling it twice does nothing the second time.
     ///
     /// In a process forked from the one the allocator was made in it does nothing and
     /// reports nothing given back: the ranges in memory are the parent's, which still

@@ -323,6 +323,19 @@ fn give_back_on_shutdown_and_refused_after_another_allocation() {
         a.shutdown().given_back == 0,
         "a second shutdown does nothing"
     );
+    // A key not open before shutdown does not open: nothing would fetch for it or give
+    // its range back.
+    store.create("late", 1, 100).unwrap();
+    assert!(matches!(a.key("late"), Err(SegmentError::Closed { .. })));
+    assert!(matches!(
+        a.key_or_create("later", 1000, 1, 10),
+        Err(SegmentError::Closed { .. })
+    ));
+    assert_eq!(
+        store.peek("late").unwrap().unwrap().max_id,
+        1,
+        "no range taken"
+    );
 
     // Another allocator took a range after ours: the rest is dropped, never handed out twice.
     let b = SegmentAllocator::new(store.clone(), fast_config()).unwrap();
