@@ -22,8 +22,15 @@ pub(crate) const SIGNAL_CHECK_MAX: u64 = 4096;
 // attached to the interpreter (none detaches around it); the clock detaches only for waits.
 #[pyclass(frozen, name = "Generator", module = "ferroflake")]
 pub struct PyGenerator {
-    inner: Generator<GeneratorClock>,
+    /// Boxed: the core generator keeps its state on cache lines of its own (128-byte
+    /// alignment), and Python allocates objects with 16-byte alignment, so held inline it
+    /// would sit misaligned (undefined behaviour, caught by debug builds' checks).
+    inner: Box<Generator<GeneratorClock>>,
 }
+
+// Every class's object is allocated by Python, 16-byte aligned: a field needing more must be
+// boxed, as `inner` above is.
+const _: () = assert!(std::mem::align_of::<PyGenerator>() <= 16);
 
 impl PyGenerator {
     /// IDs per chunk of a batch: one tick's worth at most, so a long batch on a slow layout
@@ -58,7 +65,9 @@ impl PyGenerator {
         options.resume_after_ms = resume_after_ms;
         let inner =
             Generator::with_clock(layout, node_id, clock, options).map_err(|e| to_pyerr(py, e))?;
-        Ok(PyGenerator { inner })
+        Ok(PyGenerator {
+            inner: Box::new(inner),
+        })
     }
 
     /// The next ID. Holds the GIL: the call costs less than detaching would.
