@@ -582,41 +582,7 @@ mod tests {
 
     #[test]
     fn every_segment_error_has_its_own_code_and_text() {
-        let errors = [
-            SegmentError::Unavailable {
-                store: "s".into(),
-                detail: "d".into(),
-            },
-            SegmentError::UnknownKey { key: "k".into() },
-            SegmentError::KeyExists { key: "k".into() },
-            SegmentError::InvalidKey {
-                key: "k".into(),
-                detail: "d".into(),
-            },
-            SegmentError::InvalidConfig { detail: "d".into() },
-            SegmentError::Exhausted {
-                key: "k".into(),
-                limit: 1,
-            },
-            SegmentError::NotReady {
-                key: "k".into(),
-                waited: Duration::ZERO,
-            },
-            SegmentError::Closed { key: "k".into() },
-            SegmentError::Rewound {
-                store: "s".into(),
-                key: "k".into(),
-                detail: "d".into(),
-            },
-            SegmentError::Store {
-                store: "s".into(),
-                detail: "d".into(),
-            },
-            SegmentError::Forked {
-                made_in_pid: 1,
-                pid: 2,
-            },
-        ];
+        let errors = SegmentError::one_of_each_kind();
         let mut codes: Vec<u32> = Vec::new();
         for error in errors {
             let text = error.to_string();
