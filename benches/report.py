@@ -309,8 +309,8 @@ def c_abi(face):
     out = ["## C ABI", ""]
     if face.note():
         out += [face.note(), ""]
-    # Rows with a `source` are the leased generator and the segment key; the rest are plain
-    # generators on one clock each.
+    # Rows with a `source` are the leased generator, the segment key and the mask; the rest
+    # are plain generators on one clock each.
     rows = [r for r in face.rows if "source" not in r and "clock" in r]
     others = [r for r in face.rows if "source" in r]
     detail = f' (lowest mean of {plural(rows[0]["rounds"], "round")} × 15 runs of {rows[0]["iterations"]:,} calls)' if rows else ""
@@ -341,10 +341,11 @@ def c_abi(face):
     plain = next((r for r in rows if r["clock"] == "system"), None)
     out += [
         "",
-        "Leased and segment IDs through the same five callers, in the same run: `leased` is"
+        "Leased and segment IDs and the mask through the same five callers, in the same run: `leased` is"
         " `ferroflake_leased_generator_next_id` (system clock, embedded registry) against `LeasedGenerator::next_id`;"
         " `segment` is `ferroflake_segment_key_next_id` (SQLite, one huge step, so no call fetches) against"
-        " `KeyHandle::next_id`. The last column compares the C static call with the plain system-clock generator's.",
+        " `KeyHandle::next_id`; `mask` and `unmask` are `ferroflake_mask_keyring_mask`/`_unmask` (63 bits) against"
+        " `Mask::mask`/`unmask`. The last column compares the C static call with the plain system-clock generator's.",
         "",
     ]
     body = []

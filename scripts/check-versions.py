@@ -5,7 +5,7 @@ the workspace version in Cargo.toml.
 Checked: every workspace crate (cargo metadata), the versions [workspace.dependencies]
 asks of the workspace's own crates, bindings-python/pyproject.toml (its version, or a
 version taken from Cargo.toml through `dynamic`), bindings-node/package.json (and its
-package-lock.json and the per-platform packages it depends on, when there are any), the
+package-lock.json, the per-platform packages it depends on, and npm/*/package.json), the
 version macros of include/ferroflake.h, ffi-c/ferroflake.pc.in (which must take its
 version from cargo) and the newest release in CHANGELOG.md. Prints each place and exits 1
 on the first disagreement list.
@@ -56,6 +56,10 @@ def main() -> int:
     for name, wanted in sorted(package_json.get("optionalDependencies", {}).items()):
         if name.startswith(("ferroflake-", "@ferroflake/")):
             found.append((f"bindings-node/package.json optionalDependencies {name}", wanted))
+    # The per-platform packages of prebuilt addons (npm/<platform>/package.json), whose
+    # versions the main package's loader checks against its own.
+    for platform in sorted((ROOT / "bindings-node" / "npm").glob("*/package.json")):
+        found.append((str(platform.relative_to(ROOT)), json.loads(platform.read_text()).get("version", "(none)")))
     lock_path = ROOT / "bindings-node" / "package-lock.json"
     if lock_path.exists():
         lock = json.loads(lock_path.read_text())

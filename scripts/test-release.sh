@@ -11,7 +11,10 @@
 #     is moved;
 #   - Python: the manylinux wheel's tags and metadata; the wheel, and the sdist (built by
 #     pip), each installed in a fresh venv where the quickstart runs;
-#   - npm: reported as not built yet.
+#   - npm: the two tarballs' contents and package.json files, the prebuilt addon's glibc
+#     floor (2.17); both installed in an empty project with cargo hidden from PATH (the
+#     prebuilt addon loads, nothing is compiled), and the main package alone, built from its
+#     own sources by its install script; the quickstart runs after each.
 # Ends with "release suite: N passed, M failed".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -293,6 +296,13 @@ print(tags)
 assert f"Version: {version}" in meta
 assert "Requires-Python: >=3.9" in meta
 assert "License-Expression: MIT OR Apache-2.0" in meta
+# What PyPI's page shows: the README (Markdown), links, licence files, classifiers.
+assert "Description-Content-Type: text/markdown" in meta
+assert "# ferroflake for Python" in meta and "pip install ferroflake" in meta
+assert "Project-URL: Repository, https://github.com/ferroflake/ferroflake" in meta
+assert "License-File: LICENSE-MIT" in meta and "License-File: LICENSE-APACHE" in meta
+assert any(n.endswith("licenses/LICENSE-MIT") for n in names), names
+assert "Classifier: Typing :: Typed" in meta and "Keywords: " in meta
 assert "Tag: cp39-abi3-manylinux_2_17_x86_64" in tags.splitlines()
 assert "Tag: cp39-abi3-manylinux2014_x86_64" in tags.splitlines()
 assert any(n.startswith("ferroflake/_native") and n.endswith(".so") for n in names), names
@@ -332,11 +342,137 @@ fi
 
 # --- npm --------------------------------------------------------------------------------------
 
-if compgen -G "$dist/npm/*" >/dev/null; then
-  echo "FAIL  dist/npm holds packages that this suite does not test yet"
-  failed=$((failed + 1))
+npm_main="$dist/npm/ferroflake-$version.tgz"
+npm_prebuilt="$dist/npm/ferroflake-linux-x64-gnu-$version.tgz"
+
+# What each tarball holds, and the package.json npm reads from it.
+npm_contents() {
+  tar -tzf "$npm_main" | sort >"$work/npm-main.txt"
+  tar -tzf "$npm_prebuilt" | sort >"$work/npm-prebuilt.txt"
+  cat "$work/npm-main.txt" "$work/npm-prebuilt.txt"
+  for needed in index.js index.mjs index.d.ts install.js README.md LICENSE-MIT LICENSE-APACHE \
+    Cargo.toml Cargo.lock build.rs src/lib.rs rust/ferroflake/Cargo.toml rust/ferroflake/src/lib.rs \
+    rust/ferroflake-segment-stores/Cargo.toml; do
+    grep -qx "package/$needed" "$work/npm-main.txt" || { echo "ferroflake: no $needed"; return 1; }
+  done
+  # Sources only: no addon, no build output, no tests.
+  if grep -E '\.node$|/target/|^package/test/' "$work/npm-main.txt"; then return 1; fi
+  for needed in ferroflake.linux-x64-gnu.node package.json README.md LICENSE-MIT; do
+    grep -qx "package/$needed" "$work/npm-prebuilt.txt" || { echo "prebuilt: no $needed"; return 1; }
+  done
+  tar -xzOf "$npm_main" package/package.json >"$work/npm-main.json"
+  tar -xzOf "$npm_prebuilt" package/package.json >"$work/npm-prebuilt.json"
+  node - "$work/npm-main.json" "$work/npm-prebuilt.json" "$version" <<'JS'
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const [mainFile, prebuiltFile, version] = process.argv.slice(2)
+const main = JSON.parse(fs.readFileSync(mainFile, 'utf8'))
+const prebuilt = JSON.parse(fs.readFileSync(prebuiltFile, 'utf8'))
+assert.equal(main.name, 'ferroflake')
+assert.equal(main.version, version)
+assert.deepEqual(main.optionalDependencies, { 'ferroflake-linux-x64-gnu': version })
+assert.equal(main.scripts.install, 'node install.js')
+assert.equal(main.devDependencies, undefined)
+assert.equal(prebuilt.name, 'ferroflake-linux-x64-gnu')
+assert.equal(prebuilt.version, version)
+assert.deepEqual([prebuilt.os, prebuilt.cpu, prebuilt.libc], [['linux'], ['x64'], ['glibc']])
+assert.equal(prebuilt.main, 'ferroflake.linux-x64-gnu.node')
+for (const p of [main, prebuilt]) {
+  assert.equal(p.license, 'MIT OR Apache-2.0')
+  assert.equal(p.repository.url, 'git+https://github.com/ferroflake/ferroflake.git')
+  assert.ok(p.description.length >= 20 && p.keywords.length >= 3)
+}
+console.log('package.json files agree')
+JS
+  # The addon asks for no glibc symbol newer than 2.17.
+  mkdir -p "$work/npm-prebuilt"
+  tar -xzf "$npm_prebuilt" -C "$work/npm-prebuilt"
+  local newest
+  newest="$(objdump -T "$work/npm-prebuilt/package/ferroflake.linux-x64-gnu.node" |
+    grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)"
+  echo "newest glibc symbol: $newest"
+  [ "$(printf '%s\nGLIBC_2.17\n' "$newest" | sort -V | tail -1)" = GLIBC_2.17 ]
+}
+
+# The quickstart a Node user runs: import and require, an ID, its decoding.
+cat >"$work/npm-quickstart.mjs" <<'JS'
+import { createRequire } from 'node:module'
+import { Generator, decode } from 'ferroflake'
+const require = createRequire(import.meta.url)
+const { version } = require('ferroflake/package.json')
+const id = new Generator({ nodeId: 7 }).nextId()
+if (!Number.isSafeInteger(id) || decode(id).nodeId !== 7) throw new Error(`bad id ${id}`)
+if (require('ferroflake').Generator !== Generator) throw new Error('require and import differ')
+console.log(version, id, require.resolve('ferroflake'))
+JS
+
+# npm_install NAME ARGS...: an empty project outside the checkout, ARGS given to `npm install`
+# (install scripts shown), then the quickstart.
+npm_install() {
+  local name="$1" project="$work/npm/$1"
+  shift
+  mkdir -p "$project"
+  cd "$project"
+  npm init -y >/dev/null
+  npm install --no-audit --no-fund --foreground-scripts "$@" 2>&1 | tee install.log
+  cp "$work/npm-quickstart.mjs" quickstart.mjs
+  node quickstart.mjs | tee run.txt
+  grep -Eq "^$version [0-9]+ $project/node_modules/ferroflake/index.js$" run.txt
+}
+
+# The prebuilt case: both packages (as npm takes the optional one from the registry on this
+# platform), with no Rust toolchain on PATH, so nothing can have been compiled.
+npm_prebuilt_install() {
+  local bin
+  bin="$(dirname "$(command -v node)")"
+  export PATH="$bin:/usr/bin:/bin"
+  if command -v cargo || command -v rustc; then
+    echo "cargo is still on PATH"
+    return 1
+  fi
+  npm_install prebuilt "$npm_prebuilt" "$npm_main"
+  grep -q 'using the prebuilt addon from ferroflake-linux-x64-gnu' install.log
+  if compgen -G 'node_modules/ferroflake/*.node'; then
+    echo "an addon was built"
+    return 1
+  fi
+}
+
+# The source fallback: the main package alone (no optional package, as on a platform without
+# a prebuilt addon), built by its install script outside the repository, in a target
+# directory of its own so that no build of the checkout's crates can stand in for it.
+# FERROFLAKE_BUILD_STORES=0 leaves the server stores' clients out, which makes this cold
+# build several minutes shorter; the stores' crates are compiled from the same .crate
+# files by the Python sdist's build above, and the prebuilt addon has them.
+npm_source_install() {
+  export CARGO_TARGET_DIR="$work/npm/source-target" FERROFLAKE_BUILD_STORES=0
+  npm_install source --omit=optional "$npm_main"
+  grep -q 'building the addon from source' install.log
+  [ -f node_modules/ferroflake/ferroflake.linux-x64-gnu.node ]
+  [ ! -e node_modules/ferroflake-linux-x64-gnu ]
+  # Built as asked: SQLite segments work, a server store is refused with a typed error.
+  node --input-type=module -e '
+    import assert from "node:assert/strict"
+    import { SegmentAllocator } from "ferroflake"
+    const allocator = await SegmentAllocator.open({ store: process.argv[1] + "/segments.db" })
+    await allocator.createKey("orders", { start: 1, step: 10 })
+    const orders = await allocator.key("orders")
+    assert.equal(orders.nextId(), 1)
+    allocator.close()
+    assert.throws(() => SegmentAllocator.open({ store: "redis://127.0.0.1:1/" }),
+      { code: "ERR_FERROFLAKE_SEGMENT_INVALID_CONFIG", message: /has SQLite stores only/ })
+    console.log("sqlite segments work; redis:// is refused: the build leaves the stores out")
+  ' "$PWD"
+}
+
+if [ -f "$npm_main" ] && [ -f "$npm_prebuilt" ]; then
+  check npm-contents npm_contents
+  check npm-install-prebuilt-without-cargo npm_prebuilt_install
+  check npm-install-from-source npm_source_install
 else
-  echo "skip  npm: not built yet"
+  echo "FAIL  npm: dist/npm/ lacks ferroflake-$version.tgz or ferroflake-linux-x64-gnu-$version.tgz"
+  ls -l "$dist/npm" || true
+  failed=$((failed + 1))
 fi
 
 echo "release suite: $passed passed, $failed failed"

@@ -46,6 +46,14 @@ def with_temporary_store(code: str, tmp_path: Path) -> str:
     return code
 
 
+def test_package_readme_example_runs() -> None:
+    # The README that PyPI shows (bindings-python/README.md): its one python block.
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) == 1, "expected one python block in bindings-python/README.md"
+    exec(compile(blocks[0], "bindings-python/README.md", "exec"), {})
+
+
 def test_readme_python_quickstart_runs() -> None:
     code = readme_python_block("quickstart-python")
     assert run_printed(code, "quickstart-python") == "NODE_OUT_OF_RANGE 8\n"
