@@ -67,8 +67,9 @@ pub struct SegmentAllocator {
     inner: Arc<CoreAllocator>,
     store: Arc<dyn SegmentStore>,
     address: String,
-    /// Shared with what is built on the allocator (order numbers), which must stop too: the
-    /// core allocator still opens keys after `shutdown()`.
+    /// Shared with what is built on the allocator (order numbers), so that after `close()`
+    /// they throw `SEGMENT_CLOSED` on the JS thread, before any trip to the thread pool (the
+    /// core allocator refuses too, with `SegmentError::Closed`).
     closed: Arc<AtomicBool>,
 }
 
