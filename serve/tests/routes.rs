@@ -4,7 +4,7 @@
 mod common;
 
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{raw, Place, Server};
 use ferroflake::Layout;
@@ -320,9 +320,16 @@ fn readiness_waits_for_the_lease_and_the_preloaded_keys() {
         assert_eq!(early.status, 503);
         assert_eq!(early.retry_after.as_deref(), Some("1"));
     }
-    std::thread::sleep(Duration::from_millis(1500));
-    let lease_only = server.get("/readyz").json();
-    assert_eq!(lease_only["lease"]["ready"], true, "{lease_only}");
+    // The lease comes when the registry's floor has passed: wait for /readyz to say so.
+    let until = Instant::now() + Duration::from_secs(15);
+    let lease_only = loop {
+        let body = server.get("/readyz").json();
+        if body["lease"]["ready"] == true {
+            break body;
+        }
+        assert!(Instant::now() < until, "no lease in time: {body}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(lease_only["ready"], false, "the key is still missing");
     assert!(lease_only["keys"][0]["why"]
         .as_str()
