@@ -11,7 +11,7 @@
 //!    TSC scaled to ns and re-anchored to `CLOCK_REALTIME` every millisecond, so drift and
 //!    NTP steps are corrected within 1 ms.
 //! 3. Otherwise the system clock: always so on other platforms, where neither Linux source
-//!    exists, and in the `--cfg ferroflake_portable` build that checks what they compile.
+//!    exists, and in the `ferroflake_portable` build (build.rs) that checks what they compile.
 
 use crate::clock::{system_now_ms, wait_real_time};
 use crate::Clock;

@@ -1,4 +1,4 @@
-//! The only place that names atomics. Under `--cfg ferroflake_loom` the model checker's
+//! The only place that names atomics. Under the `ferroflake_loom` cfg (build.rs) the model checker's
 //! atomics replace the real ones, so `tests/loom.rs` explores every interleaving of the
 //! generator's CAS loop and of the manual clock.
 

@@ -2,8 +2,9 @@
 //! with a clock that advances and goes back.
 //!
 //! Run (scripts/test-rust.sh does):
-//! `RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ferroflake --test loom --release`
-//! With `--cfg ferroflake_loom_mutant` the CAS becomes a plain store, and these models must fail.
+//! `FERROFLAKE_CFG=ferroflake_loom LOOM_MAX_PREEMPTIONS=2 cargo test -p ferroflake --features loom --test loom --profile cfg-variants`
+//! With `FERROFLAKE_CFG=ferroflake_loom,ferroflake_loom_mutant` the CAS becomes a plain store,
+//! and these models must fail.
 #![cfg(ferroflake_loom)]
 
 use loom::sync::atomic::{AtomicU64, Ordering};

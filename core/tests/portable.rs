@@ -1,5 +1,5 @@
 //! The build other platforms get. `scripts/test-rust.sh` runs this file (and checks the C,
-//! Python and Node faces) with `RUSTFLAGS="--cfg ferroflake_portable"`, which compiles out
+//! Python and Node faces) with `FERROFLAKE_CFG=ferroflake_portable` (core/build.rs), which compiles out
 //! everything Linux-only: the coarse clock, the TSC and the libc clock reads.
 #![cfg(ferroflake_portable)]
 

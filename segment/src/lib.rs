@@ -66,7 +66,7 @@
 //! The conformance suite runs on both stores; the allocator's tests break each guarantee
 //! on purpose (threads on a step of 10, a store switched off, a slow store, limits, four
 //! processes on one SQLite file, SIGKILL then restart). `tests/loom.rs` model-checks the
-//! hot path, the switch and the seal under `--cfg ferroflake_loom`, and fails on two
+//! hot path, the switch and the seal under the `ferroflake_loom` cfg (build.rs), and fails on two
 //! mutants: an increment split into a read and a write, and a switch that publishes the
 //! new bounds before it resets the cursor.
 //!

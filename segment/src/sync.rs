@@ -1,4 +1,4 @@
-//! The only place that names atomics and locks. Under `--cfg ferroflake_loom` the model
+//! The only place that names atomics and locks. Under the `ferroflake_loom` cfg (build.rs) the model
 //! checker's versions replace them, so `tests/loom.rs` explores every interleaving of the
 //! hot path, the segment switch and the seal.
 

@@ -2,11 +2,12 @@
 //! across a segment switch (increments that overshoot the old segment included), with the
 //! next segment right after the current one or above a gap another allocator owns.
 //!
-//! Run: `RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p
-//! ferroflake-segment --no-default-features --test loom --release --target-dir
-//! target/loom-segment`. With `--cfg ferroflake_loom_mutant` as well, the increment becomes
-//! a read and a write; with `--cfg ferroflake_loom_mutant_switch`, a switch publishes the
-//! new bounds before it resets the cursor. Either way the models must fail with "duplicate
+//! Run: `FERROFLAKE_CFG=ferroflake_loom LOOM_MAX_PREEMPTIONS=2 cargo test -p
+//! ferroflake-segment --no-default-features --features loom --test loom --profile
+//! cfg-variants` (scripts/test-segment.sh does). With `ferroflake_loom_mutant` added to
+//! FERROFLAKE_CFG, the increment becomes a read and a write; with
+//! `ferroflake_loom_mutant_switch`, a switch publishes the new bounds before it resets the
+//! cursor. Either way the models must fail with "duplicate
 //! IDs".
 #![cfg(ferroflake_loom)]
 
