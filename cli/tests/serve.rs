@@ -90,6 +90,22 @@ impl Service {
         }
     }
 
+    /// Waits at most `within` for a log line with `event`, and returns it.
+    fn wait_logged(&self, event: &str, within: Duration) -> serde_json::Value {
+        let until = Instant::now() + within;
+        loop {
+            if let Some(line) = self.logged(event) {
+                return line;
+            }
+            assert!(
+                Instant::now() < until,
+                "no {event:?} line in {within:?}: {:?}",
+                self.log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     fn logged(&self, event: &str) -> Option<serde_json::Value> {
         self.log
             .lock()
@@ -131,6 +147,48 @@ fn wait_ready(base: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("not ready");
+}
+
+/// Waits at most `within` until the other end of `stream` (on this host) has read every
+/// byte sent on it: our side has no unacknowledged bytes, and the peer's socket none
+/// unread (the kernel's counts in /proc/net/tcp).
+fn wait_read_by_peer(stream: &TcpStream, within: Duration) {
+    let (ours, theirs) = (stream.local_addr().unwrap(), stream.peer_addr().unwrap());
+    let hex = |addr: std::net::SocketAddr| match addr {
+        std::net::SocketAddr::V4(a) => {
+            format!("{:08X}:{:04X}", u32::from_ne_bytes(a.ip().octets()), a.port())
+        }
+        std::net::SocketAddr::V6(_) => panic!("the service listens on 127.0.0.1"),
+    };
+    // (tx_queue, rx_queue) of the socket from `local` to `remote`.
+    let queues = |local: &str, remote: &str| -> Option<(u64, u64)> {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        table.lines().skip(1).find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(1) != Some(&local) || fields.get(2) != Some(&remote) {
+                return None;
+            }
+            let (tx, rx) = fields.get(4)?.split_once(':')?;
+            Some((
+                u64::from_str_radix(tx, 16).ok()?,
+                u64::from_str_radix(rx, 16).ok()?,
+            ))
+        })
+    };
+    let (ours, theirs) = (hex(ours), hex(theirs));
+    let until = Instant::now() + within;
+    loop {
+        let sent = queues(&ours, &theirs);
+        let received = queues(&theirs, &ours);
+        if matches!(sent, Some((0, _))) && matches!(received, Some((_, 0))) {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "the server did not read the request in {within:?}: ours {sent:?}, theirs {received:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Leases and store in one temporary directory; key `k` from 1, step 500.
@@ -342,10 +400,12 @@ fn a_second_signal_during_the_stop_exits_at_once() {
     let (_dir, store, leases) = place();
     // The default 10 s max TTL makes the new registry's first claim wait 12 s, and the
     // stop waits up to 2 s for that claim: long enough to send a second signal.
+    // `start` returns at the "started" line, logged once the signals are caught.
     let mut service = Service::start(&["--lease", &leases, "--store", &store]);
-    std::thread::sleep(Duration::from_millis(300));
     service.signal("TERM");
-    std::thread::sleep(Duration::from_millis(300));
+    // The stop has begun (and the second-signal watch with it): INT now is a second signal.
+    service.wait_logged("stopping", Duration::from_secs(10));
+    assert!(service.logged("stopped").is_none(), "the stop ended early");
     let began = Instant::now();
     service.signal("INT");
     let status = service.wait(Duration::from_secs(5));
@@ -384,7 +444,9 @@ fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
     stuck
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
         .unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    // Only a connection the server has accepted and begun to read is in flight: one that
+    // is still in the backlog, or whose first bytes are unread, is dropped by the stop.
+    wait_read_by_peer(&stuck, Duration::from_secs(10));
     service.signal("TERM");
     let status = service.wait(Duration::from_secs(10));
     assert_eq!(status.code(), Some(1));
