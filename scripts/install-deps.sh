@@ -3,7 +3,8 @@
 # (etcd, Redis, ZooKeeper, PostgreSQL, MariaDB), protoc
 # (etcd-client's build), valgrind, pkg-config and g++ (C tests) and libfaketime
 # (whole-process clock steps).
-# Rust, Python 3 and Node/npm come with the machine.
+# Rust (with cargo-nextest), Python 3 and Node/npm come with the machine; cargo-nextest,
+# which runs the Rust suites, is installed from crates.io where it is missing.
 set -euo pipefail
 need=()
 for pair in etcd:etcd-server etcdctl:etcd-client redis-server:redis-server \
@@ -18,5 +19,9 @@ if [ ${#need[@]} -gt 0 ]; then
   sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "installing: cargo-nextest (crates.io)"
+  cargo install --locked --quiet cargo-nextest
 fi
 echo "deps ready"

@@ -8,6 +8,8 @@
 #   dist/python/ferroflake-VERSION.tar.gz    the Python sdist
 #   dist/python/ferroflake-VERSION-cp39-abi3-manylinux*_x86_64.whl   one wheel for CPython 3.9+
 #   dist/SHA256SUMS
+#   dist/.sources   what the sources hashed to (scripts/dist.sh): the suites that test these
+#                   artifacts refuse them once the sources have changed
 #   dist/npm/ferroflake-VERSION.tgz, dist/npm/ferroflake-linux-x64-gnu-VERSION.tgz   the npm
 #                                     package and its prebuilt x86-64 Linux addon
 # scripts/test-release.sh installs each artifact away from the checkout.
@@ -20,13 +22,13 @@
 #   --verify-all   build every crate from its package, not only the core, in a target
 #                  directory of its own (a cold build of the store clients and the service)
 #
-# Builds reuse cargo's target directory and release profile, so after scripts/test-c.sh
-# the C library is mostly built already.
+# scripts/test-all.sh runs this first; the C, Python, Node and release suites then test
+# these artifacts, not builds of their own.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+source scripts/dist.sh
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
-dist="$root/dist"
 
 allow_dirty=()
 offline=0
@@ -114,9 +116,15 @@ build_c() {
   stage="$target_dir/release-stage/$name"
   echo "--- C library: $name.tar.gz"
   rm -rf "$stage"
-  bash ffi-c/build-c.sh "$stage"
-  # The release profile keeps debug info for profiling; the shipped libraries do not
-  # (the static archive 82 -> 25 MB, the shared library 24 -> 3 MB). Symbols stay.
+  # The header is written from the sources on the way; scripts/test-c.sh fails if that
+  # changed the committed one, and so does a release from a clean tree.
+  FERROFLAKE_WRITE_HEADER=1 bash ffi-c/build-c.sh "$stage"
+  if [ ${#allow_dirty[@]} -eq 0 ] && ! git diff --quiet -- include/; then
+    echo "include/ferroflake.h differs from what ffi-c's sources generate: commit it" >&2
+    exit 1
+  fi
+  # The standard library's objects come with debug info; the shipped libraries do not
+  # carry it. Symbols stay.
   strip --strip-debug "$stage/lib/libferroflake.a" "$stage/lib/libferroflake.so.$version"
   mkdir -p "$stage/share/doc/ferroflake"
   cp LICENSE-MIT LICENSE-APACHE CHANGELOG.md "$stage/share/doc/ferroflake/"
@@ -238,6 +246,7 @@ build_crates
 build_c
 build_python
 build_npm
-(cd "$dist" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | sort | xargs sha256sum >SHA256SUMS)
+(cd "$dist" && find . -type f ! -name SHA256SUMS ! -name .sources | sed 's|^\./||' | sort | xargs sha256sum >SHA256SUMS)
+dist_stamp
 echo "--- dist/ ($version):"
 (cd "$dist" && find . -type f | sed 's|^\./||' | sort | xargs ls -l | awk '{print $5, $9}')

@@ -1,12 +1,39 @@
 #!/usr/bin/env bash
 # Installs what the tests need and runs every suite, in order. `.ci/run` calls this and
-# nothing else. Each suite script can also be run on its own after install-deps.sh.
+# nothing else. The release artifacts are built once, before the suites that test them
+# (C, Python, Node, release); each suite script can also be run on its own after
+# install-deps.sh (and, for those four, scripts/release.sh --allow-dirty). Ends with a table
+# of each step's wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-bash scripts/install-deps.sh
-for suite in lint rust c python node lease lease-model lease-stores segment segment-stores serve release; do
-  echo "=== suite: $suite ($(( $(date +%s) - start )) s elapsed)"
-  bash "scripts/test-$suite.sh"
+timings=()
+
+# Printed however the run ends; a failed step is named below the table.
+report() {
+  local status=$?
+  echo "=== wall time per step (s)"
+  printf '%s\n' "${timings[@]}" | awk '{ printf "%-16s %6d\n", $1, $2 }'
+  printf '%-16s %6d\n' total "$(( $(date +%s) - start ))"
+  [ "$status" -eq 0 ] || echo "=== failed in step: ${current_step:-?}"
+}
+trap report EXIT
+
+# step NAME COMMAND...: runs one step and records its wall time.
+step() {
+  current_step="$1"
+  shift
+  echo "=== $current_step ($(( $(date +%s) - start )) s elapsed)"
+  local began
+  began=$(date +%s)
+  "$@"
+  timings+=("$current_step $(( $(date +%s) - began ))")
+}
+
+step deps bash scripts/install-deps.sh
+step lint bash scripts/test-lint.sh
+step release-build bash scripts/release.sh --allow-dirty
+for suite in rust c python node lease lease-model lease-stores segment segment-stores serve release; do
+  step "$suite" bash "scripts/test-$suite.sh"
 done
 echo "=== all suites passed in $(( $(date +%s) - start )) s"

@@ -9,5 +9,4 @@
 # Variables: FERROFLAKE_MODEL_{HOLDERS,TIME,SKEW,WIPES,CLAIMS,IN_FLIGHT,TTL,QUARANTINE,THREADS}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/model}"
 cargo test --release -p ferroflake-lease-model -- --nocapture --test-threads=1

@@ -11,20 +11,20 @@
 # first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/rust-tests.sh
 start=$(date +%s)
 for tool in etcd etcdctl redis-server redis-cli java protoc; do
   command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
 done
 
-# Build everything first, so the servers are not kept waiting.
-cargo test -p ferroflake-lease-stores --no-run --quiet
-cargo build -p ferroflake-cli --features stores --quiet
-ferroflake="${CARGO_TARGET_DIR:-target}/debug/ferroflake"
+# Build everything first, so the servers are not kept waiting (the CLI has every store).
+rust_build --bins
+ferroflake="$rust_bin_dir/ferroflake"
 
-# Unit tests, doctests and the multi-process suite on the embedded registry, before the
-# servers start (the server tests are #[ignore]d here and run below). Two at a time: the
-# scenarios start up to 32 processes each, on deadlines of a second or two.
-cargo test -p ferroflake-lease-stores -- --test-threads=2
+# Unit tests and the multi-process suite on the embedded registry, before the servers
+# start (the server tests are #[ignore]d here and run below). Two at a time: the scenarios
+# start up to 32 processes each, on deadlines of a second or two.
+rust_tests 'package(ferroflake-lease-stores)' --test-threads 2
 echo "embedded and unit tests passed ($(( $(date +%s) - start )) s)"
 
 FF_SERVERS_DIR=$(mktemp -d)
@@ -42,10 +42,10 @@ echo "servers up under $FF_SERVERS_DIR ($(( $(date +%s) - start )) s)"
 
 # The conformance suite, one test per check and server, four at a time: more at once
 # starve renewals of their sub-second deadlines on two cores.
-cargo test -p ferroflake-lease-stores --test conformance -- --ignored --test-threads=4
+rust_tests 'package(ferroflake-lease-stores) & binary(conformance)' --run-ignored only --test-threads 4
 # The multi-process suite per server, one test at a time: some kill and restart their
 # server. (--ignored runs only the server tests: the embedded ones ran above.)
-cargo test -p ferroflake-lease-stores --test processes -- --ignored --test-threads=1 --nocapture
+rust_tests 'package(ferroflake-lease-stores) & binary(processes)' --run-ignored only --no-capture
 
 # The CLI on each store: two `ferroflake next --lease URL` at once both issue, with no ID
 # in common; an unreachable store is refused with a clear message and exit code.

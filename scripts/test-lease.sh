@@ -5,18 +5,20 @@
 # with the clock set back), and the `ferroflake` CLI. The multi-process suite (many
 # processes on one registry) runs per registry, the embedded one included, in
 # test-lease-stores.sh.
+# The CLI's service tests (cli/tests/serve.rs) run in test-serve.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/rust-tests.sh
 
-cargo test -p ferroflake-lease -p ferroflake-cli --features ferroflake-lease/conformance
+rust_tests 'package(ferroflake-lease) | (package(ferroflake-cli) & !binary(serve))'
 
 # The README's lease quickstart, as a user types it, in a private lease directory named
 # with --lease (the default directory is one fixed per-user path, shared with real use).
 # A new registry makes its first claim wait out the lost-records floor (about 12 s).
 lease_dir="$(mktemp -d)"
 trap 'rm -rf "$lease_dir"' EXIT
-cargo build -q -p ferroflake-cli
-ferroflake="${CARGO_TARGET_DIR:-target}/debug/ferroflake"
+rust_build --bins --examples
+ferroflake="$rust_bin_dir/ferroflake"
 "$ferroflake" next -n 3 --lease "$lease_dir" >/dev/null
 "$ferroflake" next --format json --lease "$lease_dir" | grep -q '"lease":{"epoch":[0-9]*,"registry":"embedded"}'
 id="$("$ferroflake" next --node 7)"
@@ -26,5 +28,5 @@ if "$ferroflake" next --lease /dev/null/leases 2>/dev/null; then
   echo "ferroflake next must refuse when no node id can be leased" >&2
   exit 1
 fi
-cargo run -q -p ferroflake-lease --example quickstart | grep -qE '^[0-9]+$'
+"$rust_bin_dir/examples/lease_quickstart" | grep -qE '^[0-9]+$'
 echo "lease README smoke: 6 passed, 0 failed"

@@ -14,9 +14,10 @@ cargo fmt --all --check
 echo "--- cargo clippy --workspace --all-targets --all-features -- -D warnings"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
-echo "--- cargo doc --workspace --no-deps (rustdoc warnings are errors)"
+echo "--- cargo doc --workspace --no-deps --all-features (rustdoc warnings are errors)"
+# --all-features: the selection clippy used, so the dependencies' check build is shared.
 log=$(mktemp)
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps 2>&1 | tee "$log"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features 2>&1 | tee "$log"
 # Cargo's own warnings (e.g. two crates writing the same doc path) are not rustdoc's.
 if grep -q '^warning' "$log"; then
   echo "FAIL: cargo doc warned"; exit 1

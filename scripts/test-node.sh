@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# The Node addon (bindings-node). First the user's path: `npm install ./bindings-node` from
-# another folder, which builds the addon from source through the package's install script,
-# then `require` and `import` from there, and the README's Node snippets (the quickstart
-# and the mask example, under a test key). Then the tests, with node's built-in runner:
-# vectors.json, the error table, a million IDs, worker_threads, child processes, ESM,
-# close()/Symbol.dispose, leased generators (processes, cluster workers, worker_threads and
-# a SIGSTOPped holder on an embedded registry in a temp folder), segments (processes on one
-# SQLite file) and order numbers, MaskKeyring (vectors.json's mask cases, key files, the
-# environment), Redis when FERROFLAKE_TEST_REDIS is set (skipped, saying so, otherwise), and
-# the committed index.d.ts/index.js against a fresh napi build. Benchmarks are not run here.
+# The Node addon (bindings-node), as it ships: the two npm tarballs scripts/release.sh
+# built into dist/npm/ (the loader and types, and the prebuilt x86-64 Linux addon),
+# installed with `npm install` into a new project outside the checkout, then `require` and
+# `import` from there, and the README's Node snippets (the quickstart and the mask example,
+# under a test key). Then the tests, with node's built-in runner, on that installed copy:
+# vectors.json, the error table, a million IDs, worker_threads, child processes, ESM and the
+# shipped index.d.ts, close()/Symbol.dispose, leased generators (processes, cluster workers,
+# worker_threads and a SIGSTOPped holder on an embedded registry in a temp folder),
+# segments (processes on one SQLite file) and order numbers, MaskKeyring (vectors.json's
+# mask cases, key files, the environment), Redis when FERROFLAKE_TEST_REDIS is set (skipped,
+# saying so, otherwise); and, in the checkout, the committed index.d.ts/index.js against a
+# fresh napi build. The build from the package's own sources is tested in test-release.sh.
+# Benchmarks are not run here.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 package="$root/bindings-node"
+source "$root/scripts/dist.sh"
+need_dist
+version="$(node -p 'require(process.argv[1]).version' "$package/package.json")"
+npm_main="$dist/npm/ferroflake-$version.tgz"
+npm_prebuilt="$dist/npm/ferroflake-linux-x64-gnu-$version.tgz"
 consumer="$(mktemp -d)"
 trap 'rm -rf "$consumer"' EXIT
 
-echo "--- npm install $package from $consumer (builds from source)"
+echo "--- npm install the tarballs of dist/npm/ from $consumer"
 cd "$consumer"
 npm init -y >/dev/null
-npm install --no-audit --no-fund "$package"
+npm install --no-audit --no-fund "$npm_prebuilt" "$npm_main"
 node -e '
   const { Generator } = require("ferroflake");
   const id = new Generator({ nodeId: 1 }).nextId();
@@ -85,9 +93,21 @@ JS
 FERROFLAKE_MASK_KEY=1:000102030405060708090a0b0c0d0e0f node --require ./check-mask.cjs mask.js
 FERROFLAKE_MASK_KEY=1:000102030405060708090a0b0c0d0e0f node --require ./check-mask.cjs mask.mjs
 
-echo "--- dev dependencies (the napi CLI, for the .d.ts check)"
+echo "--- the committed index.d.ts and index.js against a fresh napi build"
+# The napi CLI, from the committed lock file (its release build shares the store clients'
+# with test-c.sh's library).
 cd "$package"
-npm install --no-audit --no-fund --ignore-scripts
+npm ci --no-audit --no-fund --ignore-scripts
+node --test test/dts.test.mjs
 
-echo "--- node --test"
-node --test --expose-gc test/*.test.mjs
+echo "--- node --test, on the installed package"
+# The tests go into the installed package's folder, where `ferroflake` and ../index.d.ts
+# are the installed ones.
+installed="$consumer/node_modules/ferroflake"
+cp -r "$package/test" "$installed/test"
+cd "$installed"
+tests=()
+for file in test/*.test.mjs; do
+  [ "$file" = test/dts.test.mjs ] || tests+=("$file")
+done
+FERROFLAKE_TEST_VECTORS="$root/testdata/vectors.json" node --test --expose-gc "${tests[@]}"

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# Python suite: installs the package the way a user does (`pip install ./bindings-python`
-# in a fresh venv; pip fetches maturin and builds the abi3 wheel), then runs pytest and
-# mypy.stubtest against the INSTALLED package, from outside the source tree.
+# Python suite, on the wheel that ships: the manylinux abi3 wheel scripts/release.sh built
+# into dist/python/, installed the way a user does (`pip install` into a fresh venv, with
+# the `test` extra: pytest, mypy), then pytest and mypy.stubtest against the INSTALLED
+# package, from outside the source tree; then the same wheel on the oldest and newest other
+# CPython this machine has. The sdist's build through pip is tested in test-release.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-venv="$root/target/python-suite/venv"
+source "$root/scripts/dist.sh"
+need_dist
+suite="$root/target/python-suite"
+wheels=("$dist"/python/ferroflake-*-cp39-abi3-*.whl)
+[ ${#wheels[@]} -eq 1 ] && [ -f "${wheels[0]}" ] || { echo "not one abi3 wheel in $dist/python" >&2; exit 1; }
+wheel="${wheels[0]}"
+echo "--- ${wheel#"$root/"}"
 
-rm -rf "$venv"
+rm -rf "$suite"
+venv="$suite/venv"
 python3 -m venv "$venv"
 py="$venv/bin/python"
-# The package plus its `test` extra (pytest, mypy), as declared in pyproject.toml.
-"$py" -m pip install --quiet --disable-pip-version-check "$root/bindings-python[test]"
+# The wheel plus its `test` extra, as declared in pyproject.toml.
+"$py" -m pip install --quiet --disable-pip-version-check "$wheel[test]"
 
 cd "$venv" # so `import ferroflake` cannot find bindings-python/python
 status=0
@@ -40,14 +49,10 @@ if [ ${#others[@]} -eq 0 ]; then
   echo "no other CPython found: the wheel was tested on $("$py" -V) only"
   exit 0
 fi
-wheels="$root/target/python-suite/wheels"
-rm -rf "$wheels"
-"$py" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$wheels" "$root/bindings-python"
 for other in "${others[@]}"; do
-  other_venv="$root/target/python-suite/venv-$("$other" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-  rm -rf "$other_venv"
+  other_venv="$suite/venv-$("$other" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   "$other" -m venv "$other_venv"
-  "$other_venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheels"/ferroflake-*.whl "pytest>=7"
+  "$other_venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" "pytest>=7"
   echo "=== the same wheel on $("$other_venv/bin/python" -V)"
   (cd "$other_venv" && "$other_venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings-python/tests")
 done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The release suite: builds every artifact with scripts/release.sh, then installs each one
-# the way its users do, in an empty folder outside the checkout, and runs a quickstart:
+# The release suite: takes every artifact scripts/release.sh built (scripts/test-all.sh runs
+# it first; run it yourself before this suite alone), then installs each one the way its
+# users do, in an empty folder outside the checkout, and runs a quickstart:
 #   - versions: every place that states the version agrees (scripts/check-versions.py);
 #   - crates: each .crate holds its README, both licence files and the metadata crates.io
 #     shows; the core crate, unpacked, is the path dependency of a new cargo project that
@@ -50,9 +51,8 @@ check() {
 
 # Packaging is what is tested here, not whether the tree is committed: a release proper
 # runs scripts/release.sh without --allow-dirty.
-echo "--- scripts/release.sh"
-bash scripts/release.sh --allow-dirty
-dist="$root/dist"
+source scripts/dist.sh
+need_dist
 version="$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "ferroflake"))')"
 
@@ -310,6 +310,15 @@ assert "ferroflake/py.typed" in names
 EOF
 }
 
+# The two builds from source (the sdist through pip, the npm package without its prebuilt
+# addon) share one target directory, outside the checkout's: their crates.io dependencies
+# are compiled once. Not the checkout's own: cargo names the shipped ferroflake crates as it
+# names the checkout's (by their path inside the workspace), so there it would take the
+# checkout's builds for them, stale or not, and the test would prove nothing about the
+# shipped sources. The two packages lay out those crates under different paths, so neither
+# can stand in for the other's.
+source_target="$work/source-target"
+
 # python_install NAME ARTIFACT: a fresh venv outside the checkout, the artifact installed
 # into it with pip, and the quickstart run from the venv's own folder.
 python_install() {
@@ -320,11 +329,8 @@ python_install() {
     "$venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$2"
   else
     # pip unpacks the sdist in a temporary folder and builds it there (maturin from PyPI,
-    # Rust from PATH), with a target directory of its own: cargo names the sdist's crates
-    # as it names the checkout's (by their path inside the workspace), so in this
-    # checkout's target directory it would take the checkout's builds for them, stale or
-    # not, and the test would prove nothing about the sdist's sources.
-    CARGO_TARGET_DIR="$venv/cargo-target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$2"
+    # Rust from PATH).
+    CARGO_TARGET_DIR="$source_target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$2"
   fi
   cd "$venv"
   "$venv/bin/python" "$work/py/quickstart.py" "$version" "$venv"
@@ -439,13 +445,13 @@ npm_prebuilt_install() {
 }
 
 # The source fallback: the main package alone (no optional package, as on a platform without
-# a prebuilt addon), built by its install script outside the repository, in a target
-# directory of its own so that no build of the checkout's crates can stand in for it.
-# FERROFLAKE_BUILD_STORES=0 leaves the server stores' clients out, which makes this cold
-# build several minutes shorter; the stores' crates are compiled from the same .crate
-# files by the Python sdist's build above, and the prebuilt addon has them.
+# a prebuilt addon), built by its install script outside the repository, in the sources'
+# target directory (see source_target). FERROFLAKE_BUILD_STORES=0 leaves the server
+# stores' clients out, which makes this build several minutes shorter; the stores' crates
+# are compiled from the same .crate files by the Python sdist's build above, and the
+# prebuilt addon has them.
 npm_source_install() {
-  export CARGO_TARGET_DIR="$work/npm/source-target" FERROFLAKE_BUILD_STORES=0
+  export CARGO_TARGET_DIR="$source_target" FERROFLAKE_BUILD_STORES=0
   npm_install source --omit=optional "$npm_main"
   grep -q 'building the addon from source' install.log
   [ -f node_modules/ferroflake/ferroflake.linux-x64-gnu.node ]

@@ -7,13 +7,14 @@
 # and evicting (it must fail closed). Run scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/rust-tests.sh
 start=$(date +%s)
 for tool in redis-server redis-cli mariadbd mariadb psql; do
   command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
 done
 
 # Build everything first, so the servers are not kept waiting.
-cargo test -p ferroflake-segment-stores --no-run --quiet
+rust_tests_build
 
 FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
@@ -27,12 +28,14 @@ export FERROFLAKE_TEST_MYSQL=$(ctl url mysql)
 export FERROFLAKE_TEST_REDIS=$(ctl url redis)
 echo "servers up under $FF_SERVERS_DIR ($(( $(date +%s) - start )) s)"
 
-# Unit tests, doctests and the SQLite tests (the server tests are #[ignore]d here).
-cargo test -p ferroflake-segment-stores
+# Unit tests and the SQLite tests (the server tests are #[ignore]d here).
+rust_tests 'package(ferroflake-segment-stores)'
 # Every server test. The ones that kill, flush or reconfigure a server run one at a time,
-# after the rest.
-cargo test -p ferroflake-segment-stores --test conformance --test leaf_table --test processes \
-  -- --ignored --skip server_killed
-cargo test -p ferroflake-segment-stores --test processes -- --ignored --test-threads=1 --nocapture server_killed
-cargo test -p ferroflake-segment-stores --test redis_faults -- --ignored --test-threads=1 --nocapture
+# after the rest (Leaf's table tests one at a time among themselves, the two that kill
+# connections or freeze a server alone: .config/nextest.toml).
+rust_tests 'package(ferroflake-segment-stores) & (binary(conformance) | binary(leaf_table) | binary(processes))
+  & !test(/server_killed/)' --run-ignored only
+rust_tests 'package(ferroflake-segment-stores) & binary(processes) & test(/server_killed/)' \
+  --run-ignored only --no-capture
+rust_tests 'package(ferroflake-segment-stores) & binary(redis_faults)' --run-ignored only --no-capture
 echo "segment stores passed in $(( $(date +%s) - start )) s"

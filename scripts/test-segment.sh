@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Segment mode: the store conformance suite (in-memory, SQLite), the allocator's tests,
-# doc tests, clippy, the README's quickstart and CLI lines; the loom model of the hot path
+# the README's quickstart and CLI lines (doc tests run in test-rust.sh, clippy in
+# test-lint.sh); the loom model of the hot path
 # and the segment switch, and proof that it catches a broken increment and a broken switch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+source scripts/rust-tests.sh
 
-cargo clippy -p ferroflake-segment --all-targets --features conformance -- -D warnings
-cargo test -p ferroflake-segment --features conformance
+rust_tests 'package(ferroflake-segment)'
 
 echo "--- the README's segment quickstart (examples/quickstart.rs) and its CLI lines"
-cargo run -q -p ferroflake-segment --example quickstart | grep -qE '^[0-9]+, runway [0-9]+ IDs$'
-cargo build -q -p ferroflake-cli
-ferroflake="${CARGO_TARGET_DIR:-target}/debug/ferroflake"
+rust_build --bins --examples
+"$rust_bin_dir/examples/segment_quickstart" | grep -qE '^[0-9]+, runway [0-9]+ IDs$'
+ferroflake="$rust_bin_dir/ferroflake"
 store="$(mktemp -d)/segments.db"
 "$ferroflake" segment create orders --start 1 --step 1000 --store "$store"
 [ "$("$ferroflake" segment next orders -n 3 --store "$store" | tr '\n' ' ')" = "1 2 3 " ]
@@ -21,10 +21,13 @@ store="$(mktemp -d)/segments.db"
 rm -rf "$(dirname "$store")"
 echo "segment README smoke: 5 passed"
 
-echo "--- loom model of the segment switch (release, preemption bound 3)"
-RUSTFLAGS="--cfg ferroflake_loom" LOOM_MAX_PREEMPTIONS=3 \
-  cargo test -p ferroflake-segment --no-default-features --test loom --release \
-  --target-dir target/loom
+# The loom builds take their cfg from FERROFLAKE_CFG through segment/build.rs (and
+# core/build.rs), in the cfg-variants profile's target directory, which test-rust.sh's
+# models share: a mutant recompiles these two crates, not loom and its dependencies.
+echo "--- loom model of the segment switch (preemption bound 3)"
+FERROFLAKE_CFG=ferroflake_loom LOOM_MAX_PREEMPTIONS=3 \
+  cargo test -p ferroflake-segment --no-default-features --features loom --test loom \
+  --profile cfg-variants
 
 # Each mutant must fail the models with duplicate IDs: an increment split into a read and
 # a write, and a switch that publishes the new bounds before it resets the cursor.
@@ -33,9 +36,9 @@ for mutant in "ferroflake_loom_mutant:a read and a write in place of the fetch_a
   cfg=${mutant%%:*}
   echo "--- loom model against a mutant (${mutant#*:}): it must fail"
   log=$(mktemp)
-  if RUSTFLAGS="--cfg ferroflake_loom --cfg $cfg" LOOM_MAX_PREEMPTIONS=2 \
-    cargo test -p ferroflake-segment --no-default-features --test loom --release \
-    --target-dir "target/loom-$cfg" >"$log" 2>&1; then
+  if FERROFLAKE_CFG="ferroflake_loom,$cfg" LOOM_MAX_PREEMPTIONS=2 \
+    cargo test -p ferroflake-segment --no-default-features --features loom --test loom \
+    --profile cfg-variants >"$log" 2>&1; then
     cat "$log"; echo "FAIL: the loom model passed $cfg"; exit 1
   fi
   grep -q "duplicate IDs" "$log" || { cat "$log"; echo "FAIL: $cfg failed for another reason"; exit 1; }

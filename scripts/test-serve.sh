@@ -6,19 +6,16 @@
 # under load and started again. Run scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/rust-tests.sh
 start=$(date +%s)
 for tool in psql protoc; do
   command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
 done
 
-# Build everything first, so the server is not kept waiting.
-cargo test -p ferroflake-serve --features stores --no-run --quiet
-cargo test -p ferroflake-cli --test serve --no-run --quiet
-
-# Unit tests, doctests, routes, readiness and the two-server run, in this process.
-cargo test -p ferroflake-serve --features stores
-# The binary as a child process: SIGTERM under load, a second signal, a drain timeout.
-cargo test -p ferroflake-cli --test serve
+# Unit tests, routes, readiness and the two-server run, in the test processes; the binary
+# as a child process (cli/tests/serve.rs): SIGTERM under load, a second signal, a drain
+# timeout.
+rust_tests 'package(ferroflake-serve) | (package(ferroflake-cli) & binary(serve))'
 
 FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
@@ -26,5 +23,5 @@ ctl() { bash scripts/servers/ctl.sh "$@"; }
 trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR"' EXIT
 ctl start postgres
 export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
-cargo test -p ferroflake-serve --features stores --test store_outage -- --ignored --nocapture
+rust_tests 'package(ferroflake-serve) & binary(store_outage)' --run-ignored only --no-capture
 echo "serve passed in $(( $(date +%s) - start )) s"

@@ -1,5 +1,6 @@
 // Shared by the test files: the addon (through the package's own name, so the exports map
-// is what the tests use) and testdata/vectors.json.
+// is what the tests use) and testdata/vectors.json (FERROFLAKE_TEST_VECTORS names it where
+// the tests run from an installed copy of the package, as scripts/test-node.sh runs them).
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -9,7 +10,11 @@ const require = createRequire(import.meta.url)
 export const addon = require('ferroflake')
 
 export const vectors = JSON.parse(
-  readFileSync(fileURLToPath(new URL('../../testdata/vectors.json', import.meta.url)), 'utf8'),
+  readFileSync(
+    process.env.FERROFLAKE_TEST_VECTORS ??
+      fileURLToPath(new URL('../../testdata/vectors.json', import.meta.url)),
+    'utf8',
+  ),
 )
 
 /** A vectors.json layout spec (snake_case) in the addon's camelCase shape. */

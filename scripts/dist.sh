@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sourced by the suites that test what ships (test-c.sh, test-python.sh, test-node.sh,
+# test-release.sh): where scripts/release.sh puts the artifacts, and a check that they were
+# built from the sources as they are now, so that no suite tests a stale artifact.
+
+dist_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dist="$dist_root/dist"
+dist_stamp="$dist/.sources"
+
+# The sources the artifacts are built from, as one hash: every file git tracks or would
+# track, as it is in the working tree, but for the ones no artifact holds (the scripts,
+# the face suites' tests, benches, the front page and this project's own settings), so a
+# test can be changed and run again without a new release build.
+dist_sources_hash() {
+  local index
+  index="$(mktemp)"
+  cp "$(git -C "$dist_root" rev-parse --path-format=absolute --git-path index)" "$index"
+  GIT_INDEX_FILE="$index" git -C "$dist_root" add -A
+  GIT_INDEX_FILE="$index" git -C "$dist_root" ls-files -s |
+    grep -Ev $'\t(scripts/|benches/|bindings-python/tests/|bindings-node/test/|\\.ci/|\\.config/|README\\.md$|BENCHMARKS\\.md$)' |
+    sha256sum | cut -d' ' -f1
+  rm -f "$index"
+}
+
+# Records that dist/ holds what the sources build (scripts/release.sh, last).
+dist_stamp() {
+  dist_sources_hash >"$dist_stamp"
+}
+
+# Stops the calling suite unless dist/ was built from the sources as they are now.
+need_dist() {
+  if [ ! -f "$dist_stamp" ]; then
+    echo "no release artifacts in $dist: run scripts/release.sh --allow-dirty first" >&2
+    exit 1
+  fi
+  if [ "$(cat "$dist_stamp")" != "$(dist_sources_hash)" ]; then
+    echo "$dist was built from other sources: run scripts/release.sh --allow-dirty again" >&2
+    exit 1
+  fi
+}
