@@ -175,8 +175,21 @@ fn lost_stops_for_good() {
         generator.next_id(),
         Err(Error::LeaseExpired { .. })
     ));
+    let renewals_at_loss = registry.renewals();
     registry.set(Mode::Pass);
-    std::thread::sleep(Duration::from_millis(700)); // two renewal periods
+    // Two renewal periods, counted on a witness with the same settings on a registry of
+    // its own: had the lost lease's renewal thread gone on, it would have renewed by then.
+    let (_witness_dir, witness_registry, _witness_clock, witness) = leased_on_switchable();
+    let witness_start = witness_registry.renewals();
+    wait_for("two renewals of the witness", Duration::from_secs(10), || {
+        witness_registry.renewals() >= witness_start + 2
+    });
+    assert_eq!(
+        registry.renewals(),
+        renewals_at_loss,
+        "a lost lease is not renewed again"
+    );
+    assert_eq!(witness.status(), LeaseStatus::Held);
     assert_eq!(generator.status(), LeaseStatus::Lost);
     assert!(matches!(
         generator.next_id(),

@@ -1,7 +1,7 @@
 //! Test helpers shared by the lease tests.
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,10 +19,11 @@ pub enum Mode {
     LoseRenewals = 2,
 }
 
-/// A registry wrapper whose failures a test switches on and off.
+/// A registry wrapper whose failures a test switches on and off; it counts renewals.
 pub struct Switchable {
     pub inner: Arc<dyn Registry>,
     mode: AtomicU8,
+    renewals: AtomicU64,
 }
 
 impl Switchable {
@@ -30,7 +31,12 @@ impl Switchable {
         Arc::new(Switchable {
             inner,
             mode: AtomicU8::new(Mode::Pass as u8),
+            renewals: AtomicU64::new(0),
         })
+    }
+    /// Renewal calls so far, whatever they were answered.
+    pub fn renewals(&self) -> u64 {
+        self.renewals.load(Ordering::SeqCst)
     }
     pub fn set(&self, mode: Mode) {
         self.mode.store(mode as u8, Ordering::SeqCst);
@@ -54,6 +60,7 @@ impl Registry for Switchable {
         self.inner.acquire(request)
     }
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+        self.renewals.fetch_add(1, Ordering::SeqCst);
         match self.mode() {
             m if m == Mode::Unreachable as u8 => Err(Self::unreachable()),
             m if m == Mode::LoseRenewals as u8 => Err(LeaseError::Lost {
