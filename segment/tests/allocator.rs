@@ -288,7 +288,11 @@ fn store_down_drains_memory_then_typed_error_then_recovers() {
         "{status:?}"
     );
     assert!(status.counters.fetch_failures >= 1, "{status:?}");
-    thread::sleep(Duration::from_millis(100)); // a few retries fail meanwhile
+    // The worker retries on its own while the store is down: wait for two more failures.
+    let failed = status.counters.fetch_failures;
+    wait_for("two more retries to fail", Duration::from_secs(5), || {
+        handle.status().counters.fetch_failures >= failed + 2
+    });
     store.set_off(false);
     let mut next = None;
     wait_for("recovery", Duration::from_secs(5), || {
@@ -569,12 +573,14 @@ fn drain(handle: &ferroflake_segment::KeyHandle) -> (Vec<u64>, SegmentError) {
 fn a_row_lowered_under_the_allocator_is_rewound_never_reissued() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.db");
-    let store = Arc::new(SqliteStore::open(&file).unwrap());
+    let store = Switchable::new(Arc::new(SqliteStore::open(&file).unwrap()));
     store.create("r", 1, 10).unwrap();
+    store.create("witness", 1, 10).unwrap();
     let config = SegmentConfig {
         max_step: 10,
         ..fast_config()
     };
+    let retry_max = config.retry_max;
     let allocator = SegmentAllocator::new(store.clone(), config).unwrap();
     let handle = allocator.key("r").unwrap(); // holds 1..11; the row says 11
     let edit = rusqlite::Connection::open(&file).unwrap();
@@ -591,7 +597,24 @@ fn a_row_lowered_under_the_allocator_is_rewound_never_reissued() {
         text.contains("1..11") && text.contains("max_id is set above"),
         "the message says what came back and how to recover: {text}"
     );
-    thread::sleep(Duration::from_millis(100)); // a retry would have come by now
+    // A retry would be due within `retry_max` of the refusal. The one fetch worker takes
+    // due fetches earliest first, so once a fetch asked for after that has arrived, any
+    // retry has been tried: count the store's allocations across it.
+    let refused_at = Instant::now();
+    let allocations = store.allocations.load(Ordering::SeqCst);
+    let witness = allocator.key("witness").unwrap(); // one allocation: 1..11
+    // Not a wait for an event: the instant by which the config makes any retry due.
+    thread::sleep((refused_at + retry_max).saturating_duration_since(Instant::now()));
+    witness.next_id().unwrap();
+    witness.next_id().unwrap(); // past 10%: its next segment is fetched, one allocation
+    wait_for("the witness's prefetch", Duration::from_secs(10), || {
+        witness.status().next.is_some()
+    });
+    assert_eq!(
+        store.allocations.load(Ordering::SeqCst),
+        allocations + 2,
+        "the witness's two allocations, none for the refused key"
+    );
     assert!(matches!(
         handle.next_id(),
         Err(SegmentError::Rewound { .. })
