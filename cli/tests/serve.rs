@@ -156,7 +156,11 @@ fn wait_read_by_peer(stream: &TcpStream, within: Duration) {
     let (ours, theirs) = (stream.local_addr().unwrap(), stream.peer_addr().unwrap());
     let hex = |addr: std::net::SocketAddr| match addr {
         std::net::SocketAddr::V4(a) => {
-            format!("{:08X}:{:04X}", u32::from_ne_bytes(a.ip().octets()), a.port())
+            format!(
+                "{:08X}:{:04X}",
+                u32::from_ne_bytes(a.ip().octets()),
+                a.port()
+            )
         }
         std::net::SocketAddr::V6(_) => panic!("the service listens on 127.0.0.1"),
     };

@@ -181,9 +181,11 @@ fn lost_stops_for_good() {
     // its own: had the lost lease's renewal thread gone on, it would have renewed by then.
     let (_witness_dir, witness_registry, _witness_clock, witness) = leased_on_switchable();
     let witness_start = witness_registry.renewals();
-    wait_for("two renewals of the witness", Duration::from_secs(10), || {
-        witness_registry.renewals() >= witness_start + 2
-    });
+    wait_for(
+        "two renewals of the witness",
+        Duration::from_secs(10),
+        || witness_registry.renewals() >= witness_start + 2,
+    );
     assert_eq!(
         registry.renewals(),
         renewals_at_loss,

@@ -603,7 +603,7 @@ fn a_row_lowered_under_the_allocator_is_rewound_never_reissued() {
     let refused_at = Instant::now();
     let allocations = store.allocations.load(Ordering::SeqCst);
     let witness = allocator.key("witness").unwrap(); // one allocation: 1..11
-    // Not a wait for an event: the instant by which the config makes any retry due.
+                                                     // Not a wait for an event: the instant by which the config makes any retry due.
     thread::sleep((refused_at + retry_max).saturating_duration_since(Instant::now()));
     witness.next_id().unwrap();
     witness.next_id().unwrap(); // past 10%: its next segment is fetched, one allocation
