@@ -592,10 +592,11 @@ fn server_restart(b: &Backend) {
                 .unwrap()
         })
         .collect();
-    // Every holder must be past its start (a new namespace's floor, TTL + quarantine).
-    thread::sleep(Duration::from_millis(
-        (b.ttl_ms + b.quarantine_ms + 2000).max(4000),
-    ));
+    // Every holder must be past its start (a new namespace's floor, TTL + quarantine):
+    // each has issued (its IDs file grows as it issues).
+    wait_for("every holder to issue", Duration::from_secs(60), || {
+        outs.iter().all(|out| !read_ids(out).is_empty())
+    });
     let killed_at = wall_ms();
     ctl("kill", b.name);
     thread::sleep(Duration::from_millis(b.ttl_ms + 1500));
