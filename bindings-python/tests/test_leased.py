@@ -109,7 +109,13 @@ def test_threads_share_one_leased_generator_and_close_stops_them_all(registry: s
     for t in threads:
         t.start()
     start.wait()
-    time.sleep(0.2)
+    # Close while the threads issue: once each has issued and 1,000 are out (a refusal or
+    # the deadline ends the wait too, and the checks below fail).
+    deadline = time.monotonic() + 30
+    while not (all(results) and sum(map(len, results)) > 1000):
+        if refusals or time.monotonic() > deadline:
+            break
+        time.sleep(0.001)
     gen.close()  # while the threads issue
     for t in threads:
         t.join()
@@ -125,9 +131,15 @@ def test_threads_share_one_leased_generator_and_close_stops_them_all(registry: s
 def test_renewal_keeps_issuing_past_several_ttls(registry: str) -> None:
     gen = LeasedGenerator(ONE_NODE, registry, **FAST)
     first_fence = gen.fence_ms
-    time.sleep(2.5)  # renewed every ttl/3 on the lease's own thread, without the GIL
+    assert first_fence is not None
+    # Renewed every ttl/3 on the lease's own thread, without the GIL: wait until a renewal
+    # has moved the fence two TTLs past the first one (one made over two TTLs later).
+    deadline = time.monotonic() + 30
+    while (gen.fence_ms or 0) < first_fence + 2 * gen.ttl_ms:
+        assert time.monotonic() < deadline, (first_fence, gen.fence_ms, gen.status)
+        time.sleep(0.01)
     assert gen.status == "held" and gen.next_id() > 0
-    assert gen.fence_ms is not None and first_fence is not None and gen.fence_ms > first_fence
+    assert gen.fence_ms is not None and gen.fence_ms > first_fence
     gen.close()
 
 
