@@ -4,7 +4,7 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -25,6 +25,27 @@ function registryDir() {
   return dir
 }
 after(() => folders.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+
+/** Whether an embedded registry's records show a node id held: null before any claim. */
+function held(dir) {
+  let records
+  try {
+    records = JSON.parse(readFileSync(join(dir, 'leases.json'), 'utf8'))
+  } catch {
+    return null // not written yet (each write is a rename: never half a file)
+  }
+  const nodes = Object.values(records.nodes ?? {})
+  return nodes.length === 0 ? null : nodes.some((node) => node.token != null)
+}
+
+/** Polls `condition` until it holds; fails after `withinMs`. */
+async function until(what, condition, withinMs = 30_000) {
+  const deadline = Date.now() + withinMs
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out after ${withinMs} ms waiting for ${what}`)
+    await sleep(10)
+  }
+}
 
 // Short timings, the same for every holder of a registry (maxTtlMs must agree): a new
 // registry makes its first claims wait maxTtlMs plus the quarantine (ttl / 5).
@@ -302,9 +323,12 @@ test('a worker ended while its open() waits gives its use of the lease back', { 
   const options = { registry, ...FAST }
   // A new registry: the open waits out its floor (about 2.4 s) on the thread pool.
   const worker = new Worker(fixture('leased-worker.mjs'), { workerData: { options, count: 1, keep: true } })
-  await sleep(300)
+  // The open has claimed a node id (the registry records a holder) and waits out the floor.
+  await until('the worker\'s claim', () => held(registry) === true)
   await worker.terminate()
-  await sleep(4_000) // the open has finished on the pool by now
+  // The open finishes on the pool with nobody to take it: its use is given back, and the
+  // registry records the release.
+  await until('the ended worker\'s claim to be released', () => held(registry) === false)
   const main = await LeasedGenerator.open(options)
   assert.equal(main.isShared, false, 'no use of the lease was left counted for the ended worker')
   main.close()
