@@ -4,10 +4,13 @@
 # in one profile (dev) with one feature set. A suite that asked for `-p CRATE --features X`
 # instead would make resolver 2 choose other features for the dependencies they share,
 # and compile them again. Not in it: the Python and Node crates, extension modules that
-# maturin and napi build (scripts/release.sh) and clippy checks (scripts/test-lint.sh).
+# maturin and napi build (scripts/release.sh) and clippy checks (scripts/test-lint.sh), and
+# the lease protocol's model, which only an optimised build checks in reasonable time
+# (scripts/test-lease-model.sh).
 # Test groups (which tests run alone, which one at a time) are in .config/nextest.toml.
 
-rust_test_selection=(--workspace --exclude ferroflake-python --exclude ferroflake-node --all-features)
+rust_test_selection=(--workspace --exclude ferroflake-python --exclude ferroflake-node
+  --exclude ferroflake-lease-model --all-features)
 
 # rust_tests FILTERSET [NEXTEST OPTIONS...]: runs the tests FILTERSET selects, building
 # whatever changed first.

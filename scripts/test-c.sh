@@ -21,9 +21,6 @@ out="$target_dir/c-tests"
 rm -rf "$out"
 mkdir -p "$out"
 
-# The stores build below regenerates the header too.
-export FERROFLAKE_WRITE_HEADER=1
-
 passed=0
 failed=0
 # check NAME COMMAND...: runs one check, keeps its output in $out/NAME.log, shows it on failure.
@@ -71,6 +68,9 @@ check versions-match-cargo-toml version_macros_match_cargo_toml
 
 # Release, so the build dependencies and the core are shared with the library's build.
 check rust-unit-tests cargo test -p ferroflake-ffi --release --lib
+# And with the stores, in the Rust tests' build (scripts/rust-tests.sh).
+source scripts/rust-tests.sh
+check rust-unit-tests-with-stores rust_tests 'package(ferroflake-ffi)'
 
 check header-alone-c99 gcc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c \
   -I"$inc" - <<<'#include "ferroflake.h"'
@@ -163,16 +163,17 @@ check readme-mask-shared readme_snippet quickstart-c-mask shared
 check readme-mask-static readme_snippet quickstart-c-mask static
 
 # Leases and segments against a library with the stores: an unreachable Redis, PostgreSQL
-# or MySQL server is refused with FERROFLAKE_RESULT_UNAVAILABLE within seconds. This
-# library does not ship (the tarball's leaves the stores out), so it is built here; the
-# Node suite's napi build shares its release build of the store clients.
-echo "--- building libferroflake with the stores (release)"
-stores_prefix="$target_dir/ferroflake-c-stores"
-bash ffi-c/build-c.sh --stores "$stores_prefix"
+# or MySQL server is refused with FERROFLAKE_RESULT_UNAVAILABLE within seconds. That library
+# does not ship (the tarball's leaves the stores out): it is the static library of the Rust
+# tests' build (scripts/rust-tests.sh, every feature), so no release build of the store
+# clients is made for it. It links what the tarball's does, and zlib (MySQL's client
+# compresses), as `ffi-c/build-c.sh --stores` says in its ferroflake.pc.
+echo "--- libferroflake with the stores, from the Rust tests' build (dev profile)"
+rust_build --lib
 # shellcheck disable=SC2046 # pkg-config output is meant to be split into words
-stores_static=("$stores_prefix/lib/libferroflake.a"
-  $(PKG_CONFIG_PATH="$stores_prefix/lib/pkgconfig" pkg-config --libs --static ferroflake |
-    sed 's/-L[^ ]*//; s/-lferroflake//'))
+stores_static=("$rust_bin_dir/libferroflake_ffi.a"
+  $(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --libs --static ferroflake |
+    sed 's/-L[^ ]*//; s/-lferroflake//') -lz)
 for program in lease segment; do
   src="ffi-c/tests/$program.c"
   check "$program-stores-build" gcc "${cflags[@]}" -DFERROFLAKE_TEST_STORES=1 "$src" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The core: unit, integration, property and doc tests (the doc tests of every crate run
+# The core (and the store address grammar): unit, integration, property and doc tests (the doc tests of every crate run
 # here, once, since cargo-nextest does not run doc tests); the no_std build; the README's
 # quickstart; the portable build; the loom models, and proof that they catch a broken CAS
 # loop; a real wall-clock step. Clippy (benches included) runs in test-lint.sh.
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
 
 cargo build -p ferroflake --no-default-features
-rust_tests 'package(ferroflake)'
+rust_tests 'package(ferroflake) | package(ferroflake-store-address)'
 
 echo "--- doc tests of every crate"
 cargo test "${rust_test_selection[@]}" --doc
