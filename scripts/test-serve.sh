@@ -12,10 +12,11 @@ for tool in psql protoc; do
   command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
 done
 
-# Unit tests, routes, readiness and the two-server run, in the test processes; the binary
-# as a child process (cli/tests/serve.rs): SIGTERM under load, a second signal, a drain
-# timeout.
-rust_tests 'package(ferroflake-serve) | (package(ferroflake-cli) & binary(serve))'
+# Unit tests, routes, readiness and the two-server run, in the test processes; then the
+# binary as a child process (cli/tests/serve.rs): SIGTERM under load, a second signal, a
+# drain timeout.
+rust_tests 'package(ferroflake-serve)'
+rust_tests 'package(ferroflake-cli) & binary(serve)'
 
 FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
