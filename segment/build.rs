@@ -14,18 +14,26 @@ const KNOWN: [&str; 4] = [
 fn main() {
     println!("cargo:rerun-if-env-changed=FERROFLAKE_CFG");
     let wanted = std::env::var("FERROFLAKE_CFG").unwrap_or_default();
-    for cfg in wanted
+    let cfgs: Vec<&str> = wanted
         .split(',')
         .map(str::trim)
         .filter(|cfg| !cfg.is_empty())
-    {
+        .collect();
+    let loom = cfgs.contains(&"ferroflake_loom");
+    for cfg in cfgs {
         assert!(
             KNOWN.contains(&cfg),
             "FERROFLAKE_CFG: unknown cfg {cfg:?}; known: {KNOWN:?}"
         );
         assert!(
-            cfg != "ferroflake_loom" || std::env::var_os("CARGO_FEATURE_LOOM").is_some(),
+            !loom || std::env::var_os("CARGO_FEATURE_LOOM").is_some(),
             "FERROFLAKE_CFG=ferroflake_loom needs the `loom` feature"
+        );
+        // A mutant breaks the generator on purpose: only inside the loom model, whose
+        // atomics work nowhere else, so it can never reach a build that issues IDs.
+        assert!(
+            loom || !cfg.starts_with("ferroflake_loom_mutant"),
+            "FERROFLAKE_CFG: {cfg} only together with ferroflake_loom"
         );
         println!("cargo:rustc-cfg={cfg}");
     }
