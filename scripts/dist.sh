@@ -8,23 +8,27 @@ dist="$dist_root/dist"
 dist_stamp="$dist/.sources"
 
 # The sources the artifacts are built from, as one hash: every file git tracks or would
-# track, as it is in the working tree, but for the ones no artifact holds (the scripts,
-# the face suites' tests, benches, the front page and this project's own settings), so a
-# test can be changed and run again without a new release build.
+# track, as it is in the working tree, but for the ones no artifact holds or is built by
+# (the suites' scripts and tests, benches, the lease model, the front page, this project's
+# own settings), so a test can be changed and run again without a new release build; and
+# the Rust toolchain that builds them.
 dist_sources_hash() {
   local index
   index="$(mktemp)"
   cp "$(git -C "$dist_root" rev-parse --path-format=absolute --git-path index)" "$index"
   GIT_INDEX_FILE="$index" git -C "$dist_root" add -A
-  GIT_INDEX_FILE="$index" git -C "$dist_root" ls-files -s |
-    grep -Ev $'\t(scripts/|benches/|bindings-python/tests/|bindings-node/test/|\\.ci/|\\.config/|README\\.md$|BENCHMARKS\\.md$)' |
-    sha256sum | cut -d' ' -f1
+  {
+    GIT_INDEX_FILE="$index" git -C "$dist_root" ls-files -s |
+      grep -Ev $'\t(scripts/test-|scripts/servers/|scripts/rust-tests\\.sh|benches/|bindings-python/tests/|bindings-(python|node)/bench/|bindings-node/test/|ffi-c/tests/|lease/model/|\\.ci/|\\.config/|\\.gitignore$|README\\.md$|BENCHMARKS\\.md$)'
+    rustc -vV
+  } | sha256sum | cut -d' ' -f1
   rm -f "$index"
 }
 
-# Records that dist/ holds what the sources build (scripts/release.sh, last).
+# dist_stamp HASH: records that dist/ holds what the sources that hashed to HASH build
+# (scripts/release.sh, last, with the hash it took before building).
 dist_stamp() {
-  dist_sources_hash >"$dist_stamp"
+  echo "$1" >"$dist_stamp"
 }
 
 # Stops the calling suite unless dist/ was built from the sources as they are now.

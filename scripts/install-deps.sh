@@ -22,6 +22,6 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "installing: cargo-nextest (crates.io)"
-  cargo install --locked --quiet cargo-nextest
+  cargo install --locked --quiet cargo-nextest --version 0.9.143
 fi
 echo "deps ready"

@@ -239,6 +239,13 @@ build_npm() {
   (cd "$main" && npm pack --silent --pack-destination "$dist/npm" >/dev/null)
 }
 
+if [ -n "${FERROFLAKE_CFG-}" ]; then
+  echo "FERROFLAKE_CFG is set ($FERROFLAKE_CFG): a test-only build, never a release" >&2
+  exit 1
+fi
+# The sources as this build starts: what the artifacts are stamped with, so that a file
+# changed while they build leaves them stale, not fresh.
+sources="$(dist_sources_hash)"
 rm -rf "$dist"
 mkdir -p "$dist"
 check_versions
@@ -247,6 +254,10 @@ build_c
 build_python
 build_npm
 (cd "$dist" && find . -type f ! -name SHA256SUMS ! -name .sources | sed 's|^\./||' | sort | xargs sha256sum >SHA256SUMS)
-dist_stamp
+dist_stamp "$sources"
+if [ "$(dist_sources_hash)" != "$sources" ]; then
+  echo "the sources changed during the build (include/ferroflake.h regenerated, or an edit):" \
+    "the suites will refuse dist/ until this script runs again" >&2
+fi
 echo "--- dist/ ($version):"
 (cd "$dist" && find . -type f | sed 's|^\./||' | sort | xargs ls -l | awk '{print $5, $9}')

@@ -24,7 +24,7 @@ ferroflake="$rust_bin_dir/ferroflake"
 # Unit tests and the multi-process suite on the embedded registry, before the servers
 # start (the server tests are #[ignore]d here and run below). Two at a time: the scenarios
 # start up to 32 processes each, on deadlines of a second or two.
-rust_tests 'package(ferroflake-lease-stores)' --test-threads 2
+rust_tests_by_file 'package(ferroflake-lease-stores)' --test-threads 2
 echo "embedded and unit tests passed ($(( $(date +%s) - start )) s)"
 
 FF_SERVERS_DIR=$(mktemp -d)

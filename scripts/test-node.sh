@@ -94,8 +94,8 @@ FERROFLAKE_MASK_KEY=1:000102030405060708090a0b0c0d0e0f node --require ./check-ma
 FERROFLAKE_MASK_KEY=1:000102030405060708090a0b0c0d0e0f node --require ./check-mask.cjs mask.mjs
 
 echo "--- the committed index.d.ts and index.js against a fresh napi build"
-# The napi CLI, from the committed lock file (its release build shares the store clients'
-# with test-c.sh's library).
+# The napi CLI, from the committed lock file. The addon builds without the stores (see
+# dts.test.mjs), so its release build shares the C tarball's.
 cd "$package"
 npm ci --no-audit --no-fund --ignore-scripts
 node --test test/dts.test.mjs

@@ -31,7 +31,9 @@ fi
 echo "--- the portable build: Linux-only parts compiled out, as on macOS, the BSDs and Windows"
 # The fast clock falls back to the system clock; the C, Python and Node faces must still
 # compile, so none of them may name a Linux-only item. The check shares test-lint.sh's
-# clippy build of the dependencies (same selection, check mode).
+# clippy build of the dependencies (same selection, check mode); with every feature, it
+# runs core's build script apart from the tests' build (scripts/rust-tests.sh), which
+# FERROFLAKE_CFG would otherwise make stale.
 FERROFLAKE_CFG=ferroflake_portable cargo test -p ferroflake --test portable --profile cfg-variants
 FERROFLAKE_CFG=ferroflake_portable cargo check --workspace --all-features --lib
 

@@ -29,14 +29,12 @@ export FERROFLAKE_TEST_REDIS=$(ctl url redis)
 echo "servers up under $FF_SERVERS_DIR ($(( $(date +%s) - start )) s)"
 
 # Unit tests and the SQLite tests (the server tests are #[ignore]d here).
-rust_tests 'package(ferroflake-segment-stores)'
+rust_tests_by_file 'package(ferroflake-segment-stores)'
 # Every server test, one test file at a time (their deadlines were set for that). The ones
 # that kill, flush or reconfigure a server run one at a time, after the rest (Leaf's table
 # tests one at a time among themselves: .config/nextest.toml).
-for binary in conformance leaf_table processes; do
-  rust_tests "package(ferroflake-segment-stores) & binary($binary) & !test(/server_killed/)" \
-    --run-ignored only
-done
+rust_tests_by_file 'package(ferroflake-segment-stores) & !binary(redis_faults) & !test(/server_killed/)' \
+  --run-ignored only
 rust_tests 'package(ferroflake-segment-stores) & binary(processes) & test(/server_killed/)' \
   --run-ignored only --no-capture
 rust_tests 'package(ferroflake-segment-stores) & binary(redis_faults)' --run-ignored only --no-capture

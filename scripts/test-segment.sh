@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
 
-rust_tests 'package(ferroflake-segment)'
+# One test file at a time, as their deadlines (100 ms bounds on the allocator) assume.
+rust_tests_by_file 'package(ferroflake-segment)'
 
 echo "--- the README's segment quickstart (examples/quickstart.rs) and its CLI lines"
 rust_build --bins --examples
