@@ -26,11 +26,12 @@ failed=0
 # check NAME COMMAND...: runs one check, keeps its output in $out/NAME.log, shows it on failure.
 # The command runs in a subshell of its own, started apart from any condition, so `set -e`
 # holds inside a function it calls (bash ignores it in a function called as an `if`
-# condition, and such a check passed whenever its last line did).
+# condition, and such a check passed whenever its last line did). It keeps the caller's
+# standard input, which a command started with & would otherwise read from /dev/null.
 check() {
   local name="$1"
   shift
-  ("$@") >"$out/$name.log" 2>&1 &
+  ("$@") <&0 >"$out/$name.log" 2>&1 &
   if wait $!; then
     passed=$((passed + 1))
     echo "ok    $name"
