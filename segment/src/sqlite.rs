@@ -79,12 +79,19 @@ impl SqliteStore {
         let path = path.as_ref().to_owned();
         let conn = Connection::open(&path).map_err(unavailable)?;
         conn.busy_timeout(busy_timeout).map_err(unavailable)?;
-        // WAL: readers do not block the writer; a crash never loses a committed allocation.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(unavailable)?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(unavailable)?;
-        conn.execute_batch(SCHEMA).map_err(unavailable)?;
+        // Processes opening a new file at once: SQLite can answer BUSY at once, without
+        // its busy handler, to a connection that switches the journal to WAL while another
+        // does. The setup is tried again until busy_timeout has passed.
+        let deadline = std::time::Instant::now() + busy_timeout;
+        loop {
+            match set_up(&conn) {
+                Ok(()) => break,
+                Err(error) if is_busy(&error) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(error) => return Err(unavailable(error)),
+            }
+        }
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             path,
@@ -281,4 +288,20 @@ fn private_dir(dir: &Path) -> Result<(), SegmentError> {
         )));
     }
     Ok(())
+}
+
+/// WAL (readers do not block the writer; a crash never loses a committed allocation), full
+/// syncs, and the table if it is missing.
+fn set_up(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.execute_batch(SCHEMA)
+}
+
+/// Another connection holds the lock this one needs.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
