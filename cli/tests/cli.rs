@@ -3,10 +3,11 @@
 //!
 //! A new embedded registry makes its first claims wait out the lost-records floor (about
 //! 12 s with the default settings). So the leased tests share one registry, made and
-//! warmed once ([`shared_registry`]); only a test that must wreck its registry makes its
-//! own.
+//! warmed once per run ([`shared_registry`]); only a test that must wreck its registry
+//! makes its own.
 
 use std::collections::HashSet;
+use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -15,6 +16,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use ferroflake::{Format, Layout, Parts};
+use rustix::fs::FlockOperation;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
 
@@ -45,21 +47,31 @@ fn fresh_dir(name: &str) -> PathBuf {
 }
 
 /// One embedded registry for the leased tests, made by a first run that waits out the
-/// new registry's floor, and says so on stderr (a wait is never silent).
+/// new registry's floor, and says so on stderr (a wait is never silent). Under
+/// cargo-nextest every test is a process of its own: the run's id names the registry they
+/// share, and a lock file makes the others wait while the first one warms it.
 fn shared_registry() -> &'static str {
     static DIR: OnceLock<String> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = fresh_dir("shared");
+        let run =
+            std::env::var("NEXTEST_RUN_ID").unwrap_or_else(|_| std::process::id().to_string());
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-shared-{run}"));
+        let lock = File::create(dir.with_extension("lock")).unwrap();
+        rustix::fs::flock(&lock, FlockOperation::LockExclusive).unwrap();
+        let warmed = dir.with_extension("warmed");
         let dir = dir.to_str().unwrap().to_owned();
-        let output = ferroflake(&["next", "--lease", &dir]);
-        stdout(&output);
-        let message = stderr(&output);
-        assert!(
-            message.starts_with("ferroflake: node id ")
-                && message.contains("found records missing")
-                && message.contains("waiting 12s"),
-            "the floor wait of a new registry is reported: {message:?}"
-        );
+        if !warmed.exists() {
+            let output = ferroflake(&["next", "--lease", &dir]);
+            stdout(&output);
+            let message = stderr(&output);
+            assert!(
+                message.starts_with("ferroflake: node id ")
+                    && message.contains("found records missing")
+                    && message.contains("waiting 12s"),
+                "the floor wait of a new registry is reported: {message:?}"
+            );
+            File::create(&warmed).unwrap();
+        }
         dir
     })
 }
