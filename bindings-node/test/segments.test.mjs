@@ -3,7 +3,7 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { linkSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -145,4 +145,26 @@ test('bad input to every segment function is a coded error; unreachable stores r
     assert.ok(Date.now() - started < 15_000, `${store}: refused in ${Date.now() - started} ms`)
   }
   allocator.close()
+})
+
+test('a hard link to an open SQLite file is refused; a symbolic link is the same name', async () => {
+  // SQLite keeps its write-ahead log beside each name: two names open at once would issue
+  // the same IDs.
+  const first = storePath()
+  const [link, symlink] = [`${first}.alias`, `${first}.link`]
+  const allocator = await SegmentAllocator.open({ store: first })
+  await allocator.createKey('p', { start: 1, step: 10 })
+  linkSync(first, link)
+  symlinkSync(first, symlink)
+  await assert.rejects(async () => SegmentAllocator.open({ store: link }),
+    (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_UNAVAILABLE' && /under another name/.test(e.message))
+  const taken = (await allocator.key('p')).nextIds(3)
+  const same = await SegmentAllocator.open({ store: symlink })
+  taken.push(...(await same.key('p')).nextIds(3))
+  same.close()
+  allocator.close()
+  const again = await SegmentAllocator.open({ store: link }) // the first name is closed
+  taken.push(...(await again.key('p')).nextIds(3))
+  again.close()
+  assert.equal(new Set(taken).size, 9, String(taken))
 })

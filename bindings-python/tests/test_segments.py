@@ -334,3 +334,21 @@ def test_a_path_like_store_is_accepted(tmp_path: Path) -> None:
         allocator.create_key("p", 10, 5)
         assert allocator.key("p").next_ids(3) == [10, 11, 12]
         assert "sqlite" in repr(allocator) and "p" in repr(allocator.key("p"))
+
+
+def test_a_hard_link_to_an_open_table_is_refused(tmp_path: Path) -> None:
+    # SQLite keeps its write-ahead log beside each name: two names open at once would issue
+    # the same IDs. A symbolic link is the same name.
+    first, link, symlink = tmp_path / "ids.db", tmp_path / "alias.db", tmp_path / "link.db"
+    with SegmentAllocator(first) as allocator:
+        allocator.create_key("p", 1, 10)
+        os.link(first, link)
+        os.symlink(first, symlink)
+        with pytest.raises(StoreUnavailableError, match="under another name"):
+            SegmentAllocator(link)
+        taken = allocator.key("p").next_ids(3)
+        with SegmentAllocator(symlink) as same:
+            taken += same.key("p").next_ids(3)
+    with SegmentAllocator(link) as again:  # the first name is closed: the link may open
+        taken += again.key("p").next_ids(3)
+    assert len(set(taken)) == 9, taken

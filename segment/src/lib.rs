@@ -86,6 +86,8 @@ mod order_number;
 mod segment;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod sqlite_name;
 mod store;
 mod sync;
 

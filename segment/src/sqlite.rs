@@ -1,7 +1,7 @@
 //! The embedded default store: Leaf's table in a SQLite file, shared by the processes of one
 //! host. Every change runs in a `BEGIN IMMEDIATE` transaction (the write lock is taken
 //! before the row is read, so two processes never both read the old `max_id`), with a busy
-//! timeout, in WAL mode.
+//! timeout, in WAL mode, by one name at a time (`sqlite_name`).
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
+use crate::sqlite_name::{self, NameClaim};
 use crate::store::{check_create, check_give_back, check_key, check_step, range_after};
 use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore, MAX_TABLE_ID};
 
@@ -29,6 +30,9 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS leaf_alloc (
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     path: PathBuf,
+    // After `conn`: fields drop in order, and the name stays claimed until the connection
+    // has closed.
+    _name: NameClaim,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -78,6 +82,8 @@ impl SqliteStore {
     ) -> Result<Self, SegmentError> {
         let path = path.as_ref().to_owned();
         let conn = Connection::open(&path).map_err(unavailable)?;
+        // Before the first read of the table: through another name it could be stale.
+        let name = sqlite_name::claim(&path)?;
         conn.busy_timeout(busy_timeout).map_err(unavailable)?;
         // Processes opening a new file at once: SQLite can answer BUSY at once, without
         // its busy handler, to a connection that switches the journal to WAL while another
@@ -95,6 +101,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             path,
+            _name: name,
         })
     }
 
@@ -302,6 +309,6 @@ fn set_up(conn: &Connection) -> rusqlite::Result<()> {
 fn is_busy(error: &rusqlite::Error) -> bool {
     matches!(
         error.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     )
 }

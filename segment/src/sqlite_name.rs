@@ -1,0 +1,199 @@
+//! One SQLite file, one name. In WAL mode SQLite keeps a file's `-wal` and `-shm` beside the
+//! name it was opened by, so processes that reach one file by two names (a hard link, a file
+//! bind-mounted into a container under another directory) each see only their own writes
+//! and take the same ranges. Each open store claims its name on the file itself, the one
+//! place every name leads to: a shared open-file-description lock on one byte, far past the
+//! bytes SQLite locks, at an offset the name's directory and file name give. A store that
+//! finds another name's byte locked refuses to open.
+//!
+//! A symbolic link is resolved first, as SQLite resolves it, so it is the same name. Where
+//! open-file-description locks are missing (outside Linux) the claim checks nothing.
+
+/// Held by an open [`SqliteStore`](crate::SqliteStore) for as long as it lives.
+#[derive(Debug)]
+pub(crate) struct NameClaim {
+    #[cfg(all(target_os = "linux", not(ferroflake_portable)))]
+    file: (u64, u64),
+}
+
+#[cfg(not(all(target_os = "linux", not(ferroflake_portable))))]
+pub(crate) fn claim(_path: &std::path::Path) -> Result<NameClaim, crate::SegmentError> {
+    Ok(NameClaim {})
+}
+
+#[cfg(all(target_os = "linux", not(ferroflake_portable)))]
+pub(crate) use linux::claim;
+
+#[cfg(all(target_os = "linux", not(ferroflake_portable)))]
+mod linux {
+    use std::collections::HashMap;
+    use std::fs::{self, File, OpenOptions};
+    use std::io;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+    use std::sync::{Mutex, PoisonError};
+
+    use super::NameClaim;
+    use crate::SegmentError;
+
+    /// The names' bytes: 2^40 of them from 2^50 on, past SQLite's lock bytes (at 1 GiB) and
+    /// any real file's length; locks beyond the end of a file are allowed and write nothing.
+    const NAMES_START: i64 = 1 << 50;
+    const NAMES_LEN: i64 = 1 << 40;
+    /// Held exclusively while a process claims a name, so two processes opening by two names
+    /// at once cannot both miss each other.
+    const GATE: i64 = NAMES_START - 1;
+
+    /// The files this process has claimed, by device and inode: the claim's file, the offset
+    /// of the name it was claimed by, and the open stores using it. One descriptor a file:
+    /// closing any descriptor of a file drops the POSIX locks SQLite's connections in this
+    /// process hold on it, so a claim's descriptor closes only with the last store.
+    static CLAIMED: Mutex<Option<HashMap<(u64, u64), Claimed>>> = Mutex::new(None);
+
+    struct Claimed {
+        _file: File,
+        name: i64,
+        stores: usize,
+    }
+
+    pub(crate) fn claim(path: &Path) -> Result<NameClaim, SegmentError> {
+        let fail = |what: &str, e: io::Error| SegmentError::Unavailable {
+            store: "sqlite".into(),
+            detail: format!("cannot {what} {}: {e}", path.display()),
+        };
+        let real = fs::canonicalize(path).map_err(|e| fail("resolve", e))?;
+        let dir = real.parent().unwrap_or(Path::new("/"));
+        let dir_meta = fs::metadata(dir).map_err(|e| fail("read the directory of", e))?;
+        let file_name = real.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+        let name = NAMES_START
+            + (name_hash(dir_meta.dev(), dir_meta.ino(), file_name) % NAMES_LEN as u64) as i64;
+
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&real)
+            .map_err(|e| fail("open", e))?;
+        let meta = file.metadata().map_err(|e| fail("read", e))?;
+        let key = (meta.dev(), meta.ino());
+
+        let mut claimed = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
+        let claimed = claimed.get_or_insert_with(HashMap::new);
+        if let Some(entry) = claimed.get_mut(&key) {
+            if entry.name != name {
+                return Err(aliased(path, "this process"));
+            }
+            entry.stores += 1;
+            return Ok(NameClaim { file: key });
+        }
+        lock(&file, libc::F_WRLCK, GATE, 1, true).map_err(|e| fail("lock", e))?;
+        let outcome = lock(&file, libc::F_RDLCK, name, 1, false).and_then(|()| {
+            Ok(held(&file, NAMES_START, name - NAMES_START)?
+                || held(&file, name + 1, NAMES_START + NAMES_LEN - name - 1)?)
+        });
+        let _ = lock(&file, libc::F_UNLCK, GATE, 1, false);
+        match outcome {
+            Err(e) => Err(fail("lock", e)),
+            Ok(true) => Err(aliased(path, "another process")),
+            Ok(false) => {
+                claimed.insert(
+                    key,
+                    Claimed {
+                        _file: file,
+                        name,
+                        stores: 1,
+                    },
+                );
+                Ok(NameClaim { file: key })
+            }
+        }
+    }
+
+    impl Drop for NameClaim {
+        fn drop(&mut self) {
+            let mut claimed = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(claimed) = claimed.as_mut() else {
+                return;
+            };
+            if let Some(entry) = claimed.get_mut(&self.file) {
+                entry.stores -= 1;
+                if entry.stores == 0 {
+                    claimed.remove(&self.file); // closes the descriptor: the name is free
+                }
+            }
+        }
+    }
+
+    fn aliased(path: &Path, holder: &str) -> SegmentError {
+        SegmentError::Unavailable {
+            store: "sqlite".into(),
+            detail: format!(
+                "{} is open in {holder} under another name (a hard link, or the file \
+                 bind-mounted elsewhere): SQLite keeps the write-ahead log beside each name, \
+                 so the two would issue the same IDs; open it by one path",
+                path.display()
+            ),
+        }
+    }
+
+    /// FNV-1a over the directory's device and inode and the file name: fixed, so that every
+    /// build of every face puts one name at one offset.
+    fn name_hash(dev: u64, ino: u64, file_name: &[u8]) -> u64 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in dev
+            .to_le_bytes()
+            .iter()
+            .chain(&ino.to_le_bytes())
+            .chain(file_name)
+        {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        hash
+    }
+
+    fn flock(kind: libc::c_int, start: i64, len: i64) -> libc::flock {
+        // SAFETY: `flock` is plain data; all zeroes is a valid value (and l_pid must be 0
+        // for the open-file-description commands).
+        let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+        lock.l_type = kind as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        lock.l_start = start;
+        lock.l_len = len;
+        lock
+    }
+
+    /// Sets (or clears, with `F_UNLCK`) an open-file-description lock, waiting for it if `wait`.
+    fn lock(file: &File, kind: libc::c_int, start: i64, len: i64, wait: bool) -> io::Result<()> {
+        let lock = flock(kind, start, len);
+        let command = if wait {
+            libc::F_OFD_SETLKW
+        } else {
+            libc::F_OFD_SETLK
+        };
+        loop {
+            // SAFETY: a valid descriptor and a pointer to a live `flock`.
+            if unsafe { libc::fcntl(file.as_raw_fd(), command, &lock) } == 0 {
+                return Ok(());
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+
+    /// Whether another open file description holds a lock anywhere in the range.
+    fn held(file: &File, start: i64, len: i64) -> io::Result<bool> {
+        if len == 0 {
+            return Ok(false);
+        }
+        let mut lock = flock(libc::F_WRLCK, start, len);
+        // SAFETY: a valid descriptor and a pointer to a live `flock`, which F_OFD_GETLK fills.
+        if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut lock) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(lock.l_type != libc::F_UNLCK as libc::c_short)
+    }
+}

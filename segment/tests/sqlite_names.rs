@@ -1,0 +1,169 @@
+//! One SQLite table reached by two names: a hard link, and the file bind-mounted under
+//! another directory (`unshare -Urm` makes the mount in a namespace of the test's own).
+//! SQLite keeps the write-ahead log beside each name, so two names open at once would issue
+//! the same ranges: the second name is refused while the first is open, in this process and
+//! in another. A symbolic link is the same name, and shares.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use ferroflake_segment::{SegmentError, SegmentStore, SqliteStore};
+
+fn refused_as_aliased(result: Result<SqliteStore, SegmentError>) -> String {
+    match result {
+        Err(SegmentError::Unavailable { store, detail }) => {
+            assert_eq!(store, "sqlite");
+            assert!(detail.contains("under another name"), "{detail}");
+            detail
+        }
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(store) => panic!("{} opened while another name is open", store.path().display()),
+    }
+}
+
+fn ranges(store: &SqliteStore, key: &str, n: usize) -> Vec<u64> {
+    (0..n).map(|_| store.allocate(key, 10).unwrap().range.start).collect()
+}
+
+#[test]
+fn a_hard_link_is_refused_while_the_first_name_is_open_in_this_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, link) = (dir.path().join("ids.db"), dir.path().join("alias.db"));
+    let store = SqliteStore::open(&first).unwrap();
+    store.create("orders", 1, 10).unwrap();
+    std::fs::hard_link(&first, &link).unwrap();
+    let detail = refused_as_aliased(SqliteStore::open(&link));
+    assert!(detail.contains("alias.db") && detail.contains("this process"), "{detail}");
+
+    // A second store by the first name shares; the link opens once both are closed.
+    let again = SqliteStore::open(&first).unwrap();
+    let mut taken = ranges(&store, "orders", 3);
+    taken.extend(ranges(&again, "orders", 3));
+    drop((store, again));
+    let by_link = SqliteStore::open(&link).unwrap();
+    taken.extend(ranges(&by_link, "orders", 3));
+    assert_eq!(taken.iter().collect::<HashSet<_>>().len(), 9, "{taken:?}");
+}
+
+#[test]
+fn a_symbolic_link_is_the_same_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, link) = (dir.path().join("ids.db"), dir.path().join("link.db"));
+    let store = SqliteStore::open(&first).unwrap();
+    store.create("orders", 1, 10).unwrap();
+    std::os::unix::fs::symlink(&first, &link).unwrap();
+    let by_link = SqliteStore::open(&link).unwrap();
+    let mut taken = ranges(&store, "orders", 3);
+    taken.extend(ranges(&by_link, "orders", 3));
+    assert_eq!(taken.iter().collect::<HashSet<_>>().len(), 6, "{taken:?}");
+}
+
+/// This test binary in a child process, holding a store open at `path` until its stdin
+/// closes (see [`hold_store`]); `wrap` runs it through another command (`unshare`).
+fn holder(wrap: &[&str], path: &Path) -> (Child, String) {
+    let exe = std::env::current_exe().unwrap();
+    let mut command = Command::new(wrap.first().copied().unwrap_or(exe.to_str().unwrap()));
+    command.args(wrap.iter().skip(1));
+    if !wrap.is_empty() {
+        command.arg(&exe);
+    }
+    let mut child = command
+        .args(["--exact", "hold_store", "--nocapture", "--include-ignored"])
+        .env("FERROFLAKE_TEST_HOLD", path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let said = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|line| line.starts_with("holder: "))
+        .unwrap_or_default();
+    // The rest (the test harness's report) is read to the end, so the child never writes
+    // to a closed pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, said)
+}
+
+fn release(mut holder: Child) {
+    holder.stdin.take().unwrap().write_all(b"done\n").ok();
+    assert!(holder.wait().unwrap().success());
+}
+
+#[test]
+fn a_hard_link_is_refused_while_another_process_has_the_first_name_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, link) = (dir.path().join("ids.db"), dir.path().join("alias.db"));
+    SqliteStore::open(&first).unwrap().create("orders", 1, 10).unwrap();
+    std::fs::hard_link(&first, &link).unwrap();
+
+    let (child, said) = holder(&[], &first);
+    assert_eq!(said, "holder: open");
+    let detail = refused_as_aliased(SqliteStore::open(&link));
+    assert!(detail.contains("another process"), "{detail}");
+    // The same name is still welcome beside the holder.
+    SqliteStore::open(&first).unwrap().allocate("orders", 10).unwrap();
+    release(child);
+    SqliteStore::open(&link).unwrap().allocate("orders", 10).unwrap();
+
+    // The other way round: the holder is refused by the link while this process has it.
+    let store = SqliteStore::open(&first).unwrap();
+    let (child, said) = holder(&[], &link);
+    assert!(said.starts_with("holder: refused") && said.contains("under another name"), "{said}");
+    release(child);
+    drop(store);
+}
+
+#[test]
+fn a_file_bind_mounted_under_another_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("ids.db");
+    SqliteStore::open(&first).unwrap().create("orders", 1, 10).unwrap();
+    let elsewhere = dir.path().join("container");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let mounted = elsewhere.join("ids.db");
+    std::fs::write(&mounted, b"").unwrap();
+
+    // The child mounts the file over `mounted` in a mount namespace of its own and opens
+    // it there, as a container given `-v ids.db:/data/ids.db` would.
+    let script = format!(
+        "mount --bind '{}' '{}' && exec \"$0\" \"$@\"",
+        first.display(),
+        mounted.display()
+    );
+    let wrap = ["unshare", "-Urm", "sh", "-c", &script];
+    let store = SqliteStore::open(&first).unwrap();
+    let (child, said) = holder(&wrap, &mounted);
+    assert!(said.starts_with("holder: refused") && said.contains("under another name"), "{said}");
+    release(child);
+
+    // With the directory mounted instead, the log sits beside the same name: it shares.
+    let script = format!(
+        "mount --bind '{}' '{}' && exec \"$0\" \"$@\"",
+        dir.path().display(),
+        elsewhere.display()
+    );
+    let wrap = ["unshare", "-Urm", "sh", "-c", &script];
+    let (child, said) = holder(&wrap, &mounted);
+    assert_eq!(said, "holder: open");
+    store.allocate("orders", 10).unwrap();
+    release(child);
+}
+
+#[test]
+#[ignore = "run by the tests above in a child process"]
+fn hold_store() {
+    let path = PathBuf::from(std::env::var_os("FERROFLAKE_TEST_HOLD").unwrap());
+    match SqliteStore::open(&path) {
+        Ok(store) => {
+            store.allocate("orders", 10).unwrap();
+            println!("holder: open");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).unwrap();
+        }
+        Err(e) => println!("holder: refused: {e}"),
+    }
+}
