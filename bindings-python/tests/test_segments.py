@@ -340,15 +340,19 @@ def test_a_hard_link_to_an_open_table_is_refused(tmp_path: Path) -> None:
     # SQLite keeps its write-ahead log beside each name: two names open at once would issue
     # the same IDs. A symbolic link is the same name.
     first, link, symlink = tmp_path / "ids.db", tmp_path / "alias.db", tmp_path / "link.db"
-    with SegmentAllocator(first) as allocator:
-        allocator.create_key("p", 1, 10)
-        os.link(first, link)
-        os.symlink(first, symlink)
-        with pytest.raises(StoreUnavailableError, match="under another name"):
-            SegmentAllocator(link)
-        taken = allocator.key("p").next_ids(3)
-        with SegmentAllocator(symlink) as same:
-            taken += same.key("p").next_ids(3)
-    with SegmentAllocator(link) as again:  # the first name is closed: the link may open
+    allocator = SegmentAllocator(first)
+    allocator.create_key("p", 1, 10)
+    os.link(first, link)
+    os.symlink(first, symlink)
+    with pytest.raises(StoreUnavailableError, match="under another name"):
+        SegmentAllocator(link)
+    taken = allocator.key("p").next_ids(3)
+    with SegmentAllocator(symlink) as same:
+        taken += same.key("p").next_ids(3)
+    del same
+    # The store stays open while the allocator object lives (closed or not).
+    allocator.close()
+    del allocator
+    with SegmentAllocator(link) as again:
         taken += again.key("p").next_ids(3)
     assert len(set(taken)) == 9, taken
