@@ -30,6 +30,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS leaf_alloc (
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     path: PathBuf,
+    busy_timeout: Duration,
     // After `conn`: fields drop in order, and the name stays claimed until the connection
     // has closed.
     _name: NameClaim,
@@ -81,9 +82,9 @@ impl SqliteStore {
         busy_timeout: Duration,
     ) -> Result<Self, SegmentError> {
         let path = path.as_ref().to_owned();
-        let conn = Connection::open(&path).map_err(unavailable)?;
         // Before the first read of the table: through another name it could be stale.
-        let name = sqlite_name::claim(&path)?;
+        let (real, name) = sqlite_name::claim(&path)?;
+        let conn = Connection::open(&real).map_err(unavailable)?;
         conn.busy_timeout(busy_timeout).map_err(unavailable)?;
         // Processes opening a new file at once: SQLite can answer BUSY at once, without
         // its busy handler, to a connection that switches the journal to WAL while another
@@ -98,9 +99,11 @@ impl SqliteStore {
                 Err(error) => return Err(unavailable(error)),
             }
         }
+        checkpoint(&conn, busy_timeout)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             path,
+            busy_timeout,
             _name: name,
         })
     }
@@ -120,6 +123,7 @@ impl SqliteStore {
             .map_err(classify)?;
         let out = f(&tx)?; // an error drops `tx`, which rolls back
         tx.commit().map_err(classify)?;
+        checkpoint(&conn, self.busy_timeout)?;
         Ok(out)
     }
 }
@@ -303,6 +307,37 @@ fn set_up(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.execute_batch(SCHEMA)
+}
+
+/// Copies the log into the table file before a change is reported: a range leaves the store
+/// only once the file itself records it, so a process that dies holding a log leaves nothing
+/// that another name for the file (which reads the file alone) would miss. The log is also
+/// emptied where no reader is in it, leaving fewer old pages to replay.
+///
+/// One connection checkpoints at a time and SQLite answers the others at once, without its
+/// busy handler: they try again until `busy_timeout` has passed. A range still not in the
+/// file then is an error, and is never issued.
+fn checkpoint(conn: &Connection, busy_timeout: Duration) -> Result<(), SegmentError> {
+    let deadline = std::time::Instant::now() + busy_timeout;
+    loop {
+        let (busy, frames, copied): (i64, i64, i64) = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(classify)?;
+        if busy == 0 || (frames >= 0 && copied == frames) {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(SegmentError::Unavailable {
+                store: "sqlite".into(),
+                detail: "the write-ahead log could not be copied into the table file: other \
+                         connections kept it busy"
+                    .into(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Another connection holds the lock this one needs.

@@ -6,8 +6,11 @@
 //! bytes SQLite locks, at an offset the name's directory and file name give. A store that
 //! finds another name's byte locked refuses to open.
 //!
-//! A symbolic link is resolved first, as SQLite resolves it, so it is the same name. Where
-//! open-file-description locks are missing (outside Linux) the claim checks nothing.
+//! The path is resolved once, here, and SQLite opens the resolved name: a symbolic link is
+//! the same name, and one swapped while the store opens cannot split the claim from the
+//! file SQLite uses. The claim guards against mistakes; whoever can make links beside the
+//! table can rewrite it anyway. Where open-file-description locks are missing (outside
+//! Linux) the claim checks nothing.
 
 /// Held by an open [`SqliteStore`](crate::SqliteStore) for as long as it lives.
 #[derive(Debug)]
@@ -16,9 +19,12 @@ pub(crate) struct NameClaim {
     file: (u64, u64),
 }
 
+/// The name to open `path` by, claimed.
 #[cfg(not(all(target_os = "linux", not(ferroflake_portable))))]
-pub(crate) fn claim(_path: &std::path::Path) -> Result<NameClaim, crate::SegmentError> {
-    Ok(NameClaim {})
+pub(crate) fn claim(
+    path: &std::path::Path,
+) -> Result<(std::path::PathBuf, NameClaim), crate::SegmentError> {
+    Ok((path.to_owned(), NameClaim {}))
 }
 
 #[cfg(all(target_os = "linux", not(ferroflake_portable)))]
@@ -32,16 +38,16 @@ mod linux {
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::sync::{Mutex, PoisonError};
 
     use super::NameClaim;
     use crate::SegmentError;
 
-    /// The names' bytes: 2^40 of them from 2^50 on, past SQLite's lock bytes (at 1 GiB) and
+    /// The names' bytes: 2^61 of them from 2^61 on, past SQLite's lock bytes (at 1 GiB) and
     /// any real file's length; locks beyond the end of a file are allowed and write nothing.
-    const NAMES_START: i64 = 1 << 50;
-    const NAMES_LEN: i64 = 1 << 40;
+    const NAMES_START: i64 = 1 << 61;
+    const NAMES_LEN: i64 = 1 << 61;
     /// Held exclusively while a process claims a name, so two processes opening by two names
     /// at once cannot both miss each other.
     const GATE: i64 = NAMES_START - 1;
@@ -58,25 +64,34 @@ mod linux {
         stores: usize,
     }
 
-    pub(crate) fn claim(path: &Path) -> Result<NameClaim, SegmentError> {
+    pub(crate) fn claim(path: &Path) -> Result<(PathBuf, NameClaim), SegmentError> {
         let fail = |what: &str, e: io::Error| SegmentError::Unavailable {
             store: "sqlite".into(),
             detail: format!("cannot {what} {}: {e}", path.display()),
         };
+        // Created as SQLite would create it, so that there is a file to resolve and lock.
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| fail("open", e))?;
+        let meta = file.metadata().map_err(|e| fail("read", e))?;
+        let key = (meta.dev(), meta.ino());
         let real = fs::canonicalize(path).map_err(|e| fail("resolve", e))?;
+        let same = |m: fs::Metadata| (m.dev(), m.ino()) == key;
+        if !fs::metadata(&real).is_ok_and(same) {
+            return Err(fail(
+                "open",
+                io::Error::other("the path changed while the store opened"),
+            ));
+        }
         let dir = real.parent().unwrap_or(Path::new("/"));
         let dir_meta = fs::metadata(dir).map_err(|e| fail("read the directory of", e))?;
         let file_name = real.file_name().map(|n| n.as_bytes()).unwrap_or_default();
         let name = NAMES_START
             + (name_hash(dir_meta.dev(), dir_meta.ino(), file_name) % NAMES_LEN as u64) as i64;
-
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&real)
-            .map_err(|e| fail("open", e))?;
-        let meta = file.metadata().map_err(|e| fail("read", e))?;
-        let key = (meta.dev(), meta.ino());
 
         let mut claimed = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
         let claimed = claimed.get_or_insert_with(HashMap::new);
@@ -85,7 +100,7 @@ mod linux {
                 return Err(aliased(path, "this process"));
             }
             entry.stores += 1;
-            return Ok(NameClaim { file: key });
+            return Ok((real, NameClaim { file: key }));
         }
         lock(&file, libc::F_WRLCK, GATE, 1, true).map_err(|e| fail("lock", e))?;
         let outcome = lock(&file, libc::F_RDLCK, name, 1, false).and_then(|()| {
@@ -105,7 +120,7 @@ mod linux {
                         stores: 1,
                     },
                 );
-                Ok(NameClaim { file: key })
+                Ok((real, NameClaim { file: key }))
             }
         }
     }

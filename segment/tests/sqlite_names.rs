@@ -19,12 +19,17 @@ fn refused_as_aliased(result: Result<SqliteStore, SegmentError>) -> String {
             detail
         }
         Err(other) => panic!("refused for another reason: {other}"),
-        Ok(store) => panic!("{} opened while another name is open", store.path().display()),
+        Ok(store) => panic!(
+            "{} opened while another name is open",
+            store.path().display()
+        ),
     }
 }
 
 fn ranges(store: &SqliteStore, key: &str, n: usize) -> Vec<u64> {
-    (0..n).map(|_| store.allocate(key, 10).unwrap().range.start).collect()
+    (0..n)
+        .map(|_| store.allocate(key, 10).unwrap().range.start)
+        .collect()
 }
 
 #[test]
@@ -35,7 +40,10 @@ fn a_hard_link_is_refused_while_the_first_name_is_open_in_this_process() {
     store.create("orders", 1, 10).unwrap();
     std::fs::hard_link(&first, &link).unwrap();
     let detail = refused_as_aliased(SqliteStore::open(&link));
-    assert!(detail.contains("alias.db") && detail.contains("this process"), "{detail}");
+    assert!(
+        detail.contains("alias.db") && detail.contains("this process"),
+        "{detail}"
+    );
 
     // A second store by the first name shares; the link opens once both are closed.
     let again = SqliteStore::open(&first).unwrap();
@@ -97,22 +105,34 @@ fn release(mut holder: Child) {
 fn a_hard_link_is_refused_while_another_process_has_the_first_name_open() {
     let dir = tempfile::tempdir().unwrap();
     let (first, link) = (dir.path().join("ids.db"), dir.path().join("alias.db"));
-    SqliteStore::open(&first).unwrap().create("orders", 1, 10).unwrap();
+    SqliteStore::open(&first)
+        .unwrap()
+        .create("orders", 1, 10)
+        .unwrap();
     std::fs::hard_link(&first, &link).unwrap();
 
     let (child, said) = holder(&[], &first);
-    assert_eq!(said, "holder: open");
+    assert!(said.starts_with("holder: open"), "{said}");
     let detail = refused_as_aliased(SqliteStore::open(&link));
     assert!(detail.contains("another process"), "{detail}");
     // The same name is still welcome beside the holder.
-    SqliteStore::open(&first).unwrap().allocate("orders", 10).unwrap();
+    SqliteStore::open(&first)
+        .unwrap()
+        .allocate("orders", 10)
+        .unwrap();
     release(child);
-    SqliteStore::open(&link).unwrap().allocate("orders", 10).unwrap();
+    SqliteStore::open(&link)
+        .unwrap()
+        .allocate("orders", 10)
+        .unwrap();
 
     // The other way round: the holder is refused by the link while this process has it.
     let store = SqliteStore::open(&first).unwrap();
     let (child, said) = holder(&[], &link);
-    assert!(said.starts_with("holder: refused") && said.contains("under another name"), "{said}");
+    assert!(
+        said.starts_with("holder: refused") && said.contains("under another name"),
+        "{said}"
+    );
     release(child);
     drop(store);
 }
@@ -121,7 +141,10 @@ fn a_hard_link_is_refused_while_another_process_has_the_first_name_open() {
 fn a_file_bind_mounted_under_another_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("ids.db");
-    SqliteStore::open(&first).unwrap().create("orders", 1, 10).unwrap();
+    SqliteStore::open(&first)
+        .unwrap()
+        .create("orders", 1, 10)
+        .unwrap();
     let elsewhere = dir.path().join("container");
     std::fs::create_dir(&elsewhere).unwrap();
     let mounted = elsewhere.join("ids.db");
@@ -137,7 +160,10 @@ fn a_file_bind_mounted_under_another_directory_is_refused() {
     let wrap = ["unshare", "-Urm", "sh", "-c", &script];
     let store = SqliteStore::open(&first).unwrap();
     let (child, said) = holder(&wrap, &mounted);
-    assert!(said.starts_with("holder: refused") && said.contains("under another name"), "{said}");
+    assert!(
+        said.starts_with("holder: refused") && said.contains("under another name"),
+        "{said}"
+    );
     release(child);
 
     // With the directory mounted instead, the log sits beside the same name: it shares.
@@ -148,9 +174,36 @@ fn a_file_bind_mounted_under_another_directory_is_refused() {
     );
     let wrap = ["unshare", "-Urm", "sh", "-c", &script];
     let (child, said) = holder(&wrap, &mounted);
-    assert_eq!(said, "holder: open");
+    assert!(said.starts_with("holder: open"), "{said}");
     store.allocate("orders", 10).unwrap();
     release(child);
+}
+
+#[test]
+fn a_process_killed_holding_a_range_leaves_it_recorded_for_another_name() {
+    // Its log held the allocation; a new name reads the table file alone.
+    let dir = tempfile::tempdir().unwrap();
+    let (first, link) = (dir.path().join("ids.db"), dir.path().join("renamed.db"));
+    SqliteStore::open(&first)
+        .unwrap()
+        .create("orders", 1, 10)
+        .unwrap();
+    std::fs::hard_link(&first, &link).unwrap();
+    let (mut child, said) = holder(&[], &first);
+    let took = said.strip_prefix("holder: open, took ").expect(&said);
+    let child_end: u64 = took.split("..").nth(1).unwrap().parse().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(&first).unwrap(); // as `mv ids.db renamed.db` would leave it
+    let after = SqliteStore::open(&link)
+        .unwrap()
+        .allocate("orders", 10)
+        .unwrap()
+        .range;
+    assert!(
+        after.start >= child_end,
+        "{after:?} repeats the killed holder's {took}"
+    );
 }
 
 #[test]
@@ -159,8 +212,8 @@ fn hold_store() {
     let path = PathBuf::from(std::env::var_os("FERROFLAKE_TEST_HOLD").unwrap());
     match SqliteStore::open(&path) {
         Ok(store) => {
-            store.allocate("orders", 10).unwrap();
-            println!("holder: open");
+            let taken = store.allocate("orders", 10).unwrap().range;
+            println!("holder: open, took {}..{}", taken.start, taken.end);
             let mut line = String::new();
             std::io::stdin().read_line(&mut line).unwrap();
         }
