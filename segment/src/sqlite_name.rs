@@ -127,8 +127,8 @@ mod linux {
 
     impl Drop for NameClaim {
         fn drop(&mut self) {
-            let mut claimed = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
-            let Some(claimed) = claimed.as_mut() else {
+            let mut map = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(claimed) = map.as_mut() else {
                 return;
             };
             if let Some(entry) = claimed.get_mut(&self.file) {
@@ -136,6 +136,9 @@ mod linux {
                 if entry.stores == 0 {
                     claimed.remove(&self.file); // closes the descriptor: the name is free
                 }
+            }
+            if claimed.is_empty() {
+                *map = None; // nothing kept once no store is open
             }
         }
     }
