@@ -69,30 +69,27 @@ mod linux {
             store: "sqlite".into(),
             detail: format!("cannot {what} {}: {e}", path.display()),
         };
-        // Created as SQLite would create it, so that there is a file to resolve and lock.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| fail("open", e))?;
-        let meta = file.metadata().map_err(|e| fail("read", e))?;
-        let key = (meta.dev(), meta.ino());
-        let real = fs::canonicalize(path).map_err(|e| fail("resolve", e))?;
-        let same = |m: fs::Metadata| (m.dev(), m.ino()) == key;
-        if !fs::metadata(&real).is_ok_and(same) {
-            return Err(fail(
-                "open",
-                io::Error::other("the path changed while the store opened"),
-            ));
+        // Created as SQLite would create it, so that there is a file to resolve and lock. A
+        // new file has no other descriptor in this process, so closing this one drops nothing.
+        if fs::metadata(path).is_err() {
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| fail("create", e))?;
         }
+        let real = fs::canonicalize(path).map_err(|e| fail("resolve", e))?;
+        let meta = fs::metadata(&real).map_err(|e| fail("read", e))?;
+        let key = (meta.dev(), meta.ino());
         let dir = real.parent().unwrap_or(Path::new("/"));
         let dir_meta = fs::metadata(dir).map_err(|e| fail("read the directory of", e))?;
         let file_name = real.file_name().map(|n| n.as_bytes()).unwrap_or_default();
         let name = NAMES_START
             + (name_hash(dir_meta.dev(), dir_meta.ino(), file_name) % NAMES_LEN as u64) as i64;
 
+        // A file this process has claimed is decided here, without a descriptor of its own:
+        // closing one would drop the locks this process's stores hold on the file.
         let mut claimed = CLAIMED.lock().unwrap_or_else(PoisonError::into_inner);
         let claimed = claimed.get_or_insert_with(HashMap::new);
         if let Some(entry) = claimed.get_mut(&key) {
@@ -101,6 +98,18 @@ mod linux {
             }
             entry.stores += 1;
             return Ok((real, NameClaim { file: key }));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&real)
+            .map_err(|e| fail("open", e))?;
+        let opened = file.metadata().map_err(|e| fail("read", e))?;
+        if (opened.dev(), opened.ino()) != key {
+            return Err(fail(
+                "open",
+                io::Error::other("the path changed while the store opened"),
+            ));
         }
         lock(&file, libc::F_WRLCK, GATE, 1, true).map_err(|e| fail("lock", e))?;
         let outcome = lock(&file, libc::F_RDLCK, name, 1, false).and_then(|()| {
