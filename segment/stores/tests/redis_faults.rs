@@ -253,8 +253,16 @@ fn a_restored_snapshot_is_refused_as_rewound() {
     let allocator = SegmentAllocator::new(store.clone(), config()).unwrap();
     let handle = allocator.key("s").unwrap();
     let mut ids: Vec<u64> = (0..50).map(|_| handle.next_id().unwrap()).collect();
-    let _: String = cmd(&base_url(), &["SAVE"]); // dump.rdb in the server's directory
-    let saved: u64 = cmd(&base_url(), &["HGET", &hash, "max_id"]);
+    // dump.rdb in the server's directory. The allocator may still be fetching its next
+    // segment, so the snapshot's max_id is known once a SAVE falls between two equal reads.
+    let saved = (0..100)
+        .find_map(|_| {
+            let before: u64 = cmd(&base_url(), &["HGET", &hash, "max_id"]);
+            let _: String = cmd(&base_url(), &["SAVE"]);
+            let after: u64 = cmd(&base_url(), &["HGET", &hash, "max_id"]);
+            (before == after).then_some(after)
+        })
+        .expect("max_id settles while nothing takes IDs");
     ids.extend((0..200).map(|_| handle.next_id().unwrap()));
     ctl("kill");
     ctl("start");
