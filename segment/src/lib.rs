@@ -87,6 +87,8 @@ mod segment;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
+mod sqlite_log;
+#[cfg(feature = "sqlite")]
 mod sqlite_name;
 mod store;
 mod sync;

@@ -1,7 +1,8 @@
 //! The embedded default store: Leaf's table in a SQLite file, shared by the processes of one
 //! host. Every change runs in a `BEGIN IMMEDIATE` transaction (the write lock is taken
 //! before the row is read, so two processes never both read the old `max_id`), with a busy
-//! timeout, in WAL mode, by one name at a time (`sqlite_name`).
+//! timeout, in WAL mode, by one name at a time (`sqlite_name`), with a log that belongs to
+//! the file (`sqlite_log`).
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -9,8 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
+use crate::sqlite_log;
 use crate::sqlite_name::{self, NameClaim};
 use crate::store::{check_create, check_give_back, check_key, check_step, range_after};
 use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore, MAX_TABLE_ID};
@@ -84,8 +87,17 @@ impl SqliteStore {
         let path = path.as_ref().to_owned();
         // Before the first read of the table: through another name it could be stale.
         let (real, name) = sqlite_name::claim(&path)?;
+        let in_file = sqlite_log::in_file(&real)?;
         let conn = Connection::open(&real).map_err(unavailable)?;
         conn.busy_timeout(busy_timeout).map_err(unavailable)?;
+        // Closing the last connection copies the log into the file: not before the log is
+        // known to belong to it.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(unavailable)?;
+        let through_log = sqlite_log::through_log(&conn).map_err(classify)?;
+        sqlite_log::check(&real, in_file, through_log)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)
+            .map_err(unavailable)?;
         // Processes opening a new file at once: SQLite can answer BUSY at once, without
         // its busy handler, to a connection that switches the journal to WAL while another
         // does. The setup is tried again until busy_timeout has passed.
@@ -122,6 +134,7 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(classify)?;
         let out = f(&tx)?; // an error drops `tx`, which rolls back
+        tx.execute(sqlite_log::STAMP, []).map_err(classify)?;
         tx.commit().map_err(classify)?;
         checkpoint(&conn, self.busy_timeout)?;
         Ok(out)
@@ -306,7 +319,8 @@ fn private_dir(dir: &Path) -> Result<(), SegmentError> {
 fn set_up(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.execute_batch(SCHEMA)
+    conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(sqlite_log::SCHEMA)
 }
 
 /// Copies the log into the table file before a change is reported: a range leaves the store

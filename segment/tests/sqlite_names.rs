@@ -206,6 +206,93 @@ fn a_process_killed_holding_a_range_leaves_it_recorded_for_another_name() {
     );
 }
 
+/// The log a process leaves when killed between a commit and its checkpoint, left beside
+/// the first name while the file moves on under another, must not be replayed when the
+/// first name comes back: its rows are older than the file's.
+#[test]
+fn a_log_left_beside_a_name_the_file_has_since_left_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, other) = (dir.path().join("ids.db"), dir.path().join("moved.db"));
+    let store = SqliteStore::open(&first).unwrap();
+    store.create("orders", 1, 10).unwrap();
+    store.create("invoices", 1, 10).unwrap();
+    drop(store);
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "commit_then_die", "--include-ignored"])
+        .env("FERROFLAKE_TEST_HOLD", &first)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the child dies after its commit");
+    let log = dir.path().join("ids.db-wal");
+    assert!(std::fs::metadata(&log).unwrap().len() > 0, "a log is left");
+
+    // `mv ids.db moved.db`: the other name reads the file alone and goes on.
+    std::fs::rename(&first, &other).unwrap();
+    let moved = SqliteStore::open(&other).unwrap();
+    let issued = [ranges(&moved, "orders", 5), ranges(&moved, "invoices", 5)];
+    drop(moved);
+    std::fs::rename(&other, &first).unwrap();
+
+    let refused = SqliteStore::open(&first).unwrap_err();
+    assert!(
+        matches!(&refused, SegmentError::Store { detail, .. } if detail.contains("ids.db-wal")),
+        "{refused}"
+    );
+    assert!(
+        std::fs::metadata(&log).unwrap().len() > 0,
+        "the refusal copies nothing in"
+    );
+    // The operator's step, as the message gives it; the file goes on above what it issued.
+    std::fs::remove_file(&log).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("ids.db-shm"));
+    let store = SqliteStore::open(&first).unwrap();
+    for (key, issued) in ["orders", "invoices"].into_iter().zip(issued) {
+        let next = store.allocate(key, 10).unwrap().range.start;
+        assert!(
+            next > *issued.iter().max().unwrap(),
+            "{key}: {next} after {issued:?}"
+        );
+    }
+}
+
+/// The same log under its own name is replayed as usual, so the crashed commit stands.
+#[test]
+fn a_log_left_beside_the_same_name_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("ids.db");
+    SqliteStore::open(&first)
+        .unwrap()
+        .create("orders", 1, 10)
+        .unwrap();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "commit_then_die", "--include-ignored"])
+        .env("FERROFLAKE_TEST_HOLD", &first)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the child dies after its commit");
+    let store = SqliteStore::open(&first).unwrap();
+    assert_eq!(store.allocate("orders", 10).unwrap().range.start, 11);
+}
+
+#[test]
+#[ignore = "run by the tests above in a child process"]
+fn commit_then_die() {
+    // What a store's process leaves when killed after a commit, before its checkpoint.
+    let path = PathBuf::from(std::env::var_os("FERROFLAKE_TEST_HOLD").unwrap());
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    conn.execute_batch(
+        "BEGIN IMMEDIATE;
+         UPDATE leaf_alloc SET max_id = max_id + 10;
+         UPDATE ferroflake_file SET generation = generation + 1, nonce = random();
+         COMMIT;",
+    )
+    .unwrap();
+    std::process::abort();
+}
+
 #[test]
 #[ignore = "run by the tests above in a child process"]
 fn hold_store() {
