@@ -107,6 +107,7 @@ test('bad input to every segment function is a coded error; unreachable stores r
     ['open unknown option', () => SegmentAllocator.open({ stor: '/x' }), TypeError, 'UNKNOWN_OPTION'],
     ['open store ftp://', () => SegmentAllocator.open({ store: 'ftp://host/x' }), RangeError, 'SEGMENT_INVALID_CONFIG'],
     ['open store relative', () => SegmentAllocator.open({ store: 'segments.db' }), RangeError, 'SEGMENT_INVALID_CONFIG'],
+    ['open store ?mode=ro', () => SegmentAllocator.open({ store: 'sqlite:///tmp/s.db?mode=ro' }), RangeError, 'SEGMENT_INVALID_CONFIG'],
     ['open prefetchShare 2', () => SegmentAllocator.open({ prefetchShare: 2 }), RangeError, 'SEGMENT_INVALID_CONFIG'],
     ['open prefetchShare "0.5"', () => SegmentAllocator.open({ prefetchShare: '0.5' }), TypeError, 'INVALID_TYPE'],
     ['open maxStep 0', () => SegmentAllocator.open({ maxStep: 0 }), RangeError, 'SEGMENT_INVALID_CONFIG'],

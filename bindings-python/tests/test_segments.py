@@ -311,7 +311,9 @@ def test_settings_that_cannot_work_are_refused(store: str, kwargs: dict[str, Any
         SegmentAllocator(store, **kwargs)
 
 
-@pytest.mark.parametrize("address", ["relative.db", "ftp://x/y", "sqlite://relative.db", ""])
+@pytest.mark.parametrize(
+    "address", ["relative.db", "ftp://x/y", "sqlite://relative.db", "sqlite:///tmp/s.db?mode=ro", ""]
+)
 def test_malformed_store_addresses_are_refused(address: str) -> None:
     with pytest.raises(SegmentConfigError) as refused:
         SegmentAllocator(address)

@@ -279,6 +279,9 @@ fn store_addresses_that_cannot_work_are_refused() {
         ("s.db", "a relative path names a different file"),
         ("sub/s.db", "a relative path names a different file"),
         ("sqlite://s.db", "absolute path"),
+        ("sqlite:///tmp/s.db?mode=ro", "takes no parameters"),
+        ("/dev/null", "not a regular file"),
+        ("sqlite:///dev/null", "not a regular file"),
         ("ftp://host/x", "unknown scheme"),
         ("", "empty"),
     ];
@@ -304,6 +307,10 @@ fn store_addresses_that_cannot_work_are_refused() {
     );
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "no file was made: {left:?}");
+    assert!(
+        !std::path::Path::new("/dev/null-journal").exists(),
+        "nothing was made beside a device"
+    );
 
     // A server store: unreachable here (port 1), or left out of this build.
     let output = Command::new(BIN)

@@ -71,7 +71,10 @@ impl SqliteStore {
     /// Opens (or creates) a store in the file `path`, with the table if it is missing.
     ///
     /// # Errors
-    /// [`SegmentError::Unavailable`] if the file cannot be opened or set up.
+    /// [`SegmentError::Unavailable`] if the file cannot be opened or set up, or is reached
+    /// by another name than a store open on it uses; [`SegmentError::InvalidConfig`] if
+    /// `path` is not a regular file; [`SegmentError::Store`] if the write-ahead log beside
+    /// it is older than the file.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, SegmentError> {
         Self::open_with_timeout(path, DEFAULT_BUSY_TIMEOUT)
     }
@@ -85,6 +88,16 @@ impl SqliteStore {
         busy_timeout: Duration,
     ) -> Result<Self, SegmentError> {
         let path = path.as_ref().to_owned();
+        // SQLite would open a device or a pipe, and make its journal beside it (`/dev/null`
+        // gets a `/dev/null-journal`).
+        if fs::metadata(&path).is_ok_and(|meta| !meta.is_file()) {
+            return Err(SegmentError::InvalidConfig {
+                detail: format!(
+                    "{} is not a regular file: the table needs a file of its own",
+                    path.display()
+                ),
+            });
+        }
         // Before the first read of the table: through another name it could be stale.
         let (real, name) = sqlite_name::claim(&path)?;
         let in_file = sqlite_log::in_file(&real)?;

@@ -68,6 +68,14 @@ impl StoreAddress {
             return sqlite_path(address).map_err(bad);
         }
         if let Some(rest) = address.strip_prefix("sqlite://") {
+            // A URL's `?` and `#` begin parameters, which SQLite would take as part of the
+            // file name: a different file from the one the user meant.
+            if rest.contains(['?', '#']) {
+                return Err(bad(
+                    "sqlite:// takes no parameters (a file name with ? or # is given as a \
+                     plain absolute path)",
+                ));
+            }
             return sqlite_path(rest).map_err(bad);
         }
         let url = StoreUrl::parse(address).map_err(|e| {
@@ -202,6 +210,8 @@ mod tests {
             "./segments.db",
             "sqlite://relative.db",
             "sqlite:///srv/",
+            "sqlite:///srv/s.db?mode=ro",
+            "sqlite:///srv/s.db#x",
             "ftp://host/x",
             "postgres://app@db1:5432",
             "postgres://app@db1/ids?table=Leaf",
