@@ -1,8 +1,9 @@
 //! `ferroflake segment order-number` as a user runs it: numbers across runs on one store,
-//! the width limit, bad settings.
+//! the width limit, a signal (the rest given back), bad settings.
 
 use std::collections::HashSet;
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
 
@@ -52,6 +53,55 @@ fn runs_on_one_store_never_repeat_and_a_full_counter_is_refused() {
     assert!(
         message.contains("is exhausted") && message.contains("limit 99"),
         "{message}"
+    );
+}
+
+/// SIGTERM stops issuing and gives the day's unissued rest back: the next run goes on right
+/// after the last number printed, and the run exits 143.
+#[test]
+fn sigterm_stops_and_gives_the_rest_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("segments.db");
+    let store = store.to_str().unwrap();
+    let base = ["segment", "order-number", "--zone", "UTC", "--store", store];
+    let mut child = Command::new(BIN)
+        .args(base)
+        .args(["-n", "1000000000", "--width", "10", "--step", "100000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed: Vec<String> = out.by_ref().take(1000).map(Result::unwrap).collect();
+    assert_eq!(printed.len(), 1000, "the run prints before it is stopped");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    printed.extend(out.map(Result::unwrap)); // to the end: the child has exited
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("interrupted by SIGTERM: stopped after") && err.contains("given back"),
+        "{err}"
+    );
+    let counter = |number: &str| number[8..].parse::<u64>().unwrap();
+    let last = printed.last().unwrap();
+    let next = run(&[&base[..], &["-n", "1", "--width", "10"]].concat());
+    assert!(next.status.success(), "{next:?}");
+    let next = &lines(&next)[0];
+    assert_eq!(
+        (&next[..8], counter(next)),
+        (&last[..8], counter(last) + 1),
+        "the next run goes on after {last}"
     );
 }
 

@@ -11,8 +11,11 @@ use super::refusal::{explain, Refusal};
 use super::store;
 use crate::args::SegmentOrderNumberArgs;
 use crate::failure::{warn, Failure};
+use crate::signals::{signal_name, Signals};
 
 pub fn run(args: &SegmentOrderNumberArgs, out: &mut impl Write) -> Result<(), Failure> {
+    // From here on a signal stops issuing and gives the day's unissued rest back.
+    let signals = Signals::install()?;
     let opened = store::open(args.store.store.as_deref()).map_err(|r| r.failure)?;
     let refused = |e: &ferroflake_segment::SegmentError| {
         Refusal::of(e, explain(e, Some(&opened.label))).failure
@@ -39,13 +42,20 @@ pub fn run(args: &SegmentOrderNumberArgs, out: &mut impl Write) -> Result<(), Fa
     )
     .map_err(|e| refused(&e))?;
     let mut result = Ok(());
+    let mut interrupted = None;
+    let mut issued = 0u64;
     for _ in 0..args.count {
+        if let Some(signal) = signals.caught() {
+            interrupted = Some(signal);
+            break;
+        }
         match orders.next() {
             Ok(number) => {
                 if let Err(e) = writeln!(out, "{number}") {
                     result = Err(Failure::from(e));
                     break;
                 }
+                issued += 1;
             }
             Err(e) => {
                 result = Err(refused(&e));
@@ -57,5 +67,16 @@ pub fn run(args: &SegmentOrderNumberArgs, out: &mut impl Write) -> Result<(), Fa
     for (key, e) in &report.failed {
         warn(&format!("could not give the rest of {key:?} back: {e}"));
     }
-    result
+    match interrupted {
+        None => result,
+        Some(signal) => Err(Failure::Interrupted {
+            signal,
+            message: format!(
+                "interrupted by {}: stopped after {issued} order numbers; {} unissued \
+                 numbers were given back",
+                signal_name(signal),
+                report.given_back
+            ),
+        }),
+    }
 }
