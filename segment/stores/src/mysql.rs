@@ -124,9 +124,12 @@ fn options(url: &str) -> Result<Opts, SegmentError> {
         // Stay on the address given, rather than switching to the server's local socket.
         .prefer_socket(false)
         .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
-        .init(vec![format!(
-            "SET SESSION innodb_lock_wait_timeout = {lock_wait}"
-        )])
+        // A server that turns autocommit off for every session would leave a create or a
+        // give-back uncommitted, rolled back when the connection closes.
+        .init(vec![
+            format!("SET SESSION innodb_lock_wait_timeout = {lock_wait}"),
+            "SET SESSION autocommit = 1".to_owned(),
+        ])
         .connect_attrs(Some(HashMap::from([("program_name", program)])))
         .into())
 }

@@ -1,0 +1,68 @@
+//! The MySQL/MariaDB store against a server configured against it: `autocommit` off for
+//! every session (`SET GLOBAL autocommit = 0`, or `autocommit=0` in the server's options),
+//! under which a plain `INSERT` or `UPDATE` stays uncommitted and is rolled back when the
+//! connection closes.
+//!
+//! Needs the test server of scripts/servers/ctl.sh (`FERROFLAKE_TEST_MYSQL`), hence
+//! `#[ignore]`; the suite runs this file alone, as the setting is the server's.
+
+mod common;
+
+use ferroflake_segment::Range;
+use ferroflake_segment_stores::{open_address, StoreAddress};
+use mysql::prelude::Queryable;
+
+fn admin() -> mysql::Conn {
+    let url = common::base_url("mysql");
+    mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap()
+}
+
+/// `SET GLOBAL autocommit = 0` for as long as it lives.
+struct AutocommitOff;
+
+impl AutocommitOff {
+    fn set() -> Self {
+        admin().query_drop("SET GLOBAL autocommit = 0").unwrap();
+        AutocommitOff
+    }
+}
+
+impl Drop for AutocommitOff {
+    fn drop(&mut self) {
+        admin().query_drop("SET GLOBAL autocommit = 1").unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs a MySQL or MariaDB server: FERROFLAKE_TEST_MYSQL"]
+fn autocommit_off_server_wide_loses_no_key_and_no_give_back() {
+    let table = common::unique("autocommit");
+    let address = format!("{}?table={table}", common::base_url("mysql"));
+    let address = StoreAddress::parse(&address).unwrap();
+    let off = AutocommitOff::set();
+    let count = |admin: &mut mysql::Conn| -> i64 {
+        // Another session, with autocommit off too: it sees only what was committed.
+        let sql = format!("SELECT COUNT(*) FROM {table} WHERE biz_tag = 'k'");
+        let seen = admin.query_first(sql).unwrap().unwrap();
+        admin.query_drop("ROLLBACK").unwrap();
+        seen
+    };
+
+    let store = open_address(&address).unwrap();
+    store.create("k", 1, 10).unwrap();
+    assert_eq!(count(&mut admin()), 1, "the created key is committed");
+    drop(store);
+
+    let store = open_address(&address).unwrap();
+    let taken = store.allocate("k", 10).unwrap().range;
+    let rest = Range {
+        start: taken.start + 3,
+        end: taken.end,
+    };
+    assert!(store.give_back("k", rest, taken.end).unwrap());
+    drop(store);
+    drop(off);
+    let sql = format!("SELECT max_id FROM {table} WHERE biz_tag = 'k'");
+    let max_id: u64 = admin().query_first(sql).unwrap().unwrap();
+    assert_eq!(max_id, rest.start, "the give-back is committed");
+}
