@@ -2,13 +2,14 @@
 # The ID service (`ferroflake serve`, crate ferroflake-serve) over real HTTP: every route
 # (the Leaf-compatible ones included), bad input, readiness, two servers sharing one
 # SQLite store and one lease registry (a million IDs per mode, no duplicate), SIGTERM under
-# load, a second signal, a drain that times out; then PostgreSQL, started here, killed
-# under load and started again. Run scripts/install-deps.sh first.
+# load, a second signal, a drain that times out; then PostgreSQL, MariaDB and Redis, started
+# here: PostgreSQL killed under load and started again, SIGTERM exiting 0 on each. Run
+# scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
 start=$(date +%s)
-for tool in psql protoc; do
+for tool in psql mariadbd redis-server protoc; do
   command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
 done
 
@@ -21,7 +22,12 @@ FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
 ctl() { bash scripts/servers/ctl.sh "$@"; }
 trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR"' EXIT
-ctl start postgres
+for server in postgres mysql redis; do
+  ctl start "$server"
+done
 export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
-rust_tests 'package(ferroflake-serve) & binary(store_outage)' --run-ignored only --no-capture
+export FERROFLAKE_TEST_MYSQL=$(ctl url mysql)
+export FERROFLAKE_TEST_REDIS=$(ctl url redis)
+rust_tests '(package(ferroflake-serve) & binary(store_outage)) | (package(ferroflake-cli) & binary(serve))' \
+  --run-ignored only --no-capture
 echo "serve passed in $(( $(date +%s) - start )) s"

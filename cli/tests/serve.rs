@@ -1,5 +1,5 @@
 //! `ferroflake serve` as a process: SIGTERM under load, a second signal, a drain that
-//! times out.
+//! times out, a clean exit on each server store.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
@@ -397,6 +397,39 @@ fn sigterm_under_load_answers_every_request_rightly_releases_the_lease_and_gives
         .max()
         .unwrap();
     assert!(grant.previous_high_water_ms > last_ms);
+}
+
+/// SIGTERM ends in exit status 0 on every server store: the clients close their
+/// connections as the store is dropped, on the way out.
+#[test]
+#[ignore = "needs the servers of scripts/test-serve.sh"]
+fn sigterm_exits_0_on_every_server_store() {
+    let unique = format!("sigterm_{}", std::process::id());
+    for server in ["postgres", "mysql", "redis"] {
+        let var = format!("FERROFLAKE_TEST_{}", server.to_uppercase());
+        let base = std::env::var(&var).unwrap_or_else(|_| panic!("{var} is not set"));
+        let parameter = if server == "redis" { "prefix" } else { "table" };
+        let store = format!("{base}?{parameter}={unique}");
+        let created = Command::new(BIN)
+            .args(["segment", "create", "k", "--start", "1", "--step", "100"])
+            .args(["--store", &store])
+            .output()
+            .unwrap();
+        assert!(created.status.success(), "{server}: {created:?}");
+        let mut service = Service::start(&["--modes", "segment", "--store", &store]);
+        let (status, body) = get(&client(), &format!("{}/v1/segment/k?count=3", service.base))
+            .unwrap_or_else(|e| panic!("{server}: {e}"));
+        assert_eq!(status, 200, "{server}: {body}");
+        service.signal("TERM");
+        let status = service.wait(Duration::from_secs(20));
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "{server}: {:?}",
+            service.log.lock().unwrap()
+        );
+        assert!(service.logged("stopped").is_some(), "{server}");
+    }
 }
 
 #[test]

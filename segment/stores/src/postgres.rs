@@ -178,6 +178,26 @@ impl Link for PostgresStore {
 
 sql::segment_store_over_link!(PostgresStore, STORE);
 
+impl Drop for PostgresStore {
+    /// The client closes its connection by blocking on a runtime of its own, which panics on
+    /// a thread already inside one (a service's async worker dropping the store): it is
+    /// closed on a thread of its own, waited for as long as a call is.
+    fn drop(&mut self) {
+        let slot = self.slot.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let Some(conn) = slot.conn.take() else { return };
+        let (done, closed) = mpsc::sync_channel(1);
+        let closer = thread::Builder::new()
+            .name("ferroflake-postgres".into())
+            .spawn(move || {
+                drop(conn);
+                let _ = done.send(());
+            });
+        if closer.is_ok() {
+            let _ = closed.recv_timeout(ANSWER_WITHIN);
+        }
+    }
+}
+
 /// A client with the store's statements prepared on it.
 pub(crate) struct Connection {
     client: Client,

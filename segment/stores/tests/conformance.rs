@@ -2,6 +2,8 @@
 //! address (`ferroflake_segment_stores::open`), one `#[test]` per check and store so that
 //! they run side by side. Every store is opened on a fresh table (`?table=`) or key prefix
 //! (`?prefix=`). Needs the servers of scripts/test-segment-stores.sh, hence `#[ignore]`.
+//! Besides the suite: each store is used and dropped on an async runtime's thread, as a
+//! service dropping it at its stop does.
 
 mod common;
 
@@ -48,3 +50,35 @@ macro_rules! all_checks {
 }
 
 all_checks!(postgres, mysql, redis);
+
+/// Used and dropped inside a Tokio runtime: no client may block on a runtime of its own
+/// there, which panics ("Cannot start a runtime from within a runtime").
+fn dropped_on_an_async_worker(backend: &'static str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = fresh(backend)();
+        store.create("k", 1, 10).unwrap();
+        assert_eq!(store.allocate("k", 10).unwrap().range.start, 1);
+        drop(store);
+    });
+}
+
+#[test]
+#[ignore = "needs the servers of scripts/test-segment-stores.sh"]
+fn postgres_dropped_on_an_async_worker() {
+    dropped_on_an_async_worker("postgres");
+}
+
+#[test]
+#[ignore = "needs the servers of scripts/test-segment-stores.sh"]
+fn mysql_dropped_on_an_async_worker() {
+    dropped_on_an_async_worker("mysql");
+}
+
+#[test]
+#[ignore = "needs the servers of scripts/test-segment-stores.sh"]
+fn redis_dropped_on_an_async_worker() {
+    dropped_on_an_async_worker("redis");
+}
