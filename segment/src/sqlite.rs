@@ -107,8 +107,7 @@ impl SqliteStore {
         // known to belong to it.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(unavailable)?;
-        let through_log = sqlite_log::through_log(&conn).map_err(classify)?;
-        sqlite_log::check(&real, in_file, through_log)?;
+        sqlite_log::check(&real, &conn, in_file)?;
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)
             .map_err(unavailable)?;
         // Processes opening a new file at once: SQLite can answer BUSY at once, without
@@ -147,7 +146,7 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(classify)?;
         let out = f(&tx)?; // an error drops `tx`, which rolls back
-        tx.execute(sqlite_log::STAMP, []).map_err(classify)?;
+        sqlite_log::record_commit(&tx).map_err(classify)?;
         tx.commit().map_err(classify)?;
         checkpoint(&conn, self.busy_timeout)?;
         Ok(out)

@@ -5,44 +5,66 @@
 //! later opened by the first name again, the old log would lay old rows over newer ones and
 //! ranges would be issued twice.
 //!
-//! Every change stamps the file: a random file id kept for its life, a generation that
-//! counts commits, and a random nonce per commit. Before opening, the stamp is read from the
-//! table file alone (SQLite's `immutable` mode does not look at the log); after opening,
-//! through the log. The log belongs if it is the same commit or a later one of the same file.
-//! A log that does not is never needed: a range leaves the store only once the table file
-//! records it (`sqlite::checkpoint`), so the refusal loses nothing that was handed out.
+//! Every change records a commit in the file: a generation that counts commits and a random
+//! nonce, the last `KEPT` of them kept, beside a random file id kept for the file's life.
+//! Before opening, the last commit is read from the table file alone (SQLite's `immutable`
+//! mode does not look at the log); after opening, the log is accepted only if the commits
+//! it shows include that one: the log then continues the file's own history. A log that
+//! does not (a branch the file left when it moved on under another name) is refused. Such a
+//! log holds nothing that was handed out: a range leaves the store only once the table file
+//! records it (`sqlite::checkpoint`), so the refusal loses nothing.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::SegmentError;
 
-/// Created with the table; one row.
+/// How many commits the file keeps: a log further ahead of the file than this (as many
+/// commits whose copy into the file failed) cannot be told from a stale one, and is refused.
+const KEPT: i64 = 256;
+
+/// Created with the table.
 pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS ferroflake_file (
     id         integer PRIMARY KEY CHECK (id = 1),
-    file_id    bigint  NOT NULL,
-    generation bigint  NOT NULL,
+    file_id    bigint  NOT NULL
+);
+INSERT INTO ferroflake_file (id, file_id)
+    SELECT 1, random() WHERE NOT EXISTS (SELECT 1 FROM ferroflake_file);
+CREATE TABLE IF NOT EXISTS ferroflake_commits (
+    generation integer PRIMARY KEY,
     nonce      bigint  NOT NULL
 );
-INSERT INTO ferroflake_file (id, file_id, generation, nonce)
-    SELECT 1, random(), 0, random() WHERE NOT EXISTS (SELECT 1 FROM ferroflake_file)";
+INSERT INTO ferroflake_commits (generation, nonce)
+    SELECT 0, random() WHERE NOT EXISTS (SELECT 1 FROM ferroflake_commits)";
 
 /// Run in every transaction that changes the table, before it commits.
-pub(crate) const STAMP: &str =
-    "UPDATE ferroflake_file SET generation = generation + 1, nonce = random() WHERE id = 1";
+pub(crate) fn record_commit(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO ferroflake_commits (generation, nonce)
+         SELECT max(generation) + 1, random() FROM ferroflake_commits",
+        [],
+    )?;
+    tx.execute(
+        "DELETE FROM ferroflake_commits
+         WHERE generation <= (SELECT max(generation) FROM ferroflake_commits) - ?1",
+        params![KEPT],
+    )?;
+    Ok(())
+}
 
+/// The file's id and its last commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
+pub(crate) struct LastCommit {
     file_id: i64,
     generation: i64,
     nonce: i64,
 }
 
-/// The stamp in the table file alone, as the last checkpoint left it; `None` for a new file
-/// or one written before stamps existed.
-pub(crate) fn in_file(real: &Path) -> Result<Option<Stamp>, SegmentError> {
+/// The last commit in the table file alone, as the last checkpoint left it; `None` for a
+/// new file or one written before commits were recorded.
+pub(crate) fn in_file(real: &Path) -> Result<Option<LastCommit>, SegmentError> {
     if std::fs::metadata(real).map(|m| m.len()).unwrap_or(0) == 0 {
         return Ok(None);
     }
@@ -51,53 +73,61 @@ pub(crate) fn in_file(real: &Path) -> Result<Option<Stamp>, SegmentError> {
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(uri, flags).map_err(|e| refused(real, e))?;
-    read(&conn).map_err(|e| refused(real, e))
+    last_commit(&conn).map_err(|e| refused(real, e))
 }
 
-/// The stamp as `conn` sees it, through the log.
-pub(crate) fn through_log(conn: &Connection) -> rusqlite::Result<Option<Stamp>> {
-    read(conn)
-}
-
-/// Whether the log beside `real` may be used, given the stamps before and after it.
+/// Whether the log beside `real`, as `conn` sees the table through it, continues the
+/// history of the file whose last commit is `file`.
 pub(crate) fn check(
     real: &Path,
-    file: Option<Stamp>,
-    log: Option<Stamp>,
+    conn: &Connection,
+    file: Option<LastCommit>,
 ) -> Result<(), SegmentError> {
     let Some(file) = file else { return Ok(()) };
-    let belongs = log.is_some_and(|log| {
-        log.file_id == file.file_id && (log == file || log.generation > file.generation)
-    });
-    if belongs {
+    let continues = match last_commit(conn) {
+        Ok(Some(log)) if log.file_id == file.file_id => conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM ferroflake_commits
+                                WHERE generation = ?1 AND nonce = ?2)",
+                params![file.generation, file.nonce],
+                |r| r.get::<_, bool>(0),
+            )
+            .map_err(|e| refused(real, e))?,
+        Ok(_) => false,
+        Err(e) => return Err(refused(real, e)),
+    };
+    if continues {
         return Ok(());
     }
     Err(SegmentError::Store {
         store: "sqlite".into(),
         detail: format!(
-            "{}-wal is older than the table file: it was left by a process killed while it \
-             used this name, and the file has since been written under another name. \
-             Replaying it would bring back old rows. Nothing in it was handed out: with no \
-             process using the file, move it (and the -shm beside it) away and open again",
+            "{}-wal does not continue the table file's history: it was left by a process \
+             stopped while it used this name, and the file has since been written under \
+             another name (or the log is more than {KEPT} commits ahead). Replaying it would \
+             bring back old rows. Nothing in it was handed out: with no process using the \
+             file, move it (and the -shm beside it) away and open again",
             real.display()
         ),
     })
 }
 
-fn read(conn: &Connection) -> rusqlite::Result<Option<Stamp>> {
-    let exists: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ferroflake_file')",
+fn last_commit(conn: &Connection) -> rusqlite::Result<Option<LastCommit>> {
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table'
+         AND name IN ('ferroflake_file', 'ferroflake_commits')",
         [],
         |r| r.get(0),
     )?;
-    if !exists {
+    if tables < 2 {
         return Ok(None);
     }
     conn.query_row(
-        "SELECT file_id, generation, nonce FROM ferroflake_file WHERE id = 1",
+        "SELECT (SELECT file_id FROM ferroflake_file WHERE id = 1), generation, nonce
+         FROM ferroflake_commits ORDER BY generation DESC LIMIT 1",
         [],
         |r| {
-            Ok(Stamp {
+            Ok(LastCommit {
                 file_id: r.get(0)?,
                 generation: r.get(1)?,
                 nonce: r.get(2)?,

@@ -206,31 +206,42 @@ fn a_process_killed_holding_a_range_leaves_it_recorded_for_another_name() {
     );
 }
 
+/// Runs [`commits_then_die`] on `path`: `commits` allocations of 10 on every key, left in
+/// the log as a process killed before its checkpoints leaves them.
+fn leave_a_log(path: &Path, commits: u32) -> PathBuf {
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "commits_then_die", "--include-ignored"])
+        .env("FERROFLAKE_TEST_HOLD", path)
+        .env("FERROFLAKE_TEST_COMMITS", commits.to_string())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the child dies after its commits");
+    let log = PathBuf::from(format!("{}-wal", path.display()));
+    assert!(std::fs::metadata(&log).unwrap().len() > 0, "a log is left");
+    log
+}
+
 /// The log a process leaves when killed between a commit and its checkpoint, left beside
 /// the first name while the file moves on under another, must not be replayed when the
-/// first name comes back: its rows are older than the file's.
-#[test]
-fn a_log_left_beside_a_name_the_file_has_since_left_is_refused() {
+/// first name comes back: its rows are older than the file's. However many commits either
+/// side made (a log holds several when checkpoints failed while a reader held the log).
+fn stale_log_is_refused(commits_in_log: u32, ranges_elsewhere: usize) {
     let dir = tempfile::tempdir().unwrap();
     let (first, other) = (dir.path().join("ids.db"), dir.path().join("moved.db"));
     let store = SqliteStore::open(&first).unwrap();
     store.create("orders", 1, 10).unwrap();
     store.create("invoices", 1, 10).unwrap();
     drop(store);
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "commit_then_die", "--include-ignored"])
-        .env("FERROFLAKE_TEST_HOLD", &first)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success(), "the child dies after its commit");
-    let log = dir.path().join("ids.db-wal");
-    assert!(std::fs::metadata(&log).unwrap().len() > 0, "a log is left");
+    let log = leave_a_log(&first, commits_in_log);
 
     // `mv ids.db moved.db`: the other name reads the file alone and goes on.
     std::fs::rename(&first, &other).unwrap();
     let moved = SqliteStore::open(&other).unwrap();
-    let issued = [ranges(&moved, "orders", 5), ranges(&moved, "invoices", 5)];
+    let issued = [
+        ranges(&moved, "orders", ranges_elsewhere),
+        ranges(&moved, "invoices", ranges_elsewhere),
+    ];
     drop(moved);
     std::fs::rename(&other, &first).unwrap();
 
@@ -256,7 +267,19 @@ fn a_log_left_beside_a_name_the_file_has_since_left_is_refused() {
     }
 }
 
-/// The same log under its own name is replayed as usual, so the crashed commit stands.
+#[test]
+fn a_log_left_beside_a_name_the_file_has_since_left_is_refused() {
+    stale_log_is_refused(1, 5);
+}
+
+#[test]
+fn a_stale_log_further_ahead_than_the_file_is_refused_too() {
+    // The log ends 3 commits on from where the two sides parted, the file 2 (one range of
+    // each of two keys).
+    stale_log_is_refused(3, 1);
+}
+
+/// The same log under its own name is replayed as usual, so the crashed commits stand.
 #[test]
 fn a_log_left_beside_the_same_name_is_replayed() {
     let dir = tempfile::tempdir().unwrap();
@@ -265,31 +288,32 @@ fn a_log_left_beside_the_same_name_is_replayed() {
         .unwrap()
         .create("orders", 1, 10)
         .unwrap();
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "commit_then_die", "--include-ignored"])
-        .env("FERROFLAKE_TEST_HOLD", &first)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success(), "the child dies after its commit");
+    leave_a_log(&first, 3);
     let store = SqliteStore::open(&first).unwrap();
-    assert_eq!(store.allocate("orders", 10).unwrap().range.start, 11);
+    assert_eq!(store.allocate("orders", 10).unwrap().range.start, 31);
 }
 
 #[test]
 #[ignore = "run by the tests above in a child process"]
-fn commit_then_die() {
-    // What a store's process leaves when killed after a commit, before its checkpoint.
+fn commits_then_die() {
+    // What a store's process leaves when killed after its commits, before their checkpoints.
     let path = PathBuf::from(std::env::var_os("FERROFLAKE_TEST_HOLD").unwrap());
+    let commits: u32 = std::env::var("FERROFLAKE_TEST_COMMITS")
+        .unwrap()
+        .parse()
+        .unwrap();
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
-    conn.execute_batch(
-        "BEGIN IMMEDIATE;
-         UPDATE leaf_alloc SET max_id = max_id + 10;
-         UPDATE ferroflake_file SET generation = generation + 1, nonce = random();
-         COMMIT;",
-    )
-    .unwrap();
+    for _ in 0..commits {
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             UPDATE leaf_alloc SET max_id = max_id + 10;
+             INSERT INTO ferroflake_commits (generation, nonce)
+                 SELECT max(generation) + 1, random() FROM ferroflake_commits;
+             COMMIT;",
+        )
+        .unwrap();
+    }
     std::process::abort();
 }
 
