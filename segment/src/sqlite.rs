@@ -34,9 +34,12 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     path: PathBuf,
     busy_timeout: Duration,
+    /// The `-shm` beside the name, and its device and inode when the store opened.
+    shm: PathBuf,
+    shm_id: (u64, u64),
     // After `conn`: fields drop in order, and the name stays claimed until the connection
     // has closed.
-    _name: NameClaim,
+    name: NameClaim,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -100,6 +103,9 @@ impl SqliteStore {
         }
         // Before the first read of the table: through another name it could be stale.
         let (real, name) = sqlite_name::claim(&path)?;
+        // The whole open in the write turn: the file read alone is not being written, and
+        // the log this connection reads holds every commit made so far.
+        let turn = name.write_turn(busy_timeout)?;
         let in_file = sqlite_log::in_file(&real)?;
         let conn = Connection::open(&real).map_err(unavailable)?;
         conn.busy_timeout(busy_timeout).map_err(unavailable)?;
@@ -124,11 +130,19 @@ impl SqliteStore {
             }
         }
         checkpoint(&conn, busy_timeout)?;
+        let shm = PathBuf::from(format!("{}-shm", real.display()));
+        let shm_id = file_id(&shm).map_err(|e| SegmentError::Unavailable {
+            store: "sqlite".into(),
+            detail: format!("cannot read {}: {e}", shm.display()),
+        })?;
+        drop(turn);
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             path,
             busy_timeout,
-            _name: name,
+            shm,
+            shm_id,
+            name,
         })
     }
 
@@ -142,6 +156,20 @@ impl SqliteStore {
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
         let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let _turn = self.name.write_turn(self.busy_timeout)?;
+        // SQLite's locks are in the `-shm` this store opened; deleted or replaced, the
+        // processes opened since lock another one, and would write beside this store.
+        if file_id(&self.shm).ok() != Some(self.shm_id) {
+            return Err(SegmentError::Store {
+                store: "sqlite".into(),
+                detail: format!(
+                    "{} was deleted or replaced while this store had it open: SQLite's locks \
+                     are in it, so this store can no longer write safely beside the processes \
+                     opened since; open the store again",
+                    self.shm.display()
+                ),
+            });
+        }
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(classify)?;
@@ -364,6 +392,12 @@ fn checkpoint(conn: &Connection, busy_timeout: Duration) -> Result<(), SegmentEr
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// The device and inode of the file at `path`.
+fn file_id(path: &Path) -> std::io::Result<(u64, u64)> {
+    let meta = fs::metadata(path)?;
+    Ok((meta.dev(), meta.ino()))
 }
 
 /// Another connection holds the lock this one needs.

@@ -11,12 +11,21 @@
 //! file SQLite uses. The claim guards against mistakes; whoever can make links beside the
 //! table can rewrite it anyway. Where open-file-description locks are missing (outside
 //! Linux) the claim checks nothing.
+//!
+//! The claim also gives writes their turn ([`NameClaim::write_turn`]): an exclusive lock on
+//! another byte, held across a transaction and its checkpoint and across a store's open.
+//! SQLite's own write lock lives in the `-shm` file beside the name; one deleted under open
+//! stores leaves them with a lock nobody else sees, and two processes would write at once.
+//! The turn does not depend on it, and each store checks under it that the `-shm` it opened
+//! is still the one at the name (`sqlite`).
 
 /// Held by an open [`SqliteStore`](crate::SqliteStore) for as long as it lives.
 #[derive(Debug)]
 pub(crate) struct NameClaim {
     #[cfg(all(target_os = "linux", not(ferroflake_portable)))]
     file: (u64, u64),
+    #[cfg(all(target_os = "linux", not(ferroflake_portable)))]
+    shared: std::sync::Arc<linux::Shared>,
 }
 
 /// The name to open `path` by, claimed.
@@ -25,6 +34,29 @@ pub(crate) fn claim(
     path: &std::path::Path,
 ) -> Result<(std::path::PathBuf, NameClaim), crate::SegmentError> {
     Ok((path.to_owned(), NameClaim {}))
+}
+
+/// A store's turn to write, until dropped.
+pub(crate) struct WriteTurn<'a> {
+    #[cfg(all(target_os = "linux", not(ferroflake_portable)))]
+    _in_process: std::sync::MutexGuard<'a, ()>,
+    #[cfg(all(target_os = "linux", not(ferroflake_portable)))]
+    file: &'a std::fs::File,
+    #[cfg(not(all(target_os = "linux", not(ferroflake_portable))))]
+    _claim: std::marker::PhantomData<&'a ()>,
+}
+
+#[cfg(not(all(target_os = "linux", not(ferroflake_portable))))]
+impl NameClaim {
+    /// Without open-file-description locks, SQLite's own locks are all there is.
+    pub(crate) fn write_turn(
+        &self,
+        _wait: std::time::Duration,
+    ) -> Result<WriteTurn<'_>, crate::SegmentError> {
+        Ok(WriteTurn {
+            _claim: std::marker::PhantomData,
+        })
+    }
 }
 
 #[cfg(all(target_os = "linux", not(ferroflake_portable)))]
@@ -39,9 +71,10 @@ mod linux {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;
     use std::path::{Path, PathBuf};
-    use std::sync::{Mutex, PoisonError};
+    use std::sync::{Arc, Mutex, PoisonError, TryLockError};
+    use std::time::{Duration, Instant};
 
-    use super::NameClaim;
+    use super::{NameClaim, WriteTurn};
     use crate::SegmentError;
 
     /// The names' bytes: 2^61 of them from 2^61 on, past SQLite's lock bytes (at 1 GiB) and
@@ -51,6 +84,8 @@ mod linux {
     /// Held exclusively while a process claims a name, so two processes opening by two names
     /// at once cannot both miss each other.
     const GATE: i64 = NAMES_START - 1;
+    /// Held exclusively by the store whose turn it is to write.
+    const WRITER: i64 = NAMES_START - 2;
 
     /// The files this process has claimed, by device and inode: the claim's file, the offset
     /// of the name it was claimed by, and the open stores using it. One descriptor a file:
@@ -59,9 +94,69 @@ mod linux {
     static CLAIMED: Mutex<Option<HashMap<(u64, u64), Claimed>>> = Mutex::new(None);
 
     struct Claimed {
-        _file: File,
+        shared: Arc<Shared>,
         name: i64,
         stores: usize,
+    }
+
+    /// The claim's descriptor, and the turn of this process's stores on it (they share the
+    /// descriptor, and so its locks).
+    #[derive(Debug)]
+    pub(crate) struct Shared {
+        file: File,
+        turn: Mutex<()>,
+    }
+
+    impl NameClaim {
+        /// Waits up to `wait` for this store's turn to write: other stores in this process,
+        /// then other processes.
+        pub(crate) fn write_turn(&self, wait: Duration) -> Result<WriteTurn<'_>, SegmentError> {
+            let deadline = Instant::now() + wait;
+            let busy = || SegmentError::Unavailable {
+                store: "sqlite".into(),
+                detail: format!("another store kept its turn to write for {wait:?}"),
+            };
+            let in_process = loop {
+                match self.shared.turn.try_lock() {
+                    Ok(guard) => break guard,
+                    Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
+                    Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Err(TryLockError::WouldBlock) => return Err(busy()),
+                }
+            };
+            let file = &self.shared.file;
+            loop {
+                match lock(file, libc::F_WRLCK, WRITER, 1, false) {
+                    Ok(()) => break,
+                    Err(e) if is_contended(&e) && Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Err(e) if is_contended(&e) => return Err(busy()),
+                    Err(e) => {
+                        return Err(SegmentError::Unavailable {
+                            store: "sqlite".into(),
+                            detail: format!("cannot lock the table file: {e}"),
+                        })
+                    }
+                }
+            }
+            Ok(WriteTurn {
+                _in_process: in_process,
+                file,
+            })
+        }
+    }
+
+    impl Drop for WriteTurn<'_> {
+        fn drop(&mut self) {
+            let _ = lock(self.file, libc::F_UNLCK, WRITER, 1, false);
+        }
+    }
+
+    fn is_contended(e: &io::Error) -> bool {
+        matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES))
     }
 
     pub(crate) fn claim(path: &Path) -> Result<(PathBuf, NameClaim), SegmentError> {
@@ -97,7 +192,8 @@ mod linux {
                 return Err(aliased(path, "this process"));
             }
             entry.stores += 1;
-            return Ok((real, NameClaim { file: key }));
+            let shared = Arc::clone(&entry.shared);
+            return Ok((real, NameClaim { file: key, shared }));
         }
         let file = OpenOptions::new()
             .read(true)
@@ -121,15 +217,19 @@ mod linux {
             Err(e) => Err(fail("lock", e)),
             Ok(true) => Err(aliased(path, "another process")),
             Ok(false) => {
+                let shared = Arc::new(Shared {
+                    file,
+                    turn: Mutex::new(()),
+                });
                 claimed.insert(
                     key,
                     Claimed {
-                        _file: file,
+                        shared: Arc::clone(&shared),
                         name,
                         stores: 1,
                     },
                 );
-                Ok((real, NameClaim { file: key }))
+                Ok((real, NameClaim { file: key, shared }))
             }
         }
     }
@@ -143,7 +243,8 @@ mod linux {
             if let Some(entry) = claimed.get_mut(&self.file) {
                 entry.stores -= 1;
                 if entry.stores == 0 {
-                    claimed.remove(&self.file); // closes the descriptor: the name is free
+                    // The descriptor closes with this claim's reference: the name is free.
+                    claimed.remove(&self.file);
                 }
             }
             if claimed.is_empty() {

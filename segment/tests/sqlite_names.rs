@@ -2,7 +2,8 @@
 //! another directory (`unshare -Urm` makes the mount in a namespace of the test's own).
 //! SQLite keeps the write-ahead log beside each name, so two names open at once would issue
 //! the same ranges: the second name is refused while the first is open, in this process and
-//! in another. A symbolic link is the same name, and shares.
+//! in another. A symbolic link is the same name, and shares. A log left beside a name the
+//! file has since left is refused, and so is a write after the `-shm` was deleted.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
@@ -203,6 +204,39 @@ fn a_process_killed_holding_a_range_leaves_it_recorded_for_another_name() {
     assert!(
         after.start >= child_end,
         "{after:?} repeats the killed holder's {took}"
+    );
+}
+
+/// SQLite's locks are in the `-shm` beside the name: deleted under an open store, a process
+/// opened since locks a new one. The open store refuses to write from then on (it would
+/// read the table as it last saw it), and a store opened again goes on above everything.
+#[test]
+fn a_store_whose_shm_was_deleted_refuses_to_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ids.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store.create("orders", 1, 10).unwrap();
+    let mine = store.allocate("orders", 10).unwrap().range;
+    std::fs::remove_file(dir.path().join("ids.db-shm")).unwrap();
+
+    let (child, said) = holder(&[], &path);
+    let took = said.strip_prefix("holder: open, took ").expect(&said);
+    let child_end: u64 = took.split("..").nth(1).unwrap().parse().unwrap();
+    let refused = store.allocate("orders", 10);
+    assert!(
+        matches!(&refused, Err(SegmentError::Store { detail, .. }) if detail.contains("ids.db-shm")),
+        "{refused:?} beside the holder's {took}"
+    );
+    release(child);
+    drop(store);
+    let next = SqliteStore::open(&path)
+        .unwrap()
+        .allocate("orders", 10)
+        .unwrap()
+        .range;
+    assert!(
+        next.start >= child_end && next.start >= mine.end,
+        "{next:?}"
     );
 }
 
