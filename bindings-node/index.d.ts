@@ -382,7 +382,7 @@ export declare class SegmentAllocator {
   key(key: string, options?: { limit?: number | bigint }): Promise<SegmentKey>
   /** The status of every open key, sorted by key. */
   status(): Array<SegmentKeyStatus>
-  /** The store, as it was given. */
+  /** The store, as it was given, any password hidden. */
   get store(): string
   /**
    * Stops every key (later calls throw `ERR_FERROFLAKE_SEGMENT_CLOSED`) and gives each

@@ -103,9 +103,14 @@ struct Key {
 }
 
 impl Key {
-    /// The table's key: the registry as messages name it, and the layout.
+    /// The table's key: the registry as given (two passwords are two registries), and the
+    /// layout.
     fn text(&self) -> String {
-        format!("{}|{:?}", self.registry.describe(), self.layout)
+        let registry = match &self.registry {
+            RegistryAddress::Embedded(dir) => dir.display().to_string(),
+            RegistryAddress::Store(url) => url.clone(),
+        };
+        format!("{registry}|{:?}", self.layout)
     }
 }
 
@@ -620,9 +625,10 @@ fn reachable_in_this_build(address: RegistryAddress) -> Result<RegistryAddress, 
         RegistryAddress::Store(url) => Err(Refusal::Lease(
             "BAD_ADDRESS",
             format!(
-                "bad registry address {url:?}: this build of ferroflake has the embedded \
+                "bad registry address {:?}: this build of ferroflake has the embedded \
                  registry only (rebuild with the `stores` feature for etcd, Redis, ZooKeeper \
-                 and PostgreSQL)"
+                 and PostgreSQL)",
+                ferroflake_lease_stores::redact(&url)
             ),
         )),
         embedded => Ok(embedded),

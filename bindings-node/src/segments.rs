@@ -151,7 +151,10 @@ impl SegmentAllocator {
             Ok(OpenedStore {
                 inner: Arc::new(inner),
                 store,
-                address: address.unwrap_or_else(|| "the embedded SQLite store".to_owned()),
+                address: address.map_or_else(
+                    || "the embedded SQLite store".to_owned(),
+                    |a| ferroflake_segment_stores::redact(&a),
+                ),
             })
         };
         Ok(pool::spawn(work, SegmentAllocator::instance))
@@ -267,7 +270,7 @@ impl SegmentAllocator {
             .collect()
     }
 
-    /// The store, as it was given.
+    /// The store, as it was given, any password hidden.
     #[napi(getter)]
     pub fn store(&self) -> String {
         self.address.clone()

@@ -1,5 +1,5 @@
 //! `ferroflake serve` as a process: SIGTERM under load, a second signal, a drain that
-//! times out, a clean exit on each server store.
+//! times out, a clean exit on each server store, no password shown anywhere.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
@@ -429,6 +429,105 @@ fn sigterm_exits_0_on_every_server_store() {
             service.log.lock().unwrap()
         );
         assert!(service.logged("stopped").is_some(), "{server}");
+    }
+}
+
+/// A password in the registry's and the store's addresses is shown nowhere: not in any
+/// route's body or headers, the metrics, the log, nor the CLI's messages, whether the
+/// password is right (a Redis user made for the test) or wrong.
+#[test]
+#[ignore = "needs the servers of scripts/test-serve.sh"]
+fn no_password_is_shown_anywhere() {
+    const SECRET: &str = "Zq7-secret-pw";
+    const WRONG: &str = "Wr0ng-secret-pw";
+    let base = std::env::var("FERROFLAKE_TEST_REDIS").expect("FERROFLAKE_TEST_REDIS");
+    let acl = Command::new("redis-cli")
+        .args(["-u", &base, "ACL", "SETUSER", "ffsecret", "on"])
+        .arg(format!(">{SECRET}"))
+        .args(["~*", "&*", "+@all"])
+        .output()
+        .unwrap();
+    assert!(acl.status.success(), "{acl:?}");
+    let with = |password: &str, prefix: &str| {
+        let rest = base.strip_prefix("redis://").unwrap();
+        format!(
+            "redis://ffsecret:{password}@{rest}?prefix={prefix}_{}",
+            std::process::id()
+        )
+    };
+    let (lease, store) = (with(SECRET, "lease"), with(SECRET, "store"));
+    let mut seen = String::new();
+    let mut cli = |args: &[&str]| {
+        let output = Command::new(BIN).args(args).output().unwrap();
+        seen.push_str(&String::from_utf8_lossy(&output.stdout));
+        seen.push_str(&String::from_utf8_lossy(&output.stderr));
+        output.status
+    };
+    assert!(
+        cli(&["segment", "create", "k", "--start", "1", "--step", "100", "--store", &store])
+            .success()
+    );
+    // Refusals that name the address: a wrong password, an unknown key, a bad parameter.
+    let wrong_store = with(WRONG, "store");
+    assert!(!cli(&["segment", "next", "k", "--store", &wrong_store]).success());
+    assert!(!cli(&["segment", "next", "nokey", "--store", &store]).success());
+    let bad_parameter = format!("{store}&token={SECRET}");
+    assert!(!cli(&["segment", "next", "k", "--store", &bad_parameter]).success());
+    assert!(!cli(&["next", "--lease", &with(WRONG, "lease")]).success());
+    assert!(!cli(&["next", "--lease", &format!("{lease}&password={SECRET}")]).success());
+    assert!(cli(&["next", "--lease", &lease, "-n", "2"]).success());
+
+    let mut service = Service::start(&["--lease", &lease, "--store", &store]);
+    wait_ready(&service.base);
+    let agent = client();
+    for route in [
+        "/healthz",
+        "/readyz",
+        "/v1/status",
+        "/metrics",
+        "/api/snowflake/get/x",
+        "/api/segment/get/k",
+        "/v1/segment/k?count=2",
+        "/v1/segment/k/status",
+        "/v1/segment/nokey",
+        "/v1/segment/k?count=nan",
+        "/v1/snowflake/x",
+        "/nowhere",
+    ] {
+        let mut response = agent
+            .get(&format!("{}{route}", service.base))
+            .call()
+            .unwrap();
+        seen.push_str(&format!("{route} {:?}\n", response.headers()));
+        seen.push_str(&response.body_mut().read_to_string().unwrap());
+    }
+    service.signal("TERM");
+    assert_eq!(service.wait(Duration::from_secs(20)).code(), Some(0));
+    seen.push_str(&service.log.lock().unwrap().join("\n"));
+
+    // A service whose registry refuses the password does not start, and says why.
+    let mut refused = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--lease",
+            &with(WRONG, "lease"),
+        ])
+        .args(["--store", &wrong_store])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    seen.push_str(&String::from_utf8_lossy(&std::mem::take(
+        &mut refused.stderr,
+    )));
+
+    assert!(
+        seen.contains("ffsecret:***@"),
+        "addresses are still named: {seen}"
+    );
+    for secret in [SECRET, WRONG] {
+        assert!(!seen.contains(secret), "{secret} shown in: {seen}");
     }
 }
 

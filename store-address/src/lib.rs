@@ -184,15 +184,58 @@ pub fn check_table(table: &str) -> Result<(), String> {
     }
 }
 
-/// `address` with its password, if any, shown as `***`: addresses reach error messages
-/// and logs.
+/// `address` with its secrets shown as `***`: addresses reach error messages, statuses and
+/// logs. Hidden: the password, and the value of any query parameter whose name speaks of a
+/// secret (`password`, `token`, `secret`, `auth`, `key`...). An address that does not parse
+/// as a URL keeps only its scheme and what follows its last `@`, as it may hold a password
+/// the parser could not find.
 pub fn redact(address: &str) -> String {
-    match Url::parse(address) {
-        Ok(mut url) if url.password().is_some() => {
-            let _ = url.set_password(Some("***"));
-            url.to_string()
-        }
-        _ => address.to_owned(),
+    let Ok(mut url) = Url::parse(address) else {
+        return match (address.split_once("://"), address.rfind('@')) {
+            (Some((scheme, _)), Some(at)) if at > scheme.len() => {
+                format!("{scheme}://***{}", &address[at..])
+            }
+            _ => address.to_owned(),
+        };
+    };
+    let mut changed = false;
+    if url.password().is_some() {
+        let _ = url.set_password(Some("***"));
+        changed = true;
+    }
+    let secret = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        [
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "auth",
+            "key",
+            "credential",
+        ]
+        .iter()
+        .any(|word| name.contains(word))
+    };
+    if url.query_pairs().any(|(name, _)| secret(&name)) {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(name, value)| {
+                let value = if secret(&name) {
+                    "***".into()
+                } else {
+                    value.into_owned()
+                };
+                (name.into_owned(), value)
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+        changed = true;
+    }
+    if changed {
+        url.to_string()
+    } else {
+        address.to_owned()
     }
 }
 
@@ -248,6 +291,20 @@ mod tests {
         assert_eq!(
             redact("mysql://root:pw@db:3306/leaf"),
             "mysql://root:***@db:3306/leaf"
+        );
+        assert_eq!(
+            redact("postgres://app@db/ids?table=t&password=s3cret"),
+            "postgres://app@db/ids?table=t&password=***"
+        );
+        assert_eq!(
+            redact("redis://app:pw@cache/0?prefix=x&auth_token=abc"),
+            "redis://app:***@cache/0?prefix=x&auth_token=***"
+        );
+        // Not a URL the parser takes (a port that is not a number): all before the last
+        // `@` is hidden.
+        assert_eq!(
+            redact("postgres://app:s3/cret@db:port/ids"),
+            "postgres://***@db:port/ids"
         );
         for plain in [
             "postgres://app@db/ids",

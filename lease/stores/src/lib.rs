@@ -84,6 +84,7 @@ mod registry_address;
 pub mod zookeeper;
 
 pub use address::StoreAddress;
+pub use ferroflake_store_address::redact;
 pub use registry_address::RegistryAddress;
 
 /// Connects to the registry at `address` and checks that it answers.
@@ -113,7 +114,7 @@ pub fn connect(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
             Ok(Arc::new(postgres::PostgresRegistry::connect(&url, &table)?))
         }
         _ => Err(LeaseError::BadAddress {
-            address: address.into(),
+            address: ferroflake_store_address::redact(address),
             detail: "this build leaves that registry's backend out (its cargo feature is off); \
                      use the embedded registry (an absolute directory path), or a build with \
                      the store backends (for the ferroflake CLI: `cargo install --path cli \

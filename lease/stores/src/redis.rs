@@ -39,6 +39,7 @@ use redis::{Client, Script};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
+use ferroflake_store_address::redact;
 
 /// Reads `TIME`, `uptime_in_seconds` and the keys (`''` for a missing key), atomically.
 const SNAPSHOT: &str = r"
@@ -126,7 +127,7 @@ impl RedisRegistry {
                     .map_err(|e| {
                         registry
                             .io
-                            .unavailable(format!("{url} does not answer: {e}"))
+                            .unavailable(format!("{} does not answer: {e}", redact(url)))
                     })?;
                 registry.check_eviction().await
             })?;

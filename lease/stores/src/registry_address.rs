@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferroflake_lease::{EmbeddedRegistry, LeaseError, Registry};
-use ferroflake_store_address::scheme_of;
+use ferroflake_store_address::{redact, scheme_of};
 
 /// Schemes served by this crate's backends (each behind its cargo feature).
 const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql"];
@@ -29,7 +29,7 @@ impl RegistryAddress {
     /// a directory, or lies under a file.
     pub fn parse(address: &str) -> Result<Self, LeaseError> {
         let bad = |detail: String| LeaseError::BadAddress {
-            address: address.to_owned(),
+            address: redact(address),
             detail,
         };
         if address.is_empty() {
@@ -98,11 +98,11 @@ impl RegistryAddress {
         Ok(RegistryAddress::Embedded(dir.to_path_buf()))
     }
 
-    /// How messages name this registry.
+    /// How messages name this registry, any password hidden.
     pub fn describe(&self) -> String {
         match self {
             RegistryAddress::Embedded(dir) => format!("the embedded registry at {}", dir.display()),
-            RegistryAddress::Store(url) => format!("the registry at {url}"),
+            RegistryAddress::Store(url) => format!("the registry at {}", redact(url)),
         }
     }
 
