@@ -202,12 +202,18 @@ build_npm() {
   mkdir -p "$stage" "$dist/npm"
   local zig_env
   mapfile -d '' zig_env <"$zig_env_file"
-  env "${zig_env[@]}" cargo build --release -p ferroflake-node --lib --target "$triple"
+  # Built by napi's CLI (the package's devDependency), which also writes the loader and the
+  # types from this very build into $stage/napi: the Node suite compares them with the
+  # committed index.js and index.d.ts. napi adds nothing for this target that would make
+  # cargo rebuild the wheel's dependencies, only the addon's crate.
+  (cd bindings-node && npm ci --no-audit --no-fund --ignore-scripts >/dev/null)
+  (cd bindings-node && env "${zig_env[@]}" node_modules/.bin/napi build --platform --release \
+    --target "$triple" --output-dir "$stage/napi")
 
   # The prebuilt package.
   local pre="$stage/$platform"
   cp -r "bindings-node/npm/$platform" "$pre"
-  cp "$target_dir/$triple/release/libferroflake_node.so" "$pre/ferroflake.$platform.node"
+  cp "$stage/napi/ferroflake.$platform.node" "$pre/ferroflake.$platform.node"
   strip --strip-debug "$pre/ferroflake.$platform.node"
   cp LICENSE-MIT LICENSE-APACHE "$pre/"
   (cd "$pre" && npm pack --silent --pack-destination "$dist/npm" >/dev/null)

@@ -318,6 +318,11 @@ EOF
 # shipped sources. The two packages lay out those crates under different paths, so neither
 # can stand in for the other's.
 source_target="$work/source-target"
+# Both compile unoptimised (their release profile at opt-level 0, C dependencies at -O0
+# with it): what they test is that the shipped sources are complete, build where users
+# build them and work; the same sources built optimised are the wheel and the prebuilt
+# addon, tested above. It halves the two builds.
+source_build_env=(CARGO_TARGET_DIR="$source_target" CARGO_PROFILE_RELEASE_OPT_LEVEL=0)
 
 # python_install NAME ARTIFACT: a fresh venv outside the checkout, the artifact installed
 # into it with pip, and the quickstart run from the venv's own folder.
@@ -330,7 +335,7 @@ python_install() {
   else
     # pip unpacks the sdist in a temporary folder and builds it there (maturin from PyPI,
     # Rust from PATH).
-    CARGO_TARGET_DIR="$source_target" "$venv/bin/pip" install --quiet --disable-pip-version-check "$2"
+    env "${source_build_env[@]}" "$venv/bin/pip" install --quiet --disable-pip-version-check "$2"
   fi
   cd "$venv"
   "$venv/bin/python" "$work/py/quickstart.py" "$version" "$venv"
@@ -451,7 +456,7 @@ npm_prebuilt_install() {
 # are compiled from the same .crate files by the Python sdist's build above, and the
 # prebuilt addon has them.
 npm_source_install() {
-  export CARGO_TARGET_DIR="$source_target" FERROFLAKE_BUILD_STORES=0
+  export "${source_build_env[@]}" FERROFLAKE_BUILD_STORES=0
   npm_install source --omit=optional "$npm_main"
   grep -q 'building the addon from source' install.log
   [ -f node_modules/ferroflake/ferroflake.linux-x64-gnu.node ]

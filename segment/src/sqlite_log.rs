@@ -62,28 +62,47 @@ pub(crate) struct LastCommit {
     nonce: i64,
 }
 
-/// The last commit in the table file alone, as the last checkpoint left it; `None` for a
-/// new file or one written before commits were recorded.
-pub(crate) fn in_file(real: &Path) -> Result<Option<LastCommit>, SegmentError> {
+/// What the table file alone records of its history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileHistory {
+    /// No commit: a new file, or one whose record was lost (written before commits were
+    /// recorded, or edited by hand).
+    Unrecorded,
+    /// The last commit, as the last checkpoint left it.
+    Last(LastCommit),
+}
+
+/// The table file's history, read from the file alone.
+pub(crate) fn in_file(real: &Path) -> Result<FileHistory, SegmentError> {
     if std::fs::metadata(real).map(|m| m.len()).unwrap_or(0) == 0 {
-        return Ok(None);
+        return Ok(FileHistory::Unrecorded);
     }
     let uri = format!("file:{}?immutable=1", uri_path(real));
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(uri, flags).map_err(|e| refused(real, e))?;
-    last_commit(&conn).map_err(|e| refused(real, e))
+    let last = last_commit(&conn).map_err(|e| refused(real, e))?;
+    Ok(last.map_or(FileHistory::Unrecorded, FileHistory::Last))
 }
 
 /// Whether the log beside `real`, as `conn` sees the table through it, continues the
-/// history of the file whose last commit is `file`.
-pub(crate) fn check(
-    real: &Path,
-    conn: &Connection,
-    file: Option<LastCommit>,
-) -> Result<(), SegmentError> {
-    let Some(file) = file else { return Ok(()) };
+/// file's history. A log beside a file that records none is refused unless it is empty:
+/// there is nothing to tell it from a stale one by.
+pub(crate) fn check(real: &Path, conn: &Connection, file: FileHistory) -> Result<(), SegmentError> {
+    let file = match file {
+        FileHistory::Last(file) => file,
+        FileHistory::Unrecorded => {
+            let log = format!("{}-wal", real.display());
+            return match std::fs::metadata(&log).map(|m| m.len()) {
+                Ok(1..) => Err(stale(
+                    real,
+                    "the table file records no commits to check it by",
+                )),
+                _ => Ok(()),
+            };
+        }
+    };
     let continues = match last_commit(conn) {
         Ok(Some(log)) if log.file_id == file.file_id => conn
             .query_row(
@@ -92,24 +111,39 @@ pub(crate) fn check(
                 params![file.generation, file.nonce],
                 |r| r.get::<_, bool>(0),
             )
-            .map_err(|e| refused(real, e))?,
+            .map_err(|e| stale(real, &format!("the table cannot be read through it: {e}")))?,
         Ok(_) => false,
-        Err(e) => return Err(refused(real, e)),
+        Err(e) => {
+            return Err(stale(
+                real,
+                &format!("the table cannot be read through it: {e}"),
+            ))
+        }
     };
     if continues {
         return Ok(());
     }
-    Err(SegmentError::Store {
+    Err(stale(
+        real,
+        &format!(
+            "it does not continue the table file's history (or is more than {KEPT} commits \
+             ahead of it)"
+        ),
+    ))
+}
+
+/// The refusal of the log beside `real`, and why.
+fn stale(real: &Path, why: &str) -> SegmentError {
+    SegmentError::Store {
         store: "sqlite".into(),
         detail: format!(
-            "{}-wal does not continue the table file's history: it was left by a process \
-             stopped while it used this name, and the file has since been written under \
-             another name (or the log is more than {KEPT} commits ahead). Replaying it would \
-             bring back old rows. Nothing in it was handed out: with no process using the \
-             file, move it (and the -shm beside it) away and open again",
+            "{}-wal is refused: {why}. A log is left so by a process stopped while it used \
+             this name, the file written since under another name; replaying it would bring \
+             back old rows. Nothing in it was handed out: with no process using the file, \
+             move it (and the -shm beside it) away and open again",
             real.display()
         ),
-    })
+    }
 }
 
 fn last_commit(conn: &Connection) -> rusqlite::Result<Option<LastCommit>> {
@@ -122,19 +156,21 @@ fn last_commit(conn: &Connection) -> rusqlite::Result<Option<LastCommit>> {
     if tables < 2 {
         return Ok(None);
     }
-    conn.query_row(
-        "SELECT (SELECT file_id FROM ferroflake_file WHERE id = 1), generation, nonce
-         FROM ferroflake_commits ORDER BY generation DESC LIMIT 1",
-        [],
-        |r| {
-            Ok(LastCommit {
-                file_id: r.get(0)?,
-                generation: r.get(1)?,
-                nonce: r.get(2)?,
-            })
-        },
-    )
-    .optional()
+    let row: Option<(Option<i64>, i64, i64)> = conn
+        .query_row(
+            "SELECT (SELECT file_id FROM ferroflake_file WHERE id = 1), generation, nonce
+             FROM ferroflake_commits ORDER BY generation DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    Ok(row.and_then(|(file_id, generation, nonce)| {
+        Some(LastCommit {
+            file_id: file_id?,
+            generation,
+            nonce,
+        })
+    }))
 }
 
 fn refused(real: &Path, e: rusqlite::Error) -> SegmentError {

@@ -260,7 +260,7 @@ fn leave_a_log(path: &Path, commits: u32) -> PathBuf {
 /// the first name while the file moves on under another, must not be replayed when the
 /// first name comes back: its rows are older than the file's. However many commits either
 /// side made (a log holds several when checkpoints failed while a reader held the log).
-fn stale_log_is_refused(commits_in_log: u32, ranges_elsewhere: usize) {
+fn stale_log_is_refused(commits_in_log: u32, ranges_elsewhere: usize, edit: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (first, other) = (dir.path().join("ids.db"), dir.path().join("moved.db"));
     let store = SqliteStore::open(&first).unwrap();
@@ -277,6 +277,11 @@ fn stale_log_is_refused(commits_in_log: u32, ranges_elsewhere: usize) {
         ranges(&moved, "invoices", ranges_elsewhere),
     ];
     drop(moved);
+    // An edit by hand while nothing runs, which may take the file's record of its history.
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch(edit)
+        .unwrap();
     std::fs::rename(&other, &first).unwrap();
 
     let refused = SqliteStore::open(&first).unwrap_err();
@@ -303,14 +308,20 @@ fn stale_log_is_refused(commits_in_log: u32, ranges_elsewhere: usize) {
 
 #[test]
 fn a_log_left_beside_a_name_the_file_has_since_left_is_refused() {
-    stale_log_is_refused(1, 5);
+    stale_log_is_refused(1, 5, "");
+}
+
+#[test]
+fn a_stale_log_beside_a_file_that_lost_its_record_is_refused() {
+    stale_log_is_refused(1, 5, "DELETE FROM ferroflake_commits");
+    stale_log_is_refused(1, 5, "DROP TABLE ferroflake_file");
 }
 
 #[test]
 fn a_stale_log_further_ahead_than_the_file_is_refused_too() {
     // The log ends 3 commits on from where the two sides parted, the file 2 (one range of
     // each of two keys).
-    stale_log_is_refused(3, 1);
+    stale_log_is_refused(3, 1, "");
 }
 
 /// The same log under its own name is replayed as usual, so the crashed commits stand.
