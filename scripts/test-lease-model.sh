@@ -9,4 +9,6 @@
 # Variables: FERROFLAKE_MODEL_{HOLDERS,TIME,SKEW,WIPES,CLAIMS,IN_FLIGHT,TTL,QUARANTINE,THREADS}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --release -p ferroflake-lease-model -- --nocapture --test-threads=1
+# Two tests at a time: the mutants' checks run on one thread each (breadth-first on one
+# thread finds the shortest counterexample), so two of them fill the two cores.
+cargo test --release -p ferroflake-lease-model -- --nocapture --test-threads=2
