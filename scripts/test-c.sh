@@ -21,8 +21,10 @@ out="$target_dir/c-tests"
 rm -rf "$out"
 mkdir -p "$out"
 
-passed=0
-failed=0
+# Each check's outcome is a line in $out/results ("ok NAME" or "FAIL NAME"), so that checks
+# run side by side (check_together) count as the others do.
+results="$out/results"
+: >"$results"
 # check NAME COMMAND...: runs one check, keeps its output in $out/NAME.log, shows it on failure.
 # The command runs in a subshell of its own, started apart from any condition, so `set -e`
 # holds inside a function it calls (bash ignores it in a function called as an `if`
@@ -33,13 +35,21 @@ check() {
   shift
   ("$@") <&0 >"$out/$name.log" 2>&1 &
   if wait $!; then
-    passed=$((passed + 1))
-    echo "ok    $name"
+    echo "ok    $name" | tee -a "$results"
   else
-    failed=$((failed + 1))
-    echo "FAIL  $name"
-    sed 's/^/      /' "$out/$name.log" | tail -40
+    { echo "FAIL  $name"; sed 's/^/      /' "$out/$name.log" | tail -40; } | tee -a "$results"
   fi
+}
+# check_together "NAME COMMAND..."...: the checks at once, each as `check` runs it (each
+# argument is one check, its words split); returns when all are done. For runs that mostly
+# wait (lease.c sleeps through its TTLs) or take one core each (valgrind).
+check_together() {
+  local one
+  for one in "$@"; do
+    # shellcheck disable=SC2086 # each argument is a check's words
+    check $one &
+  done
+  wait
 }
 
 tarballs=("$dist"/ferroflake-c-*.tar.gz)
@@ -102,10 +112,10 @@ for program in api vectors mask threads lease segment; do
   check "$program-build-shared" gcc "${cflags[@]}" "$src" "${shared_libs[@]}" -o "$out/$program-shared"
   check "$program-build-asan" gcc "${cflags[@]}" "${sanitize[@]}" "$src" "${static_libs[@]}" \
     -o "$out/$program-asan"
-  check "$program-static" "$out/$program-static"
-  check "$program-shared" "$out/$program-shared"
-  check "$program-valgrind-shared" "${valgrind[@]}" "$out/$program-shared"
-  check "$program-asan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$out/$program-asan"
+  check_together "$program-static $out/$program-static" \
+    "$program-shared $out/$program-shared" \
+    "$program-valgrind-shared ${valgrind[*]} $out/$program-shared" \
+    "$program-asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 $out/$program-asan"
 done
 
 # ThreadSanitizer sees what the C side does across threads: the handle shared by the workers,
@@ -186,5 +196,7 @@ for program in lease segment; do
   check "$program-stores" "$out/$program-stores"
 done
 
+passed="$(grep -c '^ok ' "$results" || true)"
+failed="$(grep -c '^FAIL ' "$results" || true)"
 echo "C suite: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -457,27 +457,42 @@ fn no_password_is_shown_anywhere() {
     };
     let (lease, store) = (with(SECRET, "lease"), with(SECRET, "store"));
     let mut seen = String::new();
-    let mut cli = |args: &[&str]| {
+    // The CLI, its output added to what was seen.
+    let cli = |seen: &mut String, args: &[&str]| {
         let output = Command::new(BIN).args(args).output().unwrap();
         seen.push_str(&String::from_utf8_lossy(&output.stdout));
         seen.push_str(&String::from_utf8_lossy(&output.stderr));
         output.status
     };
-    assert!(
-        cli(&["segment", "create", "k", "--start", "1", "--step", "100", "--store", &store])
-            .success()
-    );
+    assert!(cli(
+        &mut seen,
+        &["segment", "create", "k", "--start", "1", "--step", "100", "--store", &store]
+    )
+    .success());
     // Refusals that name the address: a wrong password, an unknown key, a bad parameter.
     let wrong_store = with(WRONG, "store");
-    assert!(!cli(&["segment", "next", "k", "--store", &wrong_store]).success());
-    assert!(!cli(&["segment", "next", "nokey", "--store", &store]).success());
+    assert!(!cli(
+        &mut seen,
+        &["segment", "next", "k", "--store", &wrong_store]
+    )
+    .success());
+    assert!(!cli(&mut seen, &["segment", "next", "nokey", "--store", &store]).success());
     let bad_parameter = format!("{store}&token={SECRET}");
-    assert!(!cli(&["segment", "next", "k", "--store", &bad_parameter]).success());
-    assert!(!cli(&["next", "--lease", &with(WRONG, "lease")]).success());
-    assert!(!cli(&["next", "--lease", &format!("{lease}&password={SECRET}")]).success());
-    assert!(cli(&["next", "--lease", &lease, "-n", "2"]).success());
+    assert!(!cli(
+        &mut seen,
+        &["segment", "next", "k", "--store", &bad_parameter]
+    )
+    .success());
+    assert!(!cli(&mut seen, &["next", "--lease", &with(WRONG, "lease")]).success());
+    assert!(!cli(
+        &mut seen,
+        &["next", "--lease", &format!("{lease}&password={SECRET}")]
+    )
+    .success());
 
-    let mut service = Service::start(&["--lease", &lease, "--store", &store]);
+    // A 1 s TTL: the new registry's first claim waits that out, not the default 10 s.
+    let ttl = ["--lease-ttl-ms", "1000", "--lease-max-ttl-ms", "1000"];
+    let mut service = Service::start(&[&["--lease", &lease, "--store", &store][..], &ttl].concat());
     wait_ready(&service.base);
     let agent = client();
     for route in [
@@ -504,6 +519,7 @@ fn no_password_is_shown_anywhere() {
     service.signal("TERM");
     assert_eq!(service.wait(Duration::from_secs(20)).code(), Some(0));
     seen.push_str(&service.log.lock().unwrap().join("\n"));
+    assert!(cli(&mut seen, &["next", "--lease", &lease, "-n", "2"]).success());
 
     // A service whose registry refuses the password does not start, and says why.
     let mut refused = Command::new(BIN)
