@@ -2,7 +2,7 @@
 //! the width limit, a signal (the rest given back), bad settings.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
@@ -80,15 +80,9 @@ fn sigterm_stops_and_gives_the_rest_back() {
         .unwrap();
     assert!(killed.success());
     printed.extend(out.map(Result::unwrap)); // to the end: the child has exited
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(status.code(), Some(143), "{err}");
+    let ended = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&ended.stderr);
+    assert_eq!(ended.status.code(), Some(143), "{err}");
     assert!(
         err.contains("interrupted by SIGTERM: stopped after") && err.contains("given back"),
         "{err}"

@@ -27,6 +27,14 @@ fn refused_as_aliased(result: Result<SqliteStore, SegmentError>) -> String {
     }
 }
 
+/// A new table at `path` with the key "orders" (from 1, step 10).
+fn new_table(path: &Path) {
+    SqliteStore::open(path)
+        .unwrap()
+        .create("orders", 1, 10)
+        .unwrap();
+}
+
 fn ranges(store: &SqliteStore, key: &str, n: usize) -> Vec<u64> {
     (0..n)
         .map(|_| store.allocate(key, 10).unwrap().range.start)
@@ -106,10 +114,7 @@ fn release(mut holder: Child) {
 fn a_hard_link_is_refused_while_another_process_has_the_first_name_open() {
     let dir = tempfile::tempdir().unwrap();
     let (first, link) = (dir.path().join("ids.db"), dir.path().join("alias.db"));
-    SqliteStore::open(&first)
-        .unwrap()
-        .create("orders", 1, 10)
-        .unwrap();
+    new_table(&first);
     std::fs::hard_link(&first, &link).unwrap();
 
     let (child, said) = holder(&[], &first);
@@ -142,10 +147,7 @@ fn a_hard_link_is_refused_while_another_process_has_the_first_name_open() {
 fn a_file_bind_mounted_under_another_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("ids.db");
-    SqliteStore::open(&first)
-        .unwrap()
-        .create("orders", 1, 10)
-        .unwrap();
+    new_table(&first);
     let elsewhere = dir.path().join("container");
     std::fs::create_dir(&elsewhere).unwrap();
     let mounted = elsewhere.join("ids.db");
@@ -185,10 +187,7 @@ fn a_process_killed_holding_a_range_leaves_it_recorded_for_another_name() {
     // Its log held the allocation; a new name reads the table file alone.
     let dir = tempfile::tempdir().unwrap();
     let (first, link) = (dir.path().join("ids.db"), dir.path().join("renamed.db"));
-    SqliteStore::open(&first)
-        .unwrap()
-        .create("orders", 1, 10)
-        .unwrap();
+    new_table(&first);
     std::fs::hard_link(&first, &link).unwrap();
     let (mut child, said) = holder(&[], &first);
     let took = said.strip_prefix("holder: open, took ").expect(&said);
@@ -329,10 +328,7 @@ fn a_stale_log_further_ahead_than_the_file_is_refused_too() {
 fn a_log_left_beside_the_same_name_is_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("ids.db");
-    SqliteStore::open(&first)
-        .unwrap()
-        .create("orders", 1, 10)
-        .unwrap();
+    new_table(&first);
     leave_a_log(&first, 3);
     let store = SqliteStore::open(&first).unwrap();
     assert_eq!(store.allocate("orders", 10).unwrap().range.start, 31);
