@@ -429,6 +429,11 @@ fn sigterm_exits_0_on_every_server_store() {
             service.log.lock().unwrap()
         );
         assert!(service.logged("stopped").is_some(), "{server}");
+        let log = service.log.lock().unwrap().join("\n");
+        assert!(
+            !log.contains("NOTICE"),
+            "{server}: a server notice logged: {log}"
+        );
     }
 }
 

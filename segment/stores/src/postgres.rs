@@ -103,7 +103,9 @@ impl PostgresStore {
             .keepalives_interval(Duration::from_secs(1))
             .keepalives_retries(2)
             .options(&format!(
-                "-c statement_timeout={} -c lock_timeout={}",
+                // Warnings and worse only: the table's `CREATE ... IF NOT EXISTS` would
+                // otherwise send a notice on every connection, which the client logs.
+                "-c statement_timeout={} -c lock_timeout={} -c client_min_messages=warning",
                 TIMEOUT.as_millis(),
                 TIMEOUT.as_millis() * 2 / 3
             ));
