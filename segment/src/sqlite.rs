@@ -77,7 +77,7 @@ impl SqliteStore {
     /// [`SegmentError::Unavailable`] if the file cannot be opened or set up, or is reached
     /// by another name than a store open on it uses; [`SegmentError::InvalidConfig`] if
     /// `path` is not a regular file; [`SegmentError::Store`] if the write-ahead log beside
-    /// it is older than the file.
+    /// it does not continue the file's history (`sqlite_log`).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, SegmentError> {
         Self::open_with_timeout(path, DEFAULT_BUSY_TIMEOUT)
     }

@@ -39,18 +39,19 @@ CREATE TABLE IF NOT EXISTS ferroflake_commits (
 INSERT INTO ferroflake_commits (generation, nonce)
     SELECT 0, random() WHERE NOT EXISTS (SELECT 1 FROM ferroflake_commits)";
 
-/// Run in every transaction that changes the table, before it commits.
+/// Run in every transaction that changes the table, before it commits. The statements are
+/// kept prepared on the connection: this is on every allocation's path.
 pub(crate) fn record_commit(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO ferroflake_commits (generation, nonce)
          SELECT max(generation) + 1, random() FROM ferroflake_commits",
-        [],
-    )?;
-    tx.execute(
+    )?
+    .execute([])?;
+    tx.prepare_cached(
         "DELETE FROM ferroflake_commits
          WHERE generation <= (SELECT max(generation) FROM ferroflake_commits) - ?1",
-        params![KEPT],
-    )?;
+    )?
+    .execute(params![KEPT])?;
     Ok(())
 }
 
