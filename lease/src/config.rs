@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ferroflake::Options;
 
-use crate::protocol::DEFAULT_MAX_TTL;
+use crate::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE};
 use crate::LeaseError;
 
 /// How a [`LeasedGenerator`](crate::LeasedGenerator) holds its lease.
@@ -48,7 +48,7 @@ pub struct LeaseConfig {
 impl Default for LeaseConfig {
     fn default() -> Self {
         let mut config = Self::with_ttl(Duration::from_secs(10));
-        config.quarantine = Duration::from_secs(2);
+        config.quarantine = DEFAULT_QUARANTINE;
         config.safety_margin = Duration::from_secs(1);
         config
     }

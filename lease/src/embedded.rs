@@ -18,8 +18,10 @@
 //! The directory is created with mode 0700; one owned by another user (root included) or
 //! writable by others is refused, and nothing in it is opened through a symbolic link
 //! (see `private_dir`). If the records vanish (the directory deleted, the file moved
-//! aside), the registry starts again with a floor, so that no holder of the lost records
-//! shares an id with a new one.
+//! aside) or are not the latest (emptied, replaced, copied back from a backup, or the lock
+//! file that counts the writes deleted: see `witness`), the registry starts again with a
+//! floor as long as the longest TTL any holder asked for, so that no holder of the lost
+//! records shares an id with a new one.
 //!
 //! [`open_default`]: EmbeddedRegistry::open_default
 
@@ -29,8 +31,10 @@ use std::time::Duration;
 use crate::dir_lock::DirLock;
 use crate::host_clock::{boot_id, host_now_ms};
 use crate::private_dir;
+use crate::protocol::{lost_records_window, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE};
 use crate::records::{Claim, Records, FORMAT};
 use crate::token::new_token;
+use crate::witness::Witness;
 use crate::{Grant, LeaseError, LeaseRequest, Registry};
 
 const RECORDS_FILE: &str = "leases.json";
@@ -105,7 +109,9 @@ impl EmbeddedRegistry {
             lock_timeout: Duration::from_secs(5),
         };
         registry.prepare_dir()?;
-        registry.with_records(|_, _, _| Ok(((), false)))?;
+        let lock = registry.lock()?;
+        Witness::read(lock.file()).map_err(|e| registry.store_error(&registry.lock_path(), &e))?;
+        registry.load()?;
         Ok(registry)
     }
 
@@ -131,22 +137,69 @@ impl EmbeddedRegistry {
         &self.dir
     }
 
-    /// Runs one read-modify-write under the directory lock. `change` gets the records, the
-    /// host time and the boot id, and says whether it changed anything (then it is saved).
+    /// Runs one read-modify-write under the directory lock. `change` gets the records and
+    /// the moment (host time, boot id, lost-records window), and says whether it changed
+    /// anything (then it is saved).
+    ///
+    /// Records that are missing, or that are not the registry's latest state (their write
+    /// count differs from the lock file's: emptied, replaced, restored, or the lock file
+    /// deleted), are lost records: a floor of the longest window any claim asked for
+    /// (`asked`, for a claim, counts too) starts and is saved before `change` runs, whether
+    /// `change` succeeds or not. Whatever the old records still say (their high-water marks)
+    /// is kept.
     fn with_records<T>(
         &self,
-        change: impl FnOnce(&mut Records, u64, &str) -> Result<(T, bool), LeaseError>,
+        asked: Option<Duration>,
+        change: impl FnOnce(&mut Records, &Moment) -> Result<(T, bool), LeaseError>,
     ) -> Result<T, LeaseError> {
-        self.with_records_found(|records, now, boot, _| change(records, now, boot))
+        let lock = self.lock()?;
+        let lock_path = self.lock_path();
+        let witness = Witness::read(lock.file()).map_err(|e| self.store_error(&lock_path, &e))?;
+        let loaded = self.load()?;
+        let intact = match (&loaded, witness) {
+            (Some(records), Some(witness)) => {
+                records.generation == witness.generation && records.ever_written()
+            }
+            _ => false,
+        };
+        let mut records = loaded.unwrap_or_else(|| Records {
+            format: FORMAT,
+            ..Records::default()
+        });
+        let window_ms = [
+            asked.map_or(0, duration_ms),
+            witness.map_or(0, |w| w.floor_window_ms),
+            records.floor_window_ms,
+        ]
+        .into_iter()
+        .max()
+        .filter(|&ms| ms > 0)
+        .unwrap_or_else(|| duration_ms(lost_records_window(DEFAULT_MAX_TTL, DEFAULT_QUARANTINE)));
+        let moment = Moment {
+            now_ms: host_now_ms(),
+            boot_id: boot_id(),
+            window: Duration::from_millis(window_ms),
+        };
+        let mut generation = records.generation.max(witness.map_or(0, |w| w.generation));
+        if !intact {
+            // Nobody can tell what the lost records held, nor whether a holder of them is
+            // still issuing.
+            records.start_floor(moment.now_ms, &moment.boot_id, moment.window);
+            generation += 1;
+            self.commit(&lock, &mut records, generation, window_ms)?;
+        }
+        let widened = records.floor_window_ms < window_ms;
+        let (out, changed) = change(&mut records, &moment)?;
+        if changed || widened {
+            generation += 1;
+            self.commit(&lock, &mut records, generation, window_ms)?;
+        }
+        Ok(out)
     }
 
-    /// As [`with_records`](Self::with_records); `change` also learns whether the records
-    /// file was missing (a new registry, or records lost).
-    fn with_records_found<T>(
-        &self,
-        change: impl FnOnce(&mut Records, u64, &str, bool) -> Result<(T, bool), LeaseError>,
-    ) -> Result<T, LeaseError> {
-        let lock_path = self.dir.join(LOCK_FILE);
+    /// Takes the directory lock, making the directory again if it was deleted.
+    fn lock(&self) -> Result<DirLock, LeaseError> {
+        let lock_path = self.lock_path();
         let locked = match DirLock::acquire(&lock_path, self.lock_timeout) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // The directory was deleted under us: make it again (its records are lost).
@@ -155,25 +208,14 @@ impl EmbeddedRegistry {
             }
             other => other,
         };
-        let _lock = locked.map_err(|e| LeaseError::Unavailable {
+        locked.map_err(|e| LeaseError::Unavailable {
             registry: NAME.into(),
             detail: format!("cannot lock {}: {e}", lock_path.display()),
-        })?;
-        let (mut records, missing) = match self.load()? {
-            Some(records) => (records, false),
-            None => (
-                Records {
-                    format: FORMAT,
-                    ..Records::default()
-                },
-                true,
-            ),
-        };
-        let (out, changed) = change(&mut records, host_now_ms(), &boot_id(), missing)?;
-        if changed {
-            self.save(&records)?;
-        }
-        Ok(out)
+        })
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.dir.join(LOCK_FILE)
     }
 
     /// The records, or `None` if there is no records file.
@@ -204,6 +246,26 @@ impl EmbeddedRegistry {
         Ok(Some(records))
     }
 
+    /// Writes write number `generation` of the records: the witness in the lock file
+    /// first, then the records (see `witness`).
+    fn commit(
+        &self,
+        lock: &DirLock,
+        records: &mut Records,
+        generation: u64,
+        window_ms: u64,
+    ) -> Result<(), LeaseError> {
+        records.generation = generation;
+        records.floor_window_ms = window_ms;
+        Witness {
+            generation,
+            floor_window_ms: window_ms,
+        }
+        .write(lock.file())
+        .map_err(|e| self.store_error(&self.lock_path(), &e))?;
+        self.save(records)
+    }
+
     /// Replaces the records atomically (see [`private_dir::replace`]).
     fn save(&self, records: &Records) -> Result<(), LeaseError> {
         let path = self.dir.join(RECORDS_FILE);
@@ -226,12 +288,8 @@ impl Registry for EmbeddedRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         request.validate()?;
         let token = new_token("embedded")?;
-        self.with_records_found(|records, now_ms, boot, missing| {
-            if missing {
-                // No records: a new registry, or one whose file was deleted or moved aside
-                // while holders may still be issuing. Nobody can tell which.
-                records.start_floor(now_ms, boot, request.floor_window());
-            }
+        self.with_records(Some(request.floor_window()), |records, moment| {
+            let (now_ms, boot) = (moment.now_ms, moment.boot_id.as_str());
             let node_id = records.pick_free(request.node_count, now_ms, boot).ok_or(
                 LeaseError::NoFreeNode {
                     node_count: request.node_count,
@@ -250,14 +308,15 @@ impl Registry for EmbeddedRegistry {
                 token,
                 epoch,
                 previous_high_water_ms,
-                floor_wait: records.floor_wait(now_ms, boot),
+                floor_wait: records.floor_wait(now_ms, boot, moment.window),
             };
             Ok((grant, true))
         })
     }
 
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        self.with_records(|records, now_ms, boot| {
+        self.with_records(None, |records, moment| {
+            let (now_ms, boot) = (moment.now_ms, moment.boot_id.as_str());
             let ttl_ms = duration_ms(ttl);
             records
                 .renew(
@@ -274,7 +333,7 @@ impl Registry for EmbeddedRegistry {
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
-        self.with_records(|records, _, _| {
+        self.with_records(None, |records, _| {
             let changed = records.release(grant.node_id, &grant.token, high_water_ms);
             Ok(((), changed))
         })
@@ -283,6 +342,13 @@ impl Registry for EmbeddedRegistry {
     fn name(&self) -> &str {
         NAME
     }
+}
+
+/// When an operation runs, on the registry's clock, and the lost-records window in force.
+struct Moment {
+    now_ms: u64,
+    boot_id: String,
+    window: Duration,
 }
 
 fn duration_ms(d: Duration) -> u64 {

@@ -58,6 +58,7 @@ pub mod protocol;
 mod records;
 mod registry;
 mod token;
+mod witness;
 
 pub use config::LeaseConfig;
 pub use embedded::EmbeddedRegistry;

@@ -17,6 +17,10 @@ use std::time::Duration;
 /// says otherwise. Registries size the lost-records floor by it.
 pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(10);
 
+/// The quarantine of [`LeaseConfig::default`](crate::LeaseConfig): with
+/// [`DEFAULT_MAX_TTL`] it makes the default lost-records window.
+pub const DEFAULT_QUARANTINE: Duration = Duration::from_secs(2);
+
 /// Where a node id's record stands at a given store time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
@@ -146,6 +150,14 @@ pub fn floor_wait(floor_until_ms: u64, now_ms: u64) -> Duration {
     Duration::from_millis(floor_until_ms.saturating_sub(now_ms))
 }
 
+/// As [`floor_wait`], never longer than `window` (the registry's lost-records window). A
+/// floor set further ahead cannot come from this registry's clock (another time namespace
+/// wrote it, or the clock stepped back since), and waiting the whole window from now is
+/// safe whatever was lost.
+pub fn floor_wait_within(floor_until_ms: u64, now_ms: u64, window: Duration) -> Duration {
+    floor_wait(floor_until_ms, now_ms).min(window)
+}
+
 /// The epoch of a new claim: above every earlier one recorded for the id, and at least the
 /// store's clock in microseconds, so that it keeps growing when the records (and the
 /// counter with them) are lost, as long as the store's clock does.
@@ -251,6 +263,15 @@ mod tests {
         assert_eq!(floor_wait(until, 1_000), Duration::from_secs(12));
         assert_eq!(floor_wait(until, 13_000), Duration::ZERO);
         assert_eq!(floor_wait(0, 5), Duration::ZERO);
+        assert_eq!(
+            floor_wait_within(u64::MAX, 1_000, window),
+            window,
+            "a floor from another clock is cut to one window"
+        );
+        assert_eq!(
+            floor_wait_within(until, 2_000, window),
+            Duration::from_secs(11)
+        );
     }
 
     #[test]

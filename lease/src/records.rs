@@ -15,6 +15,13 @@ pub struct Records {
     pub format: u32,
     /// The last epoch handed out, for any id (see [`protocol::next_epoch`]).
     pub next_epoch: u64,
+    /// The registry's write count, which the lock file repeats (see `witness`): 0 in a
+    /// file an earlier version wrote.
+    #[serde(default)]
+    pub generation: u64,
+    /// The longest lost-records window any claim asked for, in ms (see `witness`).
+    #[serde(default)]
+    pub floor_window_ms: u64,
     /// Host-clock ms until which claims wait: set when the records were found missing
     /// (a new, deleted or moved-aside file), since a holder of the lost records may still
     /// be issuing until then.
@@ -108,13 +115,25 @@ impl Records {
         self.floor_boot_id = boot_id.to_owned();
     }
 
-    /// How long a claim made now must wait before its holder issues.
-    pub fn floor_wait(&self, now_ms: u64, boot_id: &str) -> std::time::Duration {
+    /// How long a claim made now must wait before its holder issues: never longer than
+    /// `window` (see [`protocol::floor_wait_within`]).
+    pub fn floor_wait(
+        &self,
+        now_ms: u64,
+        boot_id: &str,
+        window: std::time::Duration,
+    ) -> std::time::Duration {
         if self.floor_boot_id == boot_id {
-            protocol::floor_wait(self.floor_until_ms, now_ms)
+            protocol::floor_wait_within(self.floor_until_ms, now_ms, window)
         } else {
             std::time::Duration::ZERO
         }
+    }
+
+    /// Whether these records were written by this registry at all: every write carries a
+    /// claim or a floor, so a file with neither (an emptied or planted one) was not.
+    pub fn ever_written(&self) -> bool {
+        !self.nodes.is_empty() || !self.floor_boot_id.is_empty()
     }
 
     /// Claims `node_id` for `claim`; returns (epoch, previous high-water mark).
@@ -157,7 +176,7 @@ impl Records {
         now_ms: u64,
         boot_id: &str,
     ) -> Result<(), Loss> {
-        let floor_active = !self.floor_wait(now_ms, boot_id).is_zero();
+        let floor_active = self.floor_boot_id == boot_id && self.floor_until_ms > now_ms;
         let record = self.nodes.get_mut(&node_id);
         protocol::prove_held(record.as_ref().map(|r| r.view(boot_id)), token, now_ms).map_err(
             // Another token under a floor: the records were lost and the id claimed afresh.

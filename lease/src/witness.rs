@@ -1,0 +1,86 @@
+//! The embedded registry's write count, kept in the lock file beside the records.
+//!
+//! Every write of the records raises a count that is written to both the records and the
+//! lock file, lock file first. A records file that does not carry the lock file's count
+//! is not the registry's latest state: it was replaced (by an empty or an older copy),
+//! restored from a backup, or the lock file itself was deleted. Nobody can tell from the
+//! records what was lost, so the registry treats it as lost records and starts a floor.
+//!
+//! The lock file also keeps the longest lost-records window any holder asked for, so a
+//! floor after lost records still covers a holder with a longer TTL than the claimant's.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+use serde::{Deserialize, Serialize};
+
+/// What the lock file records.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Witness {
+    /// The count of the last write of the records.
+    pub generation: u64,
+    /// The longest lost-records window (max_ttl + quarantine) any claim asked for, in ms.
+    pub floor_window_ms: u64,
+}
+
+impl Witness {
+    /// Reads the witness from the locked file: `Some(default)` for an empty file (a new
+    /// lock file, or one an earlier version left), `None` if its contents are unreadable.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn read(file: &File) -> std::io::Result<Option<Witness>> {
+        let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
+        if len == 0 {
+            return Ok(Some(Witness::default()));
+        }
+        if len > 4096 {
+            return Ok(None);
+        }
+        let mut bytes = vec![0; len];
+        file.read_exact_at(&mut bytes, 0)?;
+        Ok(serde_json::from_slice(&bytes).ok())
+    }
+
+    /// Writes the witness over the file's contents and syncs it, before the records it
+    /// vouches for are written: a crash in between leaves a count the records lack, which
+    /// reads as lost records (a floor), never the other way round.
+    ///
+    /// # Errors
+    /// The file cannot be written or synced.
+    pub fn write(&self, file: &File) -> std::io::Result<()> {
+        let mut bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        file.write_all_at(&bytes, 0)?;
+        file.set_len(bytes.len() as u64)?;
+        file.sync_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Witness;
+
+    #[test]
+    fn round_trips_and_reads_garbage_as_unknown() {
+        let file = tempfile::tempfile().unwrap();
+        assert_eq!(Witness::read(&file).unwrap(), Some(Witness::default()));
+        let long = Witness {
+            generation: 123_456_789,
+            floor_window_ms: 32_000,
+        };
+        long.write(&file).unwrap();
+        let short = Witness {
+            generation: 7,
+            floor_window_ms: 1,
+        };
+        short.write(&file).unwrap();
+        assert_eq!(
+            Witness::read(&file).unwrap(),
+            Some(short),
+            "no tail of the longer one"
+        );
+        std::os::unix::fs::FileExt::write_all_at(&file, b"garbage", 0).unwrap();
+        assert_eq!(Witness::read(&file).unwrap(), None);
+    }
+}

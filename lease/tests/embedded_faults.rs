@@ -1,0 +1,133 @@
+//! The embedded registry's files changed under running holders, as a cleaner, an operator
+//! or a backup tool changes them: each loss must start a floor long enough for every
+//! holder of the lost records to have stopped, so no new claim issues beside a live one.
+
+use std::fs;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ferroflake_lease::{EmbeddedRegistry, Grant, LeaseRequest, Registry};
+
+const TTL: Duration = Duration::from_millis(300);
+const QUARANTINE: Duration = Duration::from_millis(100);
+/// The lost-records window of [`request`]: max_ttl + quarantine.
+const WINDOW: Duration = Duration::from_millis(400);
+
+fn request(holder: &str) -> LeaseRequest {
+    LeaseRequest {
+        node_count: 4,
+        ttl: TTL,
+        quarantine: QUARANTINE,
+        holder: holder.into(),
+        max_ttl: TTL,
+    }
+}
+
+/// A registry where node 0 is held and the new registry's own floor has passed, so that
+/// a claim made now would wait for nothing.
+fn settled() -> (tempfile::TempDir, EmbeddedRegistry, Grant) {
+    let root = tempfile::tempdir().unwrap();
+    let registry = EmbeddedRegistry::open(root.path().join("leases")).unwrap();
+    let asked = Instant::now();
+    let holder = registry.acquire(&request("live holder")).unwrap();
+    // Renewing as a holder does while it waits the floor out.
+    while let Some(left) = (asked + holder.floor_wait).checked_duration_since(Instant::now()) {
+        thread::sleep(left.min(TTL / 3));
+        registry.renew(&holder, TTL, 0).unwrap();
+    }
+    (root, registry, holder)
+}
+
+/// A claim after the loss: if it is given a live holder's id, it must not issue before
+/// that holder has surely stopped; and any claim must wait out a whole window.
+fn assert_floor_after_loss(registry: &EmbeddedRegistry, live: &Grant, what: &str) {
+    let claim = registry.acquire(&request("newcomer")).unwrap();
+    assert!(
+        claim.floor_wait >= WINDOW - Duration::from_millis(50),
+        "{what}: a claim after lost records must wait out the window ({WINDOW:?}), got {:?} \
+         (node {}, live holder on node {})",
+        claim.floor_wait,
+        claim.node_id,
+        live.node_id
+    );
+}
+
+fn records(registry: &EmbeddedRegistry) -> std::path::PathBuf {
+    registry.dir().join("leases.json")
+}
+
+#[test]
+fn a_deleted_lock_file_means_lost_records() {
+    let (_root, registry, live) = settled();
+    let quiet = registry.acquire(&request("before the loss")).unwrap();
+    assert!(
+        quiet.floor_wait.is_zero(),
+        "settled: {:?}",
+        quiet.floor_wait
+    );
+    fs::remove_file(registry.dir().join("leases.lock")).unwrap();
+    assert_floor_after_loss(&registry, &live, "lock file deleted");
+}
+
+#[test]
+fn an_emptied_records_file_means_lost_records() {
+    let (_root, registry, live) = settled();
+    fs::write(
+        records(&registry),
+        r#"{"format":1,"next_epoch":0,"nodes":{}}"#,
+    )
+    .unwrap();
+    assert_floor_after_loss(&registry, &live, "records replaced by an empty file");
+}
+
+#[test]
+fn a_restored_records_file_means_lost_records() {
+    let (root, registry, _live) = settled();
+    let backup = root.path().join("backup.json");
+    fs::copy(records(&registry), &backup).unwrap();
+    let later = registry
+        .acquire(&request("claimed after the backup"))
+        .unwrap();
+    registry.renew(&later, TTL, 0).unwrap();
+    fs::copy(&backup, records(&registry)).unwrap();
+    assert_floor_after_loss(&registry, &later, "records restored from a backup");
+}
+
+#[test]
+fn the_longest_window_asked_for_outlives_the_records() {
+    let (_root, registry, live) = settled();
+    let long = LeaseRequest {
+        ttl: Duration::from_secs(3),
+        max_ttl: Duration::from_secs(3),
+        ..request("a holder with a longer ttl")
+    };
+    let long_holder = registry.acquire(&long).unwrap();
+    fs::remove_file(records(&registry)).unwrap();
+    let claim = registry.acquire(&request("short ttl newcomer")).unwrap();
+    assert!(
+        claim.floor_wait >= Duration::from_secs(3),
+        "the floor after lost records must outlast the longest ttl any holder asked for \
+         (3 s), got {:?} (holders on nodes {} and {})",
+        claim.floor_wait,
+        live.node_id,
+        long_holder.node_id
+    );
+}
+
+#[test]
+fn a_floor_never_waits_past_one_window() {
+    let (_root, registry, live) = settled();
+    let path = records(&registry);
+    let mut value: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    // A floor far ahead, as a process in another time namespace would write it.
+    value["floor_until_ms"] = serde_json::json!(u64::MAX / 2);
+    fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+    let claim = registry.acquire(&request("newcomer")).unwrap();
+    assert!(
+        claim.floor_wait <= WINDOW,
+        "a floor is never longer than the window ({WINDOW:?}), got {:?} (live holder on node \
+         {})",
+        claim.floor_wait,
+        live.node_id
+    );
+}
