@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use ferroflake::{Error, Format, Generator, SystemClock};
-use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, LeasedGenerator};
+use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 
 use crate::args::{NextArgs, OutputFormat};
 use crate::failure::{output_error, warn, Failure};
@@ -57,14 +57,25 @@ pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
     let signals = Signals::install()?;
     let registry = address.open().map_err(|e| refusal(Some(&address), e))?;
     let registry_name = registry.name().to_owned();
-    let generator = LeasedGenerator::start_reporting(
+    let generator = LeasedGenerator::start_until(
         layout,
         SystemClock,
         registry,
         LeaseConfig::default(),
         &mut |message| warn(message),
+        &|| signals.caught().is_some(),
     )
-    .map_err(|e| refusal(Some(&address), e))?;
+    .map_err(|e| match (e, signals.caught()) {
+        (LeaseError::Stopped { node_id }, Some(signal)) => Failure::Interrupted {
+            signal,
+            message: format!(
+                "interrupted by {} while waiting to issue under node id {node_id}: nothing \
+                 was issued, and the claim was given back",
+                signal_name(signal)
+            ),
+        },
+        (e, _) => refusal(Some(&address), e),
+    })?;
     let node = generator.node();
     let source = Source {
         node,
@@ -85,6 +96,8 @@ pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
             |b| generator.next_ids(b),
         )
     });
+    // A lost lease is no longer this process's to give back: say so, not "released".
+    let lost = generator.status() == LeaseStatus::Lost;
     let released = generator.shutdown();
     match (issued, released) {
         (Ok(_), Ok(())) => Ok(()),
@@ -93,6 +106,10 @@ pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
         ))),
         (Err((stop, issued)), released) => {
             let after = match released {
+                Ok(()) if lost => format!(
+                    "; node id {node} is no longer this process's, so there was nothing to \
+                     release"
+                ),
                 Ok(()) => format!("; node id {node} was released"),
                 Err(e) => {
                     format!("; releasing node id {node} failed too (it lapses after its TTL): {e}")

@@ -66,7 +66,7 @@ fn shared_registry() -> &'static str {
             let message = stderr(&output);
             assert!(
                 message.starts_with("ferroflake: node id ")
-                    && message.contains("found records missing")
+                    && message.contains("cannot rule out that a holder it lost track of")
                     && message.contains("waiting 12s"),
                 "the floor wait of a new registry is reported: {message:?}"
             );
@@ -131,6 +131,19 @@ impl Running {
             assert!(
                 began.elapsed() < Duration::from_secs(60),
                 "no output; stderr: {}",
+                String::from_utf8_lossy(&self.err.lock().unwrap())
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until standard error says `text`.
+    fn wait_for_stderr(&self, text: &str) {
+        let began = Instant::now();
+        while !String::from_utf8_lossy(&self.err.lock().unwrap()).contains(text) {
+            assert!(
+                began.elapsed() < Duration::from_secs(60),
+                "stderr never said {text:?}: {}",
                 String::from_utf8_lossy(&self.err.lock().unwrap())
             );
             thread::sleep(Duration::from_millis(50));
@@ -593,6 +606,53 @@ fn a_signal_stops_next_releases_its_lease_and_exits_128_plus_the_signal() {
             "SIG{signal}: the claim was released"
         );
     }
+}
+
+/// The first SIGTERM ends a start that waits (here the floor of a new registry) at once:
+/// nothing is issued, the claim is given back, and the exit status is 143. A wait that
+/// went on would issue after the operator asked it to stop.
+#[test]
+fn a_signal_ends_a_waiting_start_at_once() {
+    let dir = fresh_dir("waiting-start");
+    let dir = dir.to_str().unwrap();
+    let run = Running::spawn(&["next", "-n", "10", "--lease", dir]);
+    run.wait_for_stderr("before issuing");
+    run.signal("TERM");
+    let (status, out, err) = run.finish();
+    assert_eq!(status, Some(143), "{err}");
+    assert!(out.is_empty(), "nothing may be issued after SIGTERM: {out}");
+    assert!(
+        err.contains("interrupted by SIGTERM while waiting to issue under node id 0")
+            && err.contains("the claim was given back"),
+        "{err}"
+    );
+    assert_eq!(token_of(dir, 0), None, "the claim was given back");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A run whose lease was lost does not claim to have released it.
+#[test]
+fn a_lost_lease_is_not_reported_as_released() {
+    let dir = fresh_dir("lost-not-released");
+    let dir = dir.to_str().unwrap();
+    let run = Running::spawn(&[
+        "next",
+        "-n",
+        "1000000000",
+        "--layout",
+        "js53",
+        "--lease",
+        dir,
+    ]);
+    run.wait_for_output(1);
+    std::fs::remove_file(Path::new(dir).join("leases.json")).unwrap();
+    let (status, _, err) = run.finish();
+    assert_eq!(status, Some(1), "{err}");
+    assert!(
+        !err.contains("was released") && err.contains("nothing to release"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// IDs that cannot be written are lost: `next` must not exit 0 (nor panic) when standard

@@ -51,6 +51,12 @@ pub enum LeaseError {
         /// What is wrong, and how to fix it.
         detail: String,
     },
+    /// The start was told to stop while it waited (a signal arrived), and released its
+    /// claim again.
+    Stopped {
+        /// The node id that was claimed.
+        node_id: u64,
+    },
     /// Anything else the store reported.
     Store {
         /// Which registry.
@@ -63,7 +69,7 @@ pub enum LeaseError {
 impl LeaseError {
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `BAD_ADDRESS`,
-    /// `GENERATOR`, `INVALID_CONFIG` or `STORE`. A `GENERATOR` error carries the core's
+    /// `GENERATOR`, `INVALID_CONFIG`, `STOPPED` or `STORE`. A `GENERATOR` error carries the core's
     /// own kind ([`ferroflake::ErrorKind::name`]), which faces report instead.
     pub fn name(&self) -> &'static str {
         match self {
@@ -74,6 +80,7 @@ impl LeaseError {
             Self::BadAddress { .. } => "BAD_ADDRESS",
             Self::Generator(_) => "GENERATOR",
             Self::InvalidConfig { .. } => "INVALID_CONFIG",
+            Self::Stopped { .. } => "STOPPED",
             Self::Store { .. } => "STORE",
         }
     }
@@ -111,6 +118,11 @@ impl fmt::Display for LeaseError {
             }
             Self::Generator(e) => write!(f, "generator refused: {e}"),
             Self::InvalidConfig { detail } => write!(f, "invalid lease settings: {detail}"),
+            Self::Stopped { node_id } => write!(
+                f,
+                "stopped while waiting to issue under node id {node_id}; the claim was \
+                 given back"
+            ),
             Self::Store { registry, detail } => write!(f, "{registry} registry error: {detail}"),
         }
     }

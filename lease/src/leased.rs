@@ -141,6 +141,24 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         config: LeaseConfig,
         report: &mut dyn FnMut(&str),
     ) -> Result<Self, LeaseError> {
+        Self::start_until(layout, clock, registry, config, report, &|| false)
+    }
+
+    /// As [`start_reporting`](Self::start_reporting), giving up a wait as soon as `stop`
+    /// says so (it is asked every few tens of milliseconds while the start waits): a
+    /// command-line tool passes "a signal arrived", so that SIGTERM ends a long wait for a
+    /// floor or a mark at once. The claim is released again.
+    ///
+    /// # Errors
+    /// As [`start`](Self::start); [`LeaseError::Stopped`] if `stop` said so.
+    pub fn start_until(
+        layout: Layout,
+        clock: C,
+        registry: Arc<dyn Registry>,
+        config: LeaseConfig,
+        report: &mut dyn FnMut(&str),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Self, LeaseError> {
         config.validate()?;
         layout.check_usable_at(clock.now_ms())?;
         let request = LeaseRequest {
@@ -159,6 +177,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             grant.clone(),
             config,
             report,
+            stop,
         )
         .inspect_err(|_| {
             // Best effort: the claim would otherwise block the id until its TTL.
@@ -173,9 +192,16 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         grant: Grant,
         config: LeaseConfig,
         report: &mut dyn FnMut(&str),
+        stop: &dyn Fn() -> bool,
     ) -> Result<Self, LeaseError> {
-        wait_out_floor(registry.as_ref(), &grant, &config, report)?;
-        let resume_after = wait_past_mark(&clock, registry.as_ref(), &grant, &config, report)?;
+        let waits = StartWaits {
+            registry: registry.as_ref(),
+            grant: &grant,
+            config: &config,
+            stop,
+        };
+        waits.out_floor(report)?;
+        let resume_after = waits.past_mark(&clock, report)?;
         let mut options = config.options;
         if let Some(mark) = resume_after {
             options.resume_after_ms = Some(options.resume_after_ms.map_or(mark, |m| m.max(mark)));
@@ -280,6 +306,12 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                  issuing stopped; it resumes if a renewal succeeds under the same claim"
             ),
             LeaseStatus::Released => format!("node id {node}: the lease was released"),
+            _ if Instant::now() >= state.deadline => format!(
+                "node id {node}: the lease's local deadline passed before a renewal with the \
+                 {registry} registry succeeded (the process was paused or starved for longer \
+                 than its TTL allows), so issuing stopped; it resumes if a renewal succeeds \
+                 under the same claim"
+            ),
             _ => format!(
                 "node id {node}: the clock jumped ahead past the reserved high-water mark \
                  ({}) and an immediate renewal with the {registry} registry did not succeed",
@@ -525,96 +557,116 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     }
 }
 
-/// Waits out the lost-records floor the registry reported, renewing the claim meanwhile
-/// (the floor can outlast the TTL).
-fn wait_out_floor(
-    registry: &dyn Registry,
-    grant: &Grant,
-    config: &LeaseConfig,
-    report: &mut dyn FnMut(&str),
-) -> Result<(), LeaseError> {
-    if grant.floor_wait.is_zero() {
-        return Ok(());
-    }
-    report(&format!(
-        "node id {}: the {} registry found records missing (a new, deleted or wiped \
-         registry), so a holder of the lost records may still be issuing; waiting {} \
-         (max_ttl {} + quarantine) before issuing",
-        grant.node_id,
-        registry.name(),
-        humantime::format_duration(round_ms(grant.floor_wait)),
-        humantime::format_duration(config.max_ttl),
-    ));
-    let until = Instant::now() + grant.floor_wait;
-    let mut renewed = Instant::now();
-    while let Some(left) = until.checked_duration_since(Instant::now()) {
-        if left.is_zero() {
-            break;
-        }
-        if renewed.elapsed() >= config.renew_every {
-            registry.renew(grant, config.ttl, grant.previous_high_water_ms)?;
-            renewed = Instant::now();
-        }
-        thread::sleep(left.min(config.renew_every));
-    }
-    Ok(())
+/// How often a waiting start asks whether it should stop.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// The waits of a start, between the claim and the first issue: each renews the claim
+/// meanwhile and ends early when `stop` says so.
+struct StartWaits<'a> {
+    registry: &'a dyn Registry,
+    grant: &'a Grant,
+    config: &'a LeaseConfig,
+    stop: &'a dyn Fn() -> bool,
 }
 
-/// Waits (bounded) until `clock` passes the previous holder's mark plus the skew
-/// allowance, renewing the claim meanwhile. Returns the mark to resume after, if any.
-fn wait_past_mark(
-    clock: &impl Clock,
-    registry: &dyn Registry,
-    grant: &Grant,
-    config: &LeaseConfig,
-    report: &mut dyn FnMut(&str),
-) -> Result<Option<u64>, LeaseError> {
-    let Some(resume_after) =
-        protocol::resume_after(grant.previous_high_water_ms, config.skew_allowance)
-    else {
-        return Ok(None);
-    };
-    let began = Instant::now();
-    let mut renewed = began;
-    let mut reported = false;
-    loop {
-        let now = clock.now_ms();
-        if now > resume_after {
-            return Ok(Some(resume_after));
-        }
-        if !reported && resume_after - now > 100 {
-            reported = true;
-            report(&format!(
-                "node id {}: a previous holder reserved IDs up to {} (with the skew \
-                 allowance), {} ahead of this clock; waiting for the clock to pass it (at \
-                 most {}){}",
-                grant.node_id,
-                iso_ms(resume_after),
-                humantime::format_duration(Duration::from_millis(resume_after - now)),
-                humantime::format_duration(config.max_start_wait),
-                if resume_after - now > ms(config.reserve_ahead) + ms(config.skew_allowance) {
-                    "; that is further ahead than a holder reserves, so its clock appears to \
-                     have been ahead of this one"
-                } else {
-                    ""
-                },
-            ));
-        }
-        if began.elapsed() >= config.max_start_wait {
-            return Err(LeaseError::BehindHighWater {
-                node_id: grant.node_id,
-                resume_after_ms: resume_after,
-                now_ms: now,
+impl StartWaits<'_> {
+    /// Renews the claim if `renewed` is a renewal period ago, and says whether to stop.
+    fn keep(&self, renewed: &mut Instant) -> Result<(), LeaseError> {
+        if (self.stop)() {
+            return Err(LeaseError::Stopped {
+                node_id: self.grant.node_id,
             });
         }
-        if renewed.elapsed() >= config.renew_every {
-            registry.renew(grant, config.ttl, grant.previous_high_water_ms)?;
-            renewed = Instant::now();
+        if renewed.elapsed() >= self.config.renew_every {
+            self.registry.renew(
+                self.grant,
+                self.config.ttl,
+                self.grant.previous_high_water_ms,
+            )?;
+            *renewed = Instant::now();
         }
-        let step = ms(config.renew_every).max(1);
-        clock.wait_until_ms(resume_after.saturating_add(1).min(now.saturating_add(step)));
-        if clock.now_ms() == now {
-            thread::sleep(Duration::from_millis(1)); // a clock that did not move: no spin
+        Ok(())
+    }
+
+    /// Waits out the floor the registry reported (the floor can outlast the TTL).
+    fn out_floor(&self, report: &mut dyn FnMut(&str)) -> Result<(), LeaseError> {
+        let grant = self.grant;
+        if grant.floor_wait.is_zero() {
+            return Ok(());
+        }
+        report(&format!(
+            "node id {}: the {} registry cannot rule out that a holder it lost track of is \
+             still issuing (its records are new, were lost, replaced or restored, or its \
+             server restarted without them); waiting {} (the longest TTL its holders asked \
+             for, plus quarantine) before issuing",
+            grant.node_id,
+            self.registry.name(),
+            humantime::format_duration(round_ms(grant.floor_wait)),
+        ));
+        let until = Instant::now() + grant.floor_wait;
+        let mut renewed = Instant::now();
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            if left.is_zero() {
+                break;
+            }
+            self.keep(&mut renewed)?;
+            thread::sleep(left.min(STOP_POLL));
+        }
+        Ok(())
+    }
+
+    /// Waits (bounded) until `clock` passes the previous holder's mark plus the skew
+    /// allowance. Returns the mark to resume after, if any.
+    fn past_mark(
+        &self,
+        clock: &impl Clock,
+        report: &mut dyn FnMut(&str),
+    ) -> Result<Option<u64>, LeaseError> {
+        let (grant, config) = (self.grant, self.config);
+        let Some(resume_after) =
+            protocol::resume_after(grant.previous_high_water_ms, config.skew_allowance)
+        else {
+            return Ok(None);
+        };
+        let began = Instant::now();
+        let mut renewed = began;
+        let mut reported = false;
+        loop {
+            let now = clock.now_ms();
+            if now > resume_after {
+                return Ok(Some(resume_after));
+            }
+            if !reported && resume_after - now > 100 {
+                reported = true;
+                report(&format!(
+                    "node id {}: a previous holder reserved IDs up to {} (with the skew \
+                     allowance), {} ahead of this clock; waiting for the clock to pass it (at \
+                     most {}){}",
+                    grant.node_id,
+                    iso_ms(resume_after),
+                    humantime::format_duration(Duration::from_millis(resume_after - now)),
+                    humantime::format_duration(config.max_start_wait),
+                    if resume_after - now > ms(config.reserve_ahead) + ms(config.skew_allowance) {
+                        "; that is further ahead than a holder reserves, so its clock appears \
+                         to have been ahead of this one"
+                    } else {
+                        ""
+                    },
+                ));
+            }
+            if began.elapsed() >= config.max_start_wait {
+                return Err(LeaseError::BehindHighWater {
+                    node_id: grant.node_id,
+                    resume_after_ms: resume_after,
+                    now_ms: now,
+                });
+            }
+            self.keep(&mut renewed)?;
+            let step = ms(config.renew_every.min(STOP_POLL)).max(1);
+            clock.wait_until_ms(resume_after.saturating_add(1).min(now.saturating_add(step)));
+            if clock.now_ms() == now {
+                thread::sleep(Duration::from_millis(1)); // a clock that did not move: no spin
+            }
         }
     }
 }

@@ -164,6 +164,28 @@ fn deadline_passing_unrenewed_stops_issuing_and_expiry_loses_the_lease() {
     ));
 }
 
+/// A holder whose renewals did not run until its local deadline passed (a paused process)
+/// is told so, not that its clock jumped ahead.
+#[test]
+fn a_deadline_passed_unrenewed_is_explained_as_such() {
+    let (_dir, registry, clock, generator) = leased_on_switchable();
+    registry.set(Mode::StallRenewals);
+    let renewals = registry.renewals();
+    wait_for("a renewal to stall", Duration::from_secs(5), || {
+        registry.renewals() > renewals
+    });
+    // The local deadline is TTL - margin = 900 ms after the last renewal, in real time.
+    std::thread::sleep(Duration::from_millis(1_000));
+    clock.advance_ms(2_000);
+    let error = generator.next_id().expect_err("past the fence");
+    let why = generator.explain(&error);
+    registry.set(Mode::Pass);
+    assert!(
+        why.contains("local deadline passed before a renewal") && !why.contains("clock jumped"),
+        "{why}"
+    );
+}
+
 #[test]
 fn lost_stops_for_good() {
     let (_dir, registry, _clock, generator) = leased_on_switchable();

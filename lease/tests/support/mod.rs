@@ -17,6 +17,9 @@ pub enum Mode {
     Unreachable = 1,
     /// Answer renewals with `Lost`.
     LoseRenewals = 2,
+    /// Hold each renewal until the mode changes, as a renewal thread that a paused or
+    /// starved process does not run.
+    StallRenewals = 3,
 }
 
 /// A registry wrapper whose failures a test switches on and off; it counts renewals.
@@ -61,6 +64,9 @@ impl Registry for Switchable {
     }
     fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
         self.renewals.fetch_add(1, Ordering::SeqCst);
+        while self.mode() == Mode::StallRenewals as u8 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         match self.mode() {
             m if m == Mode::Unreachable as u8 => Err(Self::unreachable()),
             m if m == Mode::LoseRenewals as u8 => Err(LeaseError::Lost {
