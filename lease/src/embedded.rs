@@ -26,7 +26,7 @@
 //! [`open_default`]: EmbeddedRegistry::open_default
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::dir_lock::DirLock;
 use crate::host_clock::{boot_id, host_now_ms};
@@ -91,6 +91,18 @@ impl EmbeddedRegistry {
                      the default registry would not be shared with the host's other \
                      processes and could hand out their node ids again; name a directory \
                      every process of this host shares, or use a store"
+                ),
+            });
+        }
+        if let Some(other) = other_users_registry(Path::new("/var/tmp"), SystemTime::now()) {
+            return Err(LeaseError::Unavailable {
+                registry: NAME.into(),
+                detail: format!(
+                    "{other}: another user's default registry, in use on this host, which \
+                     cannot see this one, so both could lease the same node id and issue the \
+                     same IDs; give every process of the host one registry: a directory they \
+                     all share (one group, mode 2770, named with --lease DIR), or a store \
+                     (etcd://, redis://, zk://, postgres://)"
                 ),
             });
         }
@@ -355,6 +367,38 @@ fn duration_ms(d: Duration) -> u64 {
     crate::protocol::ms(d)
 }
 
+/// How recently another user's default registry must have been written to count as in
+/// use: holders write their records at every renewal, a few times per TTL.
+const IN_USE_WITHIN: Duration = Duration::from_secs(3600);
+
+/// Another user's default registry under `var_tmp` written within [`IN_USE_WITHIN`] of
+/// `now`, if any: its path and how long ago it was written. Each user's default registry
+/// is their own, so two users issuing on one host (root and a service account, say) would
+/// each hand out node 0.
+fn other_users_registry(var_tmp: &Path, now: SystemTime) -> Option<String> {
+    let me = rustix::process::getuid().as_raw();
+    std::fs::read_dir(var_tmp)
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let name = entry.file_name();
+            let uid: u32 = name
+                .to_str()?
+                .strip_prefix("ferroflake-leases-")?
+                .parse()
+                .ok()?;
+            let written = entry.metadata().ok()?.modified().ok()?;
+            let ago = now.duration_since(written).unwrap_or_default();
+            (uid != me && ago < IN_USE_WITHIN).then(|| {
+                format!(
+                    "{} (uid {uid}) was written {} ago",
+                    entry.path().display(),
+                    humantime::format_duration(Duration::from_secs(ago.as_secs()))
+                )
+            })
+        })
+}
+
 /// Where this process's `/var/tmp` comes from, if it is a private one (a systemd
 /// `PrivateTmp=` bind mount from `/tmp/systemd-private-*`): read from the mount table.
 fn private_var_tmp() -> Option<String> {
@@ -373,4 +417,28 @@ fn wall_us() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_users_registry_in_use_is_found() {
+        let var_tmp = tempfile::tempdir().unwrap();
+        let me = rustix::process::getuid().as_raw();
+        let now = SystemTime::now();
+        std::fs::create_dir(var_tmp.path().join(format!("ferroflake-leases-{me}"))).unwrap();
+        std::fs::create_dir(var_tmp.path().join("ferroflake-leases-x")).unwrap();
+        assert_eq!(other_users_registry(var_tmp.path(), now), None, "ours only");
+        let other = me.wrapping_add(1);
+        std::fs::create_dir(var_tmp.path().join(format!("ferroflake-leases-{other}"))).unwrap();
+        let found = other_users_registry(var_tmp.path(), now).expect("found");
+        assert!(found.contains(&format!("(uid {other})")), "{found}");
+        assert_eq!(
+            other_users_registry(var_tmp.path(), now + IN_USE_WITHIN + Duration::from_secs(1)),
+            None,
+            "one written long ago is not in use"
+        );
+    }
 }
