@@ -107,6 +107,7 @@ impl Key {
     /// layout.
     fn text(&self) -> String {
         let registry = match &self.registry {
+            RegistryAddress::Default => EmbeddedRegistry::default_dir().display().to_string(),
             RegistryAddress::Embedded(dir) => dir.display().to_string(),
             RegistryAddress::Store(url) => url.clone(),
         };
@@ -586,7 +587,7 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
                 .and_then(reachable_in_this_build)
                 .or_throw(env)?
         }
-        None => RegistryAddress::Embedded(EmbeddedRegistry::default_dir()),
+        None => RegistryAddress::Default,
     };
     let layout = layout_option(env, get("layout")?)?;
     let ms = |key: &str| -> napi::Result<Option<u64>> {

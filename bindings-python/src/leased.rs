@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock, TryLockError};
 use std::time::Duration;
 
 use ferroflake::{Error, Layout};
-use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseStatus};
+use ferroflake_lease::{LeaseConfig, LeaseStatus};
 use ferroflake_lease_stores::RegistryAddress;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -102,7 +102,7 @@ fn registry_address(
     registry: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<RegistryAddress> {
     let Some(registry) = registry.filter(|r| !r.is_none()) else {
-        return Ok(RegistryAddress::Embedded(EmbeddedRegistry::default_dir()));
+        return Ok(RegistryAddress::Default);
     };
     let text = address_text(py, registry, "registry")?;
     RegistryAddress::parse(&text).map_err(|e| lease_to_pyerr(py, e))

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use ferroflake::{Error, Format, Generator, SystemClock};
-use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
+use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 
 use crate::args::{NextArgs, OutputFormat};
 use crate::failure::{output_error, warn, Failure};
@@ -50,7 +50,7 @@ pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
     }
     let address = match &args.lease {
         Some(address) => RegistryAddress::parse(address).map_err(|e| refusal(None, e))?,
-        None => RegistryAddress::Embedded(EmbeddedRegistry::default_dir()),
+        None => RegistryAddress::Default,
     };
     // From here on a signal stops issuing and releases the lease instead of killing the
     // process with the claim still held (it would block the id until its TTL ran out).

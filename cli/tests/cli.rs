@@ -630,6 +630,35 @@ fn a_signal_ends_a_waiting_start_at_once() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Another user's default registry in use on the host means two registries, each handing
+/// out node 0: the default is refused, saying why and what to use instead. Run in a mount
+/// namespace of its own, with a private /var/tmp, so no other test sees the planted
+/// registry (needs root, as CI runs).
+#[test]
+fn the_default_registry_is_refused_beside_another_users() {
+    let script = format!(
+        "mount -t tmpfs none /var/tmp && mkdir -m 700 /var/tmp/ferroflake-leases-4242 && \
+         exec {BIN} next -n 1"
+    );
+    let output = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    if err.contains("mount:") || err.contains("unshare:") {
+        eprintln!("skipped: needs a private mount namespace (root): {err}");
+        return;
+    }
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(output.stdout.is_empty(), "nothing issued");
+    assert!(
+        err.contains("/var/tmp/ferroflake-leases-4242 (uid 4242)")
+            && err.contains("both could lease the same node id")
+            && err.contains("a directory they all share"),
+        "{err}"
+    );
+}
+
 /// A run whose lease was lost does not claim to have released it.
 #[test]
 fn a_lost_lease_is_not_reported_as_released() {

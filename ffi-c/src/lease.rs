@@ -5,7 +5,7 @@ use core::ffi::c_char;
 use std::time::Duration;
 
 use ferroflake::AnyClock;
-use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
+use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 use ferroflake_lease_stores::RegistryAddress;
 
 use crate::boundary::{borrow, borrow_str, fill_ids, guard, out, Failure};
@@ -237,7 +237,7 @@ fn open_registry(
     address: Option<&str>,
 ) -> Result<std::sync::Arc<dyn ferroflake_lease::Registry>, Failure> {
     let address = match address {
-        None => RegistryAddress::Embedded(EmbeddedRegistry::default_dir()),
+        None => RegistryAddress::Default,
         Some(text) => RegistryAddress::parse(text).map_err(lease_failure)?,
     };
     address.open().map_err(|error| match (&address, &error) {

@@ -59,7 +59,7 @@ impl Snowflake {
         let layout = config.layout()?;
         let registry = match &config.lease {
             Some(address) => RegistryAddress::parse(address).map_err(|e| e.to_string())?,
-            None => RegistryAddress::Embedded(ferroflake_lease::EmbeddedRegistry::default_dir()),
+            None => RegistryAddress::Default,
         };
         let mut lease_config = LeaseConfig::with_ttl(config.lease_ttl());
         lease_config.max_ttl = Duration::from_millis(config.lease_max_ttl_ms);

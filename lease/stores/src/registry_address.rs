@@ -14,6 +14,10 @@ const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql
 /// Where a registry is, before it is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistryAddress {
+    /// The embedded registry in its default directory, with the checks that the default
+    /// needs (see [`EmbeddedRegistry::open_default`]): what a face uses when no address is
+    /// given.
+    Default,
     /// The embedded registry in this directory.
     Embedded(PathBuf),
     /// A store address for ferroflake-lease-stores.
@@ -101,6 +105,10 @@ impl RegistryAddress {
     /// How messages name this registry, any password hidden.
     pub fn describe(&self) -> String {
         match self {
+            RegistryAddress::Default => format!(
+                "the embedded registry at {}",
+                EmbeddedRegistry::default_dir().display()
+            ),
             RegistryAddress::Embedded(dir) => format!("the embedded registry at {}", dir.display()),
             RegistryAddress::Store(url) => format!("the registry at {}", redact(url)),
         }
@@ -109,6 +117,7 @@ impl RegistryAddress {
     /// Opens the registry; fails closed if it cannot be reached.
     pub fn open(&self) -> Result<Arc<dyn Registry>, LeaseError> {
         match self {
+            RegistryAddress::Default => Ok(Arc::new(EmbeddedRegistry::open_default()?)),
             RegistryAddress::Embedded(dir) => Ok(Arc::new(EmbeddedRegistry::open(dir)?)),
             RegistryAddress::Store(url) => crate::connect(url),
         }
