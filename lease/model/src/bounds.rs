@@ -22,14 +22,18 @@ pub enum Mutant {
     /// The fence after a renewal is the renewal's send time on the wall clock plus
     /// TTL − safety margin, instead of the time left on the monotonic deadline.
     WallClockFence,
+    /// The registry takes restored records (older than its last write) as they are,
+    /// instead of as lost records with a floor.
+    NoRestoreCheck,
 }
 
 impl Mutant {
     /// Every mutant (not `None`).
-    pub const ALL: [Mutant; 3] = [
+    pub const ALL: [Mutant; 4] = [
         Mutant::NoFloor,
         Mutant::VersionOnlyRenewal,
         Mutant::WallClockFence,
+        Mutant::NoRestoreCheck,
     ];
 }
 
@@ -45,6 +49,9 @@ pub struct Bounds {
     pub skew: u64,
     /// How often the registry may lose its records (deleted, evicted, wiped).
     pub max_wipes: u8,
+    /// How often the registry's records may be restored from a backup: they go back to
+    /// what they were before the latest claim (the backup that forgets a live holder).
+    pub max_restores: u8,
     /// Claims (owner tokens) in the whole run, over all holders.
     pub max_claims: u8,
     /// Messages in flight at once (requests and responses); a holder cannot send while full.
@@ -75,6 +82,7 @@ impl Bounds {
             max_time: 5,
             skew: 1,
             max_wipes: 1,
+            max_restores: 0,
             max_claims: 2,
             max_in_flight: 2,
             ttl: 3,
@@ -90,7 +98,7 @@ impl Bounds {
 
     /// [`small`](Self::small), overridden by the environment:
     /// `FERROFLAKE_MODEL_HOLDERS`, `FERROFLAKE_MODEL_TIME`, `FERROFLAKE_MODEL_SKEW`,
-    /// `FERROFLAKE_MODEL_WIPES`, `FERROFLAKE_MODEL_CLAIMS`, `FERROFLAKE_MODEL_IN_FLIGHT`,
+    /// `FERROFLAKE_MODEL_WIPES`, `FERROFLAKE_MODEL_RESTORES`, `FERROFLAKE_MODEL_CLAIMS`, `FERROFLAKE_MODEL_IN_FLIGHT`,
     /// `FERROFLAKE_MODEL_TTL`, `FERROFLAKE_MODEL_QUARANTINE`, `FERROFLAKE_MODEL_THREADS`.
     ///
     /// # Panics
@@ -114,6 +122,9 @@ impl Bounds {
         }
         if let Some(v) = var("FERROFLAKE_MODEL_WIPES") {
             b.max_wipes = v as u8;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_RESTORES") {
+            b.max_restores = v as u8;
         }
         if let Some(v) = var("FERROFLAKE_MODEL_CLAIMS") {
             b.max_claims = v as u8;

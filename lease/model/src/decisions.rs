@@ -32,6 +32,15 @@ pub fn floor_after_loss(b: &Bounds, now: u64, current_floor: u64) -> u64 {
     }
 }
 
+/// The floor any operation that finds the records restored starts (`with_records` in
+/// `embedded.rs`, the records' write count not the witness's): as after lost records.
+pub fn floor_after_restore(b: &Bounds, now: u64, current_floor: u64) -> u64 {
+    match b.mutant {
+        Mutant::NoRestoreCheck => current_floor,
+        _ => floor_after_loss(b, now, current_floor),
+    }
+}
+
 /// `Grant::floor_wait` for a claim granted at `now` (`Records::floor_wait`), in ms.
 pub fn floor_wait(floor_until: u64, now: u64) -> u64 {
     protocol::ms(protocol::floor_wait(floor_until, now))

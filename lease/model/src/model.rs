@@ -58,6 +58,8 @@ pub enum Action {
     Drop(Msg),
     /// The registry loses its records (deleted, evicted, wiped).
     Wipe,
+    /// The registry's records are restored from a backup taken before the latest claim.
+    Restore,
 }
 
 /// The lease protocol for one node id, with [`Bounds`].
@@ -146,6 +148,11 @@ impl LeaseModel {
         let b = &self.bounds;
         let now = s.now;
         let track_version = b.mutant == crate::Mutant::VersionOnlyRenewal;
+        if s.registry.stale {
+            // Every operation checks the records against the witness first (`with_records`).
+            s.registry.stale = false;
+            s.registry.floor_until = decisions::floor_after_restore(b, now, s.registry.floor_until);
+        }
         let reply = match m.body {
             Body::Claim { token } => {
                 let mut floor = s.registry.floor_until;
@@ -155,6 +162,9 @@ impl LeaseModel {
                 }
                 let record = s.registry.record;
                 if decisions::standing(record.as_ref(), now) == Standing::Free {
+                    if b.max_restores > 0 {
+                        s.registry.before_claim = record;
+                    }
                     let previous_mark = record.map_or(0, |r| r.mark);
                     let epoch = decisions::epoch(record.map_or(0, |r| r.epoch), now);
                     let version = match record {
@@ -400,6 +410,8 @@ impl Model for LeaseModel {
                 holders: offsets.into_iter().map(Holder::idle).collect(),
                 // A registry in use: the record exists (released, no mark yet).
                 registry: Registry {
+                    before_claim: None,
+                    stale: false,
                     record: Some(Record {
                         token: None,
                         expires: 0,
@@ -413,6 +425,7 @@ impl Model for LeaseModel {
                 net: Vec::new(),
                 claims: 0,
                 wipes: 0,
+                restores: 0,
                 ghost: Ghost::default(),
             })
             .collect()
@@ -465,6 +478,9 @@ impl Model for LeaseModel {
         }
         if s.wipes < b.max_wipes && s.registry.record.is_some() {
             actions.push(Action::Wipe);
+        }
+        if s.restores < b.max_restores && s.registry.before_claim.is_some() {
+            actions.push(Action::Restore);
         }
     }
 
@@ -559,6 +575,18 @@ impl Model for LeaseModel {
                 s.registry = Registry {
                     record: None,
                     floor_until: 0,
+                    before_claim: None,
+                    stale: false,
+                };
+                s.ghost.owner_gone_at = None;
+            }
+            Action::Restore => {
+                s.restores += 1;
+                s.registry = Registry {
+                    record: s.registry.before_claim,
+                    floor_until: 0,
+                    before_claim: None,
+                    stale: true,
                 };
                 s.ghost.owner_gone_at = None;
             }

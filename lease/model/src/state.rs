@@ -24,6 +24,8 @@ pub struct State {
     pub claims: u8,
     /// Record losses so far.
     pub wipes: u8,
+    /// Restores so far.
+    pub restores: u8,
     /// What the properties read.
     pub ghost: Ghost,
 }
@@ -162,6 +164,12 @@ pub struct Registry {
     /// Store time until which new claims wait (`Records::floor_until_ms`); lost with the
     /// records.
     pub floor_until: u64,
+    /// The record as it was before the latest claim: what a restored backup brings back
+    /// (tracked only when restores are modelled).
+    pub before_claim: Option<Record>,
+    /// The records are not the registry's latest (restored): their write count differs
+    /// from the lock file's (`witness.rs`), which the restore did not touch.
+    pub stale: bool,
 }
 
 /// A request or a response.

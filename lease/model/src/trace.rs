@@ -81,6 +81,9 @@ pub fn step(before: &State, action: &Action, after: &State) -> String {
         Action::Crash(h) => format!("{}'s process dies", who(*h)),
         Action::Drop(m) => format!("lost in the network: {}", message(m)),
         Action::Wipe => "the registry loses its records".into(),
+        Action::Restore => {
+            "the registry's records are restored from a backup taken before the latest claim".into()
+        }
         Action::Deliver(m) => {
             let mut out = format!("delivered: {}", message(m));
             if m.body.is_request() {

@@ -78,3 +78,42 @@ fn mutant_version_only_renewal_is_caught() {
 fn mutant_wall_clock_fence_is_caught() {
     counterexample(Mutant::WallClockFence, names::DEADLINE, None);
 }
+
+/// Bounds with the records restored once (and never wiped): a third claim is what a
+/// restored backup hands a live holder's id to.
+fn with_a_restore(mutant: Mutant) -> Bounds {
+    let mut bounds = Bounds::from_env().with_mutant(mutant);
+    bounds.max_wipes = 0;
+    bounds.max_restores = 1;
+    bounds.max_claims = bounds.max_claims.max(3);
+    bounds.skew = 0;
+    bounds
+}
+
+#[test]
+fn restored_records_hold_every_property() {
+    let report = check(with_a_restore(Mutant::None));
+    println!("{}", summary(&report));
+    for name in [names::UNIQUE, names::DEADLINE, names::RECYCLED] {
+        if let Some(trace) = report.counterexample(name) {
+            panic!("counterexample to \"{name}\":\n{trace}");
+        }
+    }
+    // Not vacuous: with no wipes, a floored claim that issues is one after the restore.
+    assert!(
+        report.counterexample(names::AFTER_WIPE).is_some(),
+        "the model never reached a claim that issues after the restore"
+    );
+}
+
+#[test]
+fn mutant_no_restore_check_is_caught() {
+    let mut bounds = with_a_restore(Mutant::NoRestoreCheck);
+    bounds.threads = 1;
+    let report = check(bounds);
+    println!("{}", summary(&report));
+    let trace = report
+        .counterexample(names::UNIQUE)
+        .expect("restored records taken as they are must give a duplicate tick");
+    println!("counterexample to \"{}\":\n{trace}", names::UNIQUE);
+}
