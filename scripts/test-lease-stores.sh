@@ -3,12 +3,12 @@
 # started here on 127.0.0.1 (scripts/servers/ctl.sh), and the multi-process suite
 # (tests/processes.rs) on every registry: first the unit tests and that suite on the
 # embedded registry (no server needed), then with the servers up the ferroflake-lease
-# conformance suite per server, the multi-process suite per server (32 processes racing
-# for 16 ids, 8 x 100,000 IDs merged, 8 processes handing 4 ids over, a SIGSTOPped
-# holder, the server killed and restarted mid-run, a first start against nothing, records
-# lost under a live holder in every way each store can lose them, an evicting Redis
-# refused), then the CLI (concurrent and back-to-back runs). Run scripts/install-deps.sh
-# first.
+# conformance suite per server, garbled records refused per server (tests/garbled.rs),
+# the multi-process suite per server (32 processes racing for 16 ids, 8 x 100,000 IDs
+# merged, 8 processes handing 4 ids over, a SIGSTOPped holder, the server killed and
+# restarted mid-run, a first start against nothing, records lost under a live holder in
+# every way each store can lose them, an evicting Redis refused), then the CLI
+# (concurrent and back-to-back runs). Run scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
@@ -43,6 +43,9 @@ echo "servers up under $FF_SERVERS_DIR ($(( $(date +%s) - start )) s)"
 # The conformance suite, one test per check and server, four at a time: more at once
 # starve renewals of their sub-second deadlines on two cores.
 rust_tests 'package(ferroflake-lease-stores) & binary(conformance)' --run-ignored only --test-threads 4
+# Garbled records per server (a mark, epoch, count or record no registry writes): store
+# errors, never read as 0. Four at a time: each test has a namespace of its own.
+rust_tests 'package(ferroflake-lease-stores) & binary(garbled)' --run-ignored only --test-threads 4
 # The multi-process suite per server, two tests at a time, never two on one server: some
 # kill and restart their server (test groups in .config/nextest.toml). (--ignored runs
 # only the server tests: the embedded ones ran above.)

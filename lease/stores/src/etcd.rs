@@ -123,6 +123,49 @@ impl EtcdRegistry {
         self.io.unavailable(format!("{what}: {e}"))
     }
 
+    /// The number stored at `key` (a mark, an epoch, the claimed count), or an error that
+    /// names the key: a garbled value must not read as 0, "nothing recorded".
+    fn stored_number(&self, key: &str, value: &[u8]) -> Result<u64, LeaseError> {
+        parse_mark(value).ok_or_else(|| {
+            let then = if key == self.namespace_key() {
+                "delete it (the namespace then waits out a floor)".to_owned()
+            } else if let Some(id) = key.strip_prefix(&format!("{}/marks/", self.prefix)) {
+                // Without its epoch key the id counts as lost and gets a floor; a mark
+                // deleted alone would read as 0 with none.
+                format!(
+                    "delete it and {}/epochs/{id} (the id then waits out a floor)",
+                    self.prefix
+                )
+            } else {
+                "delete it (its id then waits out a floor)".to_owned()
+            };
+            self.io
+                .store_error(format!("unreadable value at {key}; {then}"))
+        })
+    }
+
+    fn namespace_key(&self) -> String {
+        format!("{}/namespace", self.prefix)
+    }
+
+    /// The time to live of the etcd lease `lease` behind `key`.
+    async fn read_lease_ttl(&self, key: &str, lease: i64) -> Result<LeaseTtl, LeaseError> {
+        let answer = self
+            .client
+            .clone()
+            .lease_time_to_live(lease, None)
+            .await
+            .map_err(|e| self.failed(&format!("reading the etcd lease of {key}"), e))?;
+        lease_ttl(answer.ttl(), answer.granted_ttl()).ok_or_else(|| {
+            self.io.store_error(format!(
+                "etcd lease {lease:x} of {key} reports {} s left of {} s granted; check the \
+                 etcd server",
+                answer.ttl(),
+                answer.granted_ttl()
+            ))
+        })
+    }
+
     /// Sends one keepalive for `grant`'s etcd lease; `Ok(false)` if etcd says it is gone.
     async fn keep_alive(&self, grant: &Grant) -> Result<bool, LeaseError> {
         let cached = self
@@ -218,16 +261,17 @@ impl EtcdRegistry {
 
     /// Reads the recorded mark of `node_id` (0 if none).
     async fn read_mark(&self, node_id: u64) -> Result<u64, LeaseError> {
+        let key = self.key("marks", node_id);
         let response = self
             .client
             .clone()
-            .get(self.key("marks", node_id), None)
+            .get(key.as_str(), None)
             .await
             .map_err(|e| self.failed("reading the high-water mark", e))?;
-        Ok(response
-            .kvs()
-            .first()
-            .map_or(0, |kv| parse_mark(kv.value())))
+        match response.kvs().first() {
+            Some(kv) => self.stored_number(&key, kv.value()),
+            None => Ok(0),
+        }
     }
 }
 
@@ -236,11 +280,12 @@ fn mark_value(mark: u64) -> String {
     format!("{mark:020}")
 }
 
-fn parse_mark(bytes: &[u8]) -> u64 {
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
+/// A number as [`mark_value`] writes it: decimal digits only. `None` for anything else.
+fn parse_mark(bytes: &[u8]) -> Option<u64> {
+    let digits = !bytes.is_empty() && bytes.iter().all(u8::is_ascii_digit);
+    digits
+        .then(|| std::str::from_utf8(bytes).ok()?.parse().ok())
+        .flatten()
 }
 
 /// etcd lease TTLs are whole seconds: round up, so the store never frees an id early.
@@ -256,28 +301,44 @@ fn local_now_us() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
-/// The rest of a floor from its etcd lease's remaining TTL (`None`: the lease is gone),
-/// rounded up: etcd rounds the remaining seconds down, so one second is added, within the
-/// TTL granted.
-fn floor_left(remaining_s: i64, granted_s: i64) -> Duration {
-    if remaining_s < 0 {
-        return Duration::ZERO;
-    }
-    let s = (remaining_s + 1).min(granted_s.max(0));
-    Duration::from_secs(u64::try_from(s).unwrap_or(0))
+/// What etcd says of an etcd lease's time to live.
+#[derive(Debug, PartialEq, Eq)]
+enum LeaseTtl {
+    /// Unknown (etcd answers a TTL of -1), or expired and not yet revoked (etcd revokes
+    /// expired leases in the background, and until then reports the time since expiry as a
+    /// negative TTL: -2, -3, ...).
+    Expired,
+    /// Whole seconds left (rounded down) and granted.
+    Live { left_s: u64, granted_s: u64 },
+}
+
+/// `None` for a live lease granted less than a second: etcd raises every grant to its
+/// minimum TTL, so that answer is garbled, and read as 0 it would end a floor at once and
+/// let a claim outlive its quarantine.
+fn lease_ttl(remaining_s: i64, granted_s: i64) -> Option<LeaseTtl> {
+    let Ok(left_s) = u64::try_from(remaining_s) else {
+        return Some(LeaseTtl::Expired);
+    };
+    let granted_s = u64::try_from(granted_s).ok().filter(|&s| s >= 1)?;
+    Some(LeaseTtl::Live { left_s, granted_s })
+}
+
+/// The rest of a floor from its etcd lease's remaining TTL, rounded up: etcd rounds the
+/// remaining seconds down, so one second is added, within the TTL granted.
+fn floor_left(remaining_s: u64, granted_s: u64) -> Duration {
+    Duration::from_secs(remaining_s.saturating_add(1).min(granted_s))
 }
 
 /// A claim's expiry on this host's clock, from its etcd lease's remaining TTL: the etcd
 /// lease lasts TTL + quarantine (`granted_s`), so the claim's TTL ends a quarantine before
 /// it. `remaining_s` is rounded down by etcd, so this errs early, never late.
-fn claim_expires_ms(now_ms: u64, remaining_s: i64, granted_s: i64, ttl: Duration) -> u64 {
-    if remaining_s < 0 {
-        return 0;
-    }
-    let remaining_ms = u64::try_from(remaining_s).unwrap_or(0) * 1000;
-    let quarantine_ms =
-        (u64::try_from(granted_s).unwrap_or(0) * 1000).saturating_sub(protocol::ms(ttl));
-    (now_ms + remaining_ms).saturating_sub(quarantine_ms)
+fn claim_expires_ms(now_ms: u64, remaining_s: u64, granted_s: u64, ttl: Duration) -> u64 {
+    let quarantine_ms = granted_s
+        .saturating_mul(1000)
+        .saturating_sub(protocol::ms(ttl));
+    now_ms
+        .saturating_add(remaining_s.saturating_mul(1000))
+        .saturating_sub(quarantine_ms)
 }
 
 impl EtcdRegistry {
@@ -304,13 +365,10 @@ impl EtcdRegistry {
         let Some((_, _, _, lease)) = self.get(key).await? else {
             return Ok(Duration::ZERO);
         };
-        let ttl = self
-            .client
-            .clone()
-            .lease_time_to_live(lease, None)
-            .await
-            .map_err(|e| self.failed("reading a floor's lease", e))?;
-        Ok(floor_left(ttl.ttl(), ttl.granted_ttl()))
+        Ok(match self.read_lease_ttl(key, lease).await? {
+            LeaseTtl::Expired => Duration::ZERO,
+            LeaseTtl::Live { left_s, granted_s } => floor_left(left_s, granted_s),
+        })
     }
 
     /// An etcd lease lasting `window` (rounded up to whole seconds), for a floor key.
@@ -330,10 +388,10 @@ impl EtcdRegistry {
     /// The namespace marker's claimed count and revisions (mod, create), made with a floor
     /// if missing.
     async fn marker(&self, window: Duration) -> Result<(u64, i64, i64), LeaseError> {
-        let key = format!("{}/namespace", self.prefix);
+        let key = self.namespace_key();
         for _ in 0..8 {
             if let Some((value, modified, created, _)) = self.get(&key).await? {
-                return Ok((parse_mark(&value), modified, created));
+                return Ok((self.stored_number(&key, &value)?, modified, created));
             }
             // New prefix, or its keys were lost: a floor from now.
             let lease = self.floor_lease(window).await?;
@@ -362,20 +420,20 @@ impl EtcdRegistry {
 
     /// Why `grant` no longer holds its id, if it does not ([`protocol::prove_held`]).
     async fn prove(&self, grant: &Grant, ttl: Duration) -> Result<Result<(), Loss>, LeaseError> {
-        let claim = self.get(&self.key("claims", grant.node_id)).await?;
+        let claim_key = self.key("claims", grant.node_id);
+        let claim = self.get(&claim_key).await?;
         let Some((value, _, _, lease)) = claim else {
             return Ok(protocol::prove_held(None, &grant.token, 0));
         };
         let token = String::from_utf8_lossy(&value).into_owned();
         let now_ms = local_now_us() / 1000;
         let expires_ms = if token == grant.token {
-            let left = self
-                .client
-                .clone()
-                .lease_time_to_live(lease, None)
-                .await
-                .map_err(|e| self.failed("reading the claim's lease", e))?;
-            claim_expires_ms(now_ms, left.ttl(), left.granted_ttl(), ttl)
+            match self.read_lease_ttl(&claim_key, lease).await? {
+                LeaseTtl::Expired => 0,
+                LeaseTtl::Live { left_s, granted_s } => {
+                    claim_expires_ms(now_ms, left_s, granted_s, ttl)
+                }
+            }
         } else {
             0
         };
@@ -406,31 +464,38 @@ impl EtcdRegistry {
             let n = request.node_count;
             let never_claimed =
                 (claimed..n).find(|id| !taken.contains_key(id) && !recorded.contains_key(id));
-            let free = (0..n)
-                .filter(|id| !taken.contains_key(id))
-                .filter_map(|id| {
-                    if recorded.contains_key(&id) {
-                        Some(Candidate {
-                            id,
-                            mark_ms: marks.get(&id).map_or(0, |v| parse_mark(v)),
-                            lost: false,
-                        })
-                    } else {
-                        (id < claimed).then_some(Candidate {
-                            id,
-                            mark_ms: 0,
-                            lost: true,
-                        })
-                    }
-                });
+            let mut free = Vec::new();
+            for id in (0..n).filter(|id| !taken.contains_key(id)) {
+                if recorded.contains_key(&id) {
+                    // No mark yet (claimed, never renewed nor released): 0.
+                    let mark_ms = match marks.get(&id) {
+                        Some(value) => self.stored_number(&self.key("marks", id), value)?,
+                        None => 0,
+                    };
+                    free.push(Candidate {
+                        id,
+                        mark_ms,
+                        lost: false,
+                    });
+                } else if id < claimed {
+                    free.push(Candidate {
+                        id,
+                        mark_ms: 0,
+                        lost: true,
+                    });
+                }
+            }
             let Some(node_id) = protocol::pick_node(never_claimed, free) else {
                 return Ok(None);
             };
             let epoch_key = self.key("epochs", node_id);
             let recorded = self.get(&epoch_key).await?;
-            let (recorded_epoch, epoch_mod) = recorded
-                .as_ref()
-                .map_or((0, 0), |(v, m, _, _)| (parse_mark(v), *m));
+            let (recorded_epoch, epoch_mod) = match &recorded {
+                Some((value, modified, _, _)) => {
+                    (self.stored_number(&epoch_key, value)?, *modified)
+                }
+                None => (0, 0),
+            };
             let node_floor_key = self.key("floors", node_id);
             let mut ops = Vec::new();
             let node_floor = if recorded.is_none() && node_id < claimed {
@@ -452,7 +517,7 @@ impl EtcdRegistry {
                 .map_err(|e| self.failed("granting an etcd lease", e))?;
             let on_lease = || Some(PutOptions::new().with_lease(lease.id()));
             let claim = self.key("claims", node_id);
-            let namespace = format!("{}/namespace", self.prefix);
+            let namespace = self.namespace_key();
             let mut when = vec![
                 Compare::create_revision(claim.clone(), CompareOp::Equal, 0),
                 Compare::mod_revision(epoch_key.clone(), CompareOp::Equal, epoch_mod),
@@ -484,16 +549,27 @@ impl EtcdRegistry {
                 let _ = client.lease_revoke(lease.id()).await;
                 continue; // someone was faster, or the records changed: read again
             }
-            let previous = response
-                .op_responses()
-                .into_iter()
-                .find_map(|op| match op {
-                    TxnOpResponse::Get(get) => {
-                        Some(get.kvs().first().map_or(0, |kv| parse_mark(kv.value())))
-                    }
-                    _ => None,
-                })
-                .unwrap_or(0);
+            let marks_key = self.key("marks", node_id);
+            let previous = match response.op_responses().into_iter().find_map(|op| match op {
+                TxnOpResponse::Get(get) => Some(get),
+                _ => None,
+            }) {
+                Some(get) => match get.kvs().first() {
+                    Some(kv) => self.stored_number(&marks_key, kv.value()),
+                    None => Ok(0), // never renewed nor released
+                },
+                None => Err(self
+                    .io
+                    .store_error("etcd's answer to a claim lacks the mark it read")),
+            };
+            let previous = match previous {
+                Ok(mark) => mark,
+                Err(unreadable) => {
+                    // Claimed, but with no mark to wait past: give the id back.
+                    let _ = client.lease_revoke(lease.id()).await;
+                    return Err(unreadable);
+                }
+            };
             if let Ok((keeper, stream)) = client.lease_keep_alive(lease.id()).await {
                 let keepalive = Keepalive {
                     lease_id: lease.id(),
@@ -594,9 +670,61 @@ mod tests {
         assert!(mark_value(9) < mark_value(10));
         assert_eq!(
             parse_mark(mark_value(1_700_000_000_123).as_bytes()),
-            1_700_000_000_123
+            Some(1_700_000_000_123)
         );
-        assert_eq!(parse_mark(b"garbage"), 0);
+        assert_eq!(parse_mark(b"0"), Some(0));
+    }
+
+    #[test]
+    fn garbled_marks_do_not_parse() {
+        for garbled in [
+            &b"garbage"[..],
+            b"",
+            b"-1",
+            b"+5",
+            b" 5",
+            b"5 ",
+            b"12x",
+            b"99999999999999999999",
+            b"\xff\xfe",
+        ] {
+            assert_eq!(parse_mark(garbled), None, "{garbled:?}");
+        }
+    }
+
+    #[test]
+    fn lease_ttls_expire_below_zero_and_need_a_grant() {
+        let live = |left_s, granted_s| Some(LeaseTtl::Live { left_s, granted_s });
+        assert_eq!(
+            lease_ttl(-1, 0),
+            Some(LeaseTtl::Expired),
+            "an unknown lease"
+        );
+        assert_eq!(
+            lease_ttl(-3, 5),
+            Some(LeaseTtl::Expired),
+            "awaiting revocation"
+        );
+        assert_eq!(lease_ttl(4, 5), live(4, 5));
+        assert_eq!(lease_ttl(0, 5), live(0, 5));
+        assert_eq!(lease_ttl(4, -5), None);
+        assert_eq!(lease_ttl(4, 0), None);
+        assert_eq!(lease_ttl(0, i64::MIN), None);
+    }
+
+    #[test]
+    fn floors_and_expiries_from_lease_ttls() {
+        assert_eq!(floor_left(4, 5), Duration::from_secs(5));
+        assert_eq!(floor_left(5, 5), Duration::from_secs(5));
+        // A TTL of 2 s + 3 s quarantine: 4 s left means the TTL ends in 1 s.
+        assert_eq!(
+            claim_expires_ms(10_000, 4, 5, Duration::from_secs(2)),
+            11_000
+        );
+        assert_eq!(
+            claim_expires_ms(10_000, 0, 5, Duration::from_secs(2)),
+            7_000
+        );
     }
 
     #[test]

@@ -47,20 +47,39 @@ enum Outcome<T> {
     NoneFree,
 }
 
-type PgResult<T> = Result<Outcome<T>, tokio_postgres::Error>;
+type PgResult<T> = Result<Outcome<T>, Abort>;
+
+/// Why a transaction stopped short (it is rolled back).
+enum Abort {
+    /// The database refused a statement, or the session broke.
+    Db(tokio_postgres::Error),
+    /// A value no registry writes (the text says where, and what to do).
+    Unreadable(String),
+}
+
+impl From<tokio_postgres::Error> for Abort {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Abort::Db(e)
+    }
+}
 
 /// One node id's row.
 struct Row {
     token: Option<String>,
-    expires_ms: i64,
-    quarantine_ms: i64,
-    epoch: i64,
-    high_water_ms: i64,
-    floor_until_ms: i64,
+    expires_ms: u64,
+    quarantine_ms: u64,
+    epoch: u64,
+    high_water_ms: u64,
+    floor_until_ms: u64,
 }
 
-fn u(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
+/// The columns [`PostgresRegistry::decode_row`] reads.
+const ROW_COLUMNS: &str = "token, expires_ms, quarantine_ms, epoch, high_water_ms, floor_until_ms";
+
+/// A stored time, mark, epoch or count: `None` if negative, which no registry writes (read
+/// as 0 it would be "no mark", "long expired" or "no floor").
+fn stored(value: i64) -> Option<u64> {
+    u64::try_from(value).ok()
 }
 
 fn i(v: u64) -> i64 {
@@ -68,14 +87,19 @@ fn i(v: u64) -> i64 {
 }
 
 /// The database clock in µs.
-async fn now_us(tx: &Transaction<'_>) -> Result<u64, tokio_postgres::Error> {
+async fn now_us(tx: &Transaction<'_>) -> Result<u64, Abort> {
     let row = tx
         .query_one(
             "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint",
             &[],
         )
         .await?;
-    Ok(u(row.get(0)))
+    let us: i64 = row.get(0);
+    stored(us).ok_or_else(|| {
+        Abort::Unreadable(format!(
+            "the database clock reads {us} µs, before 1970; check the server's clock"
+        ))
+    })
 }
 
 impl PostgresRegistry {
@@ -159,24 +183,28 @@ impl PostgresRegistry {
             let client = self.open(&mut slot).await?;
             let result = async {
                 let tx = client.transaction().await?;
+                // On an error the transaction is dropped, which rolls it back.
                 let outcome = self.run_op(&tx, &op).await?;
                 if matches!(outcome, Outcome::Done(_)) {
                     tx.commit().await?;
                 } else {
                     tx.rollback().await?;
                 }
-                Ok::<_, tokio_postgres::Error>(outcome)
+                Ok::<_, Abort>(outcome)
             }
             .await;
             match result {
                 Ok(outcome) => return Ok(outcome),
-                Err(e) if attempt == 0 && e.code() == Some(&SqlState::UNDEFINED_TABLE) => {
+                Err(Abort::Unreadable(detail)) => return Err(self.io.store_error(detail)),
+                Err(Abort::Db(e))
+                    if attempt == 0 && e.code() == Some(&SqlState::UNDEFINED_TABLE) =>
+                {
                     client
                         .batch_execute(&self.create_sql())
                         .await
                         .map_err(|e| self.failed("creating the lease table", e))?;
                 }
-                Err(e) => {
+                Err(Abort::Db(e)) => {
                     if e.is_closed() || e.as_db_error().is_none() {
                         *slot = None;
                     }
@@ -195,24 +223,50 @@ impl PostgresRegistry {
         }
     }
 
-    async fn read_row(
-        &self,
-        tx: &Transaction<'_>,
-        node_id: i64,
-    ) -> Result<Option<Row>, tokio_postgres::Error> {
+    async fn read_row(&self, tx: &Transaction<'_>, node_id: i64) -> Result<Option<Row>, Abort> {
         let sql = format!(
-            "SELECT token, expires_ms, quarantine_ms, epoch, high_water_ms, floor_until_ms
-             FROM {} WHERE node_id = $1 FOR UPDATE",
+            "SELECT {ROW_COLUMNS} FROM {} WHERE node_id = $1 FOR UPDATE",
             self.table
         );
-        Ok(tx.query_opt(&sql, &[&node_id]).await?.map(|r| Row {
-            token: r.get(0),
-            expires_ms: r.get(1),
-            quarantine_ms: r.get(2),
-            epoch: r.get(3),
-            high_water_ms: r.get(4),
-            floor_until_ms: r.get(5),
-        }))
+        match tx.query_opt(&sql, &[&node_id]).await? {
+            Some(r) => Ok(Some(self.decode_row(&r, node_id)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The row of `node_id` (read with [`ROW_COLUMNS`]).
+    fn decode_row(&self, r: &tokio_postgres::Row, node_id: i64) -> Result<Row, Abort> {
+        Ok(Row {
+            token: r
+                .try_get("token")
+                .map_err(|e| self.unreadable(node_id, format!("token: {e}")))?,
+            expires_ms: self.number(r, node_id, "expires_ms")?,
+            quarantine_ms: self.number(r, node_id, "quarantine_ms")?,
+            epoch: self.number(r, node_id, "epoch")?,
+            high_water_ms: self.number(r, node_id, "high_water_ms")?,
+            floor_until_ms: self.number(r, node_id, "floor_until_ms")?,
+        })
+    }
+
+    /// Column `column` of the row of `node_id` (-1: the marker), a [`stored`] number.
+    fn number(&self, r: &tokio_postgres::Row, node_id: i64, column: &str) -> Result<u64, Abort> {
+        let value: i64 = r
+            .try_get(column)
+            .map_err(|e| self.unreadable(node_id, format!("{column}: {e}")))?;
+        stored(value).ok_or_else(|| self.unreadable(node_id, format!("{column} is {value}")))
+    }
+
+    /// A row holding what no registry writes: an error, never read as zeros or missing.
+    fn unreadable(&self, node_id: i64, what: String) -> Abort {
+        let then = if node_id < 0 {
+            "the table then waits out a floor"
+        } else {
+            "its id then waits out a floor"
+        };
+        Abort::Unreadable(format!(
+            "unreadable row node_id = {node_id} of table {} ({what}); delete the row ({then})",
+            self.table
+        ))
     }
 
     async fn claim(
@@ -243,29 +297,35 @@ impl PostgresRegistry {
                 tx.query_one(&marker_sql, &[]).await?
             }
         };
-        let (ns_floor, claimed): (i64, i64) = (marker.get(0), marker.get(1));
-        let n = i(request.node_count);
+        let (ns_floor, claimed) = (
+            self.number(&marker, -1, "floor_until_ms")?,
+            self.number(&marker, -1, "claimed")?,
+        );
+        let n = request.node_count;
         let rows = tx
             .query(
                 &format!(
-                    "SELECT node_id, token, expires_ms, quarantine_ms, high_water_ms FROM {t}
+                    "SELECT node_id, {ROW_COLUMNS} FROM {t}
                      WHERE node_id >= 0 AND node_id < $1 ORDER BY node_id"
                 ),
-                &[&n],
+                &[&i(n)],
             )
             .await?;
         let mut free = Vec::new();
         let mut recorded = std::collections::BTreeSet::new();
         for r in &rows {
-            let (id, token, expires, quarantine, mark): (i64, Option<String>, i64, i64, i64) =
-                (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
+            // The primary key: never NULL, and not negative by the query.
+            let node_id: i64 = r.get("node_id");
+            let row = self.decode_row(r, node_id)?;
+            let id = self.number(r, node_id, "node_id")?;
             recorded.insert(id);
             // The claimant's quarantine, or the holder's if longer.
-            let q = u(quarantine).max(protocol::ms(request.quarantine));
-            if protocol::standing(token.is_some(), u(expires), q, now_ms) == Standing::Free {
+            let q = row.quarantine_ms.max(protocol::ms(request.quarantine));
+            if protocol::standing(row.token.is_some(), row.expires_ms, q, now_ms) == Standing::Free
+            {
                 free.push(Candidate {
-                    id: u(id),
-                    mark_ms: u(mark),
+                    id,
+                    mark_ms: row.high_water_ms,
                     lost: false,
                 });
             }
@@ -273,24 +333,24 @@ impl PostgresRegistry {
         // Below `claimed` an id without a row lost it; from `claimed` on, none was claimed.
         let lost = (0..claimed.min(n)).filter(|id| !recorded.contains(id));
         free.extend(lost.map(|id| Candidate {
-            id: u(id),
+            id,
             mark_ms: 0,
             lost: true,
         }));
-        let never_claimed = (claimed.max(0)..n).find(|id| !recorded.contains(id)).map(u);
-        let Some(node_id) = protocol::pick_node(never_claimed, free).map(i) else {
+        let never_claimed = (claimed..n).find(|id| !recorded.contains(id));
+        let Some(node_id) = protocol::pick_node(never_claimed, free) else {
             return Ok(Outcome::NoneFree);
         };
-        let row = self.read_row(tx, node_id).await?;
+        let row = self.read_row(tx, i(node_id)).await?;
         let (epoch, mark, node_floor) = match &row {
-            Some(r) => (u(r.epoch), u(r.high_water_ms), u(r.floor_until_ms)),
+            Some(r) => (r.epoch, r.high_water_ms, r.floor_until_ms),
             // Below `claimed` a missing row was lost, not new: a floor of its own.
             None if node_id < claimed => (0, 0, protocol::floor_until(now_ms, window)),
             None => (0, 0, 0),
         };
         if let Some(r) = &row {
-            let q = u(r.quarantine_ms).max(protocol::ms(request.quarantine));
-            if protocol::standing(r.token.is_some(), u(r.expires_ms), q, now_ms) != Standing::Free {
+            let q = r.quarantine_ms.max(protocol::ms(request.quarantine));
+            if protocol::standing(r.token.is_some(), r.expires_ms, q, now_ms) != Standing::Free {
                 return Ok(Outcome::NoneFree); // cannot happen under the marker's lock
             }
         }
@@ -307,7 +367,7 @@ impl PostgresRegistry {
                      floor_until_ms = EXCLUDED.floor_until_ms"
             ),
             &[
-                &node_id,
+                &i(node_id),
                 &request.holder,
                 &token,
                 &i(expires),
@@ -321,16 +381,16 @@ impl PostgresRegistry {
         if node_id >= claimed {
             tx.execute(
                 &format!("UPDATE {t} SET claimed = $1 WHERE node_id = -1"),
-                &[&(node_id + 1)],
+                &[&i(node_id + 1)],
             )
             .await?;
         }
         Ok(Outcome::Done(Grant {
-            node_id: u(node_id),
+            node_id,
             token: token.to_owned(),
             epoch,
             previous_high_water_ms: mark,
-            floor_wait: protocol::floor_wait(u(ns_floor).max(node_floor), now_ms),
+            floor_wait: protocol::floor_wait(ns_floor.max(node_floor), now_ms),
         }))
     }
 
@@ -346,7 +406,7 @@ impl PostgresRegistry {
         let row = self.read_row(tx, id).await?;
         let view = row.as_ref().map(|r| RecordView {
             token: r.token.as_deref(),
-            expires_ms: u(r.expires_ms),
+            expires_ms: r.expires_ms,
         });
         if let Err(loss) = protocol::prove_held(view, &grant.token, now_ms) {
             return Ok(Outcome::Lost(loss));
@@ -370,7 +430,7 @@ impl PostgresRegistry {
         let row = self.read_row(tx, id).await?;
         let view = row.as_ref().map(|r| RecordView {
             token: r.token.as_deref(),
-            expires_ms: u(r.expires_ms),
+            expires_ms: r.expires_ms,
         });
         // Ours, live or past its TTL (nobody else has it): record the final mark as given.
         match protocol::prove_held(view, &grant.token, now_ms) {
@@ -466,5 +526,18 @@ impl Registry for PostgresRegistry {
 
     fn name(&self) -> &str {
         "postgres"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_stored_numbers_are_garbled() {
+        assert_eq!(stored(1_700_000_000_123), Some(1_700_000_000_123));
+        assert_eq!(stored(0), Some(0));
+        assert_eq!(stored(-1), None);
+        assert_eq!(stored(i64::MIN), None);
     }
 }

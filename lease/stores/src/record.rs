@@ -16,12 +16,15 @@ impl Marker {
         format!("{} {}", self.floor_until_ms, self.claimed)
     }
 
+    /// `None` unless `raw` is exactly what [`Marker::encode`] writes: a truncated or
+    /// padded marker is garbled, and its callers report it rather than guess.
     pub fn decode(raw: &str) -> Option<Marker> {
         let mut parts = raw.split(' ');
-        Some(Marker {
-            floor_until_ms: parts.next()?.parse().ok()?,
-            claimed: parts.next()?.parse().ok()?,
-        })
+        let marker = Marker {
+            floor_until_ms: number(parts.next()?)?,
+            claimed: number(parts.next()?)?,
+        };
+        parts.next().is_none().then_some(marker)
     }
 }
 
@@ -51,12 +54,21 @@ impl Record {
         )
     }
 
+    /// `None` unless `raw` has all seven fields [`Record::encode`] writes (the holder, last,
+    /// may be empty or hold spaces): a truncated record is garbled, not a record with
+    /// zeros or no holder.
     pub fn decode(raw: &str) -> Option<Record> {
         let mut parts = raw.splitn(7, ' ');
-        let mut number = || parts.next()?.parse::<u64>().ok();
-        let (epoch, mark, expires_ms, quarantine_ms, floor_until_ms) =
-            (number()?, number()?, number()?, number()?, number()?);
-        let token = parts.next()?;
+        let mut next_number = || number(parts.next()?);
+        let (epoch, mark, expires_ms, quarantine_ms, floor_until_ms) = (
+            next_number()?,
+            next_number()?,
+            next_number()?,
+            next_number()?,
+            next_number()?,
+        );
+        let token = parts.next().filter(|t| !t.is_empty())?;
+        let holder = parts.next()?;
         Some(Record {
             epoch,
             mark,
@@ -64,7 +76,7 @@ impl Record {
             quarantine_ms,
             floor_until_ms,
             token: (token != "-").then(|| token.to_owned()),
-            holder: parts.next().unwrap_or("").to_owned(),
+            holder: holder.to_owned(),
         })
     }
 
@@ -112,6 +124,13 @@ impl Record {
             expires_ms: self.expires_ms,
         }
     }
+}
+
+/// A number as the stores write it: decimal digits only (no sign, no spaces). Also what
+/// Redis answers for `TIME` and `uptime_in_seconds`.
+pub fn number(text: &str) -> Option<u64> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| text.parse().ok()).flatten()
 }
 
 /// The ids a claim could take, for [`protocol::pick_node`]: ids whose record is free at
@@ -173,5 +192,31 @@ mod tests {
             claimed: 4,
         };
         assert_eq!(Marker::decode(&marker.encode()), Some(marker));
+    }
+
+    #[test]
+    fn garbled_records_do_not_decode() {
+        let record = "7 1700000000123 5 2 9 ab host 12";
+        assert!(Record::decode(record).is_some());
+        assert!(
+            Record::decode("7 1700000000123 5 2 9 - ").is_some(),
+            "released, no holder"
+        );
+        for garbled in [
+            "",
+            "garbage",
+            "7 1700000000123 5 2 9 ab",    // truncated: no holder field
+            "7 1700000000123 5 2 9",       // no token
+            "7 1700000000123 5 2 9  h",    // empty token
+            "7 -1 5 2 9 ab h",             // negative mark
+            "7 +1700000000123 5 2 9 ab h", // a sign no encoder writes
+            "7 17000000001x3 5 2 9 ab h",
+            "7 99999999999999999999 5 2 9 ab h", // past u64
+        ] {
+            assert_eq!(Record::decode(garbled), None, "{garbled:?}");
+        }
+        for garbled in ["", "3", "3 4 5", "3 4 ", " 3 4", "3 -4", "x 4"] {
+            assert_eq!(Marker::decode(garbled), None, "{garbled:?}");
+        }
     }
 }

@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use ferroflake_lease::protocol;
 
-use crate::record::{candidates, Marker, Record};
+use crate::record::{candidates, number, Marker, Record};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
@@ -41,19 +41,29 @@ use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
 use ferroflake_store_address::redact;
 
-/// Reads `TIME`, `uptime_in_seconds` and the keys (`''` for a missing key), atomically.
+/// Reads `TIME`, `uptime_in_seconds` (`''` if INFO lacks it) and the keys, atomically.
+/// A key's value comes tagged: [`PRESENT`] + the value, or `''` if the key is missing, so
+/// that a key holding `''` is told from a missing one (it is garbled, not lost). A nil
+/// would end the reply's array early, hence `''` rather than nothing.
 const SNAPSHOT: &str = r"
 local t = redis.call('TIME')
 local up = string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')
-local out = {t[1], t[2], up}
-for i, k in ipairs(KEYS) do out[i + 3] = redis.call('GET', k) or '' end
+local out = {t[1], t[2], up or ''}
+for i, k in ipairs(KEYS) do
+  local v = redis.call('GET', k)
+  out[i + 3] = v and ('=' .. v) or ''
+end
 return out
 ";
 
-/// Compare-and-set: ARGV = NOT_AFTER_MS, then (expected, new) per key (expected `''`:
-/// absent). Writes every key only if all still hold what was expected: 1; 0 if not. With
-/// NOT_AFTER_MS > 0, -1 if Redis's clock has reached it (a renewal that arrives after the
-/// claim's TTL, as `protocol::prove_held` would find at this instant).
+/// The tag [`SNAPSHOT`] puts before a present key's value.
+const PRESENT: char = '=';
+
+/// Compare-and-set: ARGV = NOT_AFTER_MS, then (expected, new) per key, expected tagged as
+/// [`SNAPSHOT`] reads it (`''`: absent). Writes every key only if all still hold what was
+/// expected: 1; 0 if not. With NOT_AFTER_MS > 0, -1 if Redis's clock has reached it (a
+/// renewal that arrives after the claim's TTL, as `protocol::prove_held` would find at this
+/// instant).
 const CAS: &str = r"
 if ARGV[1] ~= '0' then
   local t = redis.call('TIME')
@@ -62,7 +72,8 @@ if ARGV[1] ~= '0' then
   end
 end
 for i, k in ipairs(KEYS) do
-  if (redis.call('GET', k) or '') ~= ARGV[2 * i] then return 0 end
+  local v = redis.call('GET', k)
+  if (v and ('=' .. v) or '') ~= ARGV[2 * i] then return 0 end
 end
 for i, k in ipairs(KEYS) do redis.call('SET', k, ARGV[2 * i + 1]) end
 return 1
@@ -82,7 +93,9 @@ pub struct RedisRegistry {
     cas: Script,
 }
 
-/// A snapshot: Redis's clock and the keys' raw values.
+/// A snapshot: Redis's clock and the keys' values, tagged as [`SNAPSHOT`] reads them (what
+/// a compare-and-set expects).
+#[derive(Debug)]
 struct Snapshot {
     now_us: u64,
     uptime_ms: u64,
@@ -93,6 +106,45 @@ impl Snapshot {
     fn now_ms(&self) -> u64 {
         self.now_us / 1000
     }
+
+    /// Checks the snapshot script's reply for `key_count` keys. Every field must be there
+    /// and readable: with the clock read as 0 a renewal would date its claim's expiry in
+    /// 1970, for the next claimant to find long expired, and a short reply would make keys
+    /// look missing.
+    fn parse(raw: Vec<String>, key_count: usize) -> Result<Snapshot, String> {
+        let Some([seconds, micros, uptime_s]) = raw.get(..3) else {
+            return Err(format!(
+                "a reply of {} fields, too short for TIME",
+                raw.len()
+            ));
+        };
+        let (seconds, micros) = match (number(seconds), number(micros)) {
+            (Some(s), Some(us)) if us < 1_000_000 => (s, us),
+            _ => return Err(format!("TIME answered {seconds:?} {micros:?}")),
+        };
+        let uptime_s = number(uptime_s)
+            .ok_or_else(|| format!("INFO server gave uptime_in_seconds {uptime_s:?}"))?;
+        let values = raw[3..].to_vec();
+        if values.len() != key_count {
+            return Err(format!("{} values for {key_count} keys", values.len()));
+        }
+        if let Some(odd) = values
+            .iter()
+            .find(|v| !v.is_empty() && !v.starts_with(PRESENT))
+        {
+            return Err(format!("a value {odd:?} the snapshot script never returns"));
+        }
+        Ok(Snapshot {
+            now_us: seconds.saturating_mul(1_000_000).saturating_add(micros),
+            uptime_ms: uptime_s.saturating_mul(1000),
+            values,
+        })
+    }
+}
+
+/// A key's value from its [`Snapshot`] form; `None` if the key is missing.
+fn stored(tagged: &str) -> Option<&str> {
+    tagged.strip_prefix(PRESENT)
 }
 
 impl RedisRegistry {
@@ -204,13 +256,9 @@ impl RedisRegistry {
             .invoke_async(&mut connection)
             .await
             .map_err(|e| self.failed("reading the records", e))?;
-        let number = |i: usize| raw.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        Ok(Snapshot {
-            now_us: number(0)
-                .saturating_mul(1_000_000)
-                .saturating_add(number(1)),
-            uptime_ms: number(2).saturating_mul(1000),
-            values: raw.get(3..).unwrap_or(&[]).to_vec(),
+        Snapshot::parse(raw, keys.len()).map_err(|detail| {
+            self.io
+                .store_error(format!("reading the records: garbled reply: {detail}"))
         })
     }
 
@@ -235,10 +283,16 @@ impl RedisRegistry {
             .map_err(|e| self.failed("writing the records", e))
     }
 
+    /// A key whose value no registry wrote (an empty string too): an error, never read as
+    /// missing or as zeros.
     fn unreadable(&self, key: &str) -> LeaseError {
-        self.io.store_error(format!(
-            "unreadable record at {key}; delete it (its id then waits out a floor)"
-        ))
+        let then = if key == self.marker_key() {
+            "the namespace then waits out a floor"
+        } else {
+            "its id then waits out a floor"
+        };
+        self.io
+            .store_error(format!("unreadable record at {key}; delete it ({then})"))
     }
 
     async fn claim(
@@ -254,14 +308,14 @@ impl RedisRegistry {
         for _ in 0..CAS_ROUNDS {
             let snap = self.read(&keys).await?;
             let now_ms = snap.now_ms();
-            let marker_raw = snap.values.first().map_or("", String::as_str);
-            let marker = match marker_raw {
+            let marker_raw = snap.values[0].as_str();
+            let marker = match stored(marker_raw) {
                 // New namespace, or its keys were lost: a floor from now.
-                "" => Marker {
+                None => Marker {
                     floor_until_ms: protocol::floor_until(now_ms, window),
                     claimed: 0,
                 },
-                raw => Marker::decode(raw).ok_or_else(|| self.unreadable(&marker_key))?,
+                Some(text) => Marker::decode(text).ok_or_else(|| self.unreadable(&marker_key))?,
             };
             // A restart from an old snapshot may have brought back stale records.
             let started_ms = now_ms.saturating_sub(snap.uptime_ms);
@@ -269,10 +323,10 @@ impl RedisRegistry {
             let quarantine = protocol::ms(request.quarantine);
             let mut records = Vec::new();
             for (id, raw) in (0..request.node_count).zip(snap.values.iter().skip(1)) {
-                records.push(match raw.as_str() {
-                    "" => None,
-                    raw => Some(
-                        Record::decode(raw)
+                records.push(match stored(raw) {
+                    None => None,
+                    Some(text) => Some(
+                        Record::decode(text)
                             .ok_or_else(|| self.unreadable(&keys[id as usize + 1]))?,
                     ),
                 });
@@ -340,10 +394,10 @@ impl RedisRegistry {
         for _ in 0..CAS_ROUNDS {
             let snap = self.read(std::slice::from_ref(&key)).await?;
             let now_ms = snap.now_ms();
-            let raw = snap.values.first().map_or("", String::as_str);
-            let record = match raw {
-                "" => None,
-                raw => Some(Record::decode(raw).ok_or_else(|| self.unreadable(&key))?),
+            let raw = snap.values[0].as_str();
+            let record = match stored(raw) {
+                None => None,
+                Some(text) => Some(Record::decode(text).ok_or_else(|| self.unreadable(&key))?),
             };
             let proof =
                 protocol::prove_held(record.as_ref().map(Record::view), &grant.token, now_ms);
@@ -443,5 +497,39 @@ mod tests {
         assert_eq!(eviction_refusal("1000000", "noeviction"), None);
         assert!(eviction_refusal("1000000", "allkeys-lru").is_some());
         assert!(eviction_refusal("1000000", "volatile-ttl").is_some());
+    }
+
+    fn reply(fields: &[&str]) -> Vec<String> {
+        fields.iter().map(|f| (*f).to_owned()).collect()
+    }
+
+    #[test]
+    fn snapshots_read_clock_uptime_and_tagged_values() {
+        let snap = Snapshot::parse(reply(&["1700000000", "123456", "60", "=1 2", ""]), 2).unwrap();
+        assert_eq!(snap.now_us, 1_700_000_000_123_456);
+        assert_eq!(snap.uptime_ms, 60_000);
+        assert_eq!(stored(&snap.values[0]), Some("1 2"));
+        assert_eq!(stored(&snap.values[1]), None, "a missing key");
+        assert_eq!(
+            stored("="),
+            Some(""),
+            "a key holding '' is present, not missing"
+        );
+    }
+
+    #[test]
+    fn garbled_snapshots_are_refused() {
+        for (fields, keys) in [
+            (&["1700000000", "123456"][..], 0), // short: no uptime
+            (&["1700000000", "123456", ""], 0), // INFO without uptime_in_seconds
+            (&["1700000000", "123456", "x"], 0),
+            (&["", "123456", "60"], 0),
+            (&["1700000000", "-1", "60"], 0),
+            (&["1700000000", "1000000", "60"], 0),
+            (&["1700000000", "123456", "60", "=a"], 2), // a value missing
+            (&["1700000000", "123456", "60", "1 2"], 1), // untagged
+        ] {
+            assert!(Snapshot::parse(reply(fields), keys).is_err(), "{fields:?}");
+        }
     }
 }

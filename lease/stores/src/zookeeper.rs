@@ -139,10 +139,15 @@ impl ZooKeeperRegistry {
         format!("{}/clock", self.root)
     }
 
+    /// A znode whose data no registry wrote: an error, never read as missing or as zeros.
     fn unreadable(&self, path: &str) -> LeaseError {
-        self.io.store_error(format!(
-            "unreadable znode {path}; delete it (its id then waits out a floor)"
-        ))
+        let then = if path == self.marker_path() {
+            "the namespace then waits out a floor"
+        } else {
+            "its id then waits out a floor"
+        };
+        self.io
+            .store_error(format!("unreadable znode {path}; delete it ({then})"))
     }
 
     /// The server's clock in ms: the `mtime` of a write to the clock znode (made again if
@@ -159,7 +164,14 @@ impl ZooKeeperRegistry {
             }
             Err(e) => return Err(self.failed("reading the server clock", e)),
         };
-        Ok(u64::try_from(stat.mtime).unwrap_or(0))
+        clock_ms(stat.mtime).ok_or_else(|| {
+            self.io.store_error(format!(
+                "the server clock read from {} is {} ms, before 1970; check the ZooKeeper \
+                 server's clock",
+                self.clock_path(),
+                stat.mtime
+            ))
+        })
     }
 
     /// A znode's record and stat, `None` if it does not exist.
@@ -346,6 +358,13 @@ impl ZooKeeperRegistry {
     }
 }
 
+/// A znode's `mtime` as the server's clock: `None` if negative, which no running server
+/// reports (read as 0, a renewal would date its claim's expiry in 1970, for the next
+/// claimant to find long expired).
+fn clock_ms(mtime: i64) -> Option<u64> {
+    u64::try_from(mtime).ok()
+}
+
 impl Registry for ZooKeeperRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         request.validate()?;
@@ -397,5 +416,18 @@ impl Registry for ZooKeeperRegistry {
 
     fn name(&self) -> &str {
         "zookeeper"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_before_1970_is_no_clock() {
+        assert_eq!(clock_ms(1_700_000_000_123), Some(1_700_000_000_123));
+        assert_eq!(clock_ms(0), Some(0));
+        assert_eq!(clock_ms(-1), None);
+        assert_eq!(clock_ms(i64::MIN), None);
     }
 }
