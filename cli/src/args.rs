@@ -57,6 +57,9 @@ pub enum Command {
     /// are created explicitly (`segment create`), never on first use.
     #[command(subcommand)]
     Segment(SegmentCommand),
+    /// Node-id registries: what an operator does to one.
+    #[command(subcommand)]
+    Lease(LeaseCommand),
     /// Run the ID service: Leaf-compatible HTTP for snowflake and segment IDs.
     ///
     /// With no options it listens on 127.0.0.1:8080, leases its node id from the embedded
@@ -380,4 +383,36 @@ pub struct SegmentStatusArgs {
     /// How to print the rows.
     #[arg(long, value_enum, default_value_t = SegmentFormat::Text)]
     pub format: SegmentFormat,
+}
+
+/// `ferroflake lease ...`.
+#[derive(Debug, Subcommand)]
+pub enum LeaseCommand {
+    /// Tell a registry that its history moved back: run it right after restoring the
+    /// registry's store (or the embedded registry's directory) from a backup or snapshot,
+    /// or after promoting a replica that may lag behind the old primary.
+    ///
+    /// A restored registry forgets the claims made since the backup, so it would hand a
+    /// live holder's node id to a new process at once. After this command every claim
+    /// waits out a floor (the longest TTL any holder uses, plus the quarantine) before it
+    /// issues; by then every holder the registry forgot has stopped, because its renewals
+    /// fail against the restored records. Safe to run at any time; it only delays starts.
+    Restored(LeaseRestoredArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LeaseRestoredArgs {
+    /// The registry: an absolute directory path or file:///path (the embedded registry),
+    /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
+    #[arg(long, value_name = "URL")]
+    pub lease: String,
+
+    /// The longest TTL any holder of the registry uses, in ms (the floor lasts this plus
+    /// the quarantine; a registry that recorded a longer one uses that).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_ttl_ms: u64,
+
+    /// The holders' quarantine, in ms.
+    #[arg(long, default_value_t = 2_000)]
+    pub quarantine_ms: u64,
 }

@@ -8,6 +8,7 @@ mod decode;
 mod failure;
 mod iso;
 mod layout_view;
+mod lease_restored;
 mod mask;
 mod next;
 mod segment;
@@ -55,6 +56,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Mask(args) => mask::run(args, mask::Direction::Mask, &mut out),
         Command::Unmask(args) => mask::run(args, mask::Direction::Unmask, &mut out),
         Command::Segment(command) => segment::run(command, &mut out),
+        Command::Lease(args::LeaseCommand::Restored(args)) => lease_restored::run(args, &mut out),
         Command::Serve(_) => unreachable!("main runs the service before this"),
     };
     let flushed = out.flush();

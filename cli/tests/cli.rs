@@ -659,6 +659,41 @@ fn the_default_registry_is_refused_beside_another_users() {
     );
 }
 
+/// `lease restored` starts a floor that every claim then waits out, though the registry's
+/// records look intact; a bad address is a usage error.
+#[test]
+fn lease_restored_makes_claims_wait_out_a_floor() {
+    let dir = fresh_dir("restored");
+    let dir = dir.to_str().unwrap();
+    let output = ferroflake(&[
+        "lease",
+        "restored",
+        "--lease",
+        dir,
+        "--max-ttl-ms",
+        "1000",
+        "--quarantine-ms",
+        "500",
+    ]);
+    let said = stdout(&output);
+    assert!(
+        said.contains(&format!(
+            "the embedded registry at {dir}: every claim waits 1s 500ms"
+        )),
+        "{said}"
+    );
+    let output = ferroflake(&["next", "-n", "1", "--lease", dir]);
+    stdout(&output);
+    let err = stderr(&output);
+    assert!(
+        err.contains("cannot rule out") && err.contains("waiting 1s"),
+        "the claim waits out the floor `restored` started (not a new registry's 12 s): {err}"
+    );
+    let output = ferroflake(&["lease", "restored", "--lease", "relative/dir"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A run whose lease was lost does not claim to have released it.
 #[test]
 fn a_lost_lease_is_not_reported_as_released() {

@@ -110,6 +110,7 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     no_renewal_after_expiry(fresh, timing);
     new_namespace_has_a_floor(fresh, timing);
     records_lost_under_a_live_holder(fresh, timing);
+    restored_starts_a_floor(fresh, timing);
 }
 
 /// Claims get distinct ids in range, distinct ≥128-bit tokens, and distinct epochs.
@@ -488,6 +489,44 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
     registry
         .renew(&new, timing.ttl, 0)
         .unwrap_or_else(|e| panic!("the old holder must not disturb the new claim: {e}"));
+}
+
+/// An operator's [`Registry::restored`] makes every claim from then on wait out a floor
+/// of at least the window asked for, though the registry's records look intact.
+pub fn restored_starts_a_floor(fresh: Fresh<'_>, timing: Timing) {
+    let registry = fresh().registry;
+    let request = timing.request(2, "conformance restored");
+    let window = timing.ttl + timing.quarantine;
+    // First a claim with no floor at all: the new namespace's floor (and any floor of the
+    // backend's own, such as a store server's restart) has passed.
+    let give_up = Instant::now() + window * 3 + Duration::from_secs(2);
+    loop {
+        let asked = Instant::now();
+        let claim = registry.acquire(&request).expect("free id");
+        registry.release(&claim, 0).expect("release");
+        if claim.floor_wait <= timing.slack {
+            break;
+        }
+        assert!(
+            asked < give_up,
+            "the floors never ended: {:?}",
+            claim.floor_wait
+        );
+        sleep_until(asked + claim.floor_wait + timing.slack);
+    }
+    let floor = registry
+        .restored(window)
+        .unwrap_or_else(|e| panic!("restored: {e}"));
+    assert!(
+        floor >= window,
+        "the floor covers the window asked for: {floor:?}"
+    );
+    let claim = registry.acquire(&request).expect("free id");
+    assert!(
+        claim.floor_wait + timing.slack >= window,
+        "a claim after `restored` must wait out the floor ({window:?}), got {:?}",
+        claim.floor_wait
+    );
 }
 
 fn sleep_until(when: Instant) {

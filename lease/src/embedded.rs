@@ -351,6 +351,13 @@ impl Registry for EmbeddedRegistry {
         })
     }
 
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        self.with_records(Some(window), |records, moment| {
+            records.start_floor(moment.now_ms, &moment.boot_id, moment.window);
+            Ok((moment.window, true))
+        })
+    }
+
     fn name(&self) -> &str {
         NAME
     }

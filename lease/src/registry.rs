@@ -116,6 +116,17 @@ pub trait Registry: Send + Sync {
     /// claim that is no longer held is not an error (and then changes nothing).
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError>;
 
+    /// Starts a floor of `window` from now (or of the longest window the registry keeps, if
+    /// longer): every claim waits it out before its holder issues. An operator asks for
+    /// this when the registry's history moved back (restored from a backup or a snapshot, a
+    /// lagging replica promoted), which a registry cannot always tell by itself. The
+    /// restored records have forgotten the claims made since; the holders of those stop
+    /// within the floor, because their renewals fail. Returns the floor's length.
+    ///
+    /// # Errors
+    /// [`LeaseError::Unavailable`] if the store cannot be reached; nothing changed then.
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError>;
+
     /// A short name for messages: "embedded", "etcd", "redis", "zookeeper", "postgres".
     fn name(&self) -> &str;
 }

@@ -44,4 +44,5 @@ checks!(
     no_renewal_after_expiry,
     new_namespace_has_a_floor,
     records_lost_under_a_live_holder,
+    restored_starts_a_floor,
 );

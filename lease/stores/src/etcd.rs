@@ -385,6 +385,23 @@ impl EtcdRegistry {
             .id())
     }
 
+    /// Puts the namespace's floor key on a lease of `window`, unless it already lasts
+    /// longer; returns how long it lasts.
+    async fn start_floor(&self, window: Duration) -> Result<Duration, LeaseError> {
+        let key = format!("{}/floor", self.prefix);
+        let left = self.floor_wait_of(&key).await?;
+        if left >= window {
+            return Ok(left);
+        }
+        let lease = self.floor_lease(window).await?;
+        self.client
+            .clone()
+            .put(key, "", Some(PutOptions::new().with_lease(lease)))
+            .await
+            .map_err(|e| self.failed("starting a floor", e))?;
+        Ok(window)
+    }
+
     /// The namespace marker's claimed count and revisions (mod, create), made with a floor
     /// if missing.
     async fn marker(&self, window: Duration) -> Result<(u64, i64, i64), LeaseError> {
@@ -582,7 +599,8 @@ impl EtcdRegistry {
                     .insert(token.to_owned(), keepalive);
             }
             let now_ms = local_now_us() / 1000;
-            let floor = namespace_floor.max(node_floor);
+            // Never longer than one window: a floor beyond it cannot be this registry's.
+            let floor = namespace_floor.max(node_floor).min(request.floor_window());
             return Ok(Some(Grant {
                 node_id,
                 token: token.to_owned(),
@@ -654,6 +672,14 @@ impl Registry for EtcdRegistry {
             }
             Ok(())
         })
+    }
+
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        self.io.run(
+            "starting a floor",
+            CALL_TIMEOUT * 2,
+            self.start_floor(window),
+        )
     }
 
     fn name(&self) -> &str {

@@ -177,7 +177,7 @@ impl PostgresRegistry {
     /// Runs `op` in a transaction (committed on `Done`, rolled back otherwise). A table
     /// dropped under us is made again and `op` tried once more: its records are lost, and
     /// `op` then sees that.
-    async fn transact(&self, what: &str, op: Op<'_>) -> Result<Outcome<Option<Grant>>, LeaseError> {
+    async fn transact(&self, what: &str, op: Op<'_>) -> Result<Outcome<Answer>, LeaseError> {
         let mut slot = self.session.lock().await;
         for attempt in 0..2 {
             let client = self.open(&mut slot).await?;
@@ -267,6 +267,26 @@ impl PostgresRegistry {
             "unreadable row node_id = {node_id} of table {} ({what}); delete the row ({then})",
             self.table
         ))
+    }
+
+    /// Raises the namespace marker's floor to `window` from now (made if missing).
+    async fn restored_tx(&self, tx: &Transaction<'_>, window: Duration) -> Result<Duration, Abort> {
+        let t = &self.table;
+        let now_ms = now_us(tx).await? / 1000;
+        let until = i(protocol::floor_until(now_ms, window));
+        let row = tx
+            .query_one(
+                &format!(
+                    "INSERT INTO {t} (node_id, floor_until_ms) VALUES (-1, $1)
+                     ON CONFLICT (node_id) DO UPDATE
+                     SET floor_until_ms = GREATEST({t}.floor_until_ms, EXCLUDED.floor_until_ms)
+                     RETURNING floor_until_ms"
+                ),
+                &[&until],
+            )
+            .await?;
+        let floor = self.number(&row, -1, "floor_until_ms")?;
+        Ok(protocol::floor_wait(floor, now_ms))
     }
 
     async fn claim(
@@ -390,7 +410,7 @@ impl PostgresRegistry {
             token: token.to_owned(),
             epoch,
             previous_high_water_ms: mark,
-            floor_wait: protocol::floor_wait(ns_floor.max(node_floor), now_ms),
+            floor_wait: protocol::floor_wait_within(ns_floor.max(node_floor), now_ms, window),
         }))
     }
 
@@ -455,23 +475,35 @@ enum Op<'a> {
     Claim(&'a LeaseRequest, &'a str),
     Renew(&'a Grant, Duration, u64),
     Release(&'a Grant, u64),
+    Restored(Duration),
+}
+
+/// What a transaction that went through gives back.
+enum Answer {
+    Granted(Grant),
+    Nothing,
+    /// How long claims wait from now.
+    Floor(Duration),
 }
 
 impl PostgresRegistry {
-    async fn run_op(&self, tx: &Transaction<'_>, op: &Op<'_>) -> PgResult<Option<Grant>> {
+    async fn run_op(&self, tx: &Transaction<'_>, op: &Op<'_>) -> PgResult<Answer> {
         let some = |o: Outcome<()>| match o {
-            Outcome::Done(()) => Outcome::Done(None),
+            Outcome::Done(()) => Outcome::Done(Answer::Nothing),
             Outcome::Lost(l) => Outcome::Lost(l),
             Outcome::NoneFree => Outcome::NoneFree,
         };
         Ok(match *op {
             Op::Claim(request, token) => match self.claim(tx, request, token).await? {
-                Outcome::Done(g) => Outcome::Done(Some(g)),
+                Outcome::Done(g) => Outcome::Done(Answer::Granted(g)),
                 Outcome::Lost(l) => Outcome::Lost(l),
                 Outcome::NoneFree => Outcome::NoneFree,
             },
             Op::Renew(grant, ttl, mark) => some(self.renew_tx(tx, grant, ttl, mark).await?),
             Op::Release(grant, mark) => some(self.release_tx(tx, grant, mark).await?),
+            Op::Restored(window) => {
+                Outcome::Done(Answer::Floor(self.restored_tx(tx, window).await?))
+            }
         })
     }
 }
@@ -497,7 +529,7 @@ impl Registry for PostgresRegistry {
                 .await
         })?;
         match outcome {
-            Outcome::Done(Some(grant)) => Ok(grant),
+            Outcome::Done(Answer::Granted(grant)) => Ok(grant),
             _ => Err(LeaseError::NoFreeNode {
                 node_count: request.node_count,
             }),
@@ -522,6 +554,17 @@ impl Registry for PostgresRegistry {
                 .await
         })?;
         Ok(())
+    }
+
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        let outcome = self.io.run("starting a floor", CALL_TIMEOUT, async {
+            self.transact("starting a floor", Op::Restored(window))
+                .await
+        })?;
+        match outcome {
+            Outcome::Done(Answer::Floor(floor)) => Ok(floor),
+            _ => unreachable!("starting a floor answers with the floor"),
+        }
     }
 
     fn name(&self) -> &str {

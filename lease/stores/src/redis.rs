@@ -372,13 +372,53 @@ impl RedisRegistry {
                     token: token.to_owned(),
                     epoch: new.epoch,
                     previous_high_water_ms: mark,
-                    floor_wait: protocol::floor_wait(floor, now_ms),
+                    floor_wait: protocol::floor_wait_within(floor, now_ms, window),
                 }));
             }
         }
         Err(self
             .io
             .unavailable(format!("claiming: lost {CAS_ROUNDS} races in a row")))
+    }
+
+    /// Raises the namespace's floor to `window` from now (an operator's word that the
+    /// records were restored); returns the floor.
+    async fn start_floor(&self, window: Duration) -> Result<Duration, LeaseError> {
+        let marker_key = self.marker_key();
+        for _ in 0..CAS_ROUNDS {
+            let snap = self.read(std::slice::from_ref(&marker_key)).await?;
+            let now_ms = snap.now_ms();
+            let raw = snap.values[0].as_str();
+            let until = protocol::floor_until(now_ms, window);
+            let marker = match stored(raw) {
+                None => Marker {
+                    floor_until_ms: until,
+                    claimed: 0,
+                },
+                Some(text) => {
+                    let marker =
+                        Marker::decode(text).ok_or_else(|| self.unreadable(&marker_key))?;
+                    Marker {
+                        floor_until_ms: marker.floor_until_ms.max(until),
+                        ..marker
+                    }
+                }
+            };
+            let written = self
+                .compare_and_set(
+                    std::slice::from_ref(&marker_key),
+                    &[raw],
+                    &[marker.encode()],
+                    0,
+                )
+                .await?;
+            if written == 1 {
+                return Ok(protocol::floor_wait(marker.floor_until_ms, now_ms));
+            }
+        }
+        Err(self.io.unavailable(format!(
+            "starting a floor: lost {CAS_ROUNDS} races in a row"
+        )))
     }
 
     /// Reads `grant`'s record and proves it held ([`protocol::prove_held`]), then writes
@@ -479,6 +519,14 @@ impl Registry for RedisRegistry {
             }),
         )?;
         Ok(())
+    }
+
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        self.io.run(
+            "starting a floor",
+            CALL_TIMEOUT * 2,
+            self.start_floor(window),
+        )
     }
 
     fn name(&self) -> &str {

@@ -229,6 +229,35 @@ impl ZooKeeperRegistry {
         Err(self.io.unavailable("the namespace marker keeps changing"))
     }
 
+    /// Raises the marker's floor to `window` from now, with the version read: `None` if
+    /// another client changed it meanwhile. Returns the floor.
+    async fn try_start_floor(
+        &self,
+        client: &Client,
+        window: Duration,
+    ) -> Result<Option<Duration>, LeaseError> {
+        let now_ms = self.server_now_ms(client).await?;
+        let (marker, version) = self.marker(client, now_ms, window).await?;
+        let raised = Marker {
+            floor_until_ms: marker
+                .floor_until_ms
+                .max(protocol::floor_until(now_ms, window)),
+            ..marker
+        };
+        match client
+            .set_data(
+                &self.marker_path(),
+                raised.encode().as_bytes(),
+                Some(version),
+            )
+            .await
+        {
+            Ok(_) => Ok(Some(protocol::floor_wait(raised.floor_until_ms, now_ms))),
+            Err(ZkError::BadVersion | ZkError::NoNode) => Ok(None),
+            Err(e) => Err(self.failed("starting a floor", e)),
+        }
+    }
+
     /// One claim attempt: `Ok(Err(()))` if another client changed what was read.
     async fn try_claim(
         &self,
@@ -313,7 +342,11 @@ impl ZooKeeperRegistry {
                 token: token.to_owned(),
                 epoch: new.epoch,
                 previous_high_water_ms: mark,
-                floor_wait: protocol::floor_wait(marker.floor_until_ms.max(node_floor), now_ms),
+                floor_wait: protocol::floor_wait_within(
+                    marker.floor_until_ms.max(node_floor),
+                    now_ms,
+                    window,
+                ),
             }))),
             Err(MultiWriteError::OperationFailed {
                 source: ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode,
@@ -412,6 +445,20 @@ impl Registry for ZooKeeperRegistry {
             }),
         )?;
         Ok(())
+    }
+
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        let client = self.client()?;
+        self.io.run("starting a floor", CALL_TIMEOUT * 4, async {
+            for _ in 0..ROUNDS {
+                if let Some(floor) = self.try_start_floor(&client, window).await? {
+                    return Ok(floor);
+                }
+            }
+            Err(self
+                .io
+                .unavailable(format!("starting a floor: lost {ROUNDS} races in a row")))
+        })
     }
 
     fn name(&self) -> &str {

@@ -77,6 +77,7 @@ macro_rules! all_checks {
             no_renewal_after_expiry,
             new_namespace_has_a_floor,
             records_lost_under_a_live_holder,
+            restored_starts_a_floor,
         );
     )*};
 }

@@ -82,6 +82,9 @@ impl Registry for Switchable {
         }
         self.inner.release(grant, high_water_ms)
     }
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        self.inner.restored(window)
+    }
     fn name(&self) -> &str {
         "switchable"
     }
