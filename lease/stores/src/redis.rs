@@ -7,7 +7,9 @@
 //! - `P namespace` = `FLOOR_UNTIL CLAIMED`: the namespace floor, and how many ids have ever
 //!   been claimed (ids are first claimed lowest-first, so every id below it has a key);
 //! - `P node:ID` = `EPOCH MARK EXPIRES QUARANTINE FLOOR_UNTIL TOKEN HOLDER` (`TOKEN` is `-`
-//!   once released).
+//!   once released);
+//! - `P history` = the replication id (`master_replid`) of the server that wrote the last
+//!   claim.
 //!
 //! **Lost records.** A missing marker means a new namespace, or keys lost to `FLUSHALL`,
 //! `DEL`, or a restart without persistence: the claim writes a new marker with a floor of
@@ -15,7 +17,11 @@
 //! in [`Grant::floor_wait`]. An id below `CLAIMED` with no key lost only its own key and
 //! gets a floor of its own. A Redis restarted from an old snapshot brings back stale
 //! records, so every claim also honours a restart floor: the server's start
-//! (`TIME` − `uptime_in_seconds`, never before the true start) + the window. Renewals
+//! (`TIME` − `uptime_in_seconds`, never before the true start) + the window. A replica
+//! promoted to primary (a failover) takes a new replication id and may lag behind the
+//! old primary's last claims: a claim that finds `P history` written under another id
+//! starts a namespace floor. A restore into the running server (keys copied back with
+//! `RESTORE`) shows none of these: after one, run `ferroflake lease restored`. Renewals
 //! prove the claim by token and expiry
 //! ([`prove_held`](ferroflake_lease::protocol::prove_held)).
 //!
@@ -41,17 +47,19 @@ use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
 use ferroflake_store_address::redact;
 
-/// Reads `TIME`, `uptime_in_seconds` (`''` if INFO lacks it) and the keys, atomically.
+/// Reads `TIME`, `uptime_in_seconds` and `master_replid` (`''` if INFO lacks them) and the
+/// keys, atomically.
 /// A key's value comes tagged: [`PRESENT`] + the value, or `''` if the key is missing, so
 /// that a key holding `''` is told from a missing one (it is garbled, not lost). A nil
 /// would end the reply's array early, hence `''` rather than nothing.
 const SNAPSHOT: &str = r"
 local t = redis.call('TIME')
 local up = string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')
-local out = {t[1], t[2], up or ''}
+local replid = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
+local out = {t[1], t[2], up or '', replid or ''}
 for i, k in ipairs(KEYS) do
   local v = redis.call('GET', k)
-  out[i + 3] = v and ('=' .. v) or ''
+  out[i + 4] = v and ('=' .. v) or ''
 end
 return out
 ";
@@ -99,6 +107,8 @@ pub struct RedisRegistry {
 struct Snapshot {
     now_us: u64,
     uptime_ms: u64,
+    /// The server's replication id: a replica promoted to primary takes a new one.
+    replid: String,
     values: Vec<String>,
 }
 
@@ -112,7 +122,7 @@ impl Snapshot {
     /// 1970, for the next claimant to find long expired, and a short reply would make keys
     /// look missing.
     fn parse(raw: Vec<String>, key_count: usize) -> Result<Snapshot, String> {
-        let Some([seconds, micros, uptime_s]) = raw.get(..3) else {
+        let Some([seconds, micros, uptime_s, replid]) = raw.get(..4) else {
             return Err(format!(
                 "a reply of {} fields, too short for TIME",
                 raw.len()
@@ -124,7 +134,11 @@ impl Snapshot {
         };
         let uptime_s = number(uptime_s)
             .ok_or_else(|| format!("INFO server gave uptime_in_seconds {uptime_s:?}"))?;
-        let values = raw[3..].to_vec();
+        if replid.is_empty() {
+            return Err("INFO replication gave no master_replid".to_owned());
+        }
+        let replid = replid.clone();
+        let values = raw[4..].to_vec();
         if values.len() != key_count {
             return Err(format!("{} values for {key_count} keys", values.len()));
         }
@@ -137,6 +151,7 @@ impl Snapshot {
         Ok(Snapshot {
             now_us: seconds.saturating_mul(1_000_000).saturating_add(micros),
             uptime_ms: uptime_s.saturating_mul(1000),
+            replid,
             values,
         })
     }
@@ -246,6 +261,11 @@ impl RedisRegistry {
         format!("{}namespace", self.prefix)
     }
 
+    /// The replication id of the server that wrote the namespace's last claim.
+    fn history_key(&self) -> String {
+        format!("{}history", self.prefix)
+    }
+
     async fn read(&self, keys: &[String]) -> Result<Snapshot, LeaseError> {
         let mut connection = self.connection().await?;
         let mut invocation = self.snapshot.prepare_invoke();
@@ -302,14 +322,15 @@ impl RedisRegistry {
     ) -> Result<Option<Grant>, LeaseError> {
         let window = request.floor_window();
         let marker_key = self.marker_key();
-        let mut keys = vec![marker_key.clone()];
+        let history_key = self.history_key();
+        let mut keys = vec![marker_key.clone(), history_key.clone()];
         keys.extend((0..request.node_count).map(|id| self.key(id)));
         self.check_eviction().await?;
         for _ in 0..CAS_ROUNDS {
             let snap = self.read(&keys).await?;
             let now_ms = snap.now_ms();
             let marker_raw = snap.values[0].as_str();
-            let marker = match stored(marker_raw) {
+            let mut marker = match stored(marker_raw) {
                 // New namespace, or its keys were lost: a floor from now.
                 None => Marker {
                     floor_until_ms: protocol::floor_until(now_ms, window),
@@ -317,17 +338,26 @@ impl RedisRegistry {
                 },
                 Some(text) => Marker::decode(text).ok_or_else(|| self.unreadable(&marker_key))?,
             };
+            // Records written under another replication id came from another history: a
+            // replica promoted after a failover, which may lag behind what the old primary
+            // granted. Its holders are unknown here, so the namespace waits out a floor.
+            let history_raw = snap.values[1].as_str();
+            if stored(history_raw).is_some_and(|replid| replid != snap.replid) {
+                marker.floor_until_ms = marker
+                    .floor_until_ms
+                    .max(protocol::floor_until(now_ms, window));
+            }
             // A restart from an old snapshot may have brought back stale records.
             let started_ms = now_ms.saturating_sub(snap.uptime_ms);
             let restart_floor = protocol::floor_until(started_ms, window);
             let quarantine = protocol::ms(request.quarantine);
             let mut records = Vec::new();
-            for (id, raw) in (0..request.node_count).zip(snap.values.iter().skip(1)) {
+            for (id, raw) in (0..request.node_count).zip(snap.values.iter().skip(2)) {
                 records.push(match stored(raw) {
                     None => None,
                     Some(text) => Some(
                         Record::decode(text)
-                            .ok_or_else(|| self.unreadable(&keys[id as usize + 1]))?,
+                            .ok_or_else(|| self.unreadable(&keys[id as usize + 2]))?,
                     ),
                 });
             }
@@ -342,7 +372,7 @@ impl RedisRegistry {
             let Some(node_id) = protocol::pick_node(never_claimed, free) else {
                 return Ok(None);
             };
-            let raw = snap.values[node_id as usize + 1].as_str();
+            let raw = snap.values[node_id as usize + 2].as_str();
             let record = records[node_id as usize].take();
             let new = Record::claimed(
                 record.as_ref(),
@@ -359,9 +389,9 @@ impl RedisRegistry {
             };
             let written = self
                 .compare_and_set(
-                    &[marker_key.clone(), self.key(node_id)],
-                    &[marker_raw, raw],
-                    &[new_marker.encode(), new.encode()],
+                    &[marker_key.clone(), history_key.clone(), self.key(node_id)],
+                    &[marker_raw, history_raw, raw],
+                    &[new_marker.encode(), snap.replid.clone(), new.encode()],
                     0,
                 )
                 .await?;
@@ -553,9 +583,14 @@ mod tests {
 
     #[test]
     fn snapshots_read_clock_uptime_and_tagged_values() {
-        let snap = Snapshot::parse(reply(&["1700000000", "123456", "60", "=1 2", ""]), 2).unwrap();
+        let snap = Snapshot::parse(
+            reply(&["1700000000", "123456", "60", "ab12", "=1 2", ""]),
+            2,
+        )
+        .unwrap();
         assert_eq!(snap.now_us, 1_700_000_000_123_456);
         assert_eq!(snap.uptime_ms, 60_000);
+        assert_eq!(snap.replid, "ab12");
         assert_eq!(stored(&snap.values[0]), Some("1 2"));
         assert_eq!(stored(&snap.values[1]), None, "a missing key");
         assert_eq!(
@@ -568,14 +603,16 @@ mod tests {
     #[test]
     fn garbled_snapshots_are_refused() {
         for (fields, keys) in [
-            (&["1700000000", "123456"][..], 0), // short: no uptime
-            (&["1700000000", "123456", ""], 0), // INFO without uptime_in_seconds
-            (&["1700000000", "123456", "x"], 0),
-            (&["", "123456", "60"], 0),
-            (&["1700000000", "-1", "60"], 0),
-            (&["1700000000", "1000000", "60"], 0),
-            (&["1700000000", "123456", "60", "=a"], 2), // a value missing
-            (&["1700000000", "123456", "60", "1 2"], 1), // untagged
+            (&["1700000000", "123456"][..], 0),       // short: no uptime
+            (&["1700000000", "123456", "", "ab"], 0), // INFO without uptime_in_seconds
+            (&["1700000000", "123456", "60", ""], 0), // INFO without master_replid
+            (&["1700000000", "123456", "60"], 0),     // short: no replid
+            (&["1700000000", "123456", "x", "ab"], 0),
+            (&["", "123456", "60", "ab"], 0),
+            (&["1700000000", "-1", "60", "ab"], 0),
+            (&["1700000000", "1000000", "60", "ab"], 0),
+            (&["1700000000", "123456", "60", "ab", "=a"], 2), // a value missing
+            (&["1700000000", "123456", "60", "ab", "1 2"], 1), // untagged
         ] {
             assert!(Snapshot::parse(reply(fields), keys).is_err(), "{fields:?}");
         }

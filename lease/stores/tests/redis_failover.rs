@@ -1,0 +1,147 @@
+//! A Redis primary fails over to a replica that lags behind it: the replica, promoted,
+//! has not seen the latest claims, so it would hand a live holder's node id to a new
+//! process at once. A promoted replica takes a new replication id, and the registry,
+//! finding records written under another one, makes claims wait out a floor.
+//!
+//! Runs its own primary and replica (`redis-server` on free loopback ports), so it needs
+//! no shared server; `#[ignore]`d with the other server tests.
+
+mod common;
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ferroflake_lease::{Grant, LeaseRequest, Registry};
+use ferroflake_lease_stores::StoreAddress;
+
+const TTL: Duration = Duration::from_secs(2);
+const QUARANTINE: Duration = Duration::from_secs(1);
+
+fn request(node_count: u64) -> LeaseRequest {
+    LeaseRequest {
+        node_count,
+        ttl: TTL,
+        quarantine: QUARANTINE,
+        holder: "redis failover test".into(),
+        max_ttl: TTL,
+    }
+}
+
+/// A `redis-server` of this test's own, stopped on drop.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--maxmemory-policy",
+                "noeviction",
+            ])
+            .args(extra)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server (install it with scripts/install-deps.sh)");
+        let server = Server { child, port };
+        server.wait_for("PING", "PONG");
+        server
+    }
+
+    fn url(&self, prefix: &str) -> String {
+        format!("redis://127.0.0.1:{}/0?prefix={prefix}", self.port)
+    }
+
+    fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (at most 20 s) until `args` answers with something containing `expected`.
+    fn wait_for(&self, args: &str, expected: &str) {
+        let give_up = Instant::now() + Duration::from_secs(20);
+        let args: Vec<&str> = args.split(' ').collect();
+        while !self.cli(&args).contains(expected) {
+            assert!(
+                Instant::now() < give_up,
+                "redis on {} never answered {expected:?} to {args:?}",
+                self.port
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Claims until a claim waits out no floor (the new namespace's and the new server's
+/// have passed), renewing while it waits; returns that claim, held.
+fn settled_claim(registry: &dyn Registry) -> Grant {
+    let give_up = Instant::now() + Duration::from_secs(30);
+    loop {
+        let asked = Instant::now();
+        let grant = registry.acquire(&request(4)).unwrap();
+        if grant.floor_wait.is_zero() {
+            return grant;
+        }
+        registry.release(&grant, 0).unwrap();
+        assert!(asked < give_up, "the floors never ended");
+        thread::sleep(grant.floor_wait);
+    }
+}
+
+#[test]
+#[ignore = "starts its own redis-server pair; run by scripts/test-lease-stores.sh"]
+fn a_promoted_lagging_replica_makes_claims_wait() {
+    let primary = Server::start(&[]);
+    let replica = Server::start(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
+    replica.wait_for("INFO replication", "master_link_status:up");
+    let prefix = common::unique("failover");
+    let on_primary = ferroflake_lease_stores::connect(&primary.url(&prefix)).unwrap();
+    let first = settled_claim(on_primary.as_ref());
+    on_primary.renew(&first, TTL, 0).unwrap();
+    // The replica has the first claim; then it stops following and lags from here on.
+    let Ok(StoreAddress::Redis { prefix: keys, .. }) = StoreAddress::parse(&primary.url(&prefix))
+    else {
+        panic!("a redis address");
+    };
+    replica.wait_for(&format!("EXISTS {keys}node:{}", first.node_id), "1");
+    replica.cli(&["REPLICAOF", "NO", "ONE"]);
+    replica.wait_for("INFO replication", "role:master");
+    let live = on_primary.acquire(&request(4)).unwrap();
+    on_primary.renew(&live, TTL, 0).unwrap();
+    // Clients now reach the promoted replica, which never saw `live`'s claim.
+    let on_replica = ferroflake_lease_stores::connect(&replica.url(&prefix)).unwrap();
+    let asked = Instant::now();
+    let newcomer = on_replica.acquire(&request(4)).unwrap();
+    assert!(
+        asked + newcomer.floor_wait >= Instant::now() + TTL,
+        "after a failover to a lagging replica a claim must wait until every holder the \
+         replica never saw has stopped (TTL {TTL:?}); node {} (live holder on node {}) \
+         waits {:?}",
+        newcomer.node_id,
+        live.node_id,
+        newcomer.floor_wait
+    );
+}
