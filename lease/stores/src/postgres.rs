@@ -15,7 +15,13 @@
 //! the claim writes a new marker with a floor of [`LeaseRequest::floor_window`] from the
 //! database's clock, and every claim until then reports the rest in
 //! [`Grant::floor_wait`]. An id below `claimed` with no row lost only its own row: it gets
-//! a floor of its own. A renewal proves its claim by token and expiry
+//! a floor of its own.
+//!
+//! **Restores.** Every claim raises a count kept twice: in the table `<table>_history` and
+//! in the marker's `epoch` column. A lease table restored on its own (`pg_dump -t` then
+//! `psql`) carries an older count, so the claim that finds the two differ starts a
+//! namespace floor. A database restored whole brings both back alike: after one, run
+//! `ferroflake lease restored`. A renewal proves its claim by token and expiry
 //! ([`prove_held`](ferroflake_lease::protocol::prove_held)): a missing row is
 //! [`Loss::Missing`], another token [`Loss::Taken`], a passed TTL [`Loss::Expired`].
 
@@ -148,6 +154,9 @@ impl PostgresRegistry {
                  floor_until_ms bigint NOT NULL DEFAULT 0,
                  claimed        bigint NOT NULL DEFAULT 0
              );
+             CREATE TABLE IF NOT EXISTS {table}_history (generation bigint NOT NULL);
+             INSERT INTO {table}_history
+                 SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {table}_history);
              COMMIT;"
         )
     }
@@ -301,7 +310,7 @@ impl PostgresRegistry {
         let window = request.floor_window();
         // The marker: made, with a floor, when missing (new or lost records).
         let marker_sql =
-            format!("SELECT floor_until_ms, claimed FROM {t} WHERE node_id = -1 FOR UPDATE");
+            format!("SELECT floor_until_ms, claimed, epoch FROM {t} WHERE node_id = -1 FOR UPDATE");
         let marker = match tx.query_opt(&marker_sql, &[]).await? {
             Some(row) => row,
             None => {
@@ -317,10 +326,39 @@ impl PostgresRegistry {
                 tx.query_one(&marker_sql, &[]).await?
             }
         };
-        let (ns_floor, claimed) = (
+        let (mut ns_floor, claimed) = (
             self.number(&marker, -1, "floor_until_ms")?,
             self.number(&marker, -1, "claimed")?,
         );
+        // Claims count in a table of their own and in the marker's epoch column. A table
+        // restored alone (from `pg_dump -t`) carries an older count: its rows may have
+        // forgotten live holders, so the namespace waits out a floor.
+        let history = format!("{t}_history");
+        let counted = tx
+            .query_opt(&format!("SELECT generation FROM {history} FOR UPDATE"), &[])
+            .await?;
+        let marker_count: i64 = marker.try_get("epoch")?;
+        let count = match counted {
+            Some(row) => row.try_get::<_, i64>(0)?,
+            None => -1, // the count itself was lost: nothing vouches for the rows
+        };
+        if count != marker_count {
+            ns_floor = ns_floor.max(protocol::floor_until(now_ms, window));
+            tx.execute(
+                &format!("UPDATE {t} SET floor_until_ms = $1 WHERE node_id = -1"),
+                &[&i(ns_floor)],
+            )
+            .await?;
+        }
+        let next = count.max(marker_count).saturating_add(1);
+        tx.execute(&format!("DELETE FROM {history}"), &[]).await?;
+        tx.execute(&format!("INSERT INTO {history} VALUES ($1)"), &[&next])
+            .await?;
+        tx.execute(
+            &format!("UPDATE {t} SET epoch = $1 WHERE node_id = -1"),
+            &[&next],
+        )
+        .await?;
         let n = request.node_count;
         let rows = tx
             .query(
