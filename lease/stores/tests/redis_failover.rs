@@ -29,10 +29,12 @@ fn request(node_count: u64) -> LeaseRequest {
     }
 }
 
-/// A `redis-server` of this test's own, stopped on drop.
+/// A `redis-server` of this test's own, in a directory of its own (a replica's full sync
+/// writes a snapshot there), stopped on drop.
 struct Server {
     child: Child,
     port: u16,
+    _dir: tempfile::TempDir,
 }
 
 impl Server {
@@ -41,8 +43,11 @@ impl Server {
             .and_then(|l| l.local_addr())
             .unwrap()
             .port();
+        let dir = tempfile::tempdir().unwrap();
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .arg("--dir")
+            .arg(dir.path())
             .args([
                 "--save",
                 "",
@@ -55,7 +60,11 @@ impl Server {
             .stdout(Stdio::null())
             .spawn()
             .expect("redis-server (install it with scripts/install-deps.sh)");
-        let server = Server { child, port };
+        let server = Server {
+            child,
+            port,
+            _dir: dir,
+        };
         server.wait_for("PING", "PONG");
         server
     }
