@@ -77,6 +77,13 @@ pub struct Config {
     /// The text form of masked IDs when a request names none: `base62` (default),
     /// `base32` or `dec`.
     pub mask_format: String,
+    /// A file of bearer tokens' SHA-256 hashes, each with a name and scopes (see
+    /// [`tokens`](crate::tokens)); read at start and on SIGHUP. `None`: no route asks for
+    /// a token, and only a loopback `listen` is allowed. Never the tokens themselves.
+    pub tokens_file: Option<PathBuf>,
+    /// Listen beyond loopback without a tokens file, accepting that anyone who reaches
+    /// the address can take IDs. Default false.
+    pub allow_unauthenticated: bool,
 }
 
 /// How log lines are written.
@@ -110,6 +117,8 @@ impl Default for Config {
             workers: 0,
             mask_key_file: None,
             mask_format: "base62".to_owned(),
+            tokens_file: None,
+            allow_unauthenticated: false,
         }
     }
 }
@@ -175,6 +184,12 @@ impl Config {
         if let Some(path) = &args.mask_key_file {
             config.mask_key_file = Some(path.clone());
         }
+        if let Some(path) = &args.tokens_file {
+            config.tokens_file = Some(path.clone());
+        }
+        if args.allow_unauthenticated {
+            config.allow_unauthenticated = true;
+        }
         config.check()?;
         Ok(config)
     }
@@ -183,8 +198,10 @@ impl Config {
     ///
     /// # Errors
     /// An unknown layout, a `max_batch` of 0 or above [`MAX_BATCH_LIMIT`], no mode on, a
-    /// preloaded key the table cannot hold.
+    /// preloaded key the table cannot hold, an address beyond loopback without tokens
+    /// (see [`check_exposure`](Self::check_exposure)).
     pub fn check(&self) -> Result<(), String> {
+        self.check_exposure()?;
         self.layout()?;
         if self.lease_ttl_ms > self.lease_max_ttl_ms {
             return Err(format!(
@@ -214,6 +231,39 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// Refuses to serve beyond loopback without tokens, unless told
+    /// `allow_unauthenticated`: a service anyone on the network can drain must be chosen,
+    /// never a default.
+    ///
+    /// # Errors
+    /// A `listen` address other than 127.0.0.0/8 or ::1 with neither a tokens file nor
+    /// `allow_unauthenticated`; both at once, which contradict each other.
+    pub fn check_exposure(&self) -> Result<(), String> {
+        if self.tokens_file.is_some() && self.allow_unauthenticated {
+            let why = "both a tokens file and allow_unauthenticated are set, which contradict \
+                       each other: drop --allow-unauthenticated \
+                       (FERROFLAKE_ALLOW_UNAUTHENTICATED, allow_unauthenticated) or the tokens \
+                       file";
+            return Err(why.to_owned());
+        }
+        if self.tokens_file.is_none() && !self.allow_unauthenticated && !self.listen_is_loopback() {
+            return Err(format!(
+                "refusing to listen on {} without authentication: anyone who reaches it \
+                 could take IDs and read the service's state. Give --tokens-file FILE \
+                 (FERROFLAKE_TOKENS_FILE, or tokens_file in the config: SHA-256 hashes of \
+                 bearer tokens with scopes), or pass --allow-unauthenticated to accept the \
+                 risk, or listen on 127.0.0.1",
+                self.listen
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `listen` is reachable from this host only (IPv4-mapped loopback included).
+    pub fn listen_is_loopback(&self) -> bool {
+        self.listen.ip().to_canonical().is_loopback()
     }
 
     /// The layout named by [`layout`](Self::layout).
@@ -254,11 +304,13 @@ pub enum Mode {
 pub struct ServeArgs {
     /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, store, preload,
     /// js_keys, snowflake_keys, snowflake, segment, max_batch, segment_max_wait_ms,
-    /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format).
+    /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format, tokens_file,
+    /// allow_unauthenticated).
     #[arg(long, env = "FERROFLAKE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Where to listen [default: 127.0.0.1:8080].
+    /// Where to listen [default: 127.0.0.1:8080]. An address beyond loopback needs
+    /// --tokens-file or --allow-unauthenticated.
     #[arg(long, env = "FERROFLAKE_LISTEN", value_name = "ADDR:PORT")]
     pub listen: Option<SocketAddr>,
 
@@ -325,6 +377,20 @@ pub struct ServeArgs {
     /// 404]. The key itself is never a flag.
     #[arg(long, env = "FERROFLAKE_MASK_KEY_FILE", value_name = "FILE")]
     pub mask_key_file: Option<PathBuf>,
+
+    /// Require bearer tokens: a TOML file of `[[token]]` entries, each with a name, the
+    /// token's SHA-256 in hex (`printf %s TOKEN | sha256sum`) and scopes (issue:KEY,
+    /// issue:PREFIX*, issue:*, read, admin); read again on SIGHUP. Only /healthz and
+    /// /readyz stay open. The tokens themselves are never a flag [default: no token is
+    /// asked for, and only loopback addresses are allowed].
+    #[arg(long, env = "FERROFLAKE_TOKENS_FILE", value_name = "FILE")]
+    pub tokens_file: Option<PathBuf>,
+
+    /// Listen beyond loopback without --tokens-file, accepting that anyone who reaches
+    /// the address can take IDs.
+    #[arg(long, env = "FERROFLAKE_ALLOW_UNAUTHENTICATED",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_unauthenticated: bool,
 }
 
 #[cfg(test)]
@@ -376,5 +442,72 @@ mod tests {
         })
         .contains("no mode"));
         assert!(bad(|c| c.preload = vec![String::new()]).contains("segment key"));
+    }
+
+    #[test]
+    fn beyond_loopback_a_server_needs_tokens_or_the_waiver() {
+        let at = |listen: &str, tokens: bool, waived: bool| Config {
+            listen: listen.parse().unwrap(),
+            tokens_file: tokens.then(|| PathBuf::from("/etc/ferroflake/tokens.toml")),
+            allow_unauthenticated: waived,
+            ..Config::default()
+        };
+        for loopback in [
+            "127.0.0.1:8080",
+            "127.8.9.1:1",
+            "[::1]:8080",
+            "[::ffff:127.0.0.1]:80",
+        ] {
+            assert!(at(loopback, false, false).check().is_ok(), "{loopback}");
+            assert!(at(loopback, true, false).check().is_ok(), "{loopback}");
+        }
+        for exposed in ["0.0.0.0:8080", "[::]:8080", "10.0.0.5:80", "[fe80::1]:80"] {
+            let refusal = at(exposed, false, false).check().unwrap_err();
+            assert!(refusal.contains("refusing to listen"), "{refusal}");
+            assert!(refusal.contains("--tokens-file"), "{refusal}");
+            assert!(refusal.contains("--allow-unauthenticated"), "{refusal}");
+            assert!(at(exposed, true, false).check().is_ok(), "{exposed}");
+            assert!(at(exposed, false, true).check().is_ok(), "{exposed}");
+        }
+        assert!(at("0.0.0.0:80", true, true)
+            .check()
+            .unwrap_err()
+            .contains("both"));
+    }
+
+    #[test]
+    fn the_tokens_file_comes_from_the_file_a_flag_or_the_variable() {
+        let config: Config =
+            toml::from_str("listen = \"0.0.0.0:80\"\ntokens_file = \"/etc/ff/tokens.toml\"\n")
+                .unwrap();
+        assert_eq!(
+            config.tokens_file,
+            Some(PathBuf::from("/etc/ff/tokens.toml"))
+        );
+        assert!(config.check().is_ok());
+        let config: Config = toml::from_str("allow_unauthenticated = true").unwrap();
+        assert!(config.allow_unauthenticated);
+
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let parse = |args: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(
+                std::iter::once("serve").chain(args.iter().copied()),
+            )
+            .map(|cli| Config::from_args(&cli.serve))
+        };
+        let config = parse(&["--tokens-file", "/t.toml", "--listen", "0.0.0.0:1"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(config.tokens_file, Some(PathBuf::from("/t.toml")));
+        let config = parse(&["--allow-unauthenticated", "--listen", "[::]:1"])
+            .unwrap()
+            .unwrap();
+        assert!(config.allow_unauthenticated);
+        // The token itself is never a flag.
+        assert!(parse(&["--token", "x"]).is_err());
     }
 }

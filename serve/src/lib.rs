@@ -11,6 +11,10 @@
 //! keys to preload and the address. The routes are listed in [`routes`]; the statuses of
 //! refusals in [`refusal`].
 //!
+//! On loopback it needs no token. Anywhere else it refuses to start unless it has a tokens
+//! file ([`tokens`]: SHA-256 hashes of bearer tokens, each with scopes from [`scopes`],
+//! read again on SIGHUP) or is told `allow_unauthenticated`.
+//!
 //! ```no_run
 //! use ferroflake_serve::{Config, RunningServer};
 //!
@@ -39,6 +43,7 @@
 //!   snowflake keys only if the config names them.
 #![warn(missing_docs)]
 
+pub mod auth;
 mod config;
 pub mod issue;
 pub mod keys;
@@ -47,10 +52,12 @@ mod metered_store;
 pub mod metrics;
 pub mod refusal;
 pub mod routes;
+pub mod scopes;
 mod segments;
 mod server;
 mod snowflake;
 pub mod store_address;
+pub mod tokens;
 
 pub use config::{Config, LogFormat, Mode, ServeArgs, DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT};
 pub use segments::{KeyReadiness, OpenKey, Segments};

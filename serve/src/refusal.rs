@@ -3,6 +3,8 @@
 //! | cause | status |
 //! |---|---|
 //! | bad input: a count of 0 or over the limit, a bad key, an ID that does not parse | 400 |
+//! | with a tokens file: no bearer token, or one the file does not hold ([`auth`](crate::auth)) | 401 + `WWW-Authenticate: Bearer` |
+//! | with a tokens file: a token without a scope the route needs | 403 |
 //! | a segment key the table does not have | 404 |
 //! | a segment key at its limit | 410 |
 //! | the store or the lease cannot serve now (down, not ready, fenced, stopping) | 503 + `Retry-After` |

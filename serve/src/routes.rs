@@ -15,6 +15,9 @@
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
 //! | `GET /readyz` | 200 once the lease is held and preloaded keys are loaded, else 503 |
+//!
+//! With a tokens file, every route but `/healthz` and `/readyz` needs a bearer token with
+//! a scope that covers it: see [`scopes`](crate::scopes) and [`auth`].
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -31,6 +34,7 @@ use ferroflake::{Format, Layout};
 use ferroflake_segment::{KeyStatus, Range};
 use serde_json::{json, Value};
 
+use crate::auth;
 use crate::issue::{self, check_key, refused, Mode};
 use crate::metrics::{Metrics, READY, REQUESTS, REQUEST_SECONDS};
 use crate::refusal::Refusal;
@@ -40,7 +44,7 @@ type Shared = Arc<AppState>;
 
 /// The router over `state`.
 pub fn router(state: Shared) -> Router {
-    let measured = Router::new()
+    let mut measured = Router::new()
         .route("/api/segment/get/{key}", any(leaf_segment))
         .route("/api/snowflake/get/{key}", any(leaf_snowflake))
         .route("/v1/segment/{key}", get(v1_segment))
@@ -59,12 +63,20 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/status", get(v1_status))
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route_layer(middleware::from_fn_with_state(Arc::clone(&state), measure))
-        .fallback(not_found);
+        .route("/readyz", get(readyz));
     // Outside the measuring layer: the floor the benchmark compares against.
+    let mut floor = Router::new().route("/v1/constant", get(constant));
+    // Only with tokens: a server without them pays nothing per request. Inside the
+    // measuring layer, so that 401s and 403s are counted per route.
+    if state.tokens.is_some() {
+        let authorize = || middleware::from_fn_with_state(Arc::clone(&state), auth::authorize);
+        measured = measured.route_layer(authorize());
+        floor = floor.route_layer(authorize());
+    }
     measured
-        .route("/v1/constant", get(constant))
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&state), measure))
+        .fallback(not_found)
+        .merge(floor)
         .with_state(state)
 }
 

@@ -9,6 +9,9 @@
 //! 4. The lease is released with the final high-water mark, so another server can take
 //!    the node id at once.
 //!
+//! With [`run`] and a tokens file, SIGHUP reads the tokens file again
+//! ([`AppState::reload_tokens`]).
+//!
 //! With [`run`], a second SIGTERM or SIGINT during the stop exits at once (status 128 +
 //! the signal), skipping steps 3 and 4: the segments' rest is then skipped (never issued)
 //! and the lease lapses after its TTL.
@@ -26,6 +29,7 @@ use crate::config::{Config, LogFormat};
 use crate::metrics::Metrics;
 use crate::segments::Segments;
 use crate::snowflake::Snowflake;
+use crate::tokens::Tokens;
 
 /// What every request handler shares.
 pub struct AppState {
@@ -37,6 +41,9 @@ pub struct AppState {
     pub segments: Option<Arc<Segments>>,
     /// The mask keys of the masked-ID routes, if a key was given.
     pub mask: Option<ferroflake::MaskKeyring>,
+    /// The bearer tokens the routes accept, if a tokens file is configured; `None`: no
+    /// route asks for a token.
+    pub(crate) tokens: Option<Tokens>,
     /// The server's metrics registry.
     pub metrics: Arc<Metrics>,
     /// Request counters and latency per route.
@@ -82,6 +89,31 @@ impl AppState {
         (ready, body)
     }
 
+    /// Reads the tokens file again, as SIGHUP does: the new tokens are in force for the
+    /// next request. A file that cannot be read or parsed keeps the tokens in force and
+    /// logs why (by path and line, never the file's text).
+    ///
+    /// # Errors
+    /// No tokens file is configured, or it cannot be loaded.
+    pub fn reload_tokens(&self) -> Result<usize, String> {
+        let Some(tokens) = &self.tokens else {
+            return Err("no tokens file is configured".to_owned());
+        };
+        let file = tokens.path().display();
+        match tokens.reload() {
+            Ok(count) => {
+                tracing::info!(event = "tokens_reloaded", %file, tokens = count,
+                    "tokens file read again; its tokens are in force");
+                Ok(count)
+            }
+            Err(e) => {
+                tracing::error!(event = "tokens_reload_failed", %file, error = %e,
+                    "tokens file not reloaded; the tokens loaded before stay in force");
+                Err(e)
+            }
+        }
+    }
+
     /// Brings the gauges up to date (before `/metrics` renders).
     pub fn refresh_metrics(&self) {
         if let Some(s) = &self.snowflake {
@@ -111,8 +143,22 @@ pub struct StopReport {
 /// Opens the store, starts the lease supervisor and the preload: everything but HTTP.
 fn prepare(config: Config) -> Result<Arc<AppState>, String> {
     config.check()?;
-    // Before anything opens: a bad key stops the start with nothing to undo.
+    // Before anything opens: a bad key or tokens file stops the start with nothing to undo.
     let mask = crate::masked::load_keyring(&config)?;
+    let tokens = config
+        .tokens_file
+        .as_deref()
+        .map(Tokens::open)
+        .transpose()?;
+    match &tokens {
+        Some(tokens) => tracing::info!(event = "tokens_loaded", file = %tokens.path().display(),
+            tokens = tokens.current().len(), "every route but /healthz and /readyz needs a bearer token"),
+        None if !config.listen_is_loopback() => tracing::warn!(event = "unauthenticated",
+            listen = %config.listen,
+            "listening beyond loopback without tokens (allow_unauthenticated): anyone who \
+             reaches this address can take IDs"),
+        None => {}
+    }
     let metrics = Arc::new(Metrics::new());
     let segments = if config.segment {
         Some(Arc::new(Segments::open(&config, Arc::clone(&metrics))?))
@@ -129,6 +175,7 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
         snowflake,
         segments,
         mask,
+        tokens,
         metrics,
         routes: crate::routes::RouteMetrics::default(),
         stopping: AtomicBool::new(false),
@@ -255,6 +302,8 @@ impl RunningServer {
     /// # Errors
     /// Settings that cannot work, a store that cannot be opened, an address in use.
     pub fn start(config: Config) -> Result<Self, String> {
+        // Before the bind: an address the settings refuse is never opened.
+        config.check()?;
         let listener = bind(config.listen)?;
         let addr = listener
             .local_addr()
@@ -376,6 +425,19 @@ fn run_config(config: Config) -> Result<StopReport, String> {
         let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
         let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        if state.tokens.is_some() {
+            // Caught only with a tokens file: without one, SIGHUP ends the process as before.
+            let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+            let reload = Arc::clone(&state);
+            tokio::spawn(async move {
+                while hup.recv().await.is_some() {
+                    tracing::info!(event = "signal", signal = 1, "SIGHUP: reading the tokens file again");
+                    let reload = Arc::clone(&reload);
+                    // Its outcome is logged; a bad file changes nothing.
+                    let _ = tokio::task::spawn_blocking(move || reload.reload_tokens()).await;
+                }
+            });
+        }
         tracing::info!(event = "started", %addr, registry = ?lease, store = ?store, "{summary}");
         let stop = async move {
             let first = tokio::select! {

@@ -80,6 +80,7 @@ pub struct Answer {
     pub status: u16,
     pub content_type: String,
     pub retry_after: Option<String>,
+    pub www_authenticate: Option<String>,
     pub body: String,
 }
 
@@ -136,6 +137,16 @@ impl Server {
         )
     }
 
+    /// GET with `Authorization: Bearer {token}`.
+    pub fn get_as(&self, path: &str, token: &str) -> Answer {
+        answer(
+            self.agent
+                .get(&format!("{}{path}", self.base))
+                .header("Authorization", &format!("Bearer {token}"))
+                .call(),
+        )
+    }
+
     /// Polls `/readyz` until 200 (panics after `within`).
     pub fn wait_ready(&self, within: Duration) {
         let until = Instant::now() + within;
@@ -168,11 +179,13 @@ pub fn answer(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> 
     };
     let content_type = header("content-type").unwrap_or_default();
     let retry_after = header("retry-after");
+    let www_authenticate = header("www-authenticate");
     let body = response.body_mut().read_to_string().unwrap();
     Answer {
         status: response.status().as_u16(),
         content_type,
         retry_after,
+        www_authenticate,
         body,
     }
 }
@@ -202,6 +215,28 @@ pub fn raw(addr: SocketAddr, request_line: &[u8]) -> (u16, String) {
         .map(|(_, b)| b.to_owned())
         .unwrap_or_default();
     (status, body)
+}
+
+/// A tokens file: one `[[token]]` per `(name, token, scopes)`, holding the token's SHA-256.
+pub fn tokens_toml(entries: &[(&str, &str, &[&str])]) -> String {
+    use sha2::Digest;
+    entries
+        .iter()
+        .map(|(name, token, scopes)| {
+            let hash: String = sha2::Sha256::digest(token.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!("[[token]]\nname = {name:?}\nsha256 = \"{hash}\"\nscopes = {scopes:?}\n\n")
+        })
+        .collect()
+}
+
+/// Writes `text` to `path` whole: a reader (the server, on SIGHUP) never sees half of it.
+pub fn write_whole(path: &Path, text: &str) {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, text).unwrap();
+    std::fs::rename(&partial, path).unwrap();
 }
 
 pub fn exists(path: &Path) -> bool {

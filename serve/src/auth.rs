@@ -1,0 +1,199 @@
+//! Bearer-token checks in front of the routes, when a tokens file is configured
+//! ([`tokens`](crate::tokens)); what each scope grants is in [`scopes`].
+//!
+//! | request | answer |
+//! |---|---|
+//! | no `Authorization: Bearer` header | 401 `NO_TOKEN`, `WWW-Authenticate: Bearer realm="ferroflake"` |
+//! | a token whose SHA-256 is not in the file | 401 `BAD_TOKEN`, `WWW-Authenticate: Bearer ..., error="invalid_token"` |
+//! | a known token without a scope the route needs | 403 `OUT_OF_SCOPE`, `WWW-Authenticate: Bearer ..., error="insufficient_scope"` |
+//!
+//! The body is the route family's refusal: plain text on the Leaf routes (`/api/...`), the
+//! JSON error elsewhere (see [`refusal`](crate::refusal)). A token is read from the
+//! `Authorization` header only, never from the URL, and is never logged or echoed.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{MatchedPath, RawPathParams, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::refusal::Refusal;
+use crate::scopes::{self, Need};
+use crate::server::AppState;
+
+const CHALLENGE: &str = "Bearer realm=\"ferroflake\"";
+const CHALLENGE_INVALID: &str = "Bearer realm=\"ferroflake\", error=\"invalid_token\"";
+const CHALLENGE_SCOPE: &str = "Bearer realm=\"ferroflake\", error=\"insufficient_scope\"";
+
+/// What the route `template` (axum's matched path) asks of the caller, `key` being its
+/// `{key}` once percent-decoded. A route missing here needs `admin`: a new route is closed
+/// until someone decides who may call it.
+pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
+    match template {
+        "/healthz" | "/readyz" => Need::Open,
+        "/api/segment/get/{key}"
+        | "/api/snowflake/get/{key}"
+        | "/v1/segment/{key}"
+        | "/v1/snowflake/{key}"
+        | "/v1/masked/segment/{key}"
+        | "/v1/masked/snowflake/{key}" => {
+            // A key that does not decode is met only by `issue:*` or `admin`; the route
+            // then answers 400 for it.
+            Need::Issue(key.unwrap_or(""))
+        }
+        "/v1/segment/{key}/status"
+        | "/v1/status"
+        | "/metrics"
+        | "/v1/decode/{id}"
+        | "/v1/constant" => Need::Read,
+        // Unmasking undoes what masking hides from callers: only admins.
+        "/v1/unmask/{text}" => Need::Admin,
+        _ => Need::Admin,
+    }
+}
+
+/// The middleware: lets the request through if its token meets the route's need,
+/// otherwise answers 401 or 403. Installed only when the server has tokens.
+pub(crate) async fn authorize(
+    State(state): State<Arc<AppState>>,
+    params: Result<RawPathParams, RawPathParamsRejection>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(tokens) = &state.tokens else {
+        return next.run(request).await;
+    };
+    let template = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("", MatchedPath::as_str);
+    let key = params
+        .as_ref()
+        .ok()
+        .and_then(|p| p.iter().find(|(name, _)| *name == "key").map(|(_, v)| v));
+    let need = need_of(template, key);
+    if need == Need::Open {
+        return next.run(request).await;
+    }
+    let leaf = template.starts_with("/api/");
+    let Some(presented) = bearer(request.headers()) else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "NO_TOKEN",
+            "this route needs a bearer token: send the header Authorization: Bearer TOKEN",
+            CHALLENGE,
+            leaf,
+        );
+    };
+    let table = tokens.current();
+    let Some(token) = table.identify(presented) else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "BAD_TOKEN",
+            "the bearer token is not one this server accepts (mistyped, revoked, or meant \
+             for another server)",
+            CHALLENGE_INVALID,
+            leaf,
+        );
+    };
+    if !scopes::allows(&token.scopes, need) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "OUT_OF_SCOPE",
+            &format!(
+                "this token may not call this route: it needs the scope {}",
+                need.wanted()
+            ),
+            CHALLENGE_SCOPE,
+            leaf,
+        );
+    }
+    next.run(request).await
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header (the scheme in any case), if the
+/// request has one.
+fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
+    let value = headers.get(header::AUTHORIZATION)?.as_bytes();
+    let space = value.iter().position(|b| *b == b' ')?;
+    let (scheme, rest) = value.split_at(space);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    (!token.is_empty()).then_some(token)
+}
+
+fn refuse(
+    status: StatusCode,
+    kind: &'static str,
+    message: &str,
+    challenge: &'static str,
+    leaf: bool,
+) -> Response {
+    let refusal = Refusal {
+        status,
+        kind,
+        message: message.to_owned(),
+        retry: false,
+    };
+    let mut response = if leaf { refusal.text() } else { refusal.json() };
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bearer_token_is_read_from_the_authorization_header_only() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            bearer(&headers).map(<[u8]>::to_vec)
+        };
+        assert_eq!(with("Bearer abc"), Some(b"abc".to_vec()));
+        assert_eq!(with("bearer  abc "), Some(b"abc".to_vec()));
+        assert_eq!(with("BEARER abc"), Some(b"abc".to_vec()));
+        assert_eq!(with("Basic abc"), None);
+        assert_eq!(with("Bearer"), None);
+        assert_eq!(with("Bearer "), None);
+        assert_eq!(with("Bearerabc"), None);
+        assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn every_route_has_a_need_and_unknown_ones_need_admin() {
+        assert_eq!(need_of("/healthz", None), Need::Open);
+        assert_eq!(need_of("/readyz", None), Need::Open);
+        for route in [
+            "/api/segment/get/{key}",
+            "/api/snowflake/get/{key}",
+            "/v1/segment/{key}",
+            "/v1/snowflake/{key}",
+            "/v1/masked/segment/{key}",
+            "/v1/masked/snowflake/{key}",
+        ] {
+            assert_eq!(need_of(route, Some("k")), Need::Issue("k"), "{route}");
+            assert_eq!(need_of(route, None), Need::Issue(""), "{route}");
+        }
+        for route in [
+            "/v1/segment/{key}/status",
+            "/v1/status",
+            "/metrics",
+            "/v1/decode/{id}",
+            "/v1/constant",
+        ] {
+            assert_eq!(need_of(route, Some("k")), Need::Read, "{route}");
+        }
+        assert_eq!(need_of("/v1/unmask/{text}", None), Need::Admin);
+        assert_eq!(need_of("/v1/new-route", None), Need::Admin);
+        assert_eq!(need_of("", None), Need::Admin);
+    }
+}
