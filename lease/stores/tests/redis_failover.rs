@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ferroflake_lease::{Grant, LeaseRequest, Registry};
+use ferroflake_lease::LeaseRequest;
 use ferroflake_lease_stores::StoreAddress;
 
 const TTL: Duration = Duration::from_secs(2);
@@ -104,22 +104,6 @@ impl Drop for Server {
     }
 }
 
-/// Claims until a claim waits out no floor (the new namespace's and the new server's
-/// have passed), renewing while it waits; returns that claim, held.
-fn settled_claim(registry: &dyn Registry) -> Grant {
-    let give_up = Instant::now() + Duration::from_secs(30);
-    loop {
-        let asked = Instant::now();
-        let grant = registry.acquire(&request(4)).unwrap();
-        if grant.floor_wait.is_zero() {
-            return grant;
-        }
-        registry.release(&grant, 0).unwrap();
-        assert!(asked < give_up, "the floors never ended");
-        thread::sleep(grant.floor_wait);
-    }
-}
-
 #[test]
 #[ignore = "starts its own redis-server pair; run by scripts/test-lease-stores.sh"]
 fn a_promoted_lagging_replica_makes_claims_wait() {
@@ -128,7 +112,7 @@ fn a_promoted_lagging_replica_makes_claims_wait() {
     replica.wait_for("INFO replication", "master_link_status:up");
     let prefix = common::unique("failover");
     let on_primary = ferroflake_lease_stores::connect(&primary.url(&prefix)).unwrap();
-    let first = settled_claim(on_primary.as_ref());
+    let first = common::settled_claim(on_primary.as_ref(), &request(4));
     on_primary.renew(&first, TTL, 0).unwrap();
     // The replica has the first claim; then it stops following and lags from here on.
     let Ok(StoreAddress::Redis { prefix: keys, .. }) = StoreAddress::parse(&primary.url(&prefix))

@@ -7,10 +7,9 @@
 mod common;
 
 use std::process::Command;
-use std::thread;
 use std::time::{Duration, Instant};
 
-use ferroflake_lease::{Grant, LeaseRequest, Registry};
+use ferroflake_lease::LeaseRequest;
 use ferroflake_lease_stores::StoreAddress;
 
 const TTL: Duration = Duration::from_secs(2);
@@ -22,22 +21,6 @@ fn request() -> LeaseRequest {
         quarantine: Duration::from_secs(1),
         holder: "restore test".into(),
         max_ttl: TTL,
-    }
-}
-
-/// Claims until a claim waits out no floor (the new namespace's has passed); that claim
-/// is held.
-fn settled_claim(registry: &dyn Registry) -> Grant {
-    let give_up = Instant::now() + Duration::from_secs(30);
-    loop {
-        let asked = Instant::now();
-        let grant = registry.acquire(&request()).unwrap();
-        if grant.floor_wait.is_zero() {
-            return grant;
-        }
-        registry.release(&grant, 0).unwrap();
-        assert!(asked < give_up, "the floors never ended");
-        thread::sleep(grant.floor_wait);
     }
 }
 
@@ -63,7 +46,7 @@ fn a_table_restored_from_a_dump_makes_claims_wait() {
         panic!("a postgres address");
     };
     let registry = ferroflake_lease_stores::connect(&url).unwrap();
-    let first = settled_claim(registry.as_ref());
+    let first = common::settled_claim(registry.as_ref(), &request());
     let dump = tempfile::NamedTempFile::new().unwrap();
     run(Command::new("pg_dump")
         .args(["-d", &db, "-t", &table, "--clean", "--if-exists", "-f"])

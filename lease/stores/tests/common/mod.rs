@@ -107,3 +107,23 @@ pub fn zk_delete_all(hosts: &str, root: &str) {
         }
     });
 }
+
+/// Claims under `request` until a claim waits out no floor (the new namespace's, and a
+/// new server's, have passed), giving back those that would wait; returns that claim,
+/// held.
+pub fn settled_claim(
+    registry: &dyn ferroflake_lease::Registry,
+    request: &ferroflake_lease::LeaseRequest,
+) -> ferroflake_lease::Grant {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let asked = std::time::Instant::now();
+        let grant = registry.acquire(request).unwrap();
+        if grant.floor_wait.is_zero() {
+            return grant;
+        }
+        registry.release(&grant, 0).unwrap();
+        assert!(asked < give_up, "the floors never ended");
+        std::thread::sleep(grant.floor_wait);
+    }
+}
