@@ -1,14 +1,14 @@
-//! SIGINT and SIGTERM for the commands that hold something to give back: `next` (a leased
+//! SIGINT, SIGTERM and SIGHUP for the commands that hold something to give back: `next` (a leased
 //! node id) and `segment next` (the unissued rest of a segment).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::failure::Failure;
 
-/// SIGINT and SIGTERM, caught: the first sets a flag that the command looks at between
+/// SIGINT, SIGTERM and SIGHUP, caught: the first sets a flag that the command looks at between
 /// batches; a second one of either ends the process at once (a lease then lapses after its
 /// TTL, a segment's rest is skipped), so a start that waits can still be cut short.
 pub struct Signals {
@@ -27,7 +27,8 @@ impl Signals {
         let any = Arc::new(AtomicBool::new(false));
         let which = Arc::new(AtomicUsize::new(0));
         let cannot = |e: std::io::Error| Failure::Run(format!("cannot catch signals: {e}"));
-        for signal in [SIGINT, SIGTERM] {
+        // SIGHUP too: a closed terminal would otherwise kill the process with its claim held.
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
             // Registered first, so it sees the flag as the previous signal left it.
             signal_hook::flag::register_conditional_shutdown(
                 signal,
@@ -56,6 +57,7 @@ pub fn signal_name(signal: i32) -> String {
     match signal {
         SIGINT => "SIGINT".to_owned(),
         SIGTERM => "SIGTERM".to_owned(),
+        SIGHUP => "SIGHUP".to_owned(),
         other => format!("signal {other}"),
     }
 }

@@ -613,21 +613,31 @@ fn a_signal_stops_next_releases_its_lease_and_exits_128_plus_the_signal() {
 /// went on would issue after the operator asked it to stop.
 #[test]
 fn a_signal_ends_a_waiting_start_at_once() {
-    let dir = fresh_dir("waiting-start");
-    let dir = dir.to_str().unwrap();
-    let run = Running::spawn(&["next", "-n", "10", "--lease", dir]);
-    run.wait_for_stderr("before issuing");
-    run.signal("TERM");
-    let (status, out, err) = run.finish();
-    assert_eq!(status, Some(143), "{err}");
-    assert!(out.is_empty(), "nothing may be issued after SIGTERM: {out}");
-    assert!(
-        err.contains("interrupted by SIGTERM while waiting to issue under node id 0")
-            && err.contains("the claim was given back"),
-        "{err}"
-    );
-    assert_eq!(token_of(dir, 0), None, "the claim was given back");
-    let _ = std::fs::remove_dir_all(dir);
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let dir = fresh_dir(&format!("waiting-start-{signal}"));
+        let dir = dir.to_str().unwrap();
+        let run = Running::spawn(&["next", "-n", "10", "--lease", dir]);
+        run.wait_for_stderr("before issuing");
+        run.signal(signal);
+        let (status, out, err) = run.finish();
+        assert_eq!(status, Some(code), "SIG{signal}: {err}");
+        assert!(
+            out.is_empty(),
+            "nothing may be issued after SIG{signal}: {out}"
+        );
+        assert!(
+            err.contains(&format!(
+                "interrupted by SIG{signal} while waiting to issue under node id 0"
+            )) && err.contains("the claim was given back"),
+            "{err}"
+        );
+        assert_eq!(
+            token_of(dir, 0),
+            None,
+            "SIG{signal}: the claim was given back"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// Another user's default registry in use on the host means two registries, each handing

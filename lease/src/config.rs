@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ferroflake::Options;
 
-use crate::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE};
+use crate::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_WINDOW};
 use crate::LeaseError;
 
 /// How a [`LeasedGenerator`](crate::LeasedGenerator) holds its lease.
@@ -100,6 +100,13 @@ impl LeaseConfig {
             return bad(format!(
                 "ttl {:?} exceeds max_ttl {:?} (the longest TTL the registry's holders use)",
                 self.ttl, self.max_ttl
+            ));
+        }
+        if self.max_ttl.saturating_add(self.quarantine) > LONGEST_WINDOW {
+            return bad(format!(
+                "max_ttl {:?} + quarantine {:?} exceeds {LONGEST_WINDOW:?}, the longest any \
+                 registry makes claims wait after lost records",
+                self.max_ttl, self.quarantine
             ));
         }
         if self.retry_every.is_zero() {

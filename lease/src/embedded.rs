@@ -31,10 +31,10 @@ use std::time::{Duration, SystemTime};
 use crate::dir_lock::DirLock;
 use crate::host_clock::{boot_id, host_now_ms};
 use crate::private_dir;
-use crate::protocol::{lost_records_window, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE};
+use crate::protocol::{lost_records_window, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_WINDOW};
 use crate::records::{Claim, Records, FORMAT};
 use crate::token::new_token;
-use crate::witness::Witness;
+use crate::witness::{change_time_ns, Witness};
 use crate::{Grant, LeaseError, LeaseRequest, Registry};
 
 const RECORDS_FILE: &str = "leases.json";
@@ -167,10 +167,16 @@ impl EmbeddedRegistry {
         let lock = self.lock()?;
         let lock_path = self.lock_path();
         let witness = Witness::read(lock.file()).map_err(|e| self.store_error(&lock_path, &e))?;
+        let lock_changed_ns =
+            change_time_ns(lock.file()).map_err(|e| self.store_error(&lock_path, &e))?;
         let loaded = self.load()?;
         let intact = match (&loaded, witness) {
             (Some(records), Some(witness)) => {
-                records.generation == witness.generation && records.ever_written()
+                records.generation == witness.generation
+                    && records.ever_written()
+                    // Both files copied back from one backup agree on the count; the lock
+                    // file's change time gives the copy away.
+                    && (records.lock_ctime_ns == 0 || records.lock_ctime_ns == lock_changed_ns)
             }
             _ => false,
         };
@@ -186,6 +192,8 @@ impl EmbeddedRegistry {
         .into_iter()
         .max()
         .filter(|&ms| ms > 0)
+        // A longer one was written by hand, not by a claim: no floor lasts longer.
+        .map(|ms| ms.min(duration_ms(LONGEST_WINDOW)))
         .unwrap_or_else(|| duration_ms(lost_records_window(DEFAULT_MAX_TTL, DEFAULT_QUARANTINE)));
         let moment = Moment {
             now_ms: host_now_ms(),
@@ -234,6 +242,8 @@ impl EmbeddedRegistry {
     fn load(&self) -> Result<Option<Records>, LeaseError> {
         let path = self.dir.join(RECORDS_FILE);
         let text = match private_dir::read_nofollow(&path) {
+            // An emptied file holds no records: lost, like a deleted one.
+            Ok(Some(text)) if text.is_empty() => return Ok(None),
             Ok(Some(text)) => text,
             Ok(None) => return Ok(None),
             Err(e) => return Err(self.store_error(&path, &e)),
@@ -275,6 +285,8 @@ impl EmbeddedRegistry {
         }
         .write(lock.file())
         .map_err(|e| self.store_error(&self.lock_path(), &e))?;
+        records.lock_ctime_ns =
+            change_time_ns(lock.file()).map_err(|e| self.store_error(&self.lock_path(), &e))?;
         self.save(records)
     }
 

@@ -83,13 +83,21 @@ pub fn open_nofollow(path: &Path) -> io::Result<File> {
 }
 
 /// Reads `path` as text without following a symbolic link; `None` if it does not exist.
+/// Anything but a regular file is an error (a FIFO planted there would block the read, and
+/// the caller with its lock, for ever).
 pub fn read_nofollow(path: &Path) -> io::Result<Option<String>> {
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
         .open(path);
     match file {
         Ok(mut file) => {
+            if !file.metadata()?.is_file() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "not a regular file; move it aside",
+                ));
+            }
             let mut text = String::new();
             io::Read::read_to_string(&mut file, &mut text)?;
             Ok(Some(text))

@@ -17,6 +17,11 @@ use std::time::Duration;
 /// says otherwise. Registries size the lost-records floor by it.
 pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(10);
 
+/// The longest lost-records window (max_ttl + quarantine) any registry honours: a request
+/// for more is refused, and a longer one found in a registry's records (hand-edited) is
+/// cut to this, so no floor stalls claims for longer.
+pub const LONGEST_WINDOW: Duration = Duration::from_secs(600);
+
 /// The quarantine of [`LeaseConfig::default`](crate::LeaseConfig): with
 /// [`DEFAULT_MAX_TTL`] it makes the default lost-records window.
 pub const DEFAULT_QUARANTINE: Duration = Duration::from_secs(2);

@@ -22,6 +22,11 @@ pub struct Records {
     /// The longest lost-records window any claim asked for, in ms (see `witness`).
     #[serde(default)]
     pub floor_window_ms: u64,
+    /// The lock file's change time (ns) right after its witness was written with these
+    /// records: a lock file copied back from a backup, by any tool, has a later one. 0 in a
+    /// file an earlier version wrote.
+    #[serde(default)]
+    pub lock_ctime_ns: u64,
     /// Host-clock ms until which claims wait: set when the records were found missing
     /// (a new, deleted or moved-aside file), since a holder of the lost records may still
     /// be issuing until then.

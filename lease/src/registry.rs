@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::protocol::{lost_records_window, Loss};
+use crate::protocol::{lost_records_window, Loss, LONGEST_WINDOW};
 use crate::LeaseError;
 
 /// What a process asks a registry for.
@@ -33,11 +33,21 @@ impl LeaseRequest {
     ///
     /// # Errors
     /// [`LeaseError::InvalidConfig`] if `ttl` exceeds `max_ttl`, since the lost-records floor
-    /// would then be too short to outlast such a holder; [`LeaseError::NoFreeNode`] for a
+    /// would then be too short to outlast such a holder, or if `max_ttl` + `quarantine`
+    /// exceeds [`LONGEST_WINDOW`]; [`LeaseError::NoFreeNode`] for a
     /// request among zero ids.
     pub fn validate(&self) -> Result<(), LeaseError> {
         if self.node_count == 0 {
             return Err(LeaseError::NoFreeNode { node_count: 0 });
+        }
+        if self.floor_window() > LONGEST_WINDOW {
+            return Err(LeaseError::InvalidConfig {
+                detail: format!(
+                    "max_ttl {:?} + quarantine {:?} exceeds {:?}, the longest any registry \
+                     makes claims wait after lost records",
+                    self.max_ttl, self.quarantine, LONGEST_WINDOW
+                ),
+            });
         }
         if self.ttl > self.max_ttl {
             return Err(LeaseError::InvalidConfig {

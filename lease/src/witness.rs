@@ -57,6 +57,19 @@ impl Witness {
     }
 }
 
+/// The file's change time in ns: set by the kernel on every write, rename or link, and by
+/// no tool that restores files (`cp -a`, `tar`, `rsync -t` set the modification time).
+///
+/// # Errors
+/// The file cannot be stat'ed.
+pub fn change_time_ns(file: &File) -> std::io::Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata()?;
+    let seconds = u64::try_from(meta.ctime()).unwrap_or(0);
+    let nanos = u64::try_from(meta.ctime_nsec()).unwrap_or(0);
+    Ok(seconds.saturating_mul(1_000_000_000).saturating_add(nanos))
+}
+
 #[cfg(test)]
 mod tests {
     use super::Witness;

@@ -131,3 +131,78 @@ fn a_floor_never_waits_past_one_window() {
         live.node_id
     );
 }
+
+#[test]
+fn a_registry_restored_whole_means_lost_records() {
+    let (root, registry, _live) = settled();
+    let backup = root.path().join("backup");
+    fs::create_dir(&backup).unwrap();
+    for name in ["leases.json", "leases.lock"] {
+        fs::copy(registry.dir().join(name), backup.join(name)).unwrap();
+    }
+    let later = registry
+        .acquire(&request("claimed after the backup"))
+        .unwrap();
+    registry.renew(&later, TTL, 0).unwrap();
+    // Both files back, as a backup tool restores the directory: they agree with each other.
+    for name in ["leases.json", "leases.lock"] {
+        fs::copy(backup.join(name), registry.dir().join(name)).unwrap();
+    }
+    assert_floor_after_loss(&registry, &later, "both files restored from a backup");
+}
+
+#[test]
+fn a_records_file_of_no_bytes_means_lost_records() {
+    let (_root, registry, live) = settled();
+    fs::write(records(&registry), "").unwrap();
+    assert_floor_after_loss(&registry, &live, "records file truncated to nothing");
+}
+
+/// A FIFO planted as the records file would block the read, with the lock held, for
+/// ever: it is refused at once.
+#[test]
+fn a_fifo_in_place_of_the_records_is_refused_not_waited_on() {
+    let (_root, registry, _live) = settled();
+    fs::remove_file(records(&registry)).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(records(&registry))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (done, answer) = std::sync::mpsc::channel();
+    let claimant = registry.clone();
+    thread::spawn(move || {
+        let _ = done.send(claimant.acquire(&request("newcomer")));
+    });
+    let outcome = answer
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the claim must not wait on a FIFO");
+    let error = outcome.expect_err("a FIFO holds no records");
+    assert!(error.to_string().contains("not a regular file"), "{error}");
+}
+
+/// A window written into the records by hand, far longer than any claim may ask for,
+/// stalls claims no longer than the longest window a registry honours.
+#[test]
+fn a_hand_written_window_is_cut_to_the_longest() {
+    let (_root, registry, _live) = settled();
+    let path = records(&registry);
+    let mut value: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    value["floor_window_ms"] = serde_json::json!(1_000_000_000u64);
+    value["floor_until_ms"] = serde_json::json!(u64::MAX / 2);
+    fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+    let claim = registry.acquire(&request("newcomer")).unwrap();
+    assert!(
+        claim.floor_wait <= ferroflake_lease::protocol::LONGEST_WINDOW,
+        "{:?}",
+        claim.floor_wait
+    );
+    let too_long = LeaseRequest {
+        max_ttl: Duration::from_secs(3600),
+        ..request("an hour's ttl")
+    };
+    assert_eq!(
+        registry.acquire(&too_long).unwrap_err().name(),
+        "INVALID_CONFIG"
+    );
+}

@@ -340,9 +340,11 @@ impl RedisRegistry {
             };
             // Records written under another replication id came from another history: a
             // replica promoted after a failover, which may lag behind what the old primary
-            // granted. Its holders are unknown here, so the namespace waits out a floor.
+            // granted. Its holders are unknown here, so the namespace waits out a floor. A
+            // missing id vouches for nothing either (deleted, or a namespace an earlier
+            // version wrote: one floor, then it is recorded).
             let history_raw = snap.values[1].as_str();
-            if stored(history_raw).is_some_and(|replid| replid != snap.replid) {
+            if stored(history_raw).is_none_or(|replid| replid != snap.replid) {
                 marker.floor_until_ms = marker
                     .floor_until_ms
                     .max(protocol::floor_until(now_ms, window));

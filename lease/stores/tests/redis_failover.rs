@@ -138,3 +138,27 @@ fn a_promoted_lagging_replica_makes_claims_wait() {
         newcomer.floor_wait
     );
 }
+
+/// The replication id's record deleted (by hand, or a namespace an earlier version wrote):
+/// nothing vouches for the records' history, so claims wait out a floor once.
+#[test]
+#[ignore = "starts its own redis-server; run by scripts/test-lease-stores.sh"]
+fn a_deleted_history_makes_claims_wait() {
+    let server = Server::start(&[]);
+    let prefix = common::unique("history");
+    let registry = ferroflake_lease_stores::connect(&server.url(&prefix)).unwrap();
+    let live = common::settled_claim(registry.as_ref(), &request(4));
+    let Ok(StoreAddress::Redis { prefix: keys, .. }) = StoreAddress::parse(&server.url(&prefix))
+    else {
+        panic!("a redis address");
+    };
+    server.cli(&["DEL", &format!("{keys}history")]);
+    let newcomer = registry.acquire(&request(4)).unwrap();
+    assert!(
+        newcomer.floor_wait + Duration::from_millis(500) >= TTL,
+        "a claim with no replication id on record must wait out a floor (live holder on node \
+         {}), waits {:?}",
+        live.node_id,
+        newcomer.floor_wait
+    );
+}
