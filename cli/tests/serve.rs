@@ -555,10 +555,24 @@ fn no_password_is_shown_anywhere() {
 #[test]
 fn a_second_signal_during_the_stop_exits_at_once() {
     let (_dir, store, leases) = place();
-    // The default 10 s max TTL makes the new registry's first claim wait 12 s, and the
-    // stop waits up to 2 s for that claim: long enough to send a second signal.
-    // `start` returns at the "started" line, logged once the signals are caught.
-    let mut service = Service::start(&["--lease", &leases, "--store", &store]);
+    // A request that never finishes arriving keeps the drain (and so the stop) waiting:
+    // long enough to send a second signal.
+    let mut service = Service::start(&[
+        "--lease",
+        &leases,
+        "--lease-ttl-ms",
+        "1000",
+        "--lease-max-ttl-ms",
+        "1000",
+        "--store",
+        &store,
+    ]);
+    wait_ready(&service.base);
+    let mut stuck = TcpStream::connect(service.base.trim_start_matches("http://")).unwrap();
+    stuck
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    wait_read_by_peer(&stuck, Duration::from_secs(10));
     service.signal("TERM");
     // The stop has begun (and the second-signal watch with it): INT now is a second signal.
     service.wait_logged("stopping", Duration::from_secs(10));
@@ -574,6 +588,31 @@ fn a_second_signal_during_the_stop_exits_at_once() {
     );
     assert!(began.elapsed() < Duration::from_secs(1));
     assert!(service.logged("forced_exit").is_some());
+}
+
+/// SIGTERM while the first claim waits out a new registry's floor (12 s with the default
+/// max TTL) stops at once, exit 0, with the claim given back rather than held until its
+/// TTL.
+#[test]
+fn sigterm_while_the_first_claim_waits_gives_the_claim_back() {
+    let (_dir, store, leases) = place();
+    let mut service = Service::start(&["--lease", &leases, "--store", &store]);
+    service.wait_logged("lease_wait", Duration::from_secs(10));
+    service.signal("TERM");
+    let status = service.wait(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(0), "{:?}", service.log.lock().unwrap());
+    assert!(service.logged("lease_wait_stopped").is_some());
+    let records: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(std::path::Path::new(&leases).join("leases.json")).unwrap(),
+    )
+    .unwrap();
+    let held: Vec<_> = records["nodes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|record| !record["token"].is_null())
+        .collect();
+    assert!(held.is_empty(), "the claim was given back: {held:?}");
 }
 
 #[test]

@@ -239,6 +239,14 @@ impl Snowflake {
                     }
                     self.current.store(Some(generator));
                 }
+                Err(LeaseError::Stopped { node_id }) => {
+                    tracing::info!(
+                        event = "lease_wait_stopped",
+                        node = node_id,
+                        "stopped while waiting to issue; the claim was given back"
+                    );
+                    return;
+                }
                 Err(e) => {
                     tracing::warn!(event = "lease_failed", registry = %self.registry.describe(),
                         error = %e, retry_ms = retry.as_millis() as u64,
@@ -257,7 +265,9 @@ impl Snowflake {
     fn claim(&self) -> Result<Leased, LeaseError> {
         let registry = self.registry.open()?;
         let registry_name = self.registry.describe();
-        LeasedGenerator::start_reporting(
+        // A stop during a wait (a new registry's floor) gives the claim back at once,
+        // rather than holding the id until its TTL.
+        LeasedGenerator::start_until(
             self.layout,
             SystemClock,
             registry,
@@ -266,6 +276,7 @@ impl Snowflake {
                 tracing::info!(event = "lease_wait", registry = %registry_name, "{why}");
                 *lock(&self.trouble) = Some(why.to_owned());
             },
+            &|| self.stopping.load(Ordering::SeqCst),
         )
     }
 }
