@@ -149,6 +149,19 @@ fn wait_ready(base: &str) {
     panic!("not ready");
 }
 
+/// A request that never finishes arriving, once the server has begun to read it: it keeps
+/// the drain waiting. Only a connection the server has accepted and begun to read is in
+/// flight; one still in the backlog, or whose first bytes are unread, is dropped by the
+/// stop.
+fn half_sent_request(service: &Service) -> TcpStream {
+    let mut stuck = TcpStream::connect(service.base.trim_start_matches("http://")).unwrap();
+    stuck
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    wait_read_by_peer(&stuck, Duration::from_secs(10));
+    stuck
+}
+
 /// Waits at most `within` until the other end of `stream` (on this host) has read every
 /// byte sent on it: our side has no unacknowledged bytes, and the peer's socket none
 /// unread (the kernel's counts in /proc/net/tcp).
@@ -568,11 +581,7 @@ fn a_second_signal_during_the_stop_exits_at_once() {
         &store,
     ]);
     wait_ready(&service.base);
-    let mut stuck = TcpStream::connect(service.base.trim_start_matches("http://")).unwrap();
-    stuck
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        .unwrap();
-    wait_read_by_peer(&stuck, Duration::from_secs(10));
+    let _stuck = half_sent_request(&service);
     service.signal("TERM");
     // The stop has begun (and the second-signal watch with it): INT now is a second signal.
     service.wait_logged("stopping", Duration::from_secs(10));
@@ -636,13 +645,7 @@ fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
     let id = get(&client(), &format!("{}/api/segment/get/k", service.base)).unwrap();
     assert_eq!(id, (200, "1".to_owned()));
     // A request that never finishes arriving keeps the drain waiting.
-    let mut stuck = TcpStream::connect(service.base.trim_start_matches("http://")).unwrap();
-    stuck
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        .unwrap();
-    // Only a connection the server has accepted and begun to read is in flight: one that
-    // is still in the backlog, or whose first bytes are unread, is dropped by the stop.
-    wait_read_by_peer(&stuck, Duration::from_secs(10));
+    let _stuck = half_sent_request(&service);
     service.signal("TERM");
     let status = service.wait(Duration::from_secs(10));
     assert_eq!(status.code(), Some(1));
