@@ -344,7 +344,7 @@ impl RedisRegistry {
             // missing id vouches for nothing either (deleted, or a namespace an earlier
             // version wrote: one floor, then it is recorded).
             let history_raw = snap.values[1].as_str();
-            if stored(history_raw).is_none_or(|replid| replid != snap.replid) {
+            if stored(history_raw) != Some(snap.replid.as_str()) {
                 marker.floor_until_ms = marker
                     .floor_until_ms
                     .max(protocol::floor_until(now_ms, window));
