@@ -207,6 +207,21 @@ impl<C: Clock> Generator<C> {
         Ok(self.layout.pack(tick, self.node, sequence, 0))
     }
 
+    /// The next ID if it can be had without waiting; `Ok(None)` where
+    /// [`next_id`](Self::next_id) would wait (the tick's sequence is used up, or the clock
+    /// went back beyond the drift). For callers that must not block, such as an async
+    /// worker: on `None`, call `next_id` where waiting is allowed.
+    ///
+    /// # Errors
+    /// As [`next_id`](Self::next_id), except the errors that only a wait can give
+    /// ([`Error::ClockMovedBackwards`], [`Error::ClockStalled`]).
+    #[inline]
+    pub fn try_next_id(&self) -> Result<Option<u64>, Error> {
+        Ok(self
+            .reserve_or_not::<false>(1)?
+            .map(|(tick, sequence, _)| self.layout.pack(tick, self.node, sequence, 0)))
+    }
+
     /// The next ID, carrying `shard` in its lowest bits.
     ///
     /// # Errors
@@ -307,6 +322,17 @@ impl<C: Clock> Generator<C> {
     // Always inlined: through the C ABI a call otherwise costs ~1 ns more than from Rust.
     #[inline(always)]
     fn reserve(&self, want: u64) -> Result<(u64, u64, u64), Error> {
+        // With WAIT the slow path waits and never gives `None`.
+        self.reserve_or_not::<true>(want)?
+            .ok_or(Error::ClockStalled { waited_ms: 0 })
+    }
+
+    /// [`reserve`](Self::reserve); without `WAIT`, `None` where it would wait.
+    #[inline(always)]
+    fn reserve_or_not<const WAIT: bool>(
+        &self,
+        want: u64,
+    ) -> Result<Option<(u64, u64, u64)>, Error> {
         self.fork_guard.check()?;
         let layout = &self.layout;
         let sequence_bits = layout.sequence_bits;
@@ -349,7 +375,7 @@ impl<C: Clock> Generator<C> {
                         if first == 0 && now_tick.is_some_and(|now| tick > now) {
                             self.count(BORROWED);
                         }
-                        return Ok((tick, first, count));
+                        return Ok(Some((tick, first, count)));
                     }
                     Err(actual) => {
                         current = actual;
@@ -370,6 +396,9 @@ impl<C: Clock> Generator<C> {
                 now_ms = self.clock.now_ms();
                 clock_read_after_state = true;
                 continue;
+            }
+            if !WAIT {
+                return Ok(None);
             }
             let target_ms = layout.tick_start_ms(tick.saturating_sub(drift));
             let gap_ms = target_ms.saturating_sub(now_ms).max(1);

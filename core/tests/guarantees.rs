@@ -40,6 +40,29 @@ fn ids_are_unique_and_strictly_increasing_as_the_clock_moves() {
 }
 
 #[test]
+fn try_next_id_gives_none_where_next_id_would_wait_and_moves_no_clock() {
+    let clock = ManualClock::new(NOW);
+    let layout = Layout::twitter();
+    let g = Generator::with_clock(layout, 1, &clock, Options::default()).unwrap();
+    let tried: Vec<u64> = (0..4096)
+        .map(|_| g.try_next_id().unwrap().unwrap())
+        .collect();
+    assert!(tried.windows(2).all(|w| w[0] < w[1]));
+    // The tick is used up: no ID, no wait (a wait would move the manual clock).
+    assert_eq!(g.try_next_id().unwrap(), None);
+    assert_eq!(clock.now_ms(), NOW, "try_next_id waited");
+    assert_eq!(g.counters().waits, 0);
+    // next_id waits as before, and the IDs go on increasing.
+    let waited = g.next_id().unwrap();
+    assert!(waited > tried[4095]);
+    assert_eq!(clock.now_ms(), NOW + 1);
+    assert!(g.try_next_id().unwrap().unwrap() > waited);
+    // A clock gone back beyond the drift: no ID rather than the backward wait.
+    clock.rewind_ms(50);
+    assert_eq!(g.try_next_id().unwrap(), None);
+}
+
+#[test]
 fn a_used_up_sequence_waits_for_the_next_tick_and_never_wraps() {
     let clock = ManualClock::new(NOW);
     let layout = Layout::twitter();
