@@ -11,9 +11,12 @@
 //! a login shell, cron, sudo and a service of one user all find the same registry (a
 //! location taken from `$XDG_RUNTIME_DIR` or `$TMPDIR` would give each its own, and each
 //! would hand out node 0). `/var/tmp` outlives logouts and reboots, so high-water marks
-//! survive a restart with the clock set back. A service whose `/var/tmp` is private
-//! (systemd `PrivateTmp=`) cannot see the others' registry: [`open_default`] refuses there,
-//! and such a service names a shared directory or a store.
+//! survive a restart with the clock set back. Wherever the default would likely be one of
+//! two registries on one host, each handing out the same node ids, [`open_default`] refuses
+//! and says what to use instead (see `default_refusal`): a service whose `/var/tmp` is
+//! private (systemd `PrivateTmp=`), another user's default registry in use, a container.
+//! A directory named explicitly ([`open`]) is always accepted: whoever names it has chosen
+//! it for every process of the host.
 //!
 //! The directory is created with mode 0700; one owned by another user (root included) or
 //! writable by others is refused, and nothing in it is opened through a symbolic link
@@ -24,10 +27,12 @@
 //! records shares an id with a new one.
 //!
 //! [`open_default`]: EmbeddedRegistry::open_default
+//! [`open`]: EmbeddedRegistry::open
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::container::container_mark;
 use crate::dir_lock::DirLock;
 use crate::host_clock::{boot_id, host_now_ms};
 use crate::private_dir;
@@ -79,31 +84,19 @@ impl EmbeddedRegistry {
     /// Opens the registry in [`default_dir`](Self::default_dir).
     ///
     /// # Errors
-    /// As [`open`](Self::open); also [`LeaseError::Unavailable`] when this process has a
-    /// private `/var/tmp` (systemd `PrivateTmp=`), where the default registry would be
-    /// seen by this service alone.
+    /// As [`open`](Self::open); also [`LeaseError::Unavailable`] where the default would
+    /// likely be one of two registries on this host, whose holders could share node ids:
+    /// when this process has a private `/var/tmp` (systemd `PrivateTmp=`), when another
+    /// user's default registry is in use, and inside a container (see the module docs).
+    /// The message says what to use instead: a directory named explicitly, or a server
+    /// registry.
     pub fn open_default() -> Result<Self, LeaseError> {
-        if let Some(source) = private_var_tmp() {
+        let container = std::env::var_os("container");
+        let host = Path::new("/");
+        if let Some(detail) = default_refusal(host, container.as_deref(), SystemTime::now()) {
             return Err(LeaseError::Unavailable {
                 registry: NAME.into(),
-                detail: format!(
-                    "/var/tmp is private to this service ({source}, systemd PrivateTmp=), so \
-                     the default registry would not be shared with the host's other \
-                     processes and could hand out their node ids again; name a directory \
-                     every process of this host shares, or use a store"
-                ),
-            });
-        }
-        if let Some(other) = other_users_registry(Path::new("/var/tmp"), SystemTime::now()) {
-            return Err(LeaseError::Unavailable {
-                registry: NAME.into(),
-                detail: format!(
-                    "{other}: another user's default registry, in use on this host, which \
-                     cannot see this one, so both could lease the same node id and issue the \
-                     same IDs; give every process of the host one registry: a directory they \
-                     all share (one group, mode 2770, named with --lease DIR), or a store \
-                     (etcd://, redis://, zk://, postgres://)"
-                ),
+                detail,
             });
         }
         Self::open(Self::default_dir())
@@ -386,6 +379,45 @@ fn duration_ms(d: Duration) -> u64 {
     crate::protocol::ms(d)
 }
 
+/// What to use instead of the default registry where it is refused, worded once.
+const INSTEAD: &str = "name a registry directory explicitly (--lease DIR, or the registry \
+    argument), or use a server registry (etcd://, redis://, zk://, postgres://)";
+
+/// Why the default registry must not be opened on the host under `root` (`/` but in
+/// tests; `container` is this process's `container` variable), in words, or `None`. Another
+/// user's registry comes before a container: it is a second registry seen, not inferred.
+fn default_refusal(
+    root: &Path,
+    container: Option<&std::ffi::OsStr>,
+    now: SystemTime,
+) -> Option<String> {
+    if let Some(source) = private_var_tmp(root) {
+        return Some(format!(
+            "/var/tmp is private to this service ({source}, systemd PrivateTmp=), so the \
+             default registry would not be shared with the host's other processes, and IDs \
+             can collide with theirs. Give every process of this host one registry: \
+             {INSTEAD}"
+        ));
+    }
+    if let Some(other) = other_users_registry(&root.join("var/tmp"), now) {
+        return Some(format!(
+            "{other}: another user's default registry, in use on this host; each user's \
+             default registry is their own, so both could lease the same node id, and IDs \
+             can collide. Give every process of this host one registry: run them as one \
+             user and {INSTEAD}"
+        ));
+    }
+    container_mark(root, container).map(|mark| {
+        format!(
+            "this process runs in a container ({mark}), whose /var/tmp is its own: the \
+             default registry here would be one of several on this host, each leasing the \
+             same node ids, and IDs can collide with other containers'. Give every \
+             container of the fleet on this host one registry: {INSTEAD}; a directory must \
+             be shared by all of them, e.g. a mounted volume"
+        )
+    })
+}
+
 /// How recently another user's default registry must have been written to count as in
 /// use: holders write their records at every renewal, a few times per TTL.
 const IN_USE_WITHIN: Duration = Duration::from_secs(3600);
@@ -419,9 +451,10 @@ fn other_users_registry(var_tmp: &Path, now: SystemTime) -> Option<String> {
 }
 
 /// Where this process's `/var/tmp` comes from, if it is a private one (a systemd
-/// `PrivateTmp=` bind mount from `/tmp/systemd-private-*`): read from the mount table.
-fn private_var_tmp() -> Option<String> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+/// `PrivateTmp=` bind mount from `/tmp/systemd-private-*`): read from the mount table
+/// under `root`.
+fn private_var_tmp(root: &Path) -> Option<String> {
+    let table = std::fs::read_to_string(root.join("proc/self/mountinfo")).ok()?;
     table.lines().find_map(|line| {
         let fields: Vec<&str> = line.split(' ').collect();
         // mountinfo: id parent major:minor root mount-point ...
@@ -459,5 +492,49 @@ mod tests {
             None,
             "one written long ago is not in use"
         );
+    }
+
+    /// The default's refusals, in order, each saying that IDs can collide and what to use
+    /// instead; a root with none of their causes (nothing under it) opens.
+    #[test]
+    fn the_default_is_refused_where_a_second_registry_is_likely() {
+        let root = tempfile::tempdir().unwrap();
+        let now = SystemTime::now();
+        let refusal = |container: Option<&str>| {
+            default_refusal(root.path(), container.map(std::ffi::OsStr::new), now)
+        };
+        let says = |refusal: Option<String>, words: &[&str]| {
+            let refusal = refusal.expect("refused");
+            for word in words
+                .iter()
+                .chain(&["IDs can collide", "--lease DIR", "etcd://"])
+            {
+                assert!(refusal.contains(word), "{refusal} should say {word}");
+            }
+        };
+        assert_eq!(refusal(None), None);
+        says(
+            refusal(Some("podman")),
+            &[
+                "runs in a container (container=podman)",
+                "other containers'",
+                "shared by all of them, e.g. a mounted volume",
+            ],
+        );
+        let other = rustix::process::getuid().as_raw().wrapping_add(1);
+        std::fs::create_dir_all(
+            root.path()
+                .join(format!("var/tmp/ferroflake-leases-{other}")),
+        )
+        .unwrap();
+        says(
+            refusal(Some("podman")),
+            &[&format!("(uid {other})"), "run them as one user"],
+        );
+        std::fs::create_dir_all(root.path().join("proc/self")).unwrap();
+        let mount =
+            "41 30 8:1 /tmp/systemd-private-ab-x.service-cd/tmp /var/tmp rw - ext4 /dev/sda1 rw\n";
+        std::fs::write(root.path().join("proc/self/mountinfo"), mount).unwrap();
+        says(refusal(Some("podman")), &["PrivateTmp="]);
     }
 }

@@ -44,6 +44,7 @@
 mod config;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod container;
 mod dir_lock;
 mod embedded;
 mod error;
