@@ -84,7 +84,22 @@ pub struct Config {
     /// Listen beyond loopback without a tokens file, accepting that anyone who reaches
     /// the address can take IDs. Default false.
     pub allow_unauthenticated: bool,
+    /// The most HTTP connections held at once; one more is answered 503 and closed.
+    /// Default [`DEFAULT_MAX_CONNECTIONS`]. Lowered at start if the open-file limit
+    /// leaves room for fewer.
+    pub max_connections: usize,
+    /// How long a connection may wait with no complete request head, ms: a new one, or a
+    /// kept-alive one between requests (so this is the idle keep-alive timeout too).
+    /// Default 10,000.
+    pub header_read_timeout_ms: u64,
+    /// How long a request may take once its head has arrived, ms, before it is answered
+    /// 503 `TIMEOUT`. Default 30,000.
+    pub request_timeout_ms: u64,
 }
+
+/// The connection limit unless the config says otherwise: about 100 MB of buffers and
+/// tasks at worst, far above what one server answers from.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -119,6 +134,9 @@ impl Default for Config {
             mask_format: "base62".to_owned(),
             tokens_file: None,
             allow_unauthenticated: false,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout_ms: 10_000,
+            request_timeout_ms: 30_000,
         }
     }
 }
@@ -190,6 +208,15 @@ impl Config {
         if args.allow_unauthenticated {
             config.allow_unauthenticated = true;
         }
+        if let Some(max) = args.max_connections {
+            config.max_connections = max;
+        }
+        if let Some(timeout) = args.header_read_timeout_ms {
+            config.header_read_timeout_ms = timeout;
+        }
+        if let Some(timeout) = args.request_timeout_ms {
+            config.request_timeout_ms = timeout;
+        }
         config.check()?;
         Ok(config)
     }
@@ -223,6 +250,15 @@ impl Config {
         }
         if self.segment_max_wait_ms == 0 {
             return Err("segment_max_wait_ms must be above 0".to_owned());
+        }
+        if self.max_connections == 0 {
+            return Err("max_connections must be above 0".to_owned());
+        }
+        if self.header_read_timeout_ms == 0 || self.request_timeout_ms == 0 {
+            return Err("header_read_timeout_ms and request_timeout_ms must be above 0".to_owned());
+        }
+        if self.snowflake {
+            self.lease_config()?;
         }
         if ferroflake::Format::from_name(&self.mask_format).is_none() {
             return Err(format!(
@@ -280,8 +316,21 @@ impl Config {
         })
     }
 
+    /// The lease timings, checked as the lease crate checks them: a TTL too short to
+    /// renew within is a setting that cannot work, refused like any other.
+    pub(crate) fn lease_config(&self) -> Result<ferroflake_lease::LeaseConfig, String> {
+        let mut lease = ferroflake_lease::LeaseConfig::with_ttl(self.lease_ttl());
+        lease.max_ttl = Duration::from_millis(self.lease_max_ttl_ms);
+        lease.validate().map_err(|e| e.to_string())?;
+        Ok(lease)
+    }
+
     pub(crate) fn lease_ttl(&self) -> Duration {
         Duration::from_millis(self.lease_ttl_ms)
+    }
+
+    pub(crate) fn request_timeout(&self) -> Duration {
+        Duration::from_millis(self.request_timeout_ms)
     }
 
     pub(crate) fn shutdown_timeout(&self) -> Duration {
@@ -305,7 +354,7 @@ pub struct ServeArgs {
     /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, store, preload,
     /// js_keys, snowflake_keys, snowflake, segment, max_batch, segment_max_wait_ms,
     /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format, tokens_file,
-    /// allow_unauthenticated).
+    /// allow_unauthenticated, max_connections, header_read_timeout_ms, request_timeout_ms).
     #[arg(long, env = "FERROFLAKE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -391,6 +440,21 @@ pub struct ServeArgs {
     #[arg(long, env = "FERROFLAKE_ALLOW_UNAUTHENTICATED",
           value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_unauthenticated: bool,
+
+    /// The most HTTP connections held at once; one more is answered 503 and closed
+    /// (lowered at start if the open-file limit leaves room for fewer) [default: 10000].
+    #[arg(long, env = "FERROFLAKE_MAX_CONNECTIONS", value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// How long a connection may wait with no complete request head, in ms: a new one,
+    /// or a kept-alive one between requests (the idle keep-alive timeout) [default: 10000].
+    #[arg(long, env = "FERROFLAKE_HEADER_READ_TIMEOUT_MS", value_name = "MS")]
+    pub header_read_timeout_ms: Option<u64>,
+
+    /// How long a request may take once its head has arrived, in ms, before it is
+    /// answered 503 TIMEOUT [default: 30000].
+    #[arg(long, env = "FERROFLAKE_REQUEST_TIMEOUT_MS", value_name = "MS")]
+    pub request_timeout_ms: Option<u64>,
 }
 
 #[cfg(test)]

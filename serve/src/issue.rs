@@ -1,18 +1,18 @@
 //! Taking IDs for a request, in either mode, shared by the Leaf-compatible and the native
 //! routes.
 //!
-//! Where the work runs: a single ID is taken on the async worker itself. Snowflake's
-//! `next_id` is one compare-and-swap (a wait for the next tick is bounded by a tick), and
-//! a segment key's `try_next_id` is an atomic increment that never blocks; moving either
+//! Where the work runs: nothing here waits on an async worker. A single ID is taken on
+//! the worker only where that cannot wait: snowflake's `try_next_id` is one
+//! compare-and-swap, and a segment key's `try_next_id` an atomic increment; moving them
 //! to the blocking pool would cost a thread hand-off (microseconds) per request for
-//! nothing. When both of a segment key's buffers are empty, the wait for the fetch in
-//! flight (at most `segment_max_wait_ms`) moves to the blocking pool. Work that talks to
-//! the store (opening a key) or that can take long (batches, which may span segment
-//! fetches or ticks) runs on the blocking pool too.
+//! nothing. Where either would wait (a snowflake tick used up, which is up to a second
+//! with `js53`; a clock gone back; both of a segment key's buffers empty) or would talk
+//! to a store or a registry (opening a key, a refused lease's renewal), the call moves to
+//! the blocking pool. So do batches, which may span segment fetches or ticks.
 
 use std::sync::Arc;
 
-use ferroflake_segment::Range;
+use ferroflake_segment::{Range, SegmentError};
 
 use crate::keys;
 use crate::metrics::REFUSALS;
@@ -103,7 +103,8 @@ fn snowflake_off() -> Refusal {
     }
 }
 
-/// The open key, opening it on the blocking pool on its first request.
+/// The open key, opening it on the blocking pool on its first request. Requests that
+/// find the key closed at once share one open, and wait for it without holding a thread.
 ///
 /// # Errors
 /// 404 for an unknown key or with segment mode off; 503 if the store cannot serve.
@@ -112,12 +113,43 @@ pub async fn segment_key(state: &Arc<AppState>, key: &str) -> Result<Arc<OpenKey
     if let Some(open) = segments.cached(key) {
         return Ok(open);
     }
-    let segments = Arc::clone(segments);
-    let owned = key.to_owned();
-    tokio::task::spawn_blocking(move || segments.open_key(&owned))
+    let flight = segments.flight(key);
+    let outcome = flight
+        .get_or_init(|| {
+            let segments = Arc::clone(segments);
+            let owned = key.to_owned();
+            async move {
+                tokio::task::spawn_blocking(move || segments.open_key(&owned))
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(SegmentError::Unavailable {
+                            store: "serve".to_owned(),
+                            detail: format!("opening the key failed: {e}"),
+                        })
+                    })
+            }
+        })
         .await
-        .map_err(|e| Refusal::unavailable("INTERNAL", format!("opening the key failed: {e}")))?
-        .map_err(|e| Refusal::segment(&e))
+        .clone();
+    segments.landed(key, &flight);
+    outcome.map_err(|e| Refusal::segment(&e))
+}
+
+/// The key if it is open, without opening it: reading a status never allocates.
+///
+/// # Errors
+/// 404 with segment mode off, or `KEY_NOT_OPEN` for a key this server has not opened.
+pub fn open_segment_key(state: &AppState, key: &str) -> Result<Arc<OpenKey>, Refusal> {
+    let segments = state.segments.as_ref().ok_or_else(segment_off)?;
+    segments.cached(key).ok_or_else(|| Refusal {
+        status: axum::http::StatusCode::NOT_FOUND,
+        kind: "KEY_NOT_OPEN",
+        message: format!(
+            "key {key:?} is not open on this server, so it has no status here: it opens, \
+             with its first segment, on its first ID request"
+        ),
+        retry: false,
+    })
 }
 
 /// One segment ID.
@@ -163,23 +195,29 @@ pub async fn segment_many(
     ranges.map_err(|e| Refusal::segment(&e))
 }
 
-/// One snowflake ID under the leased node id.
+/// One snowflake ID under the leased node id: the compare-and-swap on this worker; a
+/// wait (the tick's sequence used up, a clock gone back) or a refusal (which may renew
+/// the lease with the registry) on the blocking pool.
 ///
 /// # Errors
 /// 404 with snowflake mode off; 503 without a lease or past its fence.
-pub fn snowflake_one(state: &AppState, key: &str) -> Result<u64, Refusal> {
+pub async fn snowflake_one(state: &AppState, key: &str) -> Result<u64, Refusal> {
     let snowflake = state.snowflake.as_ref().ok_or_else(snowflake_off)?;
-    let guard = snowflake.generator();
-    let Some(generator) = guard.as_ref() else {
+    let Some(generator) = snowflake.generator().as_ref().map(Arc::clone) else {
         return Err(no_lease(snowflake.readiness().err()));
     };
-    match generator.next_id() {
-        Ok(id) => {
-            snowflake.counter(key).increment(1);
-            Ok(id)
-        }
-        Err(e) => Err(Refusal::snowflake(&e, generator.explain(&e))),
-    }
+    let id = match generator.generator().try_next_id() {
+        Ok(Some(id)) => id,
+        Ok(None) | Err(_) => tokio::task::spawn_blocking(move || {
+            generator
+                .next_id()
+                .map_err(|e| Refusal::snowflake(&e, generator.explain(&e)))
+        })
+        .await
+        .map_err(|e| Refusal::unavailable("INTERNAL", format!("the wait failed: {e}")))??,
+    };
+    snowflake.counter(key).increment(1);
+    Ok(id)
 }
 
 /// `count` snowflake IDs, increasing.

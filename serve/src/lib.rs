@@ -45,11 +45,13 @@
 
 pub mod auth;
 mod config;
+pub mod connections;
 pub mod issue;
 pub mod keys;
 pub mod masked;
 mod metered_store;
 pub mod metrics;
+pub mod open_files;
 pub mod refusal;
 pub mod routes;
 pub mod scopes;
@@ -59,7 +61,9 @@ mod snowflake;
 pub mod store_address;
 pub mod tokens;
 
-pub use config::{Config, LogFormat, Mode, ServeArgs, DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT};
+pub use config::{
+    Config, LogFormat, Mode, ServeArgs, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS, MAX_BATCH_LIMIT,
+};
 pub use segments::{KeyReadiness, OpenKey, Segments};
 pub use server::{init_logging, run, AppState, RunningServer, StopReport};
 pub use snowflake::{Leased, Snowflake};

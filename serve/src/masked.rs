@@ -136,7 +136,7 @@ async fn masked(
             }
             Mode::Snowflake => {
                 let ids = if count == 1 {
-                    vec![issue::snowflake_one(&state, &key)?]
+                    vec![issue::snowflake_one(&state, &key).await?]
                 } else {
                     issue::snowflake_many(&state, &key, count).await?.1
                 };

@@ -42,6 +42,17 @@ pub const LEASE_FENCE_MS: &str = "ferroflake_lease_fence_ms";
 pub const LEASE_MARK_MS: &str = "ferroflake_lease_reserved_high_water_ms";
 /// 1 while the server reports ready.
 pub const READY: &str = "ferroflake_ready";
+/// HTTP connections open now.
+pub const CONNECTIONS_OPEN: &str = "ferroflake_http_connections_open";
+/// The most HTTP connections the server holds at once (`max_connections`, or fewer if
+/// the open-file limit leaves room for fewer).
+pub const CONNECTIONS_LIMIT: &str = "ferroflake_http_connections_limit";
+/// Connections refused at the limit (answered 503 and closed, unread).
+pub const CONNECTIONS_REFUSED: &str = "ferroflake_http_connections_refused_total";
+/// Connections closed because a request head did not arrive in time.
+pub const HEADER_TIMEOUTS: &str = "ferroflake_http_header_timeouts_total";
+/// `accept` failures, by `kind` (the OS error's kind, e.g. `too_many_open_files`).
+pub const ACCEPT_ERRORS: &str = "ferroflake_http_accept_errors_total";
 
 /// The lease states [`LEASE_STATE`] reports.
 pub const LEASE_STATES: [&str; 5] = ["none", "held", "failing", "lost", "released"];
@@ -86,6 +97,15 @@ impl Metrics {
                 STORE_ERRORS,
                 "Failed store calls, by operation and error kind",
             ),
+            (
+                CONNECTIONS_REFUSED,
+                "Connections refused at the connection limit",
+            ),
+            (
+                HEADER_TIMEOUTS,
+                "Connections closed: no complete request head in time",
+            ),
+            (ACCEPT_ERRORS, "Failed accepts, by error kind"),
         ];
         for (name, help) in counters {
             self.recorder
@@ -121,6 +141,8 @@ impl Metrics {
                 "The high-water mark reserved at the registry (Unix ms)",
             ),
             (READY, "1 while /readyz answers 200"),
+            (CONNECTIONS_OPEN, "HTTP connections open now"),
+            (CONNECTIONS_LIMIT, "The most HTTP connections held at once"),
         ];
         for (name, help) in gauges {
             self.recorder

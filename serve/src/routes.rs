@@ -6,11 +6,11 @@
 //! | any method `/api/snowflake/get/{key}` | Leaf: the next snowflake ID as decimal text |
 //! | `GET /v1/segment/{key}?count=N` | `{"mode","key","ids":["..",..]}` |
 //! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
-//! | `GET /v1/segment/{key}/status` | range, next segment, step, runway, counters |
+//! | `GET /v1/segment/{key}/status` | an open key's range, next segment, step, runway, counters (404 `KEY_NOT_OPEN` for a key not open: a status never opens one) |
 //! | `GET /v1/decode/{id}?layout=NAME` | time, node, sequence and shard of a snowflake ID |
 //! | `GET /v1/masked/{segment,snowflake}/{key}?count=N&format=F` | masked IDs (see [`masked`](crate::masked)) |
 //! | `GET /v1/unmask/{text}?format=F` | the ID behind a masked ID, with the server's key |
-//! | `GET /v1/status` | lease and every open segment key |
+//! | `GET /v1/status` | lease, every open segment key, and the keys opening now |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
@@ -18,6 +18,13 @@
 //!
 //! With a tokens file, every route but `/healthz` and `/readyz` needs a bearer token with
 //! a scope that covers it: see [`scopes`](crate::scopes) and [`auth`].
+//!
+//! Every refusal is JSON (`{"error":{"kind","message"}}`) except on the Leaf routes,
+//! whose refusals are plain text as Leaf's are: a method a `/v1` route does not take is
+//! 405 `METHOD_NOT_ALLOWED`; a request that takes longer than `request_timeout_ms` is 503
+//! `TIMEOUT`; a body over [`MAX_BODY_BYTES`] (no route reads one) is 413
+//! `BODY_TOO_LARGE`; an unknown path is 404 `NO_ROUTE`, counted under the one route label
+//! `unmatched`.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -25,6 +32,7 @@ use std::time::{Instant, UNIX_EPOCH};
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
+use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -33,6 +41,8 @@ use axum::Router;
 use ferroflake::{Format, Layout};
 use ferroflake_segment::{KeyStatus, Range};
 use serde_json::{json, Value};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
 
 use crate::auth;
 use crate::issue::{self, check_key, refused, Mode};
@@ -41,6 +51,10 @@ use crate::refusal::Refusal;
 use crate::server::AppState;
 
 type Shared = Arc<AppState>;
+
+/// The largest request body accepted. No route reads a body; Leaf clients may send a
+/// small form.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// The router over `state`.
 pub fn router(state: Shared) -> Router {
@@ -73,11 +87,65 @@ pub fn router(state: Shared) -> Router {
         measured = measured.route_layer(authorize());
         floor = floor.route_layer(authorize());
     }
+    // Inside the measuring layer, so that a request cut short is counted as a 503.
+    let timeout = TimeoutLayer::with_status_code(
+        StatusCode::SERVICE_UNAVAILABLE,
+        state.config.request_timeout(),
+    );
+    let measure = || middleware::from_fn_with_state(Arc::clone(&state), measure);
     measured
-        .route_layer(middleware::from_fn_with_state(Arc::clone(&state), measure))
-        .fallback(not_found)
+        .route_layer(timeout)
+        .route_layer(measure())
+        .fallback(not_found.layer(measure()))
         .merge(floor)
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(middleware::map_response_with_state(
+            Arc::clone(&state),
+            errors_as_json,
+        ))
         .with_state(state)
+}
+
+/// The answers the layers make (405, 413, a timeout's 503), in the JSON shape of every
+/// other refusal; the handlers' own answers pass unchanged.
+async fn errors_as_json(State(state): State<Shared>, response: Response) -> Response {
+    let from_a_layer = match response.status() {
+        StatusCode::METHOD_NOT_ALLOWED | StatusCode::PAYLOAD_TOO_LARGE => true,
+        StatusCode::SERVICE_UNAVAILABLE => {
+            axum::body::HttpBody::size_hint(response.body()).exact() == Some(0)
+        }
+        _ => false,
+    };
+    if !from_a_layer {
+        return response;
+    }
+    let refusal = match response.status() {
+        StatusCode::METHOD_NOT_ALLOWED => Refusal {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            kind: "METHOD_NOT_ALLOWED",
+            message: "this route takes GET only (the Leaf routes /api/... take any method)"
+                .to_owned(),
+            retry: false,
+        },
+        StatusCode::PAYLOAD_TOO_LARGE => Refusal {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            kind: "BODY_TOO_LARGE",
+            message: format!("no route reads a body; at most {MAX_BODY_BYTES} bytes are accepted"),
+            retry: false,
+        },
+        _ => Refusal::unavailable(
+            "TIMEOUT",
+            format!(
+                "the request took longer than this server's limit of {} ms",
+                state.config.request_timeout_ms
+            ),
+        ),
+    };
+    let mut answer = refusal.json();
+    if let Some(allow) = response.headers().get(header::ALLOW) {
+        answer.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    answer
 }
 
 /// Counts every matched request by route and status, and times it. The handles are
@@ -194,7 +262,10 @@ async fn leaf_snowflake(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
 ) -> Response {
-    let result = key_from(path).and_then(|key| issue::snowflake_one(&state, &key));
+    let result = match key_from(path) {
+        Ok(key) => issue::snowflake_one(&state, &key).await,
+        Err(refusal) => Err(refusal),
+    };
     match result {
         Ok(id) => text_id(id),
         Err(refusal) => refused(&state, Mode::Snowflake, refusal).text(),
@@ -258,7 +329,7 @@ async fn v1_snowflake(
         let key = key_from(path)?;
         let count = issue::count(query.as_deref(), state.config.max_batch)?;
         let (node, ids) = if count == 1 {
-            let id = issue::snowflake_one(&state, &key)?;
+            let id = issue::snowflake_one(&state, &key).await?;
             let node = state
                 .snowflake
                 .as_ref()
@@ -320,12 +391,9 @@ async fn v1_segment_status(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
 ) -> Response {
-    let result = async {
-        let key = key_from(path)?;
-        let open = issue::segment_key(&state, &key).await?;
-        Ok::<_, Refusal>(open.handle.status())
-    }
-    .await;
+    let result = key_from(path)
+        .and_then(|key| issue::open_segment_key(&state, &key))
+        .map(|open| open.handle.status());
     match result {
         Ok(status) => json_response(StatusCode::OK, status_json(&status).to_string()),
         Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
@@ -411,6 +479,7 @@ async fn v1_status(State(state): State<Shared>) -> Response {
         Some(s) => json!({
             "store": s.label(),
             "keys": s.status().iter().map(status_json).collect::<Vec<_>>(),
+            "opening": s.opening(),
         }),
     };
     let body = json!({ "snowflake": snowflake_json(&state), "segment": segment });

@@ -1,5 +1,10 @@
 //! Segment mode: one allocator over the configured store, its key handles cached for the
 //! hot path, and the preloaded keys that readiness waits for.
+//!
+//! Reading a key's state never waits for the store: the status of every open key comes
+//! from this server's own map of open keys, each read under that key's short lock, never
+//! under the allocator's lock, which a key opening against a slow store holds for as long
+//! as the store takes. A key not open yet has no status and is not opened to give one.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +55,11 @@ pub struct Segments {
     js_keys: HashSet<String>,
     /// The last error per preloaded key that has not loaded yet.
     preload_errors: Mutex<HashMap<String, String>>,
+    /// Keys whose first segment is being loaded now, and by how many callers.
+    opening: Mutex<HashMap<String, usize>>,
+    /// One shared open per key for the requests that find it closed: they wait together,
+    /// on no thread, for a single call on the blocking pool.
+    flights: Mutex<HashMap<String, Arc<Flight>>>,
     metrics: Arc<Metrics>,
 }
 
@@ -82,6 +92,8 @@ impl Segments {
             preload: config.preload.clone(),
             js_keys: config.js_keys.iter().cloned().collect(),
             preload_errors: Mutex::new(preload_errors),
+            opening: Mutex::new(HashMap::new()),
+            flights: Mutex::new(HashMap::new()),
             metrics,
         })
     }
@@ -118,10 +130,13 @@ impl Segments {
                 None => {}
             }
         }
-        let handle = if self.js_keys.contains(key) {
-            self.allocator.key_with_limit(key, LIMIT_JS)
-        } else {
-            self.allocator.key(key)
+        let handle = {
+            let _opening = Opening::new(&self.opening, key);
+            if self.js_keys.contains(key) {
+                self.allocator.key_with_limit(key, LIMIT_JS)
+            } else {
+                self.allocator.key(key)
+            }
         };
         let handle = match handle {
             Ok(handle) => handle,
@@ -223,14 +238,39 @@ impl Segments {
             .collect()
     }
 
-    /// The status of every open key, sorted by key.
+    /// The status of every open key, sorted by key. Never waits for a key that is
+    /// opening (see the module docs).
     pub fn status(&self) -> Vec<KeyStatus> {
-        self.allocator.status()
+        let open: Vec<Arc<OpenKey>> = read(&self.keys).values().cloned().collect();
+        let mut all: Vec<KeyStatus> = open.iter().map(|k| k.handle.status()).collect();
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        all
+    }
+
+    /// The keys whose first segment is being loaded from the store now, sorted.
+    pub fn opening(&self) -> Vec<String> {
+        let mut keys: Vec<String> = lock(&self.opening).keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    /// The shared open of `key` that requests finding it closed wait on together.
+    pub(crate) fn flight(&self, key: &str) -> Arc<Flight> {
+        Arc::clone(lock(&self.flights).entry(key.to_owned()).or_default())
+    }
+
+    /// Forgets `flight` once it has an outcome: the next request finds the key open, or
+    /// (after a failure) tries afresh.
+    pub(crate) fn landed(&self, key: &str, flight: &Arc<Flight>) {
+        let mut flights = lock(&self.flights);
+        if flights.get(key).is_some_and(|f| Arc::ptr_eq(f, flight)) {
+            flights.remove(key);
+        }
     }
 
     /// Sets the runway, step and loaded gauges.
     pub fn refresh_metrics(&self) {
-        for status in self.allocator.status() {
+        for status in self.status() {
             let key = [("key", status.key.as_str())];
             self.metrics
                 .gauge(RUNWAY_IDS, &key)
@@ -259,6 +299,34 @@ impl Segments {
             "segment allocator shut down"
         );
         report
+    }
+}
+
+/// The outcome of one shared open.
+pub(crate) type Flight = tokio::sync::OnceCell<Result<Arc<OpenKey>, SegmentError>>;
+
+/// Marks a key as opening for as long as it lives.
+struct Opening<'a> {
+    keys: &'a Mutex<HashMap<String, usize>>,
+    key: &'a str,
+}
+
+impl<'a> Opening<'a> {
+    fn new(keys: &'a Mutex<HashMap<String, usize>>, key: &'a str) -> Self {
+        *lock(keys).entry(key.to_owned()).or_default() += 1;
+        Opening { keys, key }
+    }
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        let mut keys = lock(self.keys);
+        if let Some(count) = keys.get_mut(self.key) {
+            *count -= 1;
+            if *count == 0 {
+                keys.remove(self.key);
+            }
+        }
     }
 }
 

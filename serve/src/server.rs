@@ -3,7 +3,10 @@
 //! The stop, whether from SIGTERM ([`run`]) or from [`RunningServer::stop`]:
 //!
 //! 1. `/readyz` turns 503 at once, and the listener stops accepting.
-//! 2. Requests in flight finish (and are answered normally), up to `shutdown_timeout_ms`.
+//! 2. Idle connections close at once, and so do those whose request head has not fully
+//!    arrived (a half-sent request has nothing to answer). Requests in flight finish and
+//!    are answered normally, up to `shutdown_timeout_ms` (see
+//!    [`connections`](crate::connections)).
 //! 3. The segment allocator shuts down: each key's unissued IDs go back to the table
 //!    where nobody allocated since.
 //! 4. The lease is released with the final high-water mark, so another server can take
@@ -23,7 +26,7 @@ use std::time::Duration;
 
 use ferroflake_segment::ShutdownReport;
 use serde_json::{json, Value};
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{oneshot, watch};
 
 use crate::config::{Config, LogFormat};
 use crate::metrics::Metrics;
@@ -205,19 +208,7 @@ async fn serve(
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> StopReport {
     let app = crate::routes::router(Arc::clone(&state));
-    let began = Arc::new(Notify::new());
-    let stop_state = Arc::clone(&state);
-    let began_tx = Arc::clone(&began);
-    let graceful = async move {
-        stop.await;
-        stop_state.stopping.store(true, Ordering::SeqCst);
-        stop_state.preload_stop.store(true, Ordering::SeqCst);
-        tracing::info!(
-            event = "stopping",
-            "stop requested: no new connections; finishing requests in flight"
-        );
-        began_tx.notify_one();
-    };
+    let (stop_tx, stop_rx) = watch::channel(false);
     let upkeep_state = Arc::clone(&state);
     let upkeep = tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_secs(5));
@@ -226,19 +217,37 @@ async fn serve(
             upkeep_state.metrics.upkeep();
         }
     });
-    let server = axum::serve(listener, app).with_graceful_shutdown(graceful);
+    let serving = Arc::clone(&state);
+    let mut server = tokio::spawn(async move {
+        crate::connections::serve(listener, app, &serving.config, &serving.metrics, stop_rx).await;
+    });
+    tokio::select! {
+        () = stop => {}
+        // Never before the stop, but if it did, the stop below still gives everything back.
+        _ = &mut server => tracing::error!(event = "serve_failed", "the HTTP server ended"),
+    }
+    state.stopping.store(true, Ordering::SeqCst);
+    state.preload_stop.store(true, Ordering::SeqCst);
+    tracing::info!(
+        event = "stopping",
+        "stop requested: no new connections; closing idle and half-sent ones; finishing \
+         requests in flight"
+    );
+    let _ = stop_tx.send(true);
     let timeout = state.config.shutdown_timeout();
-    let drained = tokio::select! {
-        result = server => {
-            if let Err(e) = result {
-                tracing::error!(event = "serve_failed", error = %e, "the HTTP server failed");
+    let drained = if server.is_finished() {
+        true
+    } else {
+        match tokio::time::timeout(timeout, &mut server).await {
+            Ok(_) => true,
+            Err(_) => {
+                tracing::warn!(
+                    event = "drain_timeout",
+                    timeout_ms = timeout.as_millis() as u64,
+                    "requests still in flight at the stop timeout; stopping anyway"
+                );
+                false
             }
-            true
-        }
-        () = async { began.notified().await; tokio::time::sleep(timeout).await } => {
-            tracing::warn!(event = "drain_timeout", timeout_ms = timeout.as_millis() as u64,
-                "requests still in flight at the stop timeout; stopping anyway");
-            false
         }
     };
     upkeep.abort();
@@ -410,6 +419,14 @@ pub fn run(args: &crate::config::ServeArgs) -> i32 {
 }
 
 fn run_config(config: Config) -> Result<StopReport, String> {
+    // Before the listener and the stores open: every descriptor counts.
+    match crate::open_files::raise_to_hard() {
+        Ok((before, after)) => tracing::info!(event = "open_files",
+            soft_before = ?before, soft = ?after,
+            "open-file limit raised to the hard limit (None: unlimited)"),
+        Err(e) => tracing::warn!(event = "open_files_not_raised", error = %e,
+            "cannot raise the open-file limit; connections are bounded by the current one"),
+    }
     let rt = runtime(&config)?;
     let listener = bind(config.listen)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;

@@ -61,9 +61,7 @@ impl Snowflake {
             Some(address) => RegistryAddress::parse(address).map_err(|e| e.to_string())?,
             None => RegistryAddress::Default,
         };
-        let mut lease_config = LeaseConfig::with_ttl(config.lease_ttl());
-        lease_config.max_ttl = Duration::from_millis(config.lease_max_ttl_ms);
-        lease_config.validate().map_err(|e| e.to_string())?;
+        let lease_config = config.lease_config()?;
         let counters = config
             .snowflake_keys
             .iter()

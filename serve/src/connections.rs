@@ -1,0 +1,260 @@
+//! Accepting and holding connections, within bounds, and closing them at a stop.
+//!
+//! - **A connection limit.** At most [`Config::max_connections`] at once (fewer if the
+//!   open-file limit leaves room for fewer: see [`open_files`](crate::open_files)). A
+//!   connection over it is answered `503` with `Retry-After`, unread, and closed; it is
+//!   counted (`ferroflake_http_connections_refused_total`) and logged at most once a
+//!   second, with how many were refused since the last line.
+//! - **A header-read timeout.** Hyper's timer runs from the moment a connection waits for
+//!   a request head, a new connection or a kept-alive one between requests, to the end of
+//!   that head: a client that sends nothing, or its head a byte at a time, is closed
+//!   after [`Config::header_read_timeout_ms`]. So it is the idle keep-alive timeout too.
+//! - **Small heads.** A head larger than [`MAX_HEAD_BYTES`] is refused (431), so a
+//!   connection's buffer stays small.
+//! - **Accept errors never spin.** Each is counted (`ferroflake_http_accept_errors_total`)
+//!   and logged at most once a second; one that is not about a single connection (out of
+//!   file descriptors, of memory) pauses accepting, from 10 ms doubling to 1 s, so that
+//!   the loop waits for a descriptor to be freed rather than retrying at full speed.
+//! - **A drain that waits only for answers.** At the stop the listener closes; idle
+//!   connections close at once, and so do those that never completed a request head (a
+//!   half-sent request has no answer to wait for); a connection whose request is being
+//!   answered gets its answer, then closes.
+//!
+//! The request timeout and the body bound are tower layers on the router: see
+//! [`routes`](crate::routes).
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use metrics::{Counter, Gauge};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+use tower::ServiceExt;
+
+use crate::config::Config;
+use crate::metrics::{
+    Metrics, ACCEPT_ERRORS, CONNECTIONS_LIMIT, CONNECTIONS_OPEN, CONNECTIONS_REFUSED,
+    HEADER_TIMEOUTS,
+};
+
+/// The largest request head (request line and headers) a connection buffers.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+
+/// The pause after an accept error that is not about one connection: doubling, bounded.
+const PAUSE_FIRST: Duration = Duration::from_millis(10);
+const PAUSE_LAST: Duration = Duration::from_secs(1);
+
+/// How often a repeated event (a refused connection, an accept error) is logged at most.
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+/// Serves `app` on `listener` until `stop` turns true, then closes the listener and
+/// returns once every connection has closed (see the module docs for which wait).
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    config: &Config,
+    metrics: &Metrics,
+    mut stop: watch::Receiver<bool>,
+) {
+    let limit = crate::open_files::connection_limit(
+        config.max_connections,
+        crate::open_files::soft_limit(),
+    );
+    if limit < config.max_connections {
+        tracing::warn!(
+            event = "connection_limit_lowered",
+            limit,
+            max_connections = config.max_connections,
+            "the open-file limit leaves room for fewer connections than max_connections"
+        );
+    }
+    metrics.gauge(CONNECTIONS_LIMIT, &[]).set(limit as f64);
+    let permits = Arc::new(Semaphore::new(limit));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_millis(config.header_read_timeout_ms))
+        .max_buf_size(MAX_HEAD_BYTES);
+    let shared = Arc::new(Shared {
+        http,
+        app,
+        open: metrics.gauge(CONNECTIONS_OPEN, &[]),
+        header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
+    });
+    let refused = metrics.counter(CONNECTIONS_REFUSED, &[("reason", "limit")]);
+    let busy = busy_answer(limit);
+    let mut refusals = Throttled::default();
+    let mut accept_errors = Throttled::default();
+    let mut pause = PAUSE_FIRST;
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = stopped(&mut stop) => break,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                pause = PAUSE_FIRST;
+                match Arc::clone(&permits).try_acquire_owned() {
+                    Ok(permit) => {
+                        let shared = Arc::clone(&shared);
+                        let stop = stop.clone();
+                        tokio::spawn(async move {
+                            shared.hold(stream, stop).await;
+                            drop(permit);
+                        });
+                    }
+                    Err(_) => {
+                        refused.increment(1);
+                        // Unread: the answer fits the empty send buffer; a client that
+                        // sent a body may see a reset instead.
+                        let _ = stream.try_write(&busy);
+                        drop(stream);
+                        if let Some(since) = refusals.due() {
+                            tracing::warn!(event = "connections_refused", limit,
+                                refused = since,
+                                "at the connection limit: new connections are answered 503 and closed");
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let kind = error_kind(&e);
+                metrics
+                    .counter(ACCEPT_ERRORS, &[("kind", kind)])
+                    .increment(1);
+                let per_connection = is_per_connection(&e);
+                if let Some(since) = accept_errors.due() {
+                    tracing::error!(event = "accept_failed", kind, error = %e, failures = since,
+                        pause_ms = if per_connection { 0 } else { pause.as_millis() as u64 },
+                        "cannot accept a connection");
+                }
+                if !per_connection {
+                    tokio::select! {
+                        () = stopped(&mut stop) => break,
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                    pause = (pause * 2).min(PAUSE_LAST);
+                }
+            }
+        }
+    }
+    drop(listener);
+    // Every permit back: every connection closed.
+    let all = u32::try_from(limit).unwrap_or(u32::MAX);
+    let _ = permits.acquire_many(all).await;
+}
+
+/// Resolves once `stop` is true (or its sender is gone, which is a stop too).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    // The guard it returns is dropped here: it must not be held across an await.
+    let _ = stop.wait_for(|stop| *stop).await;
+}
+
+/// What every connection task shares.
+struct Shared {
+    http: hyper::server::conn::http1::Builder,
+    app: Router,
+    open: Gauge,
+    header_timeouts: Counter,
+}
+
+impl Shared {
+    /// Serves one connection until it closes, or until the stop closes it.
+    async fn hold(&self, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+        self.open.increment(1.0);
+        let _ = stream.set_nodelay(true);
+        // Set once the connection has completed a request head: from then on the stop
+        // waits for its answer.
+        let answering = Arc::new(AtomicBool::new(false));
+        let app = self.app.clone();
+        let seen = Arc::clone(&answering);
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            seen.store(true, Ordering::Relaxed);
+            app.clone().oneshot(request.map(axum::body::Body::new))
+        });
+        let connection = self.http.serve_connection(TokioIo::new(stream), service);
+        tokio::pin!(connection);
+        let result = tokio::select! {
+            result = connection.as_mut() => result,
+            () = stopped(&mut stop) => {
+                if answering.load(Ordering::Relaxed) {
+                    // Idle: closes now; answering: closes after the answer.
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                } else {
+                    // No complete request head: nothing to answer.
+                    Ok(())
+                }
+            }
+        };
+        if let Err(e) = result {
+            if e.is_timeout() {
+                self.header_timeouts.increment(1);
+            }
+            tracing::debug!(event = "connection_error", error = %e, "connection closed on an error");
+        }
+        self.open.decrement(1.0);
+    }
+}
+
+/// Counts events and says when one should be logged: the first, then at most one per
+/// [`LOG_EVERY`], each with how many happened since the last line.
+#[derive(Default)]
+struct Throttled {
+    last: Option<Instant>,
+    since: u64,
+}
+
+impl Throttled {
+    fn due(&mut self) -> Option<u64> {
+        self.since += 1;
+        if self.last.is_some_and(|at| at.elapsed() < LOG_EVERY) {
+            return None;
+        }
+        self.last = Some(Instant::now());
+        Some(std::mem::take(&mut self.since))
+    }
+}
+
+/// The answer to a connection over the limit, in the JSON shape of every refusal.
+fn busy_answer(limit: usize) -> Vec<u8> {
+    let body = serde_json::json!({ "error": {
+        "kind": "TOO_MANY_CONNECTIONS",
+        "message": format!("the server holds its limit of {limit} connections; retry shortly"),
+    }})
+    .to_string();
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Errors about one connection (it was reset before it was accepted): accepting goes on.
+fn is_per_connection(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// A metric label for an accept error: a small, fixed set.
+fn error_kind(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(code) if code == rustix::io::Errno::MFILE.raw_os_error() => "too_many_open_files",
+        Some(code) if code == rustix::io::Errno::NFILE.raw_os_error() => "system_open_files",
+        Some(code) if code == rustix::io::Errno::NOBUFS.raw_os_error() => "no_buffers",
+        Some(code) if code == rustix::io::Errno::NOMEM.raw_os_error() => "no_memory",
+        _ if is_per_connection(e) => "connection",
+        _ => "other",
+    }
+}
