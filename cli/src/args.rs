@@ -271,6 +271,15 @@ pub enum SegmentCommand {
     Create(SegmentCreateArgs),
     /// Show keys' rows: max_id (where the next allocation starts) and step.
     Status(SegmentStatusArgs),
+    /// Bring a key back after a loss: raise it above the highest ID issued for it.
+    ///
+    /// A key whose row was lost, or went back (a restored backup, a flushed Redis), is
+    /// refused with REWOUND, and is never created again below what it reached. Find the
+    /// highest ID issued for the key (in the data that holds the IDs), then run this with
+    /// --above that ID: the key's next range starts above it, and above the highest max_id
+    /// the store itself recorded for the key. A missing key is made with --step. Restart the
+    /// processes using the key afterwards.
+    Recover(SegmentRecoverArgs),
     /// Issue date-prefixed order numbers, one per line: yyyyMMdd and a zero-padded counter.
     ///
     /// Each day has its own key, PREFIX:yyyyMMdd, created on first use; the day is taken in
@@ -335,6 +344,28 @@ pub struct SegmentCreateArgs {
     /// How many IDs one allocation takes (1 to 2^31 - 1). Allocators grow it while IDs go
     /// fast (up to 1,000,000), never below it.
     #[arg(long)]
+    pub step: u64,
+
+    #[command(flatten)]
+    pub store: StoreChoice,
+
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t = SegmentFormat::Text)]
+    pub format: SegmentFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SegmentRecoverArgs {
+    /// The key (1 to 128 bytes).
+    pub key: String,
+
+    /// The highest ID ever issued for the key, as found by the operator: the next range
+    /// starts above it.
+    #[arg(long, value_name = "ID")]
+    pub above: u64,
+
+    /// The step, if the key's row is missing and is made again.
+    #[arg(long, default_value_t = 1000)]
     pub step: u64,
 
     #[command(flatten)]

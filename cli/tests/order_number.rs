@@ -56,6 +56,33 @@ fn runs_on_one_store_never_repeat_and_a_full_counter_is_refused() {
     );
 }
 
+/// A day's row lost after the day issued numbers (deleted, or the table restored) is never
+/// made again at 000001: the next run is refused, and issues nothing.
+#[test]
+fn a_lost_day_fails_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("segments.db");
+    let store = store.to_str().unwrap();
+    let args = ["segment", "order-number", "-n", "3", "--store", store];
+    let first = run(&args);
+    assert!(first.status.success(), "{first:?}");
+    assert_eq!(lines(&first).len(), 3);
+    let conn = rusqlite::Connection::open(store).unwrap();
+    let deleted = conn
+        .execute("DELETE FROM leaf_alloc WHERE biz_tag LIKE 'orders:%'", [])
+        .unwrap();
+    assert_eq!(deleted, 1, "the day's row");
+    drop(conn);
+    let again = run(&args);
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert!(lines(&again).is_empty(), "nothing issued: {again:?}");
+    let message = String::from_utf8(again.stderr).unwrap();
+    assert!(
+        message.contains("went back") && message.contains("segment recover orders:"),
+        "{message}"
+    );
+}
+
 /// SIGTERM stops issuing and gives the day's unissued rest back: the next run goes on right
 /// after the last number printed, and the run exits 143.
 #[test]

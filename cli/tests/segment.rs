@@ -64,6 +64,13 @@ impl Store {
         ids(&stdout(&self.run(&["next", key, "-n", &count.to_string()])))
     }
 
+    /// Deletes rows whose key matches `pattern` (SQL `LIKE`) behind the CLI's back; how many.
+    fn delete_rows(&self, pattern: &str) -> usize {
+        let conn = rusqlite::Connection::open(&self.path).unwrap();
+        conn.execute("DELETE FROM leaf_alloc WHERE biz_tag LIKE ?1", [pattern])
+            .unwrap()
+    }
+
     /// The key's max_id, from `status --format json`.
     fn max_id(&self, key: &str) -> u64 {
         let value = json(&stdout(&self.run(&["status", key, "--format", "json"])));
@@ -122,6 +129,43 @@ fn next_starts_at_start_and_back_to_back_runs_continue_without_overlap_or_gap() 
     assert_eq!(json_ids(&value), [107, 108]);
     assert!(value.get("error").is_none(), "{value}");
     assert_eq!(store.max_id("orders"), 109, "the rest was given back");
+}
+
+/// A row deleted after the key issued IDs: creating it again at its start (what a
+/// create-at-every-start script does) and taking IDs are both refused, until `recover`
+/// raises it above the highest ID issued.
+#[test]
+fn a_lost_key_is_never_created_again_below_what_it_issued() {
+    let store = Store::new();
+    store.create("lost", 1, 10);
+    assert_eq!(store.next("lost", 5), [1, 2, 3, 4, 5]);
+    assert_eq!(store.delete_rows("lost"), 1);
+    let again = store.run(&["create", "lost", "--start", "1", "--step", "10"]);
+    assert!(!again.status.success(), "the create must be refused");
+    let why = stderr(&again);
+    assert!(
+        why.contains("REWOUND") || why.contains("went back"),
+        "a typed refusal: {why}"
+    );
+    assert!(
+        why.contains("segment recover lost --above"),
+        "says how to recover: {why}"
+    );
+    let next = store.run(&["next", "lost", "-n", "1"]);
+    assert!(!next.status.success(), "next must be refused");
+    assert!(next.stdout.is_empty(), "nothing issued");
+    let recovered = stdout(&store.run(&["recover", "lost", "--above", "2", "--step", "10"]));
+    assert!(
+        recovered.contains("next range starts at 6"),
+        "the store's own mark (5 issued, 6..11 given back) wins over a lower floor: {recovered}"
+    );
+    assert_eq!(store.next("lost", 2), [6, 7]);
+    let value =
+        json(&stdout(&store.run(&[
+            "recover", "lost", "--above", "99", "--format", "json",
+        ])));
+    assert_eq!(value["max_id"], "100", "{value}");
+    assert_eq!(store.next("lost", 1), [100]);
 }
 
 #[test]

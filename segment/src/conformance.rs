@@ -24,6 +24,18 @@ use crate::{Range, SegmentError, SegmentStore, MAX_STEP, MAX_TABLE_ID};
 /// A factory for stores over fresh, empty tables.
 pub type Fresh<'a> = &'a dyn Fn() -> Arc<dyn SegmentStore>;
 
+/// What a store's test does to its table behind the store's back, as an operator, a lost
+/// write or a restored backup would, for the fault checks ([`run_faults`]).
+pub trait Tamper {
+    /// Deletes the key's row (a `DELETE`, a `DEL`, a lost write), leaving everything else.
+    fn delete_row(&self, key: &str);
+    /// Sets the key's `max_id` (a row restored from a backup, or edited by hand).
+    fn set_max_id(&self, key: &str, max_id: u64);
+}
+
+/// A factory for stores over fresh, empty tables, each with a [`Tamper`] on its table.
+pub type FreshTampered<'a> = &'a dyn Fn() -> (Arc<dyn SegmentStore>, Box<dyn Tamper>);
+
 /// Runs every check below, in order.
 pub fn run_all(fresh: Fresh<'_>) {
     leaf_ranges(fresh);
@@ -32,6 +44,151 @@ pub fn run_all(fresh: Fresh<'_>) {
     exhaustion_never_wraps(fresh);
     give_back_is_conditional(fresh);
     concurrent_allocations_are_disjoint(fresh);
+    recover_creates_and_never_lowers(fresh);
+}
+
+/// Runs every fault check below, in order.
+pub fn run_faults(fresh: FreshTampered<'_>) {
+    a_lost_row_is_never_recreated_below_its_mark(fresh);
+    a_row_moved_back_is_refused(fresh);
+    recovery_starts_above_the_floor_and_the_mark(fresh);
+}
+
+/// [`SegmentStore::recover`] makes a missing key at the floor plus one, raises a key below
+/// the floor, and never lowers a key above it.
+pub fn recover_creates_and_never_lowers(fresh: Fresh<'_>) {
+    let store = fresh();
+    let made = store.recover("r", 99, 10).unwrap();
+    assert_eq!(
+        (made.max_id, made.step),
+        (100, 10),
+        "a missing key made above the floor"
+    );
+    assert_eq!(
+        store.allocate("r", 10).unwrap().range,
+        Range {
+            start: 100,
+            end: 110
+        },
+        "the first range after recovery"
+    );
+    let kept = store.recover("r", 5, 50).unwrap();
+    assert_eq!(
+        (kept.max_id, kept.step),
+        (110, 10),
+        "a floor below the row lowers nothing, and the table's step stays"
+    );
+    assert_eq!(
+        store.recover("r", 499, 10).unwrap().max_id,
+        500,
+        "raised to the floor"
+    );
+    assert!(
+        matches!(
+            store.recover("r", MAX_TABLE_ID, 10),
+            Err(SegmentError::InvalidConfig { .. })
+        ),
+        "a floor at the table's last ID"
+    );
+    assert!(
+        matches!(
+            store.recover("", 1, 10),
+            Err(SegmentError::InvalidKey { .. })
+        ),
+        "an empty key"
+    );
+}
+
+/// A key whose row is lost after it issued IDs is never created again below what it
+/// reached (the create-at-start pattern of every quickstart), nor recreated by an
+/// allocation; created above that, it goes on from there.
+pub fn a_lost_row_is_never_recreated_below_its_mark(fresh: FreshTampered<'_>) {
+    let (store, tamper) = fresh();
+    store.create("lost", 1, 10).unwrap();
+    store.allocate("lost", 10).unwrap();
+    let last = store.allocate("lost", 10).unwrap().range; // 11..21
+    tamper.delete_row("lost");
+    assert!(
+        matches!(
+            store.allocate("lost", 10),
+            Err(SegmentError::Rewound { .. })
+        ),
+        "an allocation after the row was lost must be Rewound"
+    );
+    assert!(
+        matches!(
+            store.create("lost", 1, 10),
+            Err(SegmentError::Rewound { .. })
+        ),
+        "creating the key again at its old start must be Rewound"
+    );
+    assert!(
+        matches!(
+            store.create("lost", 20, 10),
+            Err(SegmentError::Rewound { .. })
+        ),
+        "creating it again inside its last range must be Rewound"
+    );
+    assert!(
+        matches!(store.peek("lost"), Err(SegmentError::Rewound { .. })),
+        "no row was made by the refusals, and reading the lost key says it is lost"
+    );
+    store
+        .create("lost", last.end as i64, 10)
+        .expect("a create above everything issued");
+    assert_eq!(
+        store.allocate("lost", 10).unwrap().range.start,
+        last.end,
+        "the key goes on above what it issued"
+    );
+}
+
+/// An allocation from a row whose `max_id` went back (a restored row, a hand edit) is
+/// refused, and the row is left as it was.
+pub fn a_row_moved_back_is_refused(fresh: FreshTampered<'_>) {
+    let (store, tamper) = fresh();
+    store.create("back", 1, 10).unwrap();
+    store.allocate("back", 10).unwrap();
+    store.allocate("back", 10).unwrap(); // max_id 21
+    tamper.set_max_id("back", 11);
+    assert!(
+        matches!(
+            store.allocate("back", 10),
+            Err(SegmentError::Rewound { .. })
+        ),
+        "an allocation from a row below its mark must be Rewound"
+    );
+    assert_eq!(
+        store.peek("back").unwrap().map(|r| r.max_id),
+        Some(11),
+        "the refused allocation must leave the row as it was"
+    );
+    tamper.set_max_id("back", 40);
+    assert_eq!(
+        store.allocate("back", 10).unwrap().range.start,
+        40,
+        "a row moved forward (a Leaf server sharing the table) is fine"
+    );
+}
+
+/// After a loss, [`SegmentStore::recover`] starts the key above both the operator's floor
+/// and what the store knows it reached, whichever is higher.
+pub fn recovery_starts_above_the_floor_and_the_mark(fresh: FreshTampered<'_>) {
+    let (store, tamper) = fresh();
+    store.create("rec", 1, 10).unwrap();
+    store.allocate("rec", 10).unwrap();
+    store.allocate("rec", 10).unwrap(); // max_id 21
+    tamper.delete_row("rec");
+    let row = store.recover("rec", 5, 10).unwrap();
+    assert_eq!(row.max_id, 21, "a floor below the mark: the mark wins");
+    assert_eq!(store.allocate("rec", 10).unwrap().range.start, 21);
+    tamper.set_max_id("rec", 3);
+    assert_eq!(
+        store.recover("rec", 1000, 10).unwrap().max_id,
+        1001,
+        "the floor above the mark"
+    );
+    assert_eq!(store.allocate("rec", 10).unwrap().range.start, 1001);
 }
 
 /// Leaf's convention: a key created at `start` with `step` first yields `[start, start +

@@ -64,7 +64,8 @@ pub enum SegmentError {
     /// range below one already issued, or lost the key's row after issuing from it (a
     /// restored backup or snapshot, a restart or failover that lost recent writes, a flushed
     /// or evicted key, a row edited by hand). Nothing is issued from the key until an
-    /// operator sets its `max_id` above the highest ID issued; retrying cannot fix it.
+    /// operator raises it above the highest ID issued
+    /// ([`SegmentStore::recover`](crate::SegmentStore::recover)); retrying cannot fix it.
     Rewound {
         /// Which store.
         store: String,
@@ -139,9 +140,9 @@ impl fmt::Display for SegmentError {
             Self::Rewound { store, key, detail } => write!(
                 f,
                 "segment key {key:?} went back in the {store} store, or may have: {detail}. \
-                 Nothing is issued from it until its max_id is set above the highest ID ever \
-                 issued for it (or the key is created again above that) and the allocators \
-                 using it restart"
+                 Nothing is issued from it until an operator finds the highest ID ever issued \
+                 for it and runs `ferroflake segment recover {key} --above <that ID>` (or \
+                 SegmentStore::recover), and the allocators using it restart"
             ),
             Self::Forked { made_in_pid, pid } => write!(
                 f,

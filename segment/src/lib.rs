@@ -81,6 +81,7 @@ mod config;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
+pub mod marks;
 mod memory;
 mod order_number;
 mod segment;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
+use crate::marks::{recovered_max_id, recreated_below_mark, row_below_mark, row_gone};
 use crate::sqlite_log;
 use crate::sqlite_name::{self, NameClaim};
 use crate::store::{check_create, check_give_back, check_key, check_step, range_after};
@@ -27,6 +28,10 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS leaf_alloc (
     step        int          NOT NULL,
     description varchar(256),
     update_time timestamp    NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS leaf_alloc_marks (
+    biz_tag varchar(128) NOT NULL PRIMARY KEY,
+    high    bigint       NOT NULL
 )";
 
 /// A [`SegmentStore`] over a SQLite file (Leaf's `leaf_alloc` table).
@@ -183,20 +188,23 @@ impl SqliteStore {
 
 impl SegmentStore for SqliteStore {
     fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
-        check_create(key, start, step)?;
+        let start = check_create(key, start, step)?;
         self.with_tx(|tx| {
             let inserted = tx
                 .execute(
                     "INSERT INTO leaf_alloc (biz_tag, max_id, step, description, update_time)
                      VALUES (?1, ?2, ?3, 'created by ferroflake', CURRENT_TIMESTAMP)
                      ON CONFLICT (biz_tag) DO NOTHING",
-                    params![key, start, step as i64],
+                    params![key, start as i64, step as i64],
                 )
                 .map_err(classify)?;
             if inserted == 0 {
                 return Err(SegmentError::KeyExists { key: key.into() });
             }
-            Ok(())
+            if let Some(mark) = read_mark(tx, key)?.filter(|&mark| mark > start) {
+                return Err(recreated_below_mark("sqlite", key, start, mark));
+            }
+            set_mark(tx, key, start)
         })
     }
 
@@ -215,10 +223,12 @@ impl SegmentStore for SqliteStore {
                 )
                 .optional()
                 .map_err(classify)?;
+            let mark = read_mark(tx, key)?;
             let Some((max_id, table_step)) = row else {
-                return Err(match read(tx, key)? {
-                    None => SegmentError::UnknownKey { key: key.into() },
-                    Some(_) => SegmentError::Exhausted {
+                return Err(match (read(tx, key)?, mark) {
+                    (None, Some(mark)) => row_gone("sqlite", key, mark),
+                    (None, None) => SegmentError::UnknownKey { key: key.into() },
+                    (Some(_), _) => SegmentError::Exhausted {
                         key: key.into(),
                         limit: MAX_TABLE_ID,
                     },
@@ -228,6 +238,11 @@ impl SegmentStore for SqliteStore {
             if max_id < step {
                 return Err(malformed(key, "max_id", max_id as i64 - step as i64));
             }
+            // An error rolls the increment back: the row stays as it was.
+            if let Some(mark) = mark.filter(|&mark| mark > max_id - step) {
+                return Err(row_below_mark("sqlite", key, max_id - step, mark));
+            }
+            set_mark(tx, key, max_id)?;
             Ok(Allocation {
                 range: range_after(max_id, step),
                 table_step: non_negative(key, "step", table_step)?,
@@ -253,6 +268,9 @@ impl SegmentStore for SqliteStore {
             if changed == 0 && read(tx, key)?.is_none() {
                 return Err(SegmentError::UnknownKey { key: key.into() });
             }
+            if changed == 1 && read_mark(tx, key)? == Some(expected_max_id) {
+                set_mark(tx, key, rest.start)?;
+            }
             Ok(changed == 1)
         })
     }
@@ -260,12 +278,63 @@ impl SegmentStore for SqliteStore {
     fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
         check_key(key)?;
         let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
-        read(&conn, key)
+        match read(&conn, key)? {
+            None => match read_mark(&conn, key)? {
+                Some(mark) => Err(row_gone("sqlite", key, mark)),
+                None => Ok(None),
+            },
+            row => Ok(row),
+        }
+    }
+
+    fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError> {
+        check_key(key)?;
+        check_step(step)?;
+        self.with_tx(|tx| {
+            let row = read(tx, key)?;
+            let max_id = recovered_max_id(above, row.map(|r| r.max_id), read_mark(tx, key)?)?;
+            tx.execute(
+                "INSERT INTO leaf_alloc (biz_tag, max_id, step, description, update_time)
+                 VALUES (?1, ?2, ?3, 'recovered by ferroflake', CURRENT_TIMESTAMP)
+                 ON CONFLICT (biz_tag) DO UPDATE SET max_id = excluded.max_id,
+                     update_time = CURRENT_TIMESTAMP",
+                params![key, max_id as i64, step as i64],
+            )
+            .map_err(classify)?;
+            set_mark(tx, key, max_id)?;
+            Ok(KeyRecord {
+                max_id,
+                step: row.map_or(step, |r| r.step),
+            })
+        })
     }
 
     fn name(&self) -> &str {
         "sqlite"
     }
+}
+
+/// The key's mark ([`crate::marks`]), if it has one.
+fn read_mark(conn: &Connection, key: &str) -> Result<Option<u64>, SegmentError> {
+    let high: Option<i64> = conn
+        .query_row(
+            "SELECT high FROM leaf_alloc_marks WHERE biz_tag = ?1",
+            params![key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(classify)?;
+    high.map(|h| non_negative(key, "mark", h)).transpose()
+}
+
+fn set_mark(conn: &Connection, key: &str, high: u64) -> Result<(), SegmentError> {
+    conn.execute(
+        "INSERT INTO leaf_alloc_marks (biz_tag, high) VALUES (?1, ?2)
+         ON CONFLICT (biz_tag) DO UPDATE SET high = excluded.high",
+        params![key, high as i64],
+    )
+    .map_err(classify)?;
+    Ok(())
 }
 
 fn read(conn: &Connection, key: &str) -> Result<Option<KeyRecord>, SegmentError> {

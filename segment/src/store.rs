@@ -82,7 +82,8 @@ pub trait SegmentStore: Send + Sync {
     /// Adds `key` with `max_id = start` and `step`, so that the first allocation of `step`
     /// IDs returns `[start, start + step)`.
     ///
-    /// [`SegmentError::KeyExists`] if the key has a row; [`SegmentError::InvalidKey`] or
+    /// [`SegmentError::KeyExists`] if the key has a row; [`SegmentError::Rewound`] if it has
+    /// none but once reached above `start` ([`marks`](crate::marks)); [`SegmentError::InvalidKey`] or
     /// [`SegmentError::InvalidConfig`] for what [`check_key`] and [`check_step`] refuse,
     /// or a negative start.
     fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError>;
@@ -90,7 +91,9 @@ pub trait SegmentStore: Send + Sync {
     /// Takes the next `step` IDs of `key` in one atomic update (`max_id = max_id + step`)
     /// and returns them. The table's own step is not changed.
     ///
-    /// [`SegmentError::UnknownKey`] if the key has no row; [`SegmentError::Exhausted`] if
+    /// [`SegmentError::UnknownKey`] if the key has no row (and never had one);
+    /// [`SegmentError::Rewound`] if the row is below the key's mark, or gone after the key
+    /// was used; [`SegmentError::Exhausted`] if
     /// `max_id + step` would pass 2^63 - 1 (the row is then left as it was; nothing wraps).
     fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError>;
 
@@ -101,19 +104,31 @@ pub trait SegmentStore: Send + Sync {
     fn give_back(&self, key: &str, rest: Range, expected_max_id: u64)
         -> Result<bool, SegmentError>;
 
-    /// Reads the key's row without changing it; `None` if there is none.
+    /// Reads the key's row without changing it; `None` if there is none (and never was:
+    /// [`SegmentError::Rewound`] if it is gone after the key was used).
     fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError>;
+
+    /// The operator's way back after a loss: raises the key's `max_id` to at least `above +
+    /// 1`, never below the row or the key's mark ([`marks`](crate::marks)), creating the row
+    /// with `step` if it is missing, and returns the row as it now is. Only for a person
+    /// who has found the highest ID issued for the key: nothing checks the floor given.
+    ///
+    /// [`SegmentError::InvalidKey`] or [`SegmentError::InvalidConfig`] for what
+    /// [`check_key`] and [`check_step`] refuse, or `above` at the table's last ID.
+    fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError>;
 
     /// A short name for messages: "memory", "sqlite", "postgres", ...
     fn name(&self) -> &str;
 }
 
-/// Refuses an empty key or one longer than [`MAX_KEY_BYTES`].
+/// Refuses an empty key, one longer than [`MAX_KEY_BYTES`], or one with a NUL byte.
 pub fn check_key(key: &str) -> Result<(), SegmentError> {
     let detail = if key.is_empty() {
         "empty"
     } else if key.len() > MAX_KEY_BYTES {
         "longer than 128 bytes (the table's biz_tag is varchar(128))"
+    } else if key.contains('\0') {
+        "holds a NUL byte, which PostgreSQL's varchar and C strings cannot carry"
     } else {
         return Ok(());
     };

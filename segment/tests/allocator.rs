@@ -566,8 +566,8 @@ fn drain(handle: &ferroflake_segment::KeyHandle) -> (Vec<u64>, SegmentError) {
     panic!("1,000 IDs and no error: {:?}..", &ids[..20]);
 }
 
-/// A row lowered behind the allocator's back (a restored backup, a hand edit) makes the
-/// store hand out a range the key already had: the allocator refuses it with `Rewound`,
+/// A row lowered behind the allocator's back with its mark (a whole table restored) makes
+/// the store hand out a range the key already had: the allocator refuses it with `Rewound`,
 /// issues only what it held, and stays refused (no retry brings the range back).
 #[test]
 fn a_row_lowered_under_the_allocator_is_rewound_never_reissued() {
@@ -584,8 +584,12 @@ fn a_row_lowered_under_the_allocator_is_rewound_never_reissued() {
     let allocator = SegmentAllocator::new(store.clone(), config).unwrap();
     let handle = allocator.key("r").unwrap(); // holds 1..11; the row says 11
     let edit = rusqlite::Connection::open(&file).unwrap();
-    edit.execute("UPDATE leaf_alloc SET max_id = 1 WHERE biz_tag = 'r'", [])
-        .unwrap();
+    // The whole file restored: the row and its mark (which the store alone would catch).
+    edit.execute_batch(
+        "UPDATE leaf_alloc SET max_id = 1 WHERE biz_tag = 'r';
+         UPDATE leaf_alloc_marks SET high = 1 WHERE biz_tag = 'r';",
+    )
+    .unwrap();
     let (ids, err) = drain(&handle);
     assert_eq!(ids, (1..11).collect::<Vec<_>>(), "only the range in memory");
     assert!(
@@ -594,7 +598,7 @@ fn a_row_lowered_under_the_allocator_is_rewound_never_reissued() {
     );
     let text = err.to_string();
     assert!(
-        text.contains("1..11") && text.contains("max_id is set above"),
+        text.contains("1..11") && text.contains("segment recover r --above"),
         "the message says what came back and how to recover: {text}"
     );
     // A retry would be due within `retry_max` of the refusal. The one fetch worker takes
@@ -648,7 +652,7 @@ fn a_row_deleted_under_the_allocator_is_rewound() {
     let (ids, err) = drain(&handle);
     assert_eq!(ids, (1..11).collect::<Vec<_>>());
     assert!(
-        matches!(&err, SegmentError::Rewound { detail, .. } if detail.contains("up to 10")),
+        matches!(&err, SegmentError::Rewound { detail, .. } if detail.contains("gone after it reached max_id 11")),
         "{err:?}"
     );
 }

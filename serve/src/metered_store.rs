@@ -114,6 +114,14 @@ impl SegmentStore for MeteredStore {
         result
     }
 
+    fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError> {
+        let result = self.inner.recover(key, above, step);
+        if let Err(e) = &result {
+            self.failed("recover", e);
+        }
+        result
+    }
+
     fn name(&self) -> &str {
         self.inner.name()
     }

@@ -7,6 +7,7 @@
 mod create;
 mod next;
 mod order_number;
+mod recover;
 mod refusal;
 mod status;
 mod store;
@@ -21,6 +22,7 @@ pub fn run(command: &SegmentCommand, out: &mut impl Write) -> Result<(), Failure
         SegmentCommand::Next(args) => next::run(args, out),
         SegmentCommand::Create(args) => create::run(args, out),
         SegmentCommand::Status(args) => status::run(args, out),
+        SegmentCommand::Recover(args) => recover::run(args, out),
         SegmentCommand::OrderNumber(args) => order_number::run(args, out),
     }
 }

@@ -192,6 +192,10 @@ impl Connection {
 impl Session for Connection {
     const STORE: &'static str = STORE;
 
+    fn batch(&mut self, text: &str) -> Result<(), Failure> {
+        self.conn.query_drop(text).map_err(failure)
+    }
+
     fn insert(&mut self, key: &str, start: i64, step: i64) -> Result<bool, Failure> {
         match self.conn.exec_drop(&self.sql.insert, (key, start, step)) {
             Ok(()) => Ok(true),
@@ -206,22 +210,9 @@ impl Session for Connection {
         step: i64,
         bound: i64,
     ) -> Result<Option<(i64, i64)>, Failure> {
-        // Leaf's transaction: the update locks the row, the select reads it as updated.
-        // Statements rather than the client's transaction guard, which would roll back on a
-        // lost connection too and wait out another read timeout: the server rolls back by
-        // itself when the connection closes.
-        self.conn.query_drop("START TRANSACTION").map_err(failure)?;
-        match self.update_and_read(key, step, bound) {
-            Ok(row) => {
-                self.conn.query_drop("COMMIT").map_err(failure)?;
-                Ok(row)
-            }
-            Err(Failure::Said(e)) => {
-                self.conn.query_drop("ROLLBACK").map_err(failure)?;
-                Err(Failure::Said(e))
-            }
-            Err(lost) => Err(lost),
-        }
+        // Leaf's transaction (the caller's): the update locks the row, the select reads it
+        // as updated.
+        self.update_and_read(key, step, bound)
     }
 
     fn lower(&mut self, key: &str, to: i64, expected: i64) -> Result<bool, Failure> {
@@ -237,6 +228,39 @@ impl Session for Connection {
             .exec_first(&self.sql.read, (key,))
             .map_err(failure)?;
         row.as_ref().map(pair).transpose()
+    }
+
+    fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure> {
+        self.conn
+            .exec_drop(&self.sql.raise, (key, max_id, step))
+            .map_err(failure)
+    }
+
+    fn read_mark(&mut self, key: &str) -> Result<Option<i64>, Failure> {
+        let row: Option<Row> = self
+            .conn
+            .exec_first(&self.sql.read_mark, (key,))
+            .map_err(failure)?;
+        row.map(|r| match r.get_opt::<Option<i64>, _>(0) {
+            Some(Ok(Some(v))) => Ok(v),
+            other => Err(Failure::Said(store_error(
+                STORE,
+                format!("the mark of {key:?} is not a bigint: {other:?}"),
+            ))),
+        })
+        .transpose()
+    }
+
+    fn raise_mark(&mut self, key: &str, high: i64) -> Result<(), Failure> {
+        self.conn
+            .exec_drop(&self.sql.raise_mark, (key, high))
+            .map_err(failure)
+    }
+
+    fn lower_mark(&mut self, key: &str, to: i64, expected: i64) -> Result<(), Failure> {
+        self.conn
+            .exec_drop(&self.sql.lower_mark, (to, key, expected))
+            .map_err(failure)
     }
 }
 

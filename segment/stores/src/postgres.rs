@@ -207,6 +207,10 @@ pub(crate) struct Connection {
     increment: Statement,
     read: Statement,
     lower: Statement,
+    raise: Statement,
+    read_mark: Statement,
+    raise_mark: Statement,
+    lower_mark: Statement,
 }
 
 impl Connection {
@@ -219,18 +223,28 @@ impl Connection {
         let mut prepare = |text: &str| client.prepare(text).map_err(failure);
         let (insert, increment) = (prepare(&sql.insert)?, prepare(&sql.increment)?);
         let (read, lower) = (prepare(&sql.read)?, prepare(&sql.lower)?);
+        let (raise, read_mark) = (prepare(&sql.raise)?, prepare(&sql.read_mark)?);
+        let (raise_mark, lower_mark) = (prepare(&sql.raise_mark)?, prepare(&sql.lower_mark)?);
         Ok(Connection {
             client,
             insert,
             increment,
             read,
             lower,
+            raise,
+            read_mark,
+            raise_mark,
+            lower_mark,
         })
     }
 }
 
 impl Session for Connection {
     const STORE: &'static str = STORE;
+
+    fn batch(&mut self, text: &str) -> Result<(), Failure> {
+        self.client.batch_execute(text).map_err(failure)
+    }
 
     fn insert(&mut self, key: &str, start: i64, step: i64) -> Result<bool, Failure> {
         match self.client.execute(&self.insert, &[&key, &start, &step]) {
@@ -267,6 +281,37 @@ impl Session for Connection {
             .query_opt(&self.read, &[&key])
             .map_err(failure)?;
         row.as_ref().map(pair).transpose()
+    }
+
+    fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure> {
+        self.client
+            .execute(&self.raise, &[&key, &max_id, &step])
+            .map_err(failure)?;
+        Ok(())
+    }
+
+    fn read_mark(&mut self, key: &str) -> Result<Option<i64>, Failure> {
+        let row = self
+            .client
+            .query_opt(&self.read_mark, &[&key])
+            .map_err(failure)?;
+        row.map(|r| r.try_get::<_, i64>(0))
+            .transpose()
+            .map_err(|e| Failure::Said(store_error(STORE, format!("the mark: {}", describe(&e)))))
+    }
+
+    fn raise_mark(&mut self, key: &str, high: i64) -> Result<(), Failure> {
+        self.client
+            .execute(&self.raise_mark, &[&key, &high])
+            .map_err(failure)?;
+        Ok(())
+    }
+
+    fn lower_mark(&mut self, key: &str, to: i64, expected: i64) -> Result<(), Failure> {
+        self.client
+            .execute(&self.lower_mark, &[&to, &key, &expected])
+            .map_err(failure)?;
+        Ok(())
     }
 }
 

@@ -39,9 +39,13 @@
 //!   [`SegmentError::InvalidConfig`]. With `noeviction` a full Redis refuses writes, which
 //!   the allocator retries, instead of dropping a counter.
 //!
-//! To re-arm a refused key, find the highest ID issued for it, then `HSET <hash> max_id
-//! <above it>` and `HDEL <hash> run_id` (a hash without `run_id`, as one made by hand, is
-//! taken as it is), or `DEL` it and create the key again with a start above it.
+//! - **The hash was deleted and made again** (`DEL`, then a create at start-up): every
+//!   key's highest `max_id` is also kept in the hash `{prefix}` NUL `marks`, and a create
+//!   or allocation below it is refused with `Rewound` ([`ferroflake_segment::marks`]).
+//!
+//! To re-arm a refused key, find the highest ID issued for it, then run `ferroflake segment
+//! recover KEY --above <that ID>` ([`SegmentStore::recover`]): it raises the hash above that
+//! and above its mark, and writes it as the current server's.
 //!
 //! What no check here can see: an AOF restored from a backup by hand; a promoted replica
 //! restarted before its first allocation; `appendfsync` lowered from `always` at run time
@@ -59,6 +63,7 @@ use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use ferroflake_segment::marks::{recovered_max_id, recreated_below_mark, row_below_mark, row_gone};
 use ferroflake_segment::{
     check_create, check_give_back, check_key, check_step, range_after, Allocation, KeyRecord,
     Range, SegmentError, SegmentStore, MAX_TABLE_ID,
@@ -101,23 +106,35 @@ local function stamp(key, durable, ...)
 end
 ";
 
-/// KEYS[1] the hash; ARGV max_id, step, whether appendfsync is `always` ('1'/'0').
+/// KEYS[1] the hash, KEYS[2] the marks; ARGV max_id, step, whether appendfsync is `always`
+/// ('1'/'0'), the key.
 const CREATE: &str = r"
 local policy = evicting()
 if policy then return {'evicting', policy} end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
+local mark = redis.call('HGET', KEYS[2], ARGV[4])
+if mark and not (canonical(mark) and at_most(mark, ARGV[1])) then
+  return {'below_mark', ARGV[1], mark}
+end
 local durable = (ARGV[3] == '1' and aof_on()) and '1' or '0'
 stamp(KEYS[1], durable, 'max_id', ARGV[1], 'step', ARGV[2],
   'description', 'created by ferroflake')
+redis.call('HSET', KEYS[2], ARGV[4], ARGV[1])
 return {'ok'}
 ";
 
-/// KEYS[1] the hash; ARGV step, the highest max_id the step may be added to, whether
-/// appendfsync is `always`. Answers {'ok', new max_id, table step}, or why not.
+/// KEYS[1] the hash, KEYS[2] the marks; ARGV step, the highest max_id the step may be added
+/// to, whether appendfsync is `always`, the key. Answers {'ok', new max_id, table step}, or
+/// why not.
 const ALLOCATE: &str = r"
 local policy = evicting()
 if policy then return {'evicting', policy} end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+local mark = redis.call('HGET', KEYS[2], ARGV[4])
+if mark and not canonical(mark) then return {'malformed_mark', mark} end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if mark then return {'gone', mark} end
+  return {'missing'}
+end
 local row = redis.call('HMGET', KEYS[1], 'max_id', 'step', 'run_id', 'durable')
 local max_id, step, was, was_durable = row[1], row[2], row[3], row[4]
 if not canonical(max_id) or not canonical(step) then
@@ -131,22 +148,56 @@ if was and was ~= now then
     return {'restarted', was, now, max_id, was_durable or '0', durable, moved and '1' or '0'}
   end
 end
+if mark and not at_most(mark, max_id) then return {'below_mark', max_id, mark} end
 if not at_most(max_id, ARGV[2]) then return {'exhausted', max_id} end
 redis.call('HINCRBY', KEYS[1], 'max_id', ARGV[1])
 stamp(KEYS[1], durable)
-return {'ok', redis.call('HGET', KEYS[1], 'max_id'), step}
+local now_max = redis.call('HGET', KEYS[1], 'max_id')
+redis.call('HSET', KEYS[2], ARGV[4], now_max)
+return {'ok', now_max, step}
 ";
 
-/// KEYS[1] the hash; ARGV the new max_id, the expected max_id, whether appendfsync is
-/// `always`. Lowers max_id only if it is still the expected one and the server has not
-/// restarted since the hash was written.
+/// KEYS[1] the hash, KEYS[2] the marks; ARGV the new max_id, the expected max_id, whether
+/// appendfsync is `always`, the key. Lowers max_id (and the mark with it) only if it is
+/// still the expected one and the server has not restarted since the hash was written.
 const GIVE_BACK: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 local row = redis.call('HMGET', KEYS[1], 'max_id', 'run_id')
 if row[1] ~= ARGV[2] then return {'changed'} end
 if row[2] and row[2] ~= run_id() then return {'restarted'} end
 stamp(KEYS[1], (ARGV[3] == '1' and aof_on()) and '1' or '0', 'max_id', ARGV[1])
+if redis.call('HGET', KEYS[2], ARGV[4]) == ARGV[2] then
+  redis.call('HSET', KEYS[2], ARGV[4], ARGV[1])
+end
 return {'ok'}
+";
+
+/// KEYS[1] the hash, KEYS[2] the marks; ARGV the operator's floor plus one, the step for a
+/// new hash, whether appendfsync is `always`, the key. Raises max_id to the floor, the
+/// hash's max_id and the mark, whichever is highest, and writes the hash as this server's
+/// (the operator has vouched for it). Answers {'ok', max_id, step}.
+const RECOVER: &str = r"
+local policy = evicting()
+if policy then return {'evicting', policy} end
+local row = redis.call('HMGET', KEYS[1], 'max_id', 'step')
+local mark = redis.call('HGET', KEYS[2], ARGV[4])
+local top = ARGV[1]
+for _, v in ipairs({row[1] or false, mark or false}) do
+  if v then
+    if not canonical(v) then return {'malformed', tostring(row[1]), tostring(row[2])} end
+    if not at_most(v, top) then top = v end
+  end
+end
+local step = row[2] or ARGV[2]
+if not canonical(step) then return {'malformed', tostring(row[1]), tostring(row[2])} end
+local durable = (ARGV[3] == '1' and aof_on()) and '1' or '0'
+if row[1] then
+  stamp(KEYS[1], durable, 'max_id', top)
+else
+  stamp(KEYS[1], durable, 'max_id', top, 'step', step, 'description', 'recovered by ferroflake')
+end
+redis.call('HSET', KEYS[2], ARGV[4], top)
+return {'ok', top, step}
 ";
 
 /// A [`SegmentStore`] on Redis: one hash per key (see the module docs).
@@ -160,6 +211,7 @@ pub struct RedisStore {
     create: Script,
     allocate: Script,
     give_back: Script,
+    recover: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -195,6 +247,7 @@ impl RedisStore {
             create: script(CREATE),
             allocate: script(ALLOCATE),
             give_back: script(GIVE_BACK),
+            recover: script(RECOVER),
         };
         let info: String = store.call("reading INFO memory", |c| {
             redis::cmd("PING").query::<String>(c)?;
@@ -213,6 +266,13 @@ impl RedisStore {
     /// The hash of `key`.
     pub fn hash_key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
+    }
+
+    /// The hash of every key's mark ([`ferroflake_segment::marks`]), one field per key:
+    /// `{prefix}` then a NUL byte then `marks`. No key holds a NUL byte, so no key's hash
+    /// has this name.
+    pub fn marks_key(&self) -> String {
+        format!("{}\0marks", self.prefix)
     }
 
     fn connection(&self) -> MutexGuard<'_, Option<Connection>> {
@@ -274,13 +334,14 @@ impl RedisStore {
         key: &str,
         args: &[String],
     ) -> Result<Vec<String>, SegmentError> {
-        let hash = self.hash_key(key);
+        let (hash, marks) = (self.hash_key(key), self.marks_key());
         self.call(what, |c| {
             let mut invocation = script.prepare_invoke();
-            invocation.key(&hash);
+            invocation.key(&hash).key(&marks);
             for a in args {
                 invocation.arg(a);
             }
+            invocation.arg(key);
             invocation.invoke(c)
         })
     }
@@ -332,6 +393,12 @@ impl SegmentStore for RedisStore {
                 Ok(())
             }
             "exists" => Err(SegmentError::KeyExists { key: key.into() }),
+            "below_mark" => Err(recreated_below_mark(
+                "redis",
+                key,
+                number(key, "max_id", reply.get(1))?,
+                number(key, "mark", reply.get(2))?,
+            )),
             _ => Err(self.refusal(key, &reply)),
         }
     }
@@ -407,7 +474,16 @@ impl SegmentStore for RedisStore {
                     .query(c)
             })?;
         match (max_id, step) {
-            (None, None) => Ok(None),
+            (None, None) => {
+                let marks = self.marks_key();
+                let mark: Option<String> = self.call("reading the key's mark", |c| {
+                    redis::cmd("HGET").arg(&marks).arg(key).query(c)
+                })?;
+                match mark {
+                    Some(mark) => Err(row_gone("redis", key, number(key, "mark", Some(&mark))?)),
+                    None => Ok(None),
+                }
+            }
             (max_id, step) => {
                 let record = KeyRecord {
                     max_id: number(key, "max_id", max_id.as_ref())?,
@@ -417,6 +493,27 @@ impl SegmentStore for RedisStore {
                 Ok(Some(record))
             }
         }
+    }
+
+    fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError> {
+        check_key(key)?;
+        check_step(step)?;
+        let floor = recovered_max_id(above, None, None)?;
+        let durable = self.fsync_always()?;
+        let reply = self.run(
+            &self.recover,
+            "recovering the key",
+            key,
+            &[floor.to_string(), step.to_string(), flag(durable)],
+        )?;
+        if status(&reply) != "ok" {
+            return Err(self.refusal(key, &reply));
+        }
+        self.saw(key);
+        Ok(KeyRecord {
+            max_id: number(key, "max_id", reply.get(1))?,
+            step: number(key, "step", reply.get(2))?,
+        })
     }
 
     fn name(&self) -> &str {
@@ -431,6 +528,18 @@ impl RedisStore {
         match status(reply) {
             "evicting" => evicting(field(1)),
             "missing" => self.missing(key),
+            "gone" => match number(key, "mark", reply.get(1)) {
+                Ok(mark) => row_gone("redis", key, mark),
+                Err(e) => e,
+            },
+            "below_mark" => match (
+                number(key, "max_id", reply.get(1)),
+                number(key, "mark", reply.get(2)),
+            ) {
+                (Ok(max_id), Ok(mark)) => row_below_mark("redis", key, max_id, mark),
+                (Err(e), _) | (_, Err(e)) => e,
+            },
+            "malformed_mark" => malformed(key, &format!("the mark {:?}", field(1))),
             "exhausted" => SegmentError::Exhausted {
                 key: key.into(),
                 limit: MAX_TABLE_ID,
@@ -446,8 +555,7 @@ impl RedisStore {
                     "the hash {hash} was last written by Redis run {was}{was_durable}, and the \
                      server now runs as {now}{now_durable}{promoted}: it restarted or failed \
                      over since, and may have come back with an older max_id than it handed \
-                     out (it reads {max_id} now); to re-arm the key, HSET {hash} max_id \
-                     <above the highest ID issued>, then HDEL {hash} run_id",
+                     out (it reads {max_id} now)",
                     hash = self.hash_key(key),
                     was = field(1),
                     now = field(2),

@@ -7,6 +7,7 @@
 use std::error::Error;
 use std::time::Duration;
 
+use ferroflake_segment::marks::{recovered_max_id, recreated_below_mark, row_below_mark, row_gone};
 use ferroflake_segment::{
     check_create, check_give_back, check_key, check_step, range_after, Allocation, KeyRecord,
     Range, SegmentError, MAX_TABLE_ID,
@@ -43,6 +44,16 @@ pub(crate) struct Statements {
     pub(crate) read: String,
     /// (new max_id, key, expected max_id): the conditional give-back.
     pub(crate) lower: String,
+    /// (key, max_id, step): a row made or raised, never lowered, by a recovery.
+    pub(crate) raise: String,
+    /// The marks table ([`ferroflake_segment::marks`]), if it is missing.
+    pub(crate) create_marks: String,
+    /// (key): the key's mark.
+    pub(crate) read_mark: String,
+    /// (key, high): the mark made or raised, never lowered.
+    pub(crate) raise_mark: String,
+    /// (new high, key, expected high): the mark lowered with a give-back.
+    pub(crate) lower_mark: String,
 }
 
 impl Statements {
@@ -50,11 +61,29 @@ impl Statements {
     /// it is quoted anyway, so a reserved word works too).
     pub(crate) fn new(dialect: Dialect, table: &str) -> Statements {
         let pg = dialect == Dialect::Postgres;
-        let quoted = if pg {
-            format!("\"{table}\"")
-        } else {
-            format!("`{table}`")
+        let quote = |name: &str| {
+            if pg {
+                format!("\"{name}\"")
+            } else {
+                format!("`{name}`")
+            }
         };
+        let quoted = quote(table);
+        let marks = quote(&format!("{table}_marks"));
+        // Raise a column to the value offered, never lower it.
+        let at_least = |column: &str| {
+            if pg {
+                format!("{column} = GREATEST(t.{column}, EXCLUDED.{column})")
+            } else {
+                format!("{column} = GREATEST({column}, VALUES({column}))")
+            }
+        };
+        let upsert = if pg {
+            "ON CONFLICT (biz_tag) DO UPDATE SET"
+        } else {
+            "ON DUPLICATE KEY UPDATE"
+        };
+        let alias = if pg { " AS t" } else { "" };
         // The n-th parameter as text or as a bigint: PostgreSQL prepares with the type
         // named, so every integer is sent as an i64; MySQL takes the type from the value.
         let text = |n: u8| if pg { format!("${n}") } else { "?".into() };
@@ -126,6 +155,35 @@ impl Statements {
                 text(2),
                 int(3)
             ),
+            raise: format!(
+                "INSERT INTO {quoted}{alias} (biz_tag, max_id, step, description, update_time)
+                 VALUES ({}, {}, {}, 'recovered by ferroflake', CURRENT_TIMESTAMP)
+                 {upsert} {}, update_time = CURRENT_TIMESTAMP",
+                text(1),
+                int(2),
+                int(3),
+                at_least("max_id")
+            ),
+            create_marks: format!(
+                "CREATE TABLE IF NOT EXISTS {marks} (
+                    biz_tag {key_type} NOT NULL,
+                    high    bigint NOT NULL,
+                    PRIMARY KEY (biz_tag)
+                ){engine}"
+            ),
+            read_mark: format!("SELECT high FROM {marks} WHERE biz_tag = {}", text(1)),
+            raise_mark: format!(
+                "INSERT INTO {marks}{alias} (biz_tag, high) VALUES ({}, {}) {upsert} {}",
+                text(1),
+                int(2),
+                at_least("high")
+            ),
+            lower_mark: format!(
+                "UPDATE {marks} SET high = {} WHERE biz_tag = {} AND high = {}",
+                int(1),
+                text(2),
+                int(3)
+            ),
         }
     }
 }
@@ -189,18 +247,21 @@ pub(crate) fn describe(e: &(dyn Error + 'static)) -> String {
     line
 }
 
-/// One connection's operations on Leaf's table, in its client's terms. Integers are the
-/// table's (`bigint`); the store operations below check them.
+/// One connection's operations on Leaf's table and its marks, in its client's terms.
+/// Integers are the table's (`bigint`); the store operations below check them, and run
+/// each in one transaction.
 pub(crate) trait Session {
     /// The store's name, for errors.
     const STORE: &'static str;
+
+    /// Runs a statement without parameters or rows (`START TRANSACTION`, `COMMIT`, ...).
+    fn batch(&mut self, text: &str) -> Result<(), Failure>;
 
     /// Adds the row; `Ok(false)` if the key already has one.
     fn insert(&mut self, key: &str, start: i64, step: i64) -> Result<bool, Failure>;
 
     /// Runs the increment (with `bound`, see [`Statements::increment`]) and returns the row
-    /// it changed as `(max_id, step)`, read in the same statement or transaction; `None` if
-    /// it changed no row.
+    /// it changed as `(max_id, step)`; `None` if it changed no row.
     fn increment(
         &mut self,
         key: &str,
@@ -213,6 +274,40 @@ pub(crate) trait Session {
 
     /// The row's `(max_id, step)`, if any.
     fn read(&mut self, key: &str) -> Result<Option<(i64, i64)>, Failure>;
+
+    /// Makes the row at `max_id`, or raises it to `max_id` (never lowers it).
+    fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure>;
+
+    /// The key's mark, if any.
+    fn read_mark(&mut self, key: &str) -> Result<Option<i64>, Failure>;
+
+    /// Makes the key's mark, or raises it to `high` (never lowers it).
+    fn raise_mark(&mut self, key: &str, high: i64) -> Result<(), Failure>;
+
+    /// Lowers the key's mark to `to` if it is `expected`.
+    fn lower_mark(&mut self, key: &str, to: i64, expected: i64) -> Result<(), Failure>;
+}
+
+/// Runs `op` in a transaction: committed if it succeeds, rolled back if the server or the
+/// checks refused. A lost connection is left alone: the server rolls back when it closes.
+/// Statements rather than the clients' transaction guards, which would roll back on a lost
+/// connection too and wait out another timeout.
+fn in_transaction<C: Session, T>(
+    conn: &mut C,
+    op: impl FnOnce(&mut C) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    conn.batch("START TRANSACTION")?;
+    match op(conn) {
+        Ok(out) => {
+            conn.batch("COMMIT")?;
+            Ok(out)
+        }
+        Err(Failure::Said(e)) => {
+            conn.batch("ROLLBACK")?;
+            Err(Failure::Said(e))
+        }
+        Err(lost) => Err(lost),
+    }
 }
 
 /// How a store reaches its server: runs `op` on a connection, connecting first if it has
@@ -258,7 +353,7 @@ pub(crate) fn prepare_table(
         Err(Failure::Lost(detail)) => return Err(Failure::Lost(detail)),
         other => other,
     };
-    execute(&sql.probe).map_err(|failure| match failure {
+    let probed = execute(&sql.probe).map_err(|failure| match failure {
         Failure::Said(e @ SegmentError::Store { .. }) => {
             let why = match created {
                 Err(Failure::Said(c)) => format!("{c}; then {e}"),
@@ -275,24 +370,44 @@ pub(crate) fn prepare_table(
             .into()
         }
         busy_or_lost => busy_or_lost,
+    });
+    probed?;
+    execute(&sql.create_marks).map_err(|failure| match failure {
+        Failure::Said(e @ SegmentError::Store { .. }) => store_error(
+            store,
+            format!(
+                "cannot create the table {}_marks, where each key's highest max_id is kept \
+                 (a user allowed CREATE TABLE, or the table made by an administrator): {e}",
+                sql.table
+            ),
+        )
+        .into(),
+        busy_or_lost => busy_or_lost,
     })
 }
 
 /// [`SegmentStore::create`](ferroflake_segment::SegmentStore::create) over `link`.
-pub(crate) fn create(
-    link: &impl Link,
+pub(crate) fn create<L: Link>(
+    link: &L,
     key: &str,
     start: i64,
     step: u64,
 ) -> Result<(), SegmentError> {
-    check_create(key, start, step)?;
+    let first = check_create(key, start, step)?;
     let key = key.to_owned();
     link.run(move |conn| {
-        if conn.insert(&key, start, step as i64)? {
-            Ok(())
-        } else {
-            Err(SegmentError::KeyExists { key }.into())
-        }
+        in_transaction(conn, |conn| {
+            let store = L::Conn::STORE;
+            if let Some(mark) = mark(store, &key, conn.read_mark(&key)?)? {
+                if mark > first {
+                    return Err(recreated_below_mark(store, &key, first, mark).into());
+                }
+            }
+            if !conn.insert(&key, start, step as i64)? {
+                return Err(SegmentError::KeyExists { key }.into());
+            }
+            conn.raise_mark(&key, start)
+        })
     })
 }
 
@@ -306,27 +421,37 @@ pub(crate) fn allocate<L: Link>(
     check_step(step)?;
     let key = key.to_owned();
     link.run(move |conn| {
-        let store = L::Conn::STORE;
-        let bound = (MAX_TABLE_ID - step) as i64;
-        let Some((max_id, table_step)) = conn.increment(&key, step as i64, bound)? else {
-            // Nothing changed: no row, a row at its bound, or a malformed row (which the
-            // read reports).
-            return Err(match record(store, &key, conn.read(&key)?)? {
-                None => SegmentError::UnknownKey { key },
-                Some(_) => SegmentError::Exhausted {
-                    key,
-                    limit: MAX_TABLE_ID,
-                },
+        in_transaction(conn, |conn| {
+            let store = L::Conn::STORE;
+            let bound = (MAX_TABLE_ID - step) as i64;
+            let incremented = conn.increment(&key, step as i64, bound)?;
+            let high = mark(store, &key, conn.read_mark(&key)?)?;
+            let Some((max_id, table_step)) = incremented else {
+                // Nothing changed: no row, a row at its bound, or a malformed row (which
+                // the read reports).
+                return Err(match (record(store, &key, conn.read(&key)?)?, high) {
+                    (None, Some(high)) => row_gone(store, &key, high),
+                    (None, None) => SegmentError::UnknownKey { key },
+                    (Some(_), _) => SegmentError::Exhausted {
+                        key,
+                        limit: MAX_TABLE_ID,
+                    },
+                }
+                .into());
+            };
+            let max_id = non_negative(store, &key, "max_id", max_id)?;
+            if max_id < step {
+                return Err(malformed(store, &key, "max_id", max_id as i64 - step as i64).into());
             }
-            .into());
-        };
-        let max_id = non_negative(store, &key, "max_id", max_id)?;
-        if max_id < step {
-            return Err(malformed(store, &key, "max_id", max_id as i64 - step as i64).into());
-        }
-        Ok(Allocation {
-            range: range_after(max_id, step),
-            table_step: non_negative(store, &key, "step", table_step)?,
+            // The refusal rolls the increment back: the row stays as it was.
+            if let Some(high) = high.filter(|&high| high > max_id - step) {
+                return Err(row_below_mark(store, &key, max_id - step, high).into());
+            }
+            conn.raise_mark(&key, max_id as i64)?;
+            Ok(Allocation {
+                range: range_after(max_id, step),
+                table_step: non_negative(store, &key, "step", table_step)?,
+            })
         })
     })
 }
@@ -344,13 +469,43 @@ pub(crate) fn give_back(
     })?;
     let key = key.to_owned();
     link.run(move |conn| {
-        if conn.lower(&key, rest.start as i64, expected)? {
-            return Ok(true);
-        }
-        match conn.read(&key)? {
-            None => Err(SegmentError::UnknownKey { key }.into()),
-            Some(_) => Ok(false),
-        }
+        in_transaction(conn, |conn| {
+            if conn.lower(&key, rest.start as i64, expected)? {
+                // The mark comes down with the row, or the next allocation would be refused.
+                conn.lower_mark(&key, rest.start as i64, expected)?;
+                return Ok(true);
+            }
+            match conn.read(&key)? {
+                None => Err(SegmentError::UnknownKey { key }.into()),
+                Some(_) => Ok(false),
+            }
+        })
+    })
+}
+
+/// [`SegmentStore::recover`](ferroflake_segment::SegmentStore::recover) over `link`.
+pub(crate) fn recover<L: Link>(
+    link: &L,
+    key: &str,
+    above: u64,
+    step: u64,
+) -> Result<KeyRecord, SegmentError> {
+    check_key(key)?;
+    check_step(step)?;
+    recovered_max_id(above, None, None)?;
+    let key = key.to_owned();
+    link.run(move |conn| {
+        in_transaction(conn, |conn| {
+            let store = L::Conn::STORE;
+            let row = record(store, &key, conn.read(&key)?)?;
+            let high = mark(store, &key, conn.read_mark(&key)?)?;
+            let max_id = recovered_max_id(above, row.map(|r| r.max_id), high)? as i64;
+            conn.raise(&key, max_id, step as i64)?;
+            conn.raise_mark(&key, max_id)?;
+            record(store, &key, conn.read(&key)?)?.ok_or_else(|| {
+                store_error(store, format!("row {key:?} missing after recovery")).into()
+            })
+        })
     })
 }
 
@@ -358,7 +513,22 @@ pub(crate) fn give_back(
 pub(crate) fn peek<L: Link>(link: &L, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
     check_key(key)?;
     let key = key.to_owned();
-    link.run(move |conn| Ok(record(L::Conn::STORE, &key, conn.read(&key)?)?))
+    link.run(move |conn| {
+        let store = L::Conn::STORE;
+        match record(store, &key, conn.read(&key)?)? {
+            None => match mark(store, &key, conn.read_mark(&key)?)? {
+                Some(high) => Err(row_gone(store, &key, high).into()),
+                None => Ok(None),
+            },
+            row => Ok(row),
+        }
+    })
+}
+
+/// A mark as an ID, refusing a negative one.
+fn mark(store: &str, key: &str, high: Option<i64>) -> Result<Option<u64>, SegmentError> {
+    high.map(|h| non_negative(store, key, "mark", h))
+        .transpose()
 }
 
 /// A row as a [`KeyRecord`], refusing negative values.
@@ -424,6 +594,15 @@ macro_rules! segment_store_over_link {
             ) -> Result<Option<ferroflake_segment::KeyRecord>, ferroflake_segment::SegmentError>
             {
                 $crate::sql::peek(self, key)
+            }
+
+            fn recover(
+                &self,
+                key: &str,
+                above: u64,
+                step: u64,
+            ) -> Result<ferroflake_segment::KeyRecord, ferroflake_segment::SegmentError> {
+                $crate::sql::recover(self, key, above, step)
             }
 
             fn name(&self) -> &str {

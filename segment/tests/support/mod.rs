@@ -75,6 +75,10 @@ impl SegmentStore for Switchable {
         self.gate()?;
         self.inner.peek(key)
     }
+    fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError> {
+        self.gate()?;
+        self.inner.recover(key, above, step)
+    }
     fn name(&self) -> &str {
         "switchable"
     }
