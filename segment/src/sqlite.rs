@@ -39,6 +39,9 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     path: PathBuf,
     busy_timeout: Duration,
+    /// The table file by the name it was opened through, and its device and inode then.
+    file: PathBuf,
+    file_id: (u64, u64),
     /// The `-shm` beside the name, and its device and inode when the store opened.
     shm: PathBuf,
     shm_id: (u64, u64),
@@ -135,6 +138,10 @@ impl SqliteStore {
             }
         }
         checkpoint(&conn, busy_timeout)?;
+        let table_id = file_id(&real).map_err(|e| SegmentError::Unavailable {
+            store: "sqlite".into(),
+            detail: format!("cannot read {}: {e}", real.display()),
+        })?;
         let shm = PathBuf::from(format!("{}-shm", real.display()));
         let shm_id = file_id(&shm).map_err(|e| SegmentError::Unavailable {
             store: "sqlite".into(),
@@ -145,6 +152,8 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             path,
             busy_timeout,
+            file: real,
+            file_id: table_id,
             shm,
             shm_id,
             name,
@@ -162,6 +171,20 @@ impl SqliteStore {
     ) -> Result<T, SegmentError> {
         let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
         let _turn = self.name.write_turn(self.busy_timeout)?;
+        // A table file deleted or replaced under the store: the processes started since use
+        // another table, which may begin again at a key's start, while this one would go on
+        // alone. Stop here rather than issue beside them.
+        if file_id(&self.file).ok() != Some(self.file_id) {
+            return Err(SegmentError::Store {
+                store: "sqlite".into(),
+                detail: format!(
+                    "the table file {} was deleted or replaced while this store had it open: \
+                     new processes would use another table, so this one stops issuing new \
+                     ranges; find out what removed it, restore it, and open the store again",
+                    self.file.display()
+                ),
+            });
+        }
         // SQLite's locks are in the `-shm` this store opened; deleted or replaced, the
         // processes opened since lock another one, and would write beside this store.
         if file_id(&self.shm).ok() != Some(self.shm_id) {

@@ -239,6 +239,34 @@ fn a_store_whose_shm_was_deleted_refuses_to_write() {
     );
 }
 
+/// The table file deleted (as an age-based cleaner of /var/tmp would) or replaced under a
+/// running store: a new process makes a new table that starts keys again at their start,
+/// so the running store stops taking ranges instead of going on alone beside it.
+#[test]
+fn a_table_file_deleted_or_replaced_under_the_store_stops_it() {
+    for replace in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ids.db");
+        let store = SqliteStore::open(&path).unwrap();
+        store.create("orders", 1, 10).unwrap();
+        store.allocate("orders", 10).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        if replace {
+            std::fs::write(&path, b"").unwrap();
+        }
+        let refused = store.allocate("orders", 10);
+        assert!(
+            matches!(&refused, Err(SegmentError::Store { detail, .. })
+                if detail.contains("deleted or replaced") && detail.contains("ids.db")),
+            "replaced: {replace}: {refused:?}"
+        );
+        assert!(
+            store.create("other", 1, 10).is_err(),
+            "no write of any kind after the file went"
+        );
+    }
+}
+
 /// Runs [`commits_then_die`] on `path`: `commits` allocations of 10 on every key, left in
 /// the log as a process killed before its checkpoints leaves them.
 fn leave_a_log(path: &Path, commits: u32) -> PathBuf {
