@@ -71,6 +71,9 @@ def test_readme_python_lease_and_segment_quickstart_runs(tmp_path: Path) -> None
     )
     assert registries == 1, "the example must start with `registry = None`"
     code = with_temporary_store(code, tmp_path)
+    # The key is created once, apart from the program, as the example says.
+    with ferroflake.SegmentAllocator(f"sqlite://{tmp_path / 'segments.db'}") as segments:
+        segments.create_key("orders", start=1, step=1000)
     code = code.replace("LeasedGenerator(registry=registry)", "LeasedGenerator(registry=registry, ttl_ms=1000, max_ttl_ms=1000)")
     out = run_printed(code, "quickstart-python-lease")
     assert out.endswith("1 2 3\n"), out

@@ -5,13 +5,12 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // README begin
     use std::sync::Arc;
-    use ferroflake_segment::{SegmentAllocator, SegmentConfig, SegmentError, SegmentStore, SqliteStore};
+    use ferroflake_segment::{SegmentAllocator, SegmentConfig, SqliteStore};
 
+    // The key was created once, apart from this program: `ferroflake segment create orders
+    // --start 1 --step 1000`. A program that creates its keys at every start would make a
+    // key again at 1 after a store lost everything.
     let store = Arc::new(SqliteStore::open_default()?); // or ferroflake_segment_stores::open(Some(url))?
-    match store.create("orders", 1, 1000) {              // once; an existing key is fine
-        Ok(()) | Err(SegmentError::KeyExists { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
     let allocator = SegmentAllocator::new(store, SegmentConfig::default())?;
     let orders = allocator.key("orders")?; // keep the handle: no lookup per call
     let id = orders.next_id()?;            // one atomic increment; fetches run in the background
