@@ -1,0 +1,161 @@
+//! Bounded resources, against a server in this process: connections over the limit are
+//! answered 503 and counted, a request head that does not arrive is cut off, a request
+//! that takes too long and a body that is too large get JSON refusals.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::{Place, Server};
+
+/// The value of the metric line that starts with `series` in `/metrics` text.
+fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+}
+
+/// The server's metrics, read in this process (no connection needed).
+fn metrics_here(server: &Server) -> String {
+    server.state().metrics.render()
+}
+
+/// Everything the server sends on `stream` until it closes it (or 10 s pass).
+fn read_all(stream: &mut TcpStream) -> String {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut text = Vec::new();
+    let _ = stream.read_to_end(&mut text);
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+#[test]
+fn connections_over_the_limit_are_answered_503_and_counted() {
+    let place = Place::new();
+    let mut config = place.config();
+    config.snowflake = false;
+    config.max_connections = 20;
+    let server = place.start(config);
+
+    let held: Vec<TcpStream> = (0..20)
+        .map(|_| TcpStream::connect(server.addr).unwrap())
+        .collect();
+    let began = Instant::now();
+    while metric(&metrics_here(&server), "ferroflake_http_connections_open") != Some(20.0) {
+        assert!(began.elapsed() < Duration::from_secs(10), "not all held");
+        std::thread::yield_now();
+    }
+    for _ in 0..5 {
+        let mut over = TcpStream::connect(server.addr).unwrap();
+        let answer = read_all(&mut over);
+        assert!(answer.starts_with("HTTP/1.1 503 "), "{answer:?}");
+        assert!(answer.contains("retry-after: 1"), "{answer:?}");
+        assert!(answer.contains("\"TOO_MANY_CONNECTIONS\""), "{answer:?}");
+    }
+    drop(held);
+    // Over HTTP once there is room again: a try that still finds the server full is
+    // answered 503 (and counted too), so the count is at least the five above.
+    let mut tries = 0;
+    let text = loop {
+        let a = server.get("/metrics");
+        if a.status == 200 {
+            break a.body;
+        }
+        assert_eq!(a.status, 503, "{a:?}");
+        tries += 1;
+        assert!(tries < 10_000, "never room again");
+    };
+    let refused = metric(
+        &text,
+        "ferroflake_http_connections_refused_total{reason=\"limit\"}",
+    );
+    assert!(refused >= Some(5.0), "{refused:?} in\n{text}");
+    assert_eq!(
+        metric(&text, "ferroflake_http_connections_limit"),
+        Some(20.0)
+    );
+    server.stop();
+}
+
+#[test]
+fn a_request_head_that_does_not_arrive_is_cut_off_and_counted() {
+    let place = Place::new();
+    let mut config = place.config();
+    config.snowflake = false;
+    config.header_read_timeout_ms = 200;
+    let server = place.start(config);
+
+    let mut slow = TcpStream::connect(server.addr).unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let mut idle = TcpStream::connect(server.addr).unwrap();
+    let began = Instant::now();
+    read_all(&mut slow);
+    read_all(&mut idle);
+    // Closed by the server's timer (200 ms), not by the read timeout here (10 s).
+    let took = began.elapsed();
+    assert!(took < Duration::from_secs(5), "closed after {took:?}");
+    let text = server.get("/metrics").body;
+    let timeouts = metric(&text, "ferroflake_http_header_timeouts_total");
+    assert!(timeouts >= Some(2.0), "{timeouts:?}");
+    server.stop();
+}
+
+#[test]
+fn a_request_over_its_time_and_a_body_over_the_bound_get_json_refusals() {
+    let place = Place::new();
+    let mut config = place.config();
+    config.segment = false;
+    // js53 issues 4,096 IDs a second: a batch of 10,000 takes two seconds or more.
+    config.layout = "js53".into();
+    config.lease_ttl_ms = 4000;
+    config.lease_max_ttl_ms = 4000;
+    config.request_timeout_ms = 300;
+    let server = place.start(config);
+    server.wait_ready(Duration::from_secs(15));
+
+    let big = common::answer(
+        server
+            .agent
+            .post(&format!("{}/api/snowflake/get/k", server.base))
+            .send(&vec![b'x'; 64 * 1024][..]),
+    );
+    assert_eq!(
+        (big.status, big.kind().as_str()),
+        (413, "BODY_TOO_LARGE"),
+        "{big:?}"
+    );
+    // A small body, as a Leaf client's form, is fine.
+    let small = common::answer(
+        server
+            .agent
+            .post(&format!("{}/api/snowflake/get/k", server.base))
+            .send(&b"a=b"[..]),
+    );
+    assert_eq!(small.status, 200, "{small:?}");
+
+    // Last: the batch cut short goes on using up ticks for a while.
+    let began = Instant::now();
+    let slow = server.get("/v1/snowflake/k?count=10000");
+    assert!(
+        began.elapsed() < Duration::from_millis(1900),
+        "{}",
+        slow.status
+    );
+    // Not the answer itself in the message: a batch that was not cut short is 10,000 IDs.
+    let kind = if slow.status == 200 {
+        String::new()
+    } else {
+        slow.kind()
+    };
+    assert_eq!((slow.status, kind.as_str()), (503, "TIMEOUT"));
+    assert!(slow.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("300 ms"));
+    assert_eq!(slow.retry_after.as_deref(), Some("1"));
+
+    server.stop();
+}
