@@ -32,6 +32,11 @@ pub fn raise_to_hard() -> Result<(Option<u64>, Option<u64>), String> {
     Ok((before, soft_limit()))
 }
 
+/// A limit as a log line shows it: the number, or `unlimited`.
+pub fn shown(limit: Option<u64>) -> String {
+    limit.map_or_else(|| "unlimited".to_owned(), |n| n.to_string())
+}
+
 /// How many connections a server may hold at once: `configured`, or fewer if the
 /// open-file limit `soft` leaves room for fewer beside [`RESERVED`].
 pub fn connection_limit(configured: usize, soft: Option<u64>) -> usize {

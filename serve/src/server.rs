@@ -422,8 +422,8 @@ fn run_config(config: Config) -> Result<StopReport, String> {
     // Before the listener and the stores open: every descriptor counts.
     match crate::open_files::raise_to_hard() {
         Ok((before, after)) => tracing::info!(event = "open_files",
-            soft_before = ?before, soft = ?after,
-            "open-file limit raised to the hard limit (None: unlimited)"),
+            soft_before = %crate::open_files::shown(before), soft = %crate::open_files::shown(after),
+            "open-file limit raised to the hard limit"),
         Err(e) => tracing::warn!(event = "open_files_not_raised", error = %e,
             "cannot raise the open-file limit; connections are bounded by the current one"),
     }
