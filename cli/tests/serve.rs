@@ -149,17 +149,23 @@ fn wait_ready(base: &str) {
     panic!("not ready");
 }
 
-/// A request that never finishes arriving, once the server has begun to read it: it keeps
-/// the drain waiting. Only a connection the server has accepted and begun to read is in
-/// flight; one still in the backlog, or whose first bytes are unread, is dropped by the
-/// stop.
-fn half_sent_request(service: &Service) -> TcpStream {
+/// A request in flight that keeps the drain waiting (a half-sent one no longer does: the
+/// stop closes it): the first ID of a key not open yet, whose first segment waits for the
+/// store's write lock, which the returned connection holds (SQLite's busy timeout, 5 s,
+/// bounds the wait). Returned once the server has read the whole request.
+fn request_held_by_the_store(service: &Service, store: &str) -> (rusqlite::Connection, TcpStream) {
+    SqliteStore::open(store)
+        .unwrap()
+        .create("held", 1, 10)
+        .unwrap();
+    let holder = rusqlite::Connection::open(store).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let mut stuck = TcpStream::connect(service.base.trim_start_matches("http://")).unwrap();
     stuck
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .write_all(b"GET /api/segment/get/held HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
     wait_read_by_peer(&stuck, Duration::from_secs(10));
-    stuck
+    (holder, stuck)
 }
 
 /// Waits at most `within` until the other end of `stream` (on this host) has read every
@@ -568,8 +574,8 @@ fn no_password_is_shown_anywhere() {
 #[test]
 fn a_second_signal_during_the_stop_exits_at_once() {
     let (_dir, store, leases) = place();
-    // A request that never finishes arriving keeps the drain (and so the stop) waiting:
-    // long enough to send a second signal.
+    // A request waiting for the store keeps the drain (and so the stop) waiting: long
+    // enough to send a second signal.
     let mut service = Service::start(&[
         "--lease",
         &leases,
@@ -581,7 +587,7 @@ fn a_second_signal_during_the_stop_exits_at_once() {
         &store,
     ]);
     wait_ready(&service.base);
-    let _stuck = half_sent_request(&service);
+    let _held = request_held_by_the_store(&service, &store);
     service.signal("TERM");
     // The stop has begun (and the second-signal watch with it): INT now is a second signal.
     service.wait_logged("stopping", Duration::from_secs(10));
@@ -644,9 +650,12 @@ fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
     wait_ready(&service.base);
     let id = get(&client(), &format!("{}/api/segment/get/k", service.base)).unwrap();
     assert_eq!(id, (200, "1".to_owned()));
-    // A request that never finishes arriving keeps the drain waiting.
-    let _stuck = half_sent_request(&service);
+    // A request waiting for the store keeps the drain waiting; once the drain has timed
+    // out, the store's lock is let go, so that the segments can be given back.
+    let (holder, _stuck) = request_held_by_the_store(&service, &store);
     service.signal("TERM");
+    service.wait_logged("drain_timeout", Duration::from_secs(10));
+    holder.execute_batch("ROLLBACK").unwrap();
     let status = service.wait(Duration::from_secs(10));
     assert_eq!(status.code(), Some(1));
     assert!(service.logged("drain_timeout").is_some());
