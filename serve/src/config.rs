@@ -509,6 +509,24 @@ mod tests {
     }
 
     #[test]
+    fn lease_timings_the_lease_crate_refuses_are_a_bad_setting_exit_2() {
+        let args = ServeArgs {
+            lease_ttl_ms: Some(1),
+            ..ServeArgs::default()
+        };
+        let refusal = Config::from_args(&args).unwrap_err();
+        assert!(refusal.contains("ttl 1ms"), "{refusal}");
+        // The exit status of `ferroflake serve`: refused before anything opens.
+        assert_eq!(crate::run(&args), 2);
+        // Without snowflake mode there is no lease, and no lease setting to refuse.
+        let segment_only = ServeArgs {
+            modes: Some(vec![Mode::Segment]),
+            ..args
+        };
+        assert!(Config::from_args(&segment_only).is_ok());
+    }
+
+    #[test]
     fn beyond_loopback_a_server_needs_tokens_or_the_waiver() {
         let at = |listen: &str, tokens: bool, waived: bool| Config {
             listen: listen.parse().unwrap(),

@@ -371,3 +371,32 @@ fn modes_can_be_switched_off() {
     assert_eq!((off.status, off.kind().as_str()), (404, "MODE_OFF"));
     server.stop();
 }
+
+#[test]
+fn a_method_a_route_does_not_take_and_an_unknown_path_get_json_and_are_counted() {
+    let place = Place::new();
+    let server = server(&place);
+    for path in [
+        "/v1/segment/orders",
+        "/v1/status",
+        "/v1/snowflake/k",
+        "/metrics",
+    ] {
+        let a = server.post(path);
+        assert_eq!(a.status, 405, "{path}: {a:?}");
+        assert!(a.content_type.starts_with("application/json"), "{a:?}");
+        assert_eq!(a.kind(), "METHOD_NOT_ALLOWED", "{path}");
+    }
+    for path in ["/nope-1", "/nope-2/x", "/v2/segment/orders"] {
+        let a = server.get(path);
+        assert_eq!((a.status, a.kind().as_str()), (404, "NO_ROUTE"), "{a:?}");
+    }
+    let metrics = server.get("/metrics").body;
+    // Unknown paths under one label, never one series per path.
+    assert!(
+        metrics.contains("ferroflake_http_requests_total{route=\"unmatched\",status=\"404\"} 3"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("nope"), "{metrics}");
+    server.stop();
+}
