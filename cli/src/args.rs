@@ -64,12 +64,14 @@ pub enum Command {
     ///
     /// With no options it listens on 127.0.0.1:8080, leases its node id from the embedded
     /// registry and takes segments from the embedded SQLite file. Routes: any method on
-    /// /api/segment/get/KEY and /api/snowflake/get/KEY (Leaf's, answering the ID as
-    /// decimal text); GET /v1/segment/KEY?count=N, /v1/snowflake/KEY?count=N,
-    /// /v1/segment/KEY/status, /v1/decode/ID, /v1/status (JSON, IDs as strings);
-    /// /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: requests in flight finish,
-    /// unissued segment IDs go back to the table, the lease is released, exit 0. A second
-    /// signal exits at once.
+    /// /api/segment/get/{key} and /api/snowflake/get/{key} (Leaf's, answering the ID as
+    /// decimal text); GET /v1/segment/{key}?count=N, /v1/snowflake/{key}?count=N,
+    /// /v1/segment/{key}/status, /v1/masked/segment/{key}, /v1/masked/snowflake/{key},
+    /// /v1/unmask/{text}, /v1/decode/{id}, /v1/status, /v1/constant (JSON, IDs as
+    /// strings); /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
+    /// half-sent connections close at once, requests in flight finish, unissued segment
+    /// IDs go back to the table, the lease is released, exit 0. A second signal exits at
+    /// once.
     Serve(Box<ferroflake_serve::ServeArgs>),
 }
 

@@ -52,6 +52,32 @@ use crate::server::AppState;
 
 type Shared = Arc<AppState>;
 
+/// Every route's path, as the router matches it: the list `ferroflake serve --help`
+/// shows. The router takes each path through [`listed`], so a route missing here fails
+/// every test that builds one.
+pub const ROUTES: &[&str] = &[
+    "/api/segment/get/{key}",
+    "/api/snowflake/get/{key}",
+    "/v1/segment/{key}",
+    "/v1/segment/{key}/status",
+    "/v1/snowflake/{key}",
+    "/v1/decode/{id}",
+    "/v1/masked/segment/{key}",
+    "/v1/masked/snowflake/{key}",
+    "/v1/unmask/{text}",
+    "/v1/status",
+    "/v1/constant",
+    "/metrics",
+    "/healthz",
+    "/readyz",
+];
+
+/// `path`, once checked (in debug builds) to be in [`ROUTES`].
+fn listed(path: &'static str) -> &'static str {
+    debug_assert!(ROUTES.contains(&path), "{path} is not in routes::ROUTES");
+    path
+}
+
 /// The largest request body accepted. No route reads a body; Leaf clients may send a
 /// small form.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -59,27 +85,27 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// The router over `state`.
 pub fn router(state: Shared) -> Router {
     let mut measured = Router::new()
-        .route("/api/segment/get/{key}", any(leaf_segment))
-        .route("/api/snowflake/get/{key}", any(leaf_snowflake))
-        .route("/v1/segment/{key}", get(v1_segment))
-        .route("/v1/segment/{key}/status", get(v1_segment_status))
-        .route("/v1/snowflake/{key}", get(v1_snowflake))
-        .route("/v1/decode/{id}", get(v1_decode))
+        .route(listed("/api/segment/get/{key}"), any(leaf_segment))
+        .route(listed("/api/snowflake/get/{key}"), any(leaf_snowflake))
+        .route(listed("/v1/segment/{key}"), get(v1_segment))
+        .route(listed("/v1/segment/{key}/status"), get(v1_segment_status))
+        .route(listed("/v1/snowflake/{key}"), get(v1_snowflake))
+        .route(listed("/v1/decode/{id}"), get(v1_decode))
         .route(
-            "/v1/masked/segment/{key}",
+            listed("/v1/masked/segment/{key}"),
             get(crate::masked::masked_segment),
         )
         .route(
-            "/v1/masked/snowflake/{key}",
+            listed("/v1/masked/snowflake/{key}"),
             get(crate::masked::masked_snowflake),
         )
-        .route("/v1/unmask/{text}", get(crate::masked::unmask))
-        .route("/v1/status", get(v1_status))
-        .route("/metrics", get(metrics))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz));
+        .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
+        .route(listed("/v1/status"), get(v1_status))
+        .route(listed("/metrics"), get(metrics))
+        .route(listed("/healthz"), get(healthz))
+        .route(listed("/readyz"), get(readyz));
     // Outside the measuring layer: the floor the benchmark compares against.
-    let mut floor = Router::new().route("/v1/constant", get(constant));
+    let mut floor = Router::new().route(listed("/v1/constant"), get(constant));
     // Only with tokens: a server without them pays nothing per request. Inside the
     // measuring layer, so that 401s and 403s are counted per route.
     if state.tokens.is_some() {
