@@ -39,6 +39,12 @@
 //!   held and every preloaded key has its first segment.
 //! - **Bounded input.** Keys are 1 to 128 bytes without `/`, `\` or control characters;
 //!   batches are 1 to `max_batch` IDs. Anything else is a 400 that says why.
+//! - **Bounded connections.** At most `max_connections` at once (503 beyond, counted),
+//!   heads within `header_read_timeout_ms` and 16 KiB, requests within
+//!   `request_timeout_ms`: see [`connections`]. A stop closes idle and half-sent
+//!   connections at once and waits only for requests being answered.
+//! - **No wait on an async worker.** Waits for a tick, a store, a registry or a lock run
+//!   on the blocking pool; status routes read only what is in memory (see [`issue`]).
 //! - **Bounded metrics.** Segment keys are labelled only once the table knows them;
 //!   snowflake keys only if the config names them.
 #![warn(missing_docs)]

@@ -53,8 +53,8 @@ use crate::server::AppState;
 type Shared = Arc<AppState>;
 
 /// Every route's path, as the router matches it: the list `ferroflake serve --help`
-/// shows. The router takes each path through [`listed`], so a route missing here fails
-/// every test that builds one.
+/// shows. The router takes each path through a check that it is listed here, so a route
+/// missing here fails every test that builds one.
 pub const ROUTES: &[&str] = &[
     "/api/segment/get/{key}",
     "/api/snowflake/get/{key}",
