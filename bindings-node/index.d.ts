@@ -356,7 +356,7 @@ export declare class SegmentAllocator {
    *
    * - `store`: an absolute SQLite file path or `sqlite:///abs/file.db`, or
    *   `postgres://`, `mysql://`, `redis://` URLs. Default: the embedded SQLite file
-   *   `/var/tmp/ferroflake-segments-<uid>/segments.db`.
+   *   `segments.db` in `/var/lib/ferroflake` or `~/.local/state/ferroflake`.
    * - `maxWaitMs`: how long a call waits for a segment in flight when memory is empty
    *   (default 500), `prefetchShare` (0 to 1, default 0.1), `maxStep` (default 1,000,000).
    *

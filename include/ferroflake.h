@@ -1893,7 +1893,7 @@ ferroflake_result ferroflake_segment_status_init(size_t struct_size,
  * Opens the store at `store_address` and makes an allocator over it.
  *
  * `store_address`: NULL for the SQLite file shared by the user's processes
- * (`/var/tmp/ferroflake-segments-<uid>/segments.db`); an absolute path or `sqlite:///file`
+ * (`segments.db` in `/var/lib/ferroflake` or `~/.local/state/ferroflake`); an absolute path or `sqlite:///file`
  * for another SQLite file; `postgres://`, `mysql://` or `redis://` URLs (built with the
  * `stores` feature, else `NOT_BUILT`). `options` may be NULL for the defaults.
  *

@@ -16,6 +16,7 @@ report() {
   printf '%s\n' "${timings[@]}" | awk '{ printf "%-16s %6d\n", $1, $2 }'
   printf '%-16s %6d\n' total "$(( $(date +%s) - start ))"
   [ "$status" -eq 0 ] || echo "=== failed in step: ${current_step:-?}"
+  rm -rf "$FERROFLAKE_STATE_DIR"
 }
 trap report EXIT
 
@@ -29,6 +30,12 @@ step() {
   "$@"
   timings+=("$current_step $(( $(date +%s) - began ))")
 }
+
+# This host's record of the segment ranges it took (ferroflake_segment::host_record), for
+# this run only: the stores the tests open are temporary, and the records of thousands of
+# them would pile up in the caller's state directory.
+FERROFLAKE_STATE_DIR=$(mktemp -d)
+export FERROFLAKE_STATE_DIR
 
 step deps bash scripts/install-deps.sh
 step lint bash scripts/test-lint.sh

@@ -40,7 +40,8 @@ impl Store {
         command
             .arg("segment")
             .args(args)
-            .args(["--store", &self.path]);
+            .args(["--store", &self.path])
+            .env("FERROFLAKE_STATE_DIR", self._dir.path().join("state"));
         command
     }
 
@@ -166,6 +167,27 @@ fn a_lost_key_is_never_created_again_below_what_it_issued() {
         ])));
     assert_eq!(value["max_id"], "100", "{value}");
     assert_eq!(store.next("lost", 1), [100]);
+}
+
+/// The whole table file deleted (an age-based cleaner, an operator), marks and all: this
+/// host's record still refuses the key at its old start.
+#[test]
+fn a_table_file_lost_whole_is_refused_below_what_this_host_took() {
+    let store = Store::new();
+    store.create("orders", 1, 10);
+    assert_eq!(store.next("orders", 25), (1..=25).collect::<Vec<_>>());
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", store.path));
+    }
+    let again = store.run(&["create", "orders", "--start", "1", "--step", "10"]);
+    assert!(!again.status.success(), "the create must be refused");
+    let why = stderr(&again);
+    assert!(
+        why.contains("this host's record") && why.contains("segment recover orders --above"),
+        "{why}"
+    );
+    store.create("orders", 26, 10);
+    assert_eq!(store.next("orders", 2), [26, 27]);
 }
 
 #[test]
@@ -546,7 +568,7 @@ fn help_names_the_default_store() {
             .unwrap(),
     );
     assert!(
-        out.contains("Default: the embedded SQLite file /var/tmp/ferroflake-segments-"),
+        out.contains("Default: the embedded SQLite file /") && out.contains("segments.db"),
         "{out}"
     );
 }

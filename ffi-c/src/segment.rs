@@ -263,7 +263,7 @@ const _: () = {
 /// Opens the store at `store_address` and makes an allocator over it.
 ///
 /// `store_address`: NULL for the SQLite file shared by the user's processes
-/// (`/var/tmp/ferroflake-segments-<uid>/segments.db`); an absolute path or `sqlite:///file`
+/// (`segments.db` in `/var/lib/ferroflake` or `~/.local/state/ferroflake`); an absolute path or `sqlite:///file`
 /// for another SQLite file; `postgres://`, `mysql://` or `redis://` URLs (built with the
 /// `stores` feature, else `NOT_BUILT`). `options` may be NULL for the defaults.
 ///

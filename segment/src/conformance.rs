@@ -107,6 +107,13 @@ pub fn a_lost_row_is_never_recreated_below_its_mark(fresh: FreshTampered<'_>) {
     store.create("lost", 1, 10).unwrap();
     store.allocate("lost", 10).unwrap();
     let last = store.allocate("lost", 10).unwrap().range; // 11..21
+    assert!(
+        matches!(
+            store.create("lost", 1, 10),
+            Err(SegmentError::KeyExists { .. })
+        ),
+        "a create at start of a key whose row is there is KeyExists (the usual start-up)"
+    );
     tamper.delete_row("lost");
     assert!(
         matches!(

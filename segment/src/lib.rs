@@ -7,7 +7,7 @@
 //!
 //! - [`SegmentStore`]: the table. [`MemoryStore`] for tests and benches, [`SqliteStore`]
 //!   (feature `sqlite`, default) for one host with no server: a file in
-//!   `/var/tmp/ferroflake-segments-<uid>/segments.db` that several processes share.
+//!   ferroflake's [`state_dir`] that several processes share.
 //! - [`SegmentAllocator`]: per-key [`KeyHandle`]s with a lock-free hot path, a double
 //!   buffer filled in the background, an adaptive step and bounded failure. Its guarantees
 //!   are listed on the type.
@@ -81,9 +81,11 @@ mod config;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
+pub mod host_record;
 pub mod marks;
 mod memory;
 mod order_number;
+mod private_dir;
 mod segment;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -91,6 +93,7 @@ mod sqlite;
 mod sqlite_log;
 #[cfg(feature = "sqlite")]
 mod sqlite_name;
+mod state_dir;
 mod store;
 mod sync;
 
@@ -104,6 +107,7 @@ pub use order_number::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, DEFAULT_BUSY_TIMEOUT};
+pub use state_dir::state_dir;
 pub use store::{
     check_create, check_give_back, check_key, check_step, range_after, Allocation, KeyRecord,
     Range, SegmentStore, MAX_KEY_BYTES, MAX_STEP, MAX_TABLE_ID,

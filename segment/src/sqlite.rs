@@ -5,7 +5,7 @@
 //! the file (`sqlite_log`).
 
 use std::fs;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -14,6 +14,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
 use crate::marks::{recovered_max_id, recreated_below_mark, row_below_mark, row_gone};
+use crate::private_dir::private_dir;
 use crate::sqlite_log;
 use crate::sqlite_name::{self, NameClaim};
 use crate::store::{check_create, check_give_back, check_key, check_step, range_after};
@@ -59,24 +60,46 @@ impl std::fmt::Debug for SqliteStore {
 }
 
 impl SqliteStore {
-    /// The per-user default file: `/var/tmp/ferroflake-segments-<uid>/segments.db` (the
-    /// directory is created mode 0700 and must belong to the caller).
+    /// The per-user default file: `segments.db` in ferroflake's state directory,
+    /// `/var/lib/ferroflake` for root, else `$XDG_STATE_HOME/ferroflake`
+    /// (`~/.local/state/ferroflake`): a directory the OS does not clean, unlike `/var/tmp`
+    /// (created mode 0700; it must belong to the caller).
     pub fn default_path() -> PathBuf {
-        let uid = rustix::process::getuid().as_raw();
-        PathBuf::from(format!("/var/tmp/ferroflake-segments-{uid}")).join("segments.db")
+        crate::state_dir::state_dir().join("segments.db")
     }
 
     /// Opens (or creates) the store at [`default_path`](Self::default_path).
     ///
     /// # Errors
     /// [`SegmentError::Unavailable`] if the directory cannot be made or trusted, or the file
-    /// cannot be opened.
+    /// cannot be opened; also while the default file of earlier versions,
+    /// `/var/tmp/ferroflake-segments-<uid>/segments.db`, is there and the new one is not: a
+    /// new table beside it would start its keys again.
     pub fn open_default() -> Result<Self, SegmentError> {
-        let path = Self::default_path();
-        if let Some(dir) = path.parent() {
-            private_dir(dir)?;
+        let uid = rustix::process::getuid().as_raw();
+        let earlier = PathBuf::from(format!("/var/tmp/ferroflake-segments-{uid}/segments.db"));
+        Self::open_default_in(&Self::default_path(), &earlier)
+    }
+
+    /// [`open_default`](Self::open_default) with the new and the earlier default named.
+    fn open_default_in(path: &Path, earlier: &Path) -> Result<Self, SegmentError> {
+        if earlier.exists() && !path.exists() {
+            return Err(SegmentError::Unavailable {
+                store: "sqlite".into(),
+                detail: format!(
+                    "the default table moved from {} (a directory the OS may clean) to {}; \
+                     stop the processes using it, then move it there with its -wal and -shm \
+                     files, or name it with --store: a new table beside it would start its \
+                     keys again",
+                    earlier.display(),
+                    path.display()
+                ),
+            });
         }
-        Self::open(&path)
+        if let Some(dir) = path.parent() {
+            private_dir(dir, "sqlite")?;
+        }
+        Self::open(path)
     }
 
     /// Opens (or creates) a store in the file `path`, with the table if it is missing.
@@ -413,39 +436,6 @@ fn unavailable(e: rusqlite::Error) -> SegmentError {
     }
 }
 
-/// Creates `dir` mode 0700 if missing and checks that it belongs to the caller and nobody
-/// else can write it: whoever can rewrite the table can make two processes share a range.
-fn private_dir(dir: &Path) -> Result<(), SegmentError> {
-    let refuse = |detail: String| SegmentError::Unavailable {
-        store: "sqlite".into(),
-        detail,
-    };
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| refuse(format!("cannot create {}: {e}", dir.display())))?;
-    let me = rustix::process::getuid().as_raw();
-    let link = fs::symlink_metadata(dir)
-        .map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
-    let meta =
-        fs::metadata(dir).map_err(|e| refuse(format!("cannot read {}: {e}", dir.display())))?;
-    if link.uid() != me || meta.uid() != me || !meta.is_dir() {
-        return Err(refuse(format!(
-            "{} is not a directory owned by uid {me}: refusing a table someone else controls",
-            dir.display()
-        )));
-    }
-    if meta.permissions().mode() & 0o022 != 0 {
-        return Err(refuse(format!(
-            "{} is writable by other users (mode {:o}): make it private with chmod 700",
-            dir.display(),
-            meta.permissions().mode() & 0o7777
-        )));
-    }
-    Ok(())
-}
-
 /// WAL (readers do not block the writer; a crash never loses a committed allocation), full
 /// syncs, and the table if it is missing.
 fn set_up(conn: &Connection) -> rusqlite::Result<()> {
@@ -498,4 +488,30 @@ fn is_busy(error: &rusqlite::Error) -> bool {
         error.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_earlier_default_file_is_not_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, earlier) = (
+            dir.path().join("state/segments.db"),
+            dir.path().join("old.db"),
+        );
+        std::fs::write(&earlier, b"").unwrap();
+        let refused = SqliteStore::open_default_in(&path, &earlier).unwrap_err();
+        assert!(
+            refused.to_string().contains("the default table moved"),
+            "{refused}"
+        );
+        std::fs::rename(&earlier, dir.path().join("moved.db")).unwrap();
+        let store = SqliteStore::open_default_in(&path, &earlier).unwrap();
+        assert_eq!(store.path(), path);
+        std::fs::write(&earlier, b"").unwrap();
+        drop(store);
+        SqliteStore::open_default_in(&path, &earlier).expect("both there: the new one is used");
+    }
 }

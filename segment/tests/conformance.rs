@@ -137,6 +137,26 @@ mod faults {
     fn run_faults_on_memory() {
         conformance::run_faults(&memory);
     }
+
+    /// This host's record around a store changes none of what the store answers.
+    #[test]
+    fn run_all_and_run_faults_with_this_hosts_record() {
+        use ferroflake_segment::host_record::HostRecorded;
+        let dir = tempfile::tempdir().unwrap();
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let recorded = |store: Arc<MemoryStore>| {
+            let identity = format!("memory {}", NEXT.fetch_add(1, Ordering::Relaxed));
+            Arc::new(HostRecorded::in_dir(store, &identity, dir.path()).unwrap())
+        };
+        conformance::run_all(&|| recorded(Arc::new(MemoryStore::new())) as Arc<dyn SegmentStore>);
+        conformance::run_faults(&|| {
+            let store = Arc::new(MemoryStore::new());
+            (
+                recorded(store.clone()) as Arc<dyn SegmentStore>,
+                Box::new(OnMemory(store)) as Box<dyn Tamper>,
+            )
+        });
+    }
 }
 
 /// `run_all` runs the same checks in one go.

@@ -1,4 +1,5 @@
-//! The embedded store's default file: one per user under /var/tmp, in a private directory.
+//! The embedded store's default file: one per user in ferroflake's state directory, which
+//! the OS does not clean, in a private directory.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
@@ -8,10 +9,15 @@ use ferroflake_segment::{SegmentStore, SqliteStore};
 fn default_file_is_per_user_and_private() {
     let uid = tempfile::tempfile().unwrap().metadata().unwrap().uid();
     let path = SqliteStore::default_path();
-    assert_eq!(
-        path,
-        std::path::PathBuf::from(format!("/var/tmp/ferroflake-segments-{uid}/segments.db"))
-    );
+    assert_eq!(path, ferroflake_segment::state_dir().join("segments.db"));
+    if uid == 0 {
+        assert_eq!(
+            path,
+            std::path::Path::new("/var/lib/ferroflake/segments.db")
+        );
+    } else {
+        assert!(path.ends_with("ferroflake/segments.db") && !path.starts_with("/var/tmp"));
+    }
     let store = SqliteStore::open_default().unwrap();
     assert_eq!(store.path(), path);
     assert_eq!(

@@ -4,7 +4,7 @@
 //!
 //! | address | store |
 //! |---|---|
-//! | none | the embedded SQLite file, `/var/tmp/ferroflake-segments-<uid>/segments.db` |
+//! | none | the embedded SQLite file, `segments.db` in `/var/lib/ferroflake` (root) or `~/.local/state/ferroflake` |
 //! | `/abs/file.db`, `sqlite:///abs/file.db` | a SQLite file |
 //! | `postgres://user@host:port/db[?table=leaf_alloc]` | Leaf's table on PostgreSQL |
 //! | `mysql://user[:pw]@host:port/db[?table=leaf_alloc]` | Leaf's table on MySQL or MariaDB |
@@ -26,6 +26,7 @@ mod sql;
 use std::sync::Arc;
 
 pub use address::{redact, StoreAddress, DEFAULT_TABLE};
+use ferroflake_segment::host_record::HostRecorded;
 use ferroflake_segment::{SegmentError, SegmentStore, SqliteStore};
 #[cfg(feature = "mysql")]
 pub use mysql::MysqlStore;
@@ -34,24 +35,41 @@ pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
 
-/// Opens the store at `address`, or the embedded SQLite default for `None`.
+/// Opens the store at `address`, or the embedded SQLite default for `None`, with this
+/// host's record of the ranges it takes around it
+/// ([`HostRecorded`](ferroflake_segment::host_record)).
 ///
 /// # Errors
 /// [`SegmentError::InvalidConfig`] for an address that cannot work or names a store this
-/// build leaves out; [`SegmentError::Unavailable`] if the store cannot be reached.
+/// build leaves out; [`SegmentError::Unavailable`] if the store cannot be reached, or this
+/// host's record cannot be kept.
 pub fn open(address: Option<&str>) -> Result<Arc<dyn SegmentStore>, SegmentError> {
     let address = match address {
         Some(a) => StoreAddress::parse(a)?,
-        None => return Ok(Arc::new(SqliteStore::open_default()?)),
+        None => {
+            let store = SqliteStore::open_default()?;
+            let identity = sqlite_identity(store.path());
+            return recorded(Arc::new(store), &identity);
+        }
     };
     open_address(&address)
 }
 
-/// Opens a parsed address.
+/// Opens a parsed address, as [`open`] does.
 ///
 /// # Errors
 /// As [`open`].
 pub fn open_address(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, SegmentError> {
+    let store = open_bare(address)?;
+    let identity = match address {
+        StoreAddress::Sqlite { path } => sqlite_identity(path),
+        other => other.to_string(),
+    };
+    recorded(store, &identity)
+}
+
+/// The store alone, without this host's record.
+fn open_bare(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, SegmentError> {
     #[allow(unreachable_patterns)] // with every store feature on
     match address {
         StoreAddress::Sqlite { path } => Ok(Arc::new(SqliteStore::open(path)?)),
@@ -65,4 +83,17 @@ pub fn open_address(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, Seg
             detail: format!("{other}: this build leaves that store out (enable its feature)"),
         }),
     }
+}
+
+fn recorded(
+    store: Arc<dyn SegmentStore>,
+    identity: &str,
+) -> Result<Arc<dyn SegmentStore>, SegmentError> {
+    Ok(Arc::new(HostRecorded::new(store, identity)?))
+}
+
+/// A SQLite file's identity: its path with every link resolved (it exists once opened).
+fn sqlite_identity(path: &std::path::Path) -> String {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    format!("sqlite://{}", real.display())
 }

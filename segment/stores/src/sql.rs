@@ -398,13 +398,14 @@ pub(crate) fn create<L: Link>(
     link.run(move |conn| {
         in_transaction(conn, |conn| {
             let store = L::Conn::STORE;
+            if !conn.insert(&key, start, step as i64)? {
+                return Err(SegmentError::KeyExists { key }.into());
+            }
+            // The refusal rolls the insert back.
             if let Some(mark) = mark(store, &key, conn.read_mark(&key)?)? {
                 if mark > first {
                     return Err(recreated_below_mark(store, &key, first, mark).into());
                 }
-            }
-            if !conn.insert(&key, start, step as i64)? {
-                return Err(SegmentError::KeyExists { key }.into());
             }
             conn.raise_mark(&key, start)
         })

@@ -1,0 +1,338 @@
+//! This host's own record of the ranges it took: the last line of defence when a store lost
+//! everything, marks included (a SQLite file deleted or aged out, a Redis flushed, a
+//! database restored whole).
+//!
+//! The store's marks ([`crate::marks`]) cannot catch a store that lost them with its rows:
+//! the next process that creates its keys would start them again at their start. So every
+//! store opened by address ([`HostRecorded`], which `ferroflake_segment_stores::open` puts
+//! around every store it opens) also keeps, in a private file on this host, per store and
+//! key, where the last range this host took ended. A range below that, or a create below
+//! it, is [`SegmentError::Rewound`] for every process of the host, new ones too.
+//!
+//! The file is one per store (named by a hash of the store's address, which it also holds
+//! for people), in [`default_dir`], or `$FERROFLAKE_STATE_DIR` when set. The directory must
+//! belong to the caller and be writable by nobody else; the file is never followed through
+//! a symbolic link. Its lock is held across the store's call, so the processes of a host
+//! record their ranges in the order the store gave them.
+//!
+//! What this cannot see: a host that never used the store (a new machine, a new container
+//! whose state is not kept), or a state directory lost with the store.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::marks::{recovered_max_id, recreated_below_mark, row_below_mark};
+use crate::private_dir::private_dir;
+use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
+
+/// The environment variable that names another state directory.
+pub const STATE_DIR_ENV: &str = "FERROFLAKE_STATE_DIR";
+
+/// Where this host keeps its records: `$FERROFLAKE_STATE_DIR`, else ferroflake's state
+/// directory ([`state_dir`](crate::state_dir)), which the OS does not clean.
+pub fn default_dir() -> PathBuf {
+    std::env::var_os(STATE_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .map_or_else(crate::state_dir, PathBuf::from)
+}
+
+/// A store with this host's record of its ranges around it (see the module docs).
+pub struct HostRecorded {
+    inner: Arc<dyn SegmentStore>,
+    /// The store's address, as the file records it.
+    identity: String,
+    file: PathBuf,
+    lock: PathBuf,
+}
+
+impl std::fmt::Debug for HostRecorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostRecorded")
+            .field("store", &self.identity)
+            .field("file", &self.file)
+            .finish()
+    }
+}
+
+impl HostRecorded {
+    /// Puts this host's record around `store`, whose address (without secrets) is
+    /// `identity`, keeping it in [`default_dir`].
+    ///
+    /// # Errors
+    /// [`SegmentError::Unavailable`] if the directory cannot be made or trusted, or the
+    /// file cannot be read; [`SegmentError::Store`] if it is garbled or names another store.
+    pub fn new(store: Arc<dyn SegmentStore>, identity: &str) -> Result<Self, SegmentError> {
+        Self::in_dir(store, identity, &default_dir())
+    }
+
+    /// As [`new`](Self::new), keeping the record in `dir`.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn in_dir(
+        store: Arc<dyn SegmentStore>,
+        identity: &str,
+        dir: &Path,
+    ) -> Result<Self, SegmentError> {
+        let dir = dir.join("segments");
+        private_dir(&dir, store.name())?;
+        let name = format!("{:016x}", fnv1a(identity.as_bytes()));
+        let recorded = HostRecorded {
+            inner: store,
+            identity: identity.to_owned(),
+            file: dir.join(format!("{name}.ranges")),
+            lock: dir.join(format!("{name}.lock")),
+        };
+        let _held = recorded.hold()?;
+        recorded.read()?;
+        Ok(recorded)
+    }
+
+    /// The file this host's record of the store is kept in.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// Runs `op` with the record locked: read before, written after if `op` changed it.
+    fn with_record<T>(
+        &self,
+        op: impl FnOnce(&dyn SegmentStore, &mut Vec<(String, u64)>) -> Result<T, SegmentError>,
+    ) -> Result<T, SegmentError> {
+        let _held = self.hold()?;
+        let mut record = self.read()?;
+        let before = record.clone();
+        let out = op(&*self.inner, &mut record);
+        if record != before {
+            self.write(&record)?;
+        }
+        out
+    }
+
+    fn hold(&self) -> Result<File, SegmentError> {
+        let lock = open_private(&self.lock, true).map_err(|e| self.unavailable(&self.lock, &e))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| self.unavailable(&self.lock, &e.into()))?;
+        Ok(lock)
+    }
+
+    /// The record: `(key, end of the last range this host took)`, one per key.
+    fn read(&self) -> Result<Vec<(String, u64)>, SegmentError> {
+        let mut text = String::new();
+        match open_private(&self.file, false) {
+            Ok(mut file) => file
+                .read_to_string(&mut text)
+                .map_err(|e| self.unavailable(&self.file, &e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.unavailable(&self.file, &e)),
+        };
+        let mut lines = text.lines();
+        if lines.next() != Some(self.identity.as_str()) {
+            return Err(self.garbled("its first line names another store"));
+        }
+        lines
+            .map(|line| {
+                let (end, key) = line
+                    .split_once('\t')
+                    .ok_or_else(|| self.garbled("a line without a tab"))?;
+                let end = end
+                    .parse()
+                    .map_err(|_| self.garbled("a range end that is not a number"))?;
+                let key = unhex(key).ok_or_else(|| self.garbled("a key that is not hex"))?;
+                Ok((key, end))
+            })
+            .collect()
+    }
+
+    /// Writes the record whole, beside the file first, then in its place.
+    fn write(&self, record: &[(String, u64)]) -> Result<(), SegmentError> {
+        let mut text = format!("{}\n", self.identity);
+        for (key, end) in record {
+            text.push_str(&format!("{end}\t{}\n", hex(key)));
+        }
+        let next = self.file.with_extension("next");
+        let written = (|| {
+            let _ = fs::remove_file(&next);
+            let mut file = open_private(&next, true)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+            fs::rename(&next, &self.file)?;
+            File::open(self.file.parent().unwrap_or(Path::new(".")))?.sync_all()
+        })();
+        written.map_err(|e| self.unavailable(&self.file, &e))
+    }
+
+    fn unavailable(&self, path: &Path, e: &std::io::Error) -> SegmentError {
+        SegmentError::Unavailable {
+            store: self.inner.name().into(),
+            detail: format!(
+                "this host's record of the ranges it took, {}: {e}",
+                path.display()
+            ),
+        }
+    }
+
+    fn garbled(&self, what: &str) -> SegmentError {
+        SegmentError::Store {
+            store: self.inner.name().into(),
+            detail: format!(
+                "this host's record of the ranges it took, {}, is garbled ({what}); it is not \
+                 guessed at: move it aside only after checking the store is above every ID \
+                 this host issued",
+                self.file.display()
+            ),
+        }
+    }
+}
+
+fn last_end(record: &[(String, u64)], key: &str) -> Option<u64> {
+    record.iter().find(|(k, _)| k == key).map(|(_, end)| *end)
+}
+
+fn set_end(record: &mut Vec<(String, u64)>, key: &str, end: u64) {
+    match record.iter_mut().find(|(k, _)| k == key) {
+        Some(entry) => entry.1 = end,
+        None => record.push((key.to_owned(), end)),
+    }
+}
+
+/// What this host's record calls itself in refusals.
+const HOST: &str = "this host's record";
+
+impl SegmentStore for HostRecorded {
+    fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
+        self.with_record(|store, record| {
+            // A key whose row is there is the usual start-up's KeyExists; only a key the
+            // store would make again is held to this host's record.
+            let missing = match store.peek(key) {
+                Ok(row) => row.is_none(),
+                // Gone after use, by the store's marks: the store itself decides the create.
+                Err(SegmentError::Rewound { .. }) => true,
+                Err(e) => return Err(e),
+            };
+            if let (true, Some(end), Ok(first)) =
+                (missing, last_end(record, key), u64::try_from(start))
+            {
+                if end > first {
+                    let mut refusal = recreated_below_mark(store.name(), key, first, end);
+                    if let SegmentError::Rewound { detail, .. } = &mut refusal {
+                        detail.push_str(&format!(" ({HOST} of the ranges it took)"));
+                    }
+                    return Err(refusal);
+                }
+            }
+            store.create(key, start, step)
+        })
+    }
+
+    fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
+        self.with_record(|store, record| {
+            let allocation = store.allocate(key, step)?;
+            if let Some(end) = last_end(record, key) {
+                if end > allocation.range.start {
+                    let mut refusal =
+                        row_below_mark(store.name(), key, allocation.range.start, end);
+                    if let SegmentError::Rewound { detail, .. } = &mut refusal {
+                        detail.push_str(&format!(
+                            " ({HOST}: a range it took ended at {end}; the store lost it, \
+                             marks included)"
+                        ));
+                    }
+                    return Err(refusal);
+                }
+            }
+            set_end(record, key, allocation.range.end);
+            Ok(allocation)
+        })
+    }
+
+    fn give_back(
+        &self,
+        key: &str,
+        rest: Range,
+        expected_max_id: u64,
+    ) -> Result<bool, SegmentError> {
+        self.with_record(|store, record| {
+            let given = store.give_back(key, rest, expected_max_id)?;
+            if given && last_end(record, key) == Some(expected_max_id) {
+                set_end(record, key, rest.start);
+            }
+            Ok(given)
+        })
+    }
+
+    fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
+        self.inner.peek(key)
+    }
+
+    fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError> {
+        self.with_record(|store, record| {
+            // This host's end counts as a floor too: it knows IDs up to it were issued.
+            let floor = recovered_max_id(above, None, last_end(record, key))? - 1;
+            let row = store.recover(key, floor, step)?;
+            set_end(record, key, row.max_id);
+            Ok(row)
+        })
+    }
+
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+}
+
+/// Opens `path` read-only (or read-write, created mode 0600), never through a symbolic
+/// link, and only if it is a regular file of the caller's.
+fn open_private(path: &Path, write: bool) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .create(write)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.uid() != rustix::process::getuid().as_raw() {
+        return Err(std::io::Error::other(
+            "not a regular file of this user: refusing a record someone else controls",
+        ));
+    }
+    Ok(file)
+}
+
+/// FNV-1a, 64 bits: a file name per store that does not change between builds.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn hex(key: &str) -> String {
+    key.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<String> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_through_hex() {
+        for key in ["orders", "a b\tc\nd", "é"] {
+            assert_eq!(unhex(&hex(key)).as_deref(), Some(key));
+        }
+        assert_eq!(unhex("zz"), None);
+        assert_eq!(unhex("abc"), None);
+    }
+}

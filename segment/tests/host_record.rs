@@ -1,0 +1,141 @@
+//! This host's record of the ranges it took, around stores that lose everything, marks
+//! included: a new store under the same address is refused below what the host took.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use ferroflake_segment::host_record::HostRecorded;
+use ferroflake_segment::{MemoryStore, Range, SegmentError, SegmentStore};
+
+const ADDRESS: &str = "redis://127.0.0.1:6379/0 (prefix ferroflake:segment:)";
+
+/// A store that has lost everything, under this host's record kept in `dir`.
+fn fresh_store(dir: &Path) -> HostRecorded {
+    HostRecorded::in_dir(Arc::new(MemoryStore::new()), ADDRESS, dir).unwrap()
+}
+
+fn rewound(result: Result<impl std::fmt::Debug, SegmentError>, what: &str) -> String {
+    match result {
+        Err(SegmentError::Rewound { detail, .. }) => detail,
+        other => panic!("{what}: expected Rewound, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_store_that_lost_everything_is_refused_below_what_this_host_took() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fresh_store(dir.path());
+    store.create("orders", 1, 10).unwrap();
+    store.allocate("orders", 10).unwrap();
+    let last = store.allocate("orders", 10).unwrap().range; // 11..21
+    assert!(
+        matches!(
+            store.create("orders", 1, 10),
+            Err(SegmentError::KeyExists { .. })
+        ),
+        "a create at start while the row is there is the usual KeyExists"
+    );
+    drop(store);
+
+    // Marks and rows gone: a create at the old start, as every start-up script does.
+    let lost = fresh_store(dir.path());
+    let detail = rewound(lost.create("orders", 1, 10), "create at the old start");
+    assert!(detail.contains("this host's record"), "{detail}");
+    // Created behind the record's back (another host, or by hand), it still cannot issue.
+    let raw = Arc::new(MemoryStore::new());
+    raw.create("orders", 1, 10).unwrap();
+    let wrapped = HostRecorded::in_dir(raw, ADDRESS, dir.path()).unwrap();
+    rewound(
+        wrapped.allocate("orders", 10),
+        "a range below the host's record",
+    );
+
+    // Created above everything the host took, it goes on.
+    let above = fresh_store(dir.path());
+    above.create("orders", last.end as i64, 10).unwrap();
+    assert_eq!(above.allocate("orders", 10).unwrap().range.start, last.end);
+}
+
+#[test]
+fn recovery_starts_above_this_hosts_record_and_give_back_lowers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fresh_store(dir.path());
+    store.create("k", 1, 10).unwrap();
+    let first = store.allocate("k", 10).unwrap().range; // 1..11
+    let rest = Range {
+        start: 4,
+        end: first.end,
+    };
+    assert_eq!(store.give_back("k", rest, first.end), Ok(true));
+    assert_eq!(
+        store.allocate("k", 10).unwrap().range,
+        Range { start: 4, end: 14 },
+        "the rest given back is issued again: the host's record came down with it"
+    );
+    drop(store);
+
+    let lost = fresh_store(dir.path());
+    let row = lost.recover("k", 2, 10).unwrap();
+    assert_eq!(row.max_id, 14, "this host's record is a floor too");
+    assert_eq!(lost.allocate("k", 10).unwrap().range.start, 14);
+}
+
+#[test]
+fn other_stores_have_records_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = fresh_store(dir.path());
+    one.create("k", 1, 10).unwrap();
+    one.allocate("k", 10).unwrap();
+    let other = HostRecorded::in_dir(
+        Arc::new(MemoryStore::new()),
+        "sqlite:///srv/other.db",
+        dir.path(),
+    )
+    .unwrap();
+    other.create("k", 1, 10).expect("another store's key");
+    assert_ne!(one.file(), other.file());
+}
+
+#[test]
+fn a_garbled_planted_or_open_record_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fresh_store(dir.path());
+    store.create("k", 1, 10).unwrap();
+    store.allocate("k", 10).unwrap();
+    let file = store.file().to_owned();
+    drop(store);
+
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, b"another store\n").unwrap();
+    let garbled = HostRecorded::in_dir(Arc::new(MemoryStore::new()), ADDRESS, dir.path());
+    assert!(
+        matches!(&garbled, Err(SegmentError::Store { detail, .. }) if detail.contains("garbled")),
+        "{garbled:?}"
+    );
+    std::fs::write(&file, [&good[..], b"12\tzz\n"].concat()).unwrap();
+    assert!(matches!(
+        HostRecorded::in_dir(Arc::new(MemoryStore::new()), ADDRESS, dir.path()),
+        Err(SegmentError::Store { .. })
+    ));
+
+    // A symbolic link planted in the record's place is never followed.
+    std::fs::remove_file(&file).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::write(&elsewhere, &good).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+    assert!(matches!(
+        HostRecorded::in_dir(Arc::new(MemoryStore::new()), ADDRESS, dir.path()),
+        Err(SegmentError::Unavailable { .. })
+    ));
+    std::fs::remove_file(&file).unwrap();
+
+    // A directory others may write.
+    let records = file.parent().unwrap();
+    std::fs::set_permissions(records, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let open = HostRecorded::in_dir(Arc::new(MemoryStore::new()), ADDRESS, dir.path());
+    assert!(
+        matches!(&open, Err(SegmentError::Unavailable { detail, .. }) if detail.contains("writable by other users")),
+        "{open:?}"
+    );
+}
