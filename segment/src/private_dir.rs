@@ -1,6 +1,6 @@
-//! The rule for a directory that holds what decides which IDs are issued (the embedded
-//! store's table, this host's record of its ranges): the caller's own, and nobody else's to
-//! write, since whoever can rewrite it can make two processes share a range.
+//! The rules for the files that decide which IDs are issued (a SQLite table, this host's
+//! record of its ranges) and their directories: the caller's own, and nobody else's to
+//! write or replace, since whoever can rewrite one can make two processes share a range.
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -38,6 +38,55 @@ pub(crate) fn private_dir(dir: &Path, store: &str) -> Result<(), SegmentError> {
             dir.display(),
             meta.permissions().mode() & 0o7777
         )));
+    }
+    Ok(())
+}
+
+/// Checks a table file named by the caller, before it is opened: a symbolic link at `path`
+/// must be the caller's or root's, the file (if there) the caller's, and its directory must
+/// not let others replace it (writable by others only with the sticky bit, as `/tmp`).
+/// Refusals are `store`'s [`SegmentError::Unavailable`].
+pub(crate) fn trusted_file(path: &Path, store: &str) -> Result<(), SegmentError> {
+    let refuse = |detail: String| SegmentError::Unavailable {
+        store: store.into(),
+        detail,
+    };
+    let me = rustix::process::getuid().as_raw();
+    if let Ok(link) = fs::symlink_metadata(path) {
+        if link.file_type().is_symlink() && link.uid() != me && link.uid() != 0 {
+            return Err(refuse(format!(
+                "{} is a symbolic link of uid {}: refusing a table someone else can point \
+                 elsewhere",
+                path.display(),
+                link.uid()
+            )));
+        }
+    }
+    let real = fs::canonicalize(path).ok();
+    if let Some(meta) = real.as_deref().and_then(|r| fs::metadata(r).ok()) {
+        if meta.uid() != me {
+            return Err(refuse(format!(
+                "{} belongs to uid {}, not {me}: refusing a table someone else controls",
+                path.display(),
+                meta.uid()
+            )));
+        }
+    }
+    let file = real.unwrap_or_else(|| path.to_owned());
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Ok(meta) = fs::metadata(dir) {
+        let mode = meta.permissions().mode();
+        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            return Err(refuse(format!(
+                "{} is writable by other users (mode {:o}) without the sticky bit: they could \
+                 replace the table file; keep it in a directory only you can write (chmod 700)",
+                dir.display(),
+                mode & 0o7777
+            )));
+        }
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
 use crate::marks::{recovered_max_id, recreated_below_mark, row_below_mark, row_gone};
-use crate::private_dir::private_dir;
+use crate::private_dir::{private_dir, trusted_file};
 use crate::sqlite_log;
 use crate::sqlite_name::{self, NameClaim};
 use crate::store::{check_create, check_give_back, check_key, check_step, range_after};
@@ -132,6 +132,7 @@ impl SqliteStore {
                 ),
             });
         }
+        trusted_file(&path, "sqlite")?;
         // Before the first read of the table: through another name it could be stale.
         let (real, name) = sqlite_name::claim(&path)?;
         // The whole open in the write turn: the file read alone is not being written, and
