@@ -203,12 +203,21 @@ pub async fn segment_many(
 /// 404 with snowflake mode off; 503 without a lease or past its fence.
 pub async fn snowflake_one(state: &AppState, key: &str) -> Result<u64, Refusal> {
     let snowflake = state.snowflake.as_ref().ok_or_else(snowflake_off)?;
-    let Some(generator) = snowflake.generator().as_ref().map(Arc::clone) else {
-        return Err(no_lease(snowflake.readiness().err()));
+    // The guard's scope ends before any await; the generator is cloned (two locked
+    // increments on a shared count) only for the slow path.
+    let fast = {
+        let guard = snowflake.generator();
+        let Some(generator) = guard.as_ref() else {
+            return Err(no_lease(snowflake.readiness().err()));
+        };
+        match generator.generator().try_next_id() {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) | Err(_) => Err(Arc::clone(generator)),
+        }
     };
-    let id = match generator.generator().try_next_id() {
-        Ok(Some(id)) => id,
-        Ok(None) | Err(_) => tokio::task::spawn_blocking(move || {
+    let id = match fast {
+        Ok(id) => id,
+        Err(generator) => tokio::task::spawn_blocking(move || {
             generator
                 .next_id()
                 .map_err(|e| Refusal::snowflake(&e, generator.explain(&e)))
