@@ -292,6 +292,30 @@ test('unreachable registries reject with ERR_FERROFLAKE_LEASE_UNAVAILABLE within
   }
 })
 
+// Inside a container the default registry is one of several on the host (each container
+// has its own /var/tmp): refused, saying that IDs can collide and what to use instead; a
+// folder named explicitly is accepted. The container is made known by its `container`
+// variable (as systemd-nspawn, Podman and LXC set it), in a child process, so the test says
+// the same inside CI's container and on a host.
+test('the default registry is refused in a container, a named folder is not', { timeout: 60_000 }, async () => {
+  const open = (options) =>
+    execFileAsync(process.execPath, [fixture('leased-open.mjs'), JSON.stringify(options)], {
+      env: { ...process.env, container: 'ferroflake-test' },
+      timeout: 60_000,
+    }).then(({ stdout }) => JSON.parse(stdout))
+  const refused = await open({ ...FAST })
+  assert.equal(refused.code, 'ERR_FERROFLAKE_LEASE_UNAVAILABLE', refused.message)
+  for (const words of [
+    'runs in a container (container=ferroflake-test)',
+    "IDs can collide with other containers'",
+    'a mounted volume',
+    '(etcd://, redis://, zk://, postgres://)',
+  ]) {
+    assert.ok(refused.message?.includes(words), `${words}: ${refused.message}`)
+  }
+  assert.deepEqual(await open({ registry: registryDir(), ...FAST }), { opened: true })
+})
+
 test('a leased generator refuses bad batch sizes and numbers on wide layouts', { timeout: 60_000 }, async () => {
   const registry = registryDir()
   const generator = await LeasedGenerator.open({ registry, ...FAST })

@@ -442,6 +442,42 @@ def test_a_file_is_not_a_registry(tmp_path: Path) -> None:
         LeasedGenerator(registry=file)  # os.PathLike is accepted
 
 
+IN_A_CONTAINER = r"""
+import sys, ferroflake
+try:
+    ferroflake.LeasedGenerator(registry=sys.argv[1] or None, ttl_ms=1000, max_ttl_ms=1000).close()
+    print("opened")
+except ferroflake.RegistryUnavailableError as e:
+    print(e.kind, e)
+"""
+
+
+def test_the_default_registry_is_refused_in_a_container(registry: str) -> None:
+    # Inside a container the default registry is one of several on the host (each container
+    # has its own /var/tmp): refused, saying that IDs can collide and what to use instead; a
+    # directory named explicitly is accepted. The container is made known by its `container`
+    # variable (as systemd-nspawn, Podman and LXC set it), in a child process, so the test
+    # says the same inside CI's container and on a host.
+    def run(address: str) -> str:
+        env = {**os.environ, "container": "ferroflake-test"}
+        done = subprocess.run(
+            [sys.executable, "-c", IN_A_CONTAINER, address],
+            env=env, timeout=60, capture_output=True, text=True, check=True,
+        )
+        return done.stdout
+
+    said = run("")
+    assert said.startswith("UNAVAILABLE "), said
+    for words in [
+        "runs in a container (container=ferroflake-test)",
+        "IDs can collide with other containers'",
+        "a mounted volume",
+        "(etcd://, redis://, zk://, postgres://)",
+    ]:
+        assert words in said, said
+    assert run(registry) == "opened\n"
+
+
 @pytest.mark.parametrize(
     "address",
     ["redis://127.0.0.1:1", "etcd://127.0.0.1:1", "zk://127.0.0.1:1", "postgres://u@127.0.0.1:1/db"],

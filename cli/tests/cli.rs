@@ -667,10 +667,41 @@ fn the_default_registry_is_refused_beside_another_users() {
     assert!(output.stdout.is_empty(), "nothing issued");
     assert!(
         err.contains("/var/tmp/ferroflake-leases-4242 (uid 4242)")
-            && err.contains("both could lease the same node id")
-            && err.contains("a directory they all share"),
+            && err.contains("both could lease the same node id, and IDs can collide")
+            && err.contains("run them as one user and name a registry directory explicitly")
+            && err.contains("(etcd://, redis://, zk://, postgres://)"),
         "{err}"
     );
+}
+
+/// Inside a container the default registry is one of several on the host (each container
+/// has its own /var/tmp): it is refused, saying that IDs can collide and what to use
+/// instead, and nothing is issued; a directory named with --lease is accepted there. The
+/// container is made known by its `container` variable (as systemd-nspawn, Podman and LXC
+/// set it), so the test says the same inside CI's container and on a host.
+#[test]
+fn the_default_registry_is_refused_in_a_container() {
+    let in_container = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env("container", "ferroflake-test")
+            .output()
+            .unwrap()
+    };
+    let output = in_container(&["next", "-n", "1"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(output.stdout.is_empty(), "nothing issued: {err}");
+    assert!(
+        err.contains("runs in a container (container=ferroflake-test)")
+            && err.contains("IDs can collide with other containers'")
+            && err.contains("--lease DIR")
+            && err.contains("shared by all of them, e.g. a mounted volume")
+            && err.contains("(etcd://, redis://, zk://, postgres://)"),
+        "{err}"
+    );
+    let named = in_container(&["next", "-n", "1", "--lease", shared_registry()]);
+    assert_eq!(stdout(&named).lines().count(), 1, "{}", stderr(&named));
 }
 
 /// `lease restored` starts a floor that every claim then waits out, though the registry's

@@ -230,6 +230,36 @@ fn place() -> (tempfile::TempDir, String, String) {
     (dir, store, leases)
 }
 
+/// Inside a container the default registry is one of several on the host (each container
+/// has its own /var/tmp): the service is refused it, logs and answers /readyz saying that
+/// IDs can collide and what to use instead, issues no snowflake ID, and still stops
+/// cleanly. The container is made known by its `container` variable (as systemd-nspawn,
+/// Podman and LXC set it), so the test says the same inside CI's container and on a host.
+#[test]
+fn the_default_registry_is_refused_in_a_container() {
+    let mut service = Service::start_with_env(
+        &["--modes", "snowflake"],
+        &[("container", "ferroflake-test")],
+    );
+    let failed = service.wait_logged("lease_failed", Duration::from_secs(20));
+    let error = failed["error"].as_str().unwrap_or_default().to_owned();
+    let agent = client();
+    let (status, readyz) = get(&agent, &format!("{}/readyz", service.base)).unwrap();
+    let (id_status, _) = get(&agent, &format!("{}/v1/snowflake/k?count=1", service.base)).unwrap();
+    for said in [&error, &readyz] {
+        assert!(
+            said.contains("runs in a container (container=ferroflake-test)")
+                && said.contains("IDs can collide with other containers'")
+                && said.contains("a mounted volume")
+                && said.contains("(etcd://, redis://, zk://, postgres://)"),
+            "{said}"
+        );
+    }
+    assert_eq!((status, id_status), (503, 503), "{readyz}");
+    service.signal("TERM");
+    assert_eq!(service.wait(Duration::from_secs(20)).code(), Some(0));
+}
+
 /// The environment configures the service: a variable beats the config file, a flag beats
 /// the variable.
 #[test]

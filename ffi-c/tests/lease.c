@@ -2,7 +2,8 @@
  * (the child is refused and releases nothing), four processes on one embedded registry
  * (distinct node ids, no duplicate), and a holder stopped with SIGSTOP past its TTL, which
  * is fenced when it resumes while the process that took its node id issues on, with no
- * duplicate between them. One leased generator is also shared by threads. Every registry is a fresh temporary directory, with a 1 s TTL.
+ * duplicate between them. One leased generator is also shared by threads. Every registry is a fresh temporary directory, with a 1 s TTL; the default one is tried only where it is
+ * refused (in a container).
  *
  * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
  * store URLs are tried for real (an unreachable server must fail within seconds). */
@@ -117,7 +118,8 @@ static void bad_input_is_refused(void) {
 
     new_registry(dir, sizeof dir);
     other = sentinel;
-    /* NULL for each pointer of _new; NULL registry address is the default, tried below. */
+    /* NULL for each pointer of _new; a NULL registry address is the default, tried in
+     * the_default_registry_is_refused_in_a_container. */
     CHECK_CODE(ferroflake_leased_generator_new(NULL, dir, &options, &other),
                FERROFLAKE_RESULT_NULL_ARGUMENT);
     CHECK_CODE(ferroflake_leased_generator_new(layout, dir, &options, NULL),
@@ -498,6 +500,30 @@ static void a_stopped_holder_is_fenced_after_a_takeover(void) {
     ferroflake_layout_free(single);
 }
 
+/* Inside a container the default registry (a NULL address) is one of several on the host,
+ * each container having its own /var/tmp: refused, saying that IDs can collide and what to
+ * use instead. The container is made known by its `container` variable (as systemd-nspawn,
+ * Podman and LXC set it), so the test says the same inside CI's container and on a host;
+ * it is set before any thread starts, and removed again. */
+static void the_default_registry_is_refused_in_a_container(void) {
+    ferroflake_layout *layout = twitter();
+    ferroflake_lease_options options = short_lease();
+    ferroflake_leased_generator *g = NULL;
+    const char *message;
+    assert(setenv("container", "ferroflake-test", 1) == 0);
+    CHECK_CODE(ferroflake_leased_generator_new(layout, NULL, &options, &g),
+               FERROFLAKE_RESULT_UNAVAILABLE);
+    assert(g == NULL);
+    message = ferroflake_last_error_message();
+    printf("lease: the default registry in a container: %s\n", message);
+    assert(strstr(message, "runs in a container (container=ferroflake-test)") != NULL);
+    assert(strstr(message, "IDs can collide with other containers'") != NULL);
+    assert(strstr(message, "a mounted volume") != NULL);
+    assert(strstr(message, "etcd://, redis://, zk://, postgres://") != NULL);
+    assert(unsetenv("container") == 0);
+    ferroflake_layout_free(layout);
+}
+
 #define THREADS 4
 #define IDS_PER_THREAD 50000
 
@@ -562,6 +588,7 @@ static void remove_tree(const char *root) {
 
 int main(void) {
     assert(mkdtemp(registry_root) != NULL);
+    the_default_registry_is_refused_in_a_container();
     bad_input_is_refused();
     a_forked_child_is_refused_and_releases_nothing();
     threads_share_one_leased_generator();
