@@ -190,6 +190,41 @@ fn a_table_file_lost_whole_is_refused_below_what_this_host_took() {
     assert_eq!(store.next("orders", 2), [26, 27]);
 }
 
+/// A user with no home has no state directory: the default table and this host's record
+/// are refused, not put in /var/tmp, which the OS cleans.
+#[test]
+fn no_home_means_no_default_store() {
+    if !Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n")
+    {
+        eprintln!("skipped: needs root to run as another user");
+        return;
+    }
+    let out = Command::new("/usr/sbin/runuser")
+        .args([
+            "-u",
+            "nobody",
+            "--",
+            "/usr/bin/env",
+            "-i",
+            BIN,
+            "segment",
+            "next",
+            "k",
+        ])
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr(&out).contains("no state directory"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_count_far_above_the_step_is_served_by_more_fetches() {
     let store = Store::new();

@@ -5,18 +5,20 @@
 //! The store's marks ([`crate::marks`]) cannot catch a store that lost them with its rows:
 //! the next process that creates its keys would start them again at their start. So every
 //! store opened by address ([`HostRecorded`], which `ferroflake_segment_stores::open` puts
-//! around every store it opens) also keeps, in a private file on this host, per store and
-//! key, where the last range this host took ended. A range below that, or a create below
-//! it, is [`SegmentError::Rewound`] for every process of the host, new ones too.
+//! around every store it opens) also keeps, in a private file, per store and key, where the
+//! last range this user on this host took ended. A range below that, or a create below it,
+//! is [`SegmentError::Rewound`] for every process of the user, new ones too.
 //!
-//! The file is one per store (named by a hash of the store's address, which it also holds
-//! for people), in [`default_dir`], or `$FERROFLAKE_STATE_DIR` when set. The directory must
-//! belong to the caller and be writable by nobody else; the file is never followed through
-//! a symbolic link. Its lock is held across the store's call, so the processes of a host
-//! record their ranges in the order the store gave them.
+//! The file is one per store, named by a hash of the store's identity (which the file also
+//! holds for people; the caller decides what names one store), in [`default_dir`]. The
+//! directory must belong to the caller, be writable by nobody else, and sit below
+//! directories no other user can move; the file is never followed through a symbolic link.
+//! Its lock is held across the store's call, so the processes of a host record their ranges
+//! in the order the store gave them.
 //!
-//! What this cannot see: a host that never used the store (a new machine, a new container
-//! whose state is not kept), or a state directory lost with the store.
+//! What this cannot see: another user's ranges, a host that never used the store (a new
+//! machine, a new container whose state is not kept), or a state directory lost with the
+//! store.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -31,12 +33,26 @@ use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
 /// The environment variable that names another state directory.
 pub const STATE_DIR_ENV: &str = "FERROFLAKE_STATE_DIR";
 
-/// Where this host keeps its records: `$FERROFLAKE_STATE_DIR`, else ferroflake's state
-/// directory ([`state_dir`](crate::state_dir)), which the OS does not clean.
-pub fn default_dir() -> PathBuf {
-    std::env::var_os(STATE_DIR_ENV)
-        .filter(|d| !d.is_empty())
-        .map_or_else(crate::state_dir, PathBuf::from)
+/// Where this host keeps its records: `$FERROFLAKE_STATE_DIR` (an absolute path), else
+/// ferroflake's state directory ([`state_dir`](crate::state_dir)), which the OS does not
+/// clean.
+///
+/// # Errors
+/// [`SegmentError::InvalidConfig`] for a relative `FERROFLAKE_STATE_DIR` (each working
+/// directory would keep a record of its own); [`SegmentError::Unavailable`] without a
+/// state directory.
+pub fn default_dir() -> Result<PathBuf, SegmentError> {
+    match std::env::var_os(STATE_DIR_ENV).filter(|d| !d.is_empty()) {
+        Some(dir) if Path::new(&dir).is_absolute() => Ok(PathBuf::from(dir)),
+        Some(dir) => Err(SegmentError::InvalidConfig {
+            detail: format!(
+                "{STATE_DIR_ENV}={}: a relative directory would be another one in each \
+                 working directory; give an absolute path",
+                Path::new(&dir).display()
+            ),
+        }),
+        None => crate::state_dir::required_state_dir("segment"),
+    }
 }
 
 /// A store with this host's record of its ranges around it (see the module docs).
@@ -65,7 +81,7 @@ impl HostRecorded {
     /// [`SegmentError::Unavailable`] if the directory cannot be made or trusted, or the
     /// file cannot be read; [`SegmentError::Store`] if it is garbled or names another store.
     pub fn new(store: Arc<dyn SegmentStore>, identity: &str) -> Result<Self, SegmentError> {
-        Self::in_dir(store, identity, &default_dir())
+        Self::in_dir(store, identity, &default_dir()?)
     }
 
     /// As [`new`](Self::new), keeping the record in `dir`.

@@ -39,6 +39,42 @@ pub(crate) fn private_dir(dir: &Path, store: &str) -> Result<(), SegmentError> {
             meta.permissions().mode() & 0o7777
         )));
     }
+    match dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => nobody_else_can_move(parent, store),
+        _ => Ok(()),
+    }
+}
+
+/// Checks `dir` and every directory above it: each belongs to the caller or root, and is
+/// writable by others only with the sticky bit (as `/tmp`). Otherwise another user could
+/// rename what is below it away and put their own in its place.
+fn nobody_else_can_move(dir: &Path, store: &str) -> Result<(), SegmentError> {
+    let me = rustix::process::getuid().as_raw();
+    let real = fs::canonicalize(dir).map_err(|e| SegmentError::Unavailable {
+        store: store.into(),
+        detail: format!("cannot read {}: {e}", dir.display()),
+    })?;
+    for above in real.ancestors() {
+        let Ok(meta) = fs::metadata(above) else {
+            continue;
+        };
+        let mode = meta.permissions().mode();
+        let owner_ok = meta.uid() == me || meta.uid() == 0;
+        if !owner_ok || (mode & 0o022 != 0 && mode & 0o1000 == 0) {
+            return Err(SegmentError::Unavailable {
+                store: store.into(),
+                detail: format!(
+                    "{} belongs to uid {} with mode {:o}: another user could move what is \
+                     below it and put their own table or record in its place; use a \
+                     directory whose every parent belongs to you or root and is writable by \
+                     nobody else (or is sticky, as /tmp)",
+                    above.display(),
+                    meta.uid(),
+                    mode & 0o7777
+                ),
+            });
+        }
+    }
     Ok(())
 }
 
@@ -73,20 +109,9 @@ pub(crate) fn trusted_file(path: &Path, store: &str) -> Result<(), SegmentError>
         }
     }
     let file = real.unwrap_or_else(|| path.to_owned());
-    let dir = file
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if let Ok(meta) = fs::metadata(dir) {
-        let mode = meta.permissions().mode();
-        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-            return Err(refuse(format!(
-                "{} is writable by other users (mode {:o}) without the sticky bit: they could \
-                 replace the table file; keep it in a directory only you can write (chmod 700)",
-                dir.display(),
-                mode & 0o7777
-            )));
-        }
+    match file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) if dir.exists() => nobody_else_can_move(dir, store)?,
+        _ => {}
     }
     Ok(())
 }

@@ -64,8 +64,13 @@ impl SqliteStore {
     /// `/var/lib/ferroflake` for root, else `$XDG_STATE_HOME/ferroflake`
     /// (`~/.local/state/ferroflake`): a directory the OS does not clean, unlike `/var/tmp`
     /// (created mode 0700; it must belong to the caller).
+    /// Without a state directory ([`state_dir`](crate::state_dir)) the path is shown as
+    /// `$HOME/.local/state/ferroflake/segments.db`, and [`open_default`](Self::open_default)
+    /// refuses.
     pub fn default_path() -> PathBuf {
-        crate::state_dir::state_dir().join("segments.db")
+        crate::state_dir::state_dir()
+            .unwrap_or_else(|| PathBuf::from("$HOME/.local/state/ferroflake"))
+            .join("segments.db")
     }
 
     /// Opens (or creates) the store at [`default_path`](Self::default_path).
@@ -78,7 +83,8 @@ impl SqliteStore {
     pub fn open_default() -> Result<Self, SegmentError> {
         let uid = rustix::process::getuid().as_raw();
         let earlier = PathBuf::from(format!("/var/tmp/ferroflake-segments-{uid}/segments.db"));
-        Self::open_default_in(&Self::default_path(), &earlier)
+        let path = crate::state_dir::required_state_dir("sqlite")?.join("segments.db");
+        Self::open_default_in(&path, &earlier)
     }
 
     /// [`open_default`](Self::open_default) with the new and the earlier default named.

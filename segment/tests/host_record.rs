@@ -139,3 +139,36 @@ fn a_garbled_planted_or_open_record_is_refused() {
         "{open:?}"
     );
 }
+
+/// Another user who owns a directory above the record could move the record away: refused.
+#[test]
+fn a_record_below_another_users_directory_is_refused() {
+    if !rustix::process::getuid().is_root() {
+        eprintln!("skipped: needs root to make a directory of another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+    let refused = HostRecorded::in_dir(Arc::new(MemoryStore::new()), ADDRESS, &theirs);
+    assert!(
+        matches!(&refused, Err(SegmentError::Unavailable { detail, .. }) if detail.contains("belongs to uid 65534")),
+        "{refused:?}"
+    );
+}
+
+/// A relative FERROFLAKE_STATE_DIR would be another directory in each working directory.
+#[test]
+fn a_relative_state_dir_is_refused() {
+    std::env::set_var(ferroflake_segment::host_record::STATE_DIR_ENV, "state");
+    assert!(matches!(
+        ferroflake_segment::host_record::default_dir(),
+        Err(SegmentError::InvalidConfig { .. })
+    ));
+    std::env::set_var(ferroflake_segment::host_record::STATE_DIR_ENV, "/srv/state");
+    assert_eq!(
+        ferroflake_segment::host_record::default_dir().unwrap(),
+        Path::new("/srv/state")
+    );
+}

@@ -26,7 +26,7 @@ fn a_directory_others_may_write_is_refused_unless_sticky() {
     let shared = dir.path().join("shared");
     std::fs::create_dir(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
-    refused(&shared.join("ids.db"), "without the sticky bit");
+    refused(&shared.join("ids.db"), "another user could move");
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let store = SqliteStore::open(shared.join("ids.db")).expect("a sticky directory, as /tmp");
     store.create("k", 1, 10).unwrap();
@@ -40,7 +40,10 @@ fn another_users_file_or_link_is_refused() {
     };
     let dir = tempfile::tempdir().unwrap();
     let theirs = dir.path().join("theirs.db");
-    SqliteStore::open(&theirs).unwrap().create("k", 1, 10).unwrap();
+    SqliteStore::open(&theirs)
+        .unwrap()
+        .create("k", 1, 10)
+        .unwrap();
     std::os::unix::fs::chown(&theirs, Some(other), None).unwrap();
     refused(&theirs, "belongs to uid 65534");
 

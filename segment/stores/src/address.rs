@@ -35,24 +35,21 @@ pub enum StoreAddress {
         /// Table name: lowercase letters, digits and `_`.
         table: String,
     },
-    /// `redis://host:port[/db][?prefix=NAME]`: one hash per key, `ferroflake:NAME:KEY`
-    /// (default NAME `segment`), in database `db` (default 0).
+    /// `redis://host:port[/db][?prefix=NAME][&accept=lost-writes]`: one hash per key,
+    /// `ferroflake:NAME:KEY` (default NAME `segment`), in database `db` (default 0).
     Redis {
         /// `redis://host:port/db`, as the client wants it.
         url: String,
         /// Key prefix, ending with `:`.
         prefix: String,
+        /// `accept=lost-writes`: the operator accepts a Redis that may lose acknowledged
+        /// writes ([`RedisStore::connect`](crate::RedisStore::connect) refuses one
+        /// otherwise).
+        accept_lost_writes: bool,
     },
 }
 
 impl StoreAddress {
-    /// The embedded default: [`SqliteStore::default_path`](ferroflake_segment::SqliteStore::default_path).
-    pub fn default_sqlite() -> Self {
-        StoreAddress::Sqlite {
-            path: ferroflake_segment::SqliteStore::default_path(),
-        }
-    }
-
     /// Parses `address`.
     ///
     /// # Errors
@@ -95,9 +92,23 @@ impl StoreAddress {
                 })
             }
             "redis" => {
-                url.allow_only(&["prefix"]).map_err(|e| bad(&e))?;
+                url.allow_only(&["prefix", "accept"]).map_err(|e| bad(&e))?;
+                let accept_lost_writes = match url.param("accept") {
+                    None => false,
+                    Some("lost-writes") => true,
+                    Some(other) => {
+                        return Err(bad(&format!(
+                            "accept={other:?}: the only risk a Redis store accepts by name is \
+                             accept=lost-writes"
+                        )))
+                    }
+                };
                 let (url, prefix) = url.redis("segment").map_err(|e| bad(&e))?;
-                Ok(StoreAddress::Redis { url, prefix })
+                Ok(StoreAddress::Redis {
+                    url,
+                    prefix,
+                    accept_lost_writes,
+                })
             }
             other => Err(bad(&format!(
                 "unknown scheme {other:?}: use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
@@ -114,7 +125,9 @@ impl std::fmt::Display for StoreAddress {
             StoreAddress::Postgres { url, table } | StoreAddress::Mysql { url, table } => {
                 write!(f, "{} (table {table})", redact(url))
             }
-            StoreAddress::Redis { url, prefix } => write!(f, "{} (prefix {prefix})", redact(url)),
+            StoreAddress::Redis { url, prefix, .. } => {
+                write!(f, "{} (prefix {prefix})", redact(url))
+            }
         }
     }
 }
@@ -175,16 +188,31 @@ mod tests {
             StoreAddress::parse("redis://127.0.0.1:16379/2?prefix=orders").unwrap(),
             StoreAddress::Redis {
                 url: "redis://127.0.0.1:16379/2".into(),
-                prefix: "ferroflake:orders:".into()
+                prefix: "ferroflake:orders:".into(),
+                accept_lost_writes: false,
             }
         );
         assert_eq!(
             StoreAddress::parse("redis://cache").unwrap(),
             StoreAddress::Redis {
                 url: "redis://cache:6379/0".into(),
-                prefix: "ferroflake:segment:".into()
+                prefix: "ferroflake:segment:".into(),
+                accept_lost_writes: false,
             }
         );
+    }
+
+    #[test]
+    fn a_redis_that_may_lose_writes_is_accepted_by_name_only() {
+        let parsed = StoreAddress::parse("redis://cache/0?prefix=a&accept=lost-writes").unwrap();
+        assert!(matches!(
+            parsed,
+            StoreAddress::Redis {
+                accept_lost_writes: true,
+                ..
+            }
+        ));
+        assert!(StoreAddress::parse("redis://cache/0?accept=yes").is_err());
     }
 
     #[test]

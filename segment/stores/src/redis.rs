@@ -34,6 +34,11 @@
 //!   that in the field `durable`), and the server was not promoted from a replica
 //!   (`second_repl_offset:-1`). A server that does not allow `CONFIG GET appendfsync`
 //!   counts as not durable.
+//! - **Redis may lose writes it acknowledged** (no AOF, or `appendfsync` other than
+//!   `always`): refused at [`connect`](RedisStore::connect), since every crash would then
+//!   stop keys until an operator recovers them, unless the operator accepts that by name
+//!   ([`connect_accepting_lost_writes`](RedisStore::connect_accepting_lost_writes),
+//!   `accept=lost-writes` in an address). The checks above still hold either way.
 //! - **Redis may evict keys** (any `maxmemory-policy` but `noeviction`): refused at
 //!   [`connect`](RedisStore::connect) and on every create and allocation with
 //!   [`SegmentError::InvalidConfig`]. With `noeviction` a full Redis refuses writes, which
@@ -228,13 +233,45 @@ impl std::fmt::Debug for RedisStore {
 
 impl RedisStore {
     /// Connects to `url` (`redis://host:port/db`, or `redis+unix:///path/to/socket`),
-    /// keeping one hash per key at `{prefix}{key}`, and checks that Redis answers and will
-    /// not evict keys.
+    /// keeping one hash per key at `{prefix}{key}`, and checks that Redis answers, will not
+    /// evict keys, and persists every write before answering (`appendonly yes` and
+    /// `appendfsync always`): a Redis that loses acknowledged writes in a crash comes back
+    /// below IDs it handed out, and every key it serves stops with `Rewound` until an
+    /// operator recovers it.
     ///
     /// # Errors
-    /// [`SegmentError::InvalidConfig`] if the client refuses the URL or Redis may evict keys;
+    /// [`SegmentError::InvalidConfig`] if the client refuses the URL, Redis may evict keys,
+    /// or may lose writes (see [`connect_accepting_lost_writes`](Self::connect_accepting_lost_writes));
     /// [`SegmentError::Unavailable`] if Redis does not answer within a few seconds.
     pub fn connect(url: &str, prefix: &str) -> Result<Self, SegmentError> {
+        let store = Self::connect_accepting_lost_writes(url, prefix)?;
+        let aof: String = store.call("reading INFO persistence", |c| {
+            redis::cmd("INFO").arg("persistence").query(c)
+        })?;
+        let appendonly = aof.lines().any(|l| l.trim() == "aof_enabled:1");
+        if appendonly && store.fsync_always()? {
+            return Ok(store);
+        }
+        Err(SegmentError::InvalidConfig {
+            detail: format!(
+                "this Redis may lose writes it acknowledged (appendonly {}, appendfsync not \
+                 always, or not readable with CONFIG GET): after a crash or restart it can come \
+                 back below IDs it handed out, and each key then stops with REWOUND until an \
+                 operator recovers it; set appendonly yes and appendfsync always, or accept \
+                 that by adding accept=lost-writes to the address",
+                if appendonly { "yes" } else { "no" }
+            ),
+        })
+    }
+
+    /// As [`connect`](Self::connect), but also to a Redis that may lose acknowledged writes
+    /// (`accept=lost-writes` in an address): the store still fails closed when it finds one
+    /// came back older (run id, marks), but the keys then stop until an operator recovers
+    /// them.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect), less the check on writes.
+    pub fn connect_accepting_lost_writes(url: &str, prefix: &str) -> Result<Self, SegmentError> {
         let client = Client::open(url).map_err(|e| SegmentError::InvalidConfig {
             detail: format!("Redis address {url:?}: {e}"),
         })?;

@@ -40,7 +40,7 @@ fn fresh_prefix(tag: &str) -> String {
 }
 
 fn fresh_store(tag: &str) -> RedisStore {
-    RedisStore::connect(&base_url(), &fresh_prefix(tag)).unwrap()
+    RedisStore::connect_accepting_lost_writes(&base_url(), &fresh_prefix(tag)).unwrap()
 }
 
 /// A plain client connection, as an operator's `redis-cli`.
@@ -206,7 +206,7 @@ fn forgotten_under_load(tag: &str, fault: impl FnOnce()) {
     // A process started after the loss knows nothing of the key: a plain unknown key, and
     // still no hash.
     let prefix = store.hash_key("");
-    let later = Arc::new(RedisStore::connect(&base_url(), &prefix).unwrap());
+    let later = Arc::new(RedisStore::connect_accepting_lost_writes(&base_url(), &prefix).unwrap());
     let allocator = SegmentAllocator::new(later.clone(), config()).unwrap();
     assert!(matches!(
         allocator.key("k"),
@@ -280,7 +280,8 @@ fn a_restored_snapshot_is_refused_as_rewound() {
     assert_rewound(&errors, "s", "restarted or failed over");
 
     // A process started after the restart: the same refusal, from the hash alone.
-    let later = RedisStore::connect(&base_url(), &store.hash_key("")).unwrap();
+    let later =
+        RedisStore::connect_accepting_lost_writes(&base_url(), &store.hash_key("")).unwrap();
     let err = later.allocate("s", 10).unwrap_err();
     assert!(
         matches!(&err, SegmentError::Rewound { detail, .. } if detail.contains(&format!("reads {saved} now"))),
@@ -484,6 +485,33 @@ impl Drop for PolicyBack {
 
 /// A Redis that may evict keys is refused at connect and on every allocation, with a
 /// message that says what to change; a running allocator stops (no retries).
+/// A Redis that may lose writes it acknowledged (the test server runs without an AOF) is
+/// refused unless the address accepts that by name; one that fsyncs every write is taken.
+#[test]
+#[ignore = "needs a Redis server: FERROFLAKE_TEST_REDIS"]
+fn a_redis_that_may_lose_writes_is_refused_unless_accepted() {
+    let _turn = turn();
+    let err = RedisStore::connect(&base_url(), "ferroflake:volatile:").unwrap_err();
+    assert!(
+        matches!(&err, SegmentError::InvalidConfig { detail }
+            if detail.contains("appendonly no") && detail.contains("accept=lost-writes")),
+        "{err:?}"
+    );
+    let by_name = format!("{}?prefix=volatile&accept=lost-writes", base_url());
+    ferroflake_segment_stores::open(Some(&by_name)).expect("accepted by name");
+    let refused = format!("{}?prefix=volatile", base_url());
+    assert!(matches!(
+        ferroflake_segment_stores::open(Some(&refused)),
+        Err(SegmentError::InvalidConfig { .. })
+    ));
+    let everysec = OwnRedis::start(false, &["--appendonly", "yes", "--appendfsync", "everysec"]);
+    let err = RedisStore::connect(&everysec.url(), "ferroflake:volatile:").unwrap_err();
+    assert!(
+        matches!(&err, SegmentError::InvalidConfig { detail } if detail.contains("appendonly yes")),
+        "{err:?}"
+    );
+}
+
 #[test]
 #[ignore = "needs a Redis server: FERROFLAKE_TEST_REDIS"]
 fn an_evicting_policy_is_refused() {
@@ -535,7 +563,7 @@ fn an_evicting_policy_is_refused() {
 fn a_server_that_stops_answering_is_unavailable_within_the_timeout() {
     let _turn = turn();
     let own = OwnRedis::start(false, &[]);
-    let store = RedisStore::connect(&own.url(), "ferroflake:pause:").unwrap();
+    let store = RedisStore::connect_accepting_lost_writes(&own.url(), "ferroflake:pause:").unwrap();
     store.create("p", 1, 10).unwrap();
     assert_eq!(store.allocate("p", 10).unwrap().range.start, 1);
     // WRITE: reads (CONFIG GET) go on, the allocation script waits until we unpause (or
