@@ -4,40 +4,25 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::refusal::{explain, Refusal};
+use super::refusal::{explain, print_outcome, Refusal};
 use super::store;
 use crate::args::{SegmentCreateArgs, SegmentFormat};
 use crate::failure::Failure;
 
 pub fn run(args: &SegmentCreateArgs, out: &mut impl Write) -> Result<(), Failure> {
-    let json = args.format == SegmentFormat::Json;
-    match create(args) {
-        Ok(_) if json => {
-            let created = json!({
-                "key": args.key,
-                "start": args.start.to_string(),
-                "step": args.step,
-            });
-            writeln!(out, "{created}")?;
-            Ok(())
-        }
-        Ok(store) => {
-            writeln!(
-                out,
-                "created segment key {:?}: first ID {}, step {} (store: {store})",
-                args.key, args.start, args.step
-            )?;
-            Ok(())
-        }
-        Err(refusal) => {
-            if json {
-                let failed = json!({ "key": args.key, "error": refusal.json() });
-                // The refusal is what the exit status reports, even if this write fails.
-                let _ = writeln!(out, "{failed}");
-            }
-            Err(refusal.failure)
-        }
-    }
+    let outcome = create(args).map(|store| {
+        let shown = json!({
+            "key": args.key,
+            "start": args.start.to_string(),
+            "step": args.step,
+        });
+        let said = format!(
+            "created segment key {:?}: first ID {}, step {} (store: {store})",
+            args.key, args.start, args.step
+        );
+        (shown, said)
+    });
+    print_outcome(out, &args.key, args.format == SegmentFormat::Json, outcome)
 }
 
 /// Creates the key; returns the store's label.

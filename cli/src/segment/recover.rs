@@ -5,41 +5,26 @@ use std::io::Write;
 use ferroflake_segment::KeyRecord;
 use serde_json::json;
 
-use super::refusal::{explain, Refusal};
+use super::refusal::{explain, print_outcome, Refusal};
 use super::store;
 use crate::args::{SegmentFormat, SegmentRecoverArgs};
 use crate::failure::Failure;
 
 pub fn run(args: &SegmentRecoverArgs, out: &mut impl Write) -> Result<(), Failure> {
-    let json = args.format == SegmentFormat::Json;
-    match recover(args) {
-        Ok((row, _)) if json => {
-            let recovered = json!({
-                "key": args.key,
-                "max_id": row.max_id.to_string(),
-                "step": row.step,
-            });
-            writeln!(out, "{recovered}")?;
-            Ok(())
-        }
-        Ok((row, store)) => {
-            writeln!(
-                out,
-                "recovered segment key {:?}: next range starts at {}, step {} (store: {store}); \
-                 restart the processes using it",
-                args.key, row.max_id, row.step
-            )?;
-            Ok(())
-        }
-        Err(refusal) => {
-            if json {
-                let failed = json!({ "key": args.key, "error": refusal.json() });
-                // The refusal is what the exit status reports, even if this write fails.
-                let _ = writeln!(out, "{failed}");
-            }
-            Err(refusal.failure)
-        }
-    }
+    let outcome = recover(args).map(|(row, store)| {
+        let shown = json!({
+            "key": args.key,
+            "max_id": row.max_id.to_string(),
+            "step": row.step,
+        });
+        let said = format!(
+            "recovered segment key {:?}: next range starts at {}, step {} (store: {store}); \
+             restart the processes using it",
+            args.key, row.max_id, row.step
+        );
+        (shown, said)
+    });
+    print_outcome(out, &args.key, args.format == SegmentFormat::Json, outcome)
 }
 
 /// Raises the key; returns its row and the store's label.

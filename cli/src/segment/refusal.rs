@@ -39,6 +39,28 @@ impl Refusal {
     }
 }
 
+/// Prints the outcome of a command that changes one key: on success `shown` (one JSON
+/// object) or `said` (a line of text); on failure, in JSON, `{"key":..,"error":..}`. The
+/// failure is the command's, even if that write fails.
+pub fn print_outcome(
+    out: &mut impl std::io::Write,
+    key: &str,
+    json: bool,
+    outcome: Result<(Value, String), Refusal>,
+) -> Result<(), Failure> {
+    match outcome {
+        Ok((shown, _)) if json => Ok(writeln!(out, "{shown}")?),
+        Ok((_, said)) => Ok(writeln!(out, "{said}")?),
+        Err(refusal) => {
+            if json {
+                let failed = json!({ "key": key, "error": refusal.json() });
+                let _ = writeln!(out, "{failed}");
+            }
+            Err(refusal.failure)
+        }
+    }
+}
+
 /// The stable name of `e`'s kind in JSON output.
 pub fn kind(e: &SegmentError) -> String {
     e.name().to_owned()
