@@ -37,9 +37,21 @@ step() {
 FERROFLAKE_STATE_DIR=$(mktemp -d)
 export FERROFLAKE_STATE_DIR
 
-step deps bash scripts/install-deps.sh
+step deps bash scripts/install-deps.sh build
+# The servers' packages install while the lint and release builds run: none of those
+# needs them, and apt-get's downloads and unpacking wait on other things than the compiler.
+servers_log=$(mktemp)
+bash scripts/install-deps.sh servers >"$servers_log" 2>&1 &
+servers_pid=$!
+servers_ready() {
+  local status=0
+  wait "$servers_pid" || status=$?
+  cat "$servers_log"
+  return "$status"
+}
 step lint bash scripts/test-lint.sh
 step release-build bash scripts/release.sh --allow-dirty
+step deps-servers servers_ready
 for suite in rust c python node lease lease-model lease-stores segment segment-stores serve release; do
   step "$suite" bash "scripts/test-$suite.sh"
 done
