@@ -279,7 +279,7 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_BEHIND_HIGH_WATER = 116,
     /**
-     * The segment table has no such key: create it first.
+     * The segment table has no such key: create it if it is new, recover it if the table lost it.
      */
     FERROFLAKE_RESULT_UNKNOWN_KEY = 117,
     /**

@@ -271,7 +271,8 @@ fn refusals_are_typed_in_text_and_in_json() {
             &["next", "missing"],
             1,
             "UNKNOWN_KEY",
-            "no segment key \"missing\" in the table: create it first",
+            "no segment key \"missing\" in the table: create it if it is new; if the table \
+             lost it, recover it",
         ),
         (
             &["create", "taken", "--start", "1", "--step", "10"],

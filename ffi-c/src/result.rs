@@ -116,7 +116,7 @@ pub enum ferroflake_result {
     /// A previous holder of the node id reserved ids further ahead than this clock reaches
     /// within the start wait.
     FERROFLAKE_RESULT_BEHIND_HIGH_WATER = 116,
-    /// The segment table has no such key: create it first.
+    /// The segment table has no such key: create it if it is new, recover it if the table lost it.
     FERROFLAKE_RESULT_UNKNOWN_KEY = 117,
     /// The segment key already exists.
     FERROFLAKE_RESULT_KEY_EXISTS = 118,
@@ -217,7 +217,7 @@ messages! {
     FERROFLAKE_RESULT_LEASE_LOST => "the lease was lost; nothing more is issued under it",
     FERROFLAKE_RESULT_BEHIND_HIGH_WATER =>
         "a previous holder reserved ids further ahead than this clock reaches",
-    FERROFLAKE_RESULT_UNKNOWN_KEY => "no such segment key: create it first",
+    FERROFLAKE_RESULT_UNKNOWN_KEY => "no such segment key: create it if it is new, recover it if the table lost it",
     FERROFLAKE_RESULT_KEY_EXISTS => "the segment key already exists",
     FERROFLAKE_RESULT_INVALID_KEY => "invalid segment key",
     FERROFLAKE_RESULT_KEY_EXHAUSTED => "the segment key has no range left below its limit",

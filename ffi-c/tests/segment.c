@@ -2,12 +2,14 @@
  * ids in order, exhaustion at the limit, give-back on close, an allocator inherited through
  * fork() refused in the child, and two processes taking ids of one key from one SQLite file
  * at the same time with no id twice; date-prefixed order numbers on an allocator, their
- * refusals, and a one-digit day counter running out after 9. Every store is a SQLite
- * file in a fresh temporary directory.
+ * refusals, and a one-digit day counter running out after 9; a table file deleted whole,
+ * caught by this host's record when its key is made again. Every store is a SQLite file in
+ * a fresh temporary directory.
  *
  * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
  * server URLs are tried for real (an unreachable server must fail within seconds). */
 #define _POSIX_C_SOURCE 200809L /* fork, waitpid, kill, mkdtemp */
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -441,10 +443,40 @@ static void an_inherited_allocator_is_refused_in_the_child(void) {
     printf("segment: an inherited allocator is refused in the child\n");
 }
 
+/* A table file deleted whole: this host's record of where the key's ranges ended catches
+   the key made again at 1, which would repeat every ID the lost file issued. */
+static void a_deleted_table_file_is_caught_by_this_hosts_record(void) {
+    char path[128], side[160];
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    ferroflake_segment_allocator *allocator;
+    ferroflake_segment_key *key = NULL;
+    uint64_t ids[15];
+    snprintf(path, sizeof path, "%s/deleted.db", root);
+    allocator = open_file(path);
+    CHECK_OK(ferroflake_segment_allocator_create_key(allocator, "lost", 1, 10));
+    CHECK_OK(ferroflake_segment_allocator_key(allocator, "lost", &key));
+    CHECK_OK(ferroflake_segment_key_next_ids(key, ids, 15));
+    assert(ids[0] == 1 && ids[14] == 15);
+    ferroflake_segment_key_free(key);
+    CHECK_OK(ferroflake_segment_allocator_close(allocator, NULL));
+    ferroflake_segment_allocator_free(allocator);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(side, sizeof side, "%s%s", path, suffixes[i]);
+        assert(unlink(side) == 0 || errno == ENOENT);
+    }
+    allocator = open_file(path);
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "lost", 1, 10),
+               FERROFLAKE_RESULT_REWOUND);
+    assert(strstr(ferroflake_last_error_message(), "lost") != NULL);
+    ferroflake_segment_allocator_free(allocator);
+    printf("segment: a deleted table file's key made again is REWOUND\n");
+}
+
 int main(void) {
     char command[128];
     assert(mkdtemp(root) != NULL);
     bad_input_is_refused();
+    a_deleted_table_file_is_caught_by_this_hosts_record();
     an_inherited_allocator_is_refused_in_the_child();
     order_numbers();
     two_processes_share_a_key_without_duplicates();

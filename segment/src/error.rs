@@ -120,7 +120,9 @@ impl fmt::Display for SegmentError {
             Self::Unavailable { store, detail } => write!(f, "{store} store unreachable: {detail}"),
             Self::UnknownKey { key } => write!(
                 f,
-                "no segment key {key:?} in the table: create it first (start and step)"
+                "no segment key {key:?} in the table: create it if it is new; if the table \
+                 lost it, recover it above the highest ID it issued instead (made again from \
+                 its old start, it would repeat those IDs)"
             ),
             Self::KeyExists { key } => write!(f, "segment key {key:?} already exists"),
             Self::InvalidKey { key, detail } => {

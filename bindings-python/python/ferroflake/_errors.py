@@ -36,7 +36,7 @@ Hierarchy::
     │   └── LeaseClosedError     a leased generator used after close()
     └── SegmentError             segment mode: the store, a key or the allocator refused
         ├── StoreUnavailableError  the store cannot be reached (memory is used up meanwhile)
-        ├── UnknownKeyError (also LookupError)  the table has no such key: create it first
+        ├── UnknownKeyError (also LookupError)  the table has no such key (new, or lost)
         ├── KeyExistsError       create_key() for a key that exists
         ├── InvalidKeyError (also ValueError)   an empty key, or one over 128 bytes
         ├── SegmentConfigError (also ValueError)  settings, an address or a batch size that
@@ -169,7 +169,9 @@ class StoreUnavailableError(SegmentError):
 
 
 class UnknownKeyError(SegmentError, LookupError):
-    """The table has no row for the key: create it first (``create_key``)."""
+    """The table has no row for the key: create it if it is new (``create_key``); if the
+    table lost it, recover it above the highest ID it issued (``ferroflake segment
+    recover``), since made again from its old start it would repeat those IDs."""
 
 
 class KeyExistsError(SegmentError):
