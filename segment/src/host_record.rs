@@ -214,8 +214,13 @@ fn set_end(record: &mut Vec<(String, u64)>, key: &str, end: u64) {
     }
 }
 
-/// What this host's record calls itself in refusals.
-const HOST: &str = "this host's record";
+/// `refusal`, saying that this host's record (not the store's marks) caught it, and `how`.
+fn told_by_host(mut refusal: SegmentError, how: &str) -> SegmentError {
+    if let SegmentError::Rewound { detail, .. } = &mut refusal {
+        detail.push_str(&format!(" (this host's record {how})"));
+    }
+    refusal
+}
 
 impl SegmentStore for HostRecorded {
     fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
@@ -232,11 +237,8 @@ impl SegmentStore for HostRecorded {
                 (missing, last_end(record, key), u64::try_from(start))
             {
                 if end > first {
-                    let mut refusal = recreated_below_mark(store.name(), key, first, end);
-                    if let SegmentError::Rewound { detail, .. } = &mut refusal {
-                        detail.push_str(&format!(" ({HOST} of the ranges it took)"));
-                    }
-                    return Err(refusal);
+                    let refusal = recreated_below_mark(store.name(), key, first, end);
+                    return Err(told_by_host(refusal, "of the ranges it took"));
                 }
             }
             store.create(key, start, step)
@@ -248,15 +250,11 @@ impl SegmentStore for HostRecorded {
             let allocation = store.allocate(key, step)?;
             if let Some(end) = last_end(record, key) {
                 if end > allocation.range.start {
-                    let mut refusal =
-                        row_below_mark(store.name(), key, allocation.range.start, end);
-                    if let SegmentError::Rewound { detail, .. } = &mut refusal {
-                        detail.push_str(&format!(
-                            " ({HOST}: a range it took ended at {end}; the store lost it, \
-                             marks included)"
-                        ));
-                    }
-                    return Err(refusal);
+                    let refusal = row_below_mark(store.name(), key, allocation.range.start, end);
+                    let how = format!(
+                        ": a range it took ended at {end}; the store lost it, marks included"
+                    );
+                    return Err(told_by_host(refusal, &how));
                 }
             }
             set_end(record, key, allocation.range.end);
