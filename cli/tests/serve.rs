@@ -489,14 +489,17 @@ fn sigterm_exits_0_on_every_server_store() {
     }
 }
 
-/// A password in the registry's and the store's addresses is shown nowhere: not in any
-/// route's body or headers, the metrics, the log, nor the CLI's messages, whether the
-/// password is right (a Redis user made for the test) or wrong.
+/// A password in the registry's and the store's addresses, and a bearer token, are shown
+/// nowhere: not in any route's body or headers (every route, by GET and POST, with the
+/// right token, a wrong one and none), the metrics, the log, nor the CLI's messages,
+/// whether the password is right (a Redis user made for the test) or wrong.
 #[test]
 #[ignore = "needs the servers of scripts/test-serve.sh"]
 fn no_password_is_shown_anywhere() {
     const SECRET: &str = "Zq7-secret-pw";
     const WRONG: &str = "Wr0ng-secret-pw";
+    const TOKEN: &str = "Tk9-secret-token";
+    const WRONG_TOKEN: &str = "Wt4-secret-token";
     let base = std::env::var("FERROFLAKE_TEST_REDIS").expect("FERROFLAKE_TEST_REDIS");
     let acl = Command::new("redis-cli")
         .args(["-u", &base, "ACL", "SETUSER", "ffsecret", "on"])
@@ -553,30 +556,46 @@ fn no_password_is_shown_anywhere() {
 
     // A 1 s TTL: the new registry's first claim waits that out, not the default 10 s.
     let ttl = ["--lease-ttl-ms", "1000", "--lease-max-ttl-ms", "1000"];
-    let mut service = Service::start(&[&["--lease", &lease, "--store", &store][..], &ttl].concat());
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        tokens_toml("ops", TOKEN, &["admin", "read", "issue:*"]),
+    )
+    .unwrap();
+    let tokens_flag = ["--tokens-file", tokens.to_str().unwrap()];
+    let mut service = Service::start(
+        &[
+            &["--lease", &lease, "--store", &store][..],
+            &ttl,
+            &tokens_flag,
+        ]
+        .concat(),
+    );
     wait_ready(&service.base);
     let agent = client();
-    for route in [
-        "/healthz",
-        "/readyz",
-        "/v1/status",
-        "/metrics",
-        "/api/snowflake/get/x",
-        "/api/segment/get/k",
-        "/v1/segment/k?count=2",
-        "/v1/segment/k/status",
-        "/v1/segment/nokey",
-        "/v1/segment/k?count=nan",
-        "/v1/snowflake/x",
-        "/nowhere",
-    ] {
-        let mut response = agent
-            .get(&format!("{}{route}", service.base))
-            .call()
-            .unwrap();
-        seen.push_str(&format!("{route} {:?}\n", response.headers()));
-        seen.push_str(&response.body_mut().read_to_string().unwrap());
+    // Every route, by GET and by POST, with the right token, a wrong one and none.
+    for path in every_route() {
+        for method in ["GET", "POST"] {
+            for token in [Some(TOKEN), Some(WRONG_TOKEN), None] {
+                let url = format!("{}{path}", service.base);
+                let mut request = match method {
+                    "GET" => agent.get(&url).force_send_body(),
+                    _ => agent.post(&url),
+                };
+                if let Some(token) = token {
+                    request = request.header("Authorization", &format!("Bearer {token}"));
+                }
+                let mut response = request.send_empty().unwrap();
+                seen.push_str(&format!("{method} {path} {:?}\n", response.headers()));
+                seen.push_str(&response.body_mut().read_to_string().unwrap());
+            }
+        }
     }
+    assert!(
+        seen.contains(r#""kind":"BAD_TOKEN""#) && seen.contains(r#""ids":"#),
+        "the routes were not all reached: {seen}"
+    );
     service.signal("TERM");
     assert_eq!(service.wait(Duration::from_secs(20)).code(), Some(0));
     seen.push_str(&service.log.lock().unwrap().join("\n"));
@@ -603,9 +622,68 @@ fn no_password_is_shown_anywhere() {
         seen.contains("ffsecret:***@"),
         "addresses are still named: {seen}"
     );
-    for secret in [SECRET, WRONG] {
+    for secret in [SECRET, WRONG, TOKEN, WRONG_TOKEN] {
         assert!(!seen.contains(secret), "{secret} shown in: {seen}");
     }
+}
+
+/// One path per route of the service's list (`ferroflake_serve::routes::ROUTES`, the list
+/// `serve --help` shows), placeholders filled with an open key, an ID and a text, so a new
+/// route is tried here without a change; then each key route with a key that is not open,
+/// and refusals of bad values.
+fn every_route() -> Vec<String> {
+    let fill = |route: &str, key: &str| {
+        let path = route
+            .replace("{key}", key)
+            .replace("{id}", "1234567890123")
+            .replace("{text}", "nOtMaSkEd");
+        assert!(
+            !path.contains('{'),
+            "a placeholder this test does not fill: {route}"
+        );
+        path
+    };
+    let mut paths = Vec::new();
+    for route in ferroflake_serve::routes::ROUTES {
+        paths.push(fill(route, "k"));
+        if route.contains("{key}") {
+            paths.push(fill(route, "nokey"));
+        }
+    }
+    paths.extend(
+        [
+            "/v1/segment/k?count=nan",
+            "/v1/snowflake/x?count=2",
+            "/v1/decode/x?layout=nolayout",
+            "/decodeSnowflakeId?snowflakeId=1234567890123",
+            "/decodeSnowflakeId?snowflakeId=x",
+            "/v1/admin/segment/made?start=1&step=10",
+            "/v1/admin/segment/k/recover?above=100000",
+            "/v1/admin/segment/k/recover?above=x",
+            "/nowhere",
+        ]
+        .map(String::from),
+    );
+    paths
+}
+
+/// A tokens file with one token, as serve's docs describe it: its SHA-256, never itself.
+fn tokens_toml(name: &str, token: &str, scopes: &[&str]) -> String {
+    let mut sha256sum = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sha256sum
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(token.as_bytes())
+        .unwrap();
+    let output = sha256sum.wait_with_output().unwrap();
+    let hash = String::from_utf8(output.stdout).unwrap();
+    let hash = hash.split_whitespace().next().unwrap();
+    format!("[[token]]\nname = {name:?}\nsha256 = \"{hash}\"\nscopes = {scopes:?}\n")
 }
 
 #[test]
