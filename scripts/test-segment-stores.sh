@@ -2,7 +2,8 @@
 # Segment stores on real servers started here on 127.0.0.1 (scripts/servers/ctl.sh):
 # PostgreSQL, MariaDB (MySQL's protocol) and Redis. Unit tests and the SQLite process tests,
 # then per server: the store conformance suite, a Leaf table filled by hand, 4 processes x
-# 2 threads on a step of 10, SIGKILL mid-segment then restart, give-back on shutdown; the
+# 2 threads on a step of 10, SIGKILL mid-segment then restart, give-back on shutdown, a row
+# deleted or set back under 4 processes (all stop, no duplicate); the
 # SQL servers killed mid-run (errors, then recovery, no duplicate); Redis flushed, restarted
 # and evicting (it must fail closed); MariaDB with autocommit off server-wide. Run
 # scripts/install-deps.sh first.

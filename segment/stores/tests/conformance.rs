@@ -57,85 +57,17 @@ all_checks!(postgres, mysql, redis);
 mod faults {
     use std::sync::Arc;
 
-    use ::mysql::prelude::Queryable;
     use ferroflake_segment::conformance::Tamper;
     use ferroflake_segment::SegmentStore;
 
     use super::common;
 
-    struct OnServer {
-        backend: &'static str,
-        /// The table (SQL) or key prefix (Redis) of the store under test.
-        name: String,
-    }
-
-    impl OnServer {
-        fn sql(&self, sql: &str) {
-            let url = common::base_url(self.backend);
-            let sql = sql.replace("{table}", &self.name);
-            match self.backend {
-                "postgres" => {
-                    let mut c = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
-                    assert_eq!(c.execute(&sql, &[]).unwrap(), 1, "{sql}");
-                }
-                _ => {
-                    let mut c = ::mysql::Conn::new(::mysql::Opts::from_url(&url).unwrap()).unwrap();
-                    c.query_drop(&sql).unwrap();
-                    assert_eq!(c.affected_rows(), 1, "{sql}");
-                }
-            }
-        }
-
-        fn redis(&self, cmd: &mut ::redis::Cmd) {
-            let client = ::redis::Client::open(common::base_url("redis")).unwrap();
-            let mut c = client.get_connection().unwrap();
-            let changed: i64 = cmd.query(&mut c).unwrap();
-            assert!(changed <= 1, "{changed}");
-        }
-    }
-
-    impl Tamper for OnServer {
-        fn delete_row(&self, key: &str) {
-            match self.backend {
-                "redis" => {
-                    self.redis(::redis::cmd("DEL").arg(format!("ferroflake:{}:{key}", self.name)))
-                }
-                _ => self.sql(&format!("DELETE FROM {{table}} WHERE biz_tag = '{key}'")),
-            }
-        }
-
-        fn set_max_id(&self, key: &str, max_id: u64) {
-            match self.backend {
-                "redis" => self.redis(
-                    ::redis::cmd("HSET")
-                        .arg(format!("ferroflake:{}:{key}", self.name))
-                        .arg("max_id")
-                        .arg(max_id),
-                ),
-                _ => self.sql(&format!(
-                    "UPDATE {{table}} SET max_id = {max_id} WHERE biz_tag = '{key}'"
-                )),
-            }
-        }
-    }
-
     fn fresh(backend: &'static str) -> impl Fn() -> (Arc<dyn SegmentStore>, Box<dyn Tamper>) {
         move || {
-            let name = common::unique("f");
-            let address = match backend {
-                // The test server runs without an AOF.
-                "redis" => format!(
-                    "{}?prefix={name}&accept=lost-writes",
-                    common::base_url(backend)
-                ),
-                _ => format!("{}?table={name}", common::base_url(backend)),
-            };
+            let (address, tamper) = common::fresh_tampered(backend, &std::env::temp_dir());
             let store = ferroflake_segment_stores::open(Some(&address))
                 .unwrap_or_else(|e| panic!("open {address}: {e}"));
-            (
-                store,
-                Box::new(OnServer { backend, name }) as Box<dyn Tamper>,
-            )
+            (store, Box::new(tamper) as Box<dyn Tamper>)
         }
     }
 
