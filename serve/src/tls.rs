@@ -203,6 +203,14 @@ mod tests {
             &format!("-----BEGIN PRIVATE KEY-----\n{secret}!!\n-----END PRIVATE KEY-----\n"),
         );
         let garbage = write("garbage.pem", &format!("{secret}\n"));
+        // No line break after BEGIN: the parser's message would quote the whole line.
+        let run_on = write(
+            "run-on.pem",
+            &format!("-----BEGIN PRIVATE KEY-----{secret}\n-----END PRIVATE KEY-----\n"),
+        );
+        // The parser quotes lines as bytes: the secret's first bytes in that form.
+        let secret_bytes = format!("{:?}", &secret.as_bytes()[..6]);
+        let secret_bytes = secret_bytes.trim_matches(|c| c == '[' || c == ']');
         let cases = [
             (&missing, &key, "cannot read the TLS certificate file"),
             (&cert, &missing, "cannot read the TLS key file"),
@@ -211,11 +219,13 @@ mod tests {
             (&cert, &cut, "no END line"),
             (&cert, &bad_base64, "not valid base64"),
             (&cert, &garbage, "holds no PEM key"),
+            (&cert, &run_on, "BEGIN line is malformed"),
         ];
         for (cert, key, expected) in cases {
             let error = Tls::open(cert, key).err().unwrap();
             assert!(error.contains(expected), "{error:?} lacks {expected:?}");
             assert!(!error.contains(&secret), "{error:?} quotes the key");
+            assert!(!error.contains(secret_bytes), "{error:?} quotes the key");
             assert!(!error.contains("-----"), "{error:?} quotes a PEM line");
         }
     }
