@@ -27,6 +27,8 @@ pub const MAX_BATCH_LIMIT: u64 = 1_000_000;
 /// store = "postgres://app@db:5432/ids"  # default: the embedded SQLite file
 /// preload = ["orders", "users"]
 /// max_batch = 10000
+/// tls_cert = "/etc/ferroflake/cert.pem"  # with tls_key: HTTPS, reloaded on SIGHUP
+/// tls_key = "/etc/ferroflake/key.pem"
 /// ```
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -90,7 +92,8 @@ pub struct Config {
     pub max_connections: usize,
     /// How long a connection may wait with no complete request head, ms: a new one, or a
     /// kept-alive one between requests (so this is the idle keep-alive timeout too).
-    /// Default 10,000.
+    /// With TLS, a new connection's handshake must end within it too, before the head's
+    /// own wait begins. Default 10,000.
     pub header_read_timeout_ms: u64,
     /// How long a request may take once its head has arrived, ms, before it is answered
     /// 503 `TIMEOUT`. Default 30,000.
@@ -483,7 +486,8 @@ pub struct ServeArgs {
     pub max_connections: Option<usize>,
 
     /// How long a connection may wait with no complete request head, in ms: a new one,
-    /// or a kept-alive one between requests (the idle keep-alive timeout) [default: 10000].
+    /// or a kept-alive one between requests (the idle keep-alive timeout); with TLS, the
+    /// bound of a new connection's handshake too [default: 10000].
     #[arg(long, env = "FERROFLAKE_HEADER_READ_TIMEOUT_MS", value_name = "MS")]
     pub header_read_timeout_ms: Option<u64>,
 
