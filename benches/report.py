@@ -508,6 +508,9 @@ def leases(res, fencing, stores):
 # ---------------------------------------------------------------------------- HTTP
 
 MODES = [("/api/segment/get/bench", "segment"), ("/api/snowflake/get/bench", "snowflake")]
+# The servers benches/serve.sh runs, in its order: plain HTTP, a bearer token on every
+# request, TLS, TLS with a token. Rows without a variant (older runs) are plain.
+VARIANTS = ["plain", "token", "tls", "tls+token"]
 
 
 def http(face):
@@ -519,26 +522,33 @@ def http(face):
     out += [
         f"Rows: `ferroflake serve` (release build, 2 worker threads) on loopback under `wrk -t1 --latency`{took}, wrk on"
         " the same cores. Leaf's two routes against `/v1/constant`, which returns a constant through the same axum/tokio stack"
-        " without the metrics layer: the HTTP floor (the baseline) of this machine, at 1 and 32 connections.",
+        " without the metrics layer: the HTTP floor (the baseline) of this machine, at 1 and 32 connections."
+        " Each route on four servers in turn: plain HTTP; with a tokens file, each request sending"
+        " `Authorization: Bearer`; over TLS (self-signed P-256, connections kept alive: one handshake per"
+        " connection); over TLS with a token. Every ratio is to the plain floor at the same connections.",
         "",
     ]
     if not face.rows:
         return out + ["No figures."]
-    floor = {r["connections"]: r for r in face.rows if r["route"] == "/v1/constant"}
+    variant = lambda r: r.get("variant", "plain")
+    plain = [r for r in face.rows if variant(r) == "plain"]
+    floor = {r["connections"]: r for r in plain if r["route"] == "/v1/constant"}
     verdicts = []
     for route, mode in MODES:
-        r = next((r for r in face.rows if r["route"] == route and r["connections"] == 32), None)
+        r = next((r for r in plain if r["route"] == route and r["connections"] == 32), None)
         f = floor.get(32)
         if r and f:
             share = r["rps"] / f["rps"]
             verdicts.append(f'{mode} {100 * share:.0f} % of the floor {verdict(share >= 0.8)}, p99 {duration(r["p99_us"] * 1e3)} {verdict(r["p99_us"] <= 1000)}')
-    out += ["Targets at 32 connections: ≥ 80 % of the floor's req/s and p99 ≤ 1 ms: " + ("; ".join(verdicts) if verdicts else "not measured") + ".", ""]
+    out += ["Targets at 32 connections, plain HTTP: ≥ 80 % of the floor's req/s and p99 ≤ 1 ms: " + ("; ".join(verdicts) if verdicts else "not measured") + ".", ""]
+    order = {v: i for i, v in enumerate(VARIANTS)}
     rows = []
-    for r in sorted(face.rows, key=lambda r: (r["connections"], r["route"] != "/v1/constant")):
-        f = floor.get(r["connections"])
-        label = "`/v1/constant` (floor)" if r["route"] == "/v1/constant" else f'`{r["route"]}`'
-        rows.append([label, r["connections"], f'{r["rps"]:,.0f}', duration(r["p50_us"] * 1e3), duration(r["p99_us"] * 1e3), f'{100 * r["rps"] / f["rps"]:.0f} %' if f else ""])
-    return out + table(["route", "connections", "req/s", "p50", "p99", "req/s / floor"], rows)
+    for r in sorted(face.rows, key=lambda r: (order.get(variant(r), len(order)), r["connections"], r["route"] != "/v1/constant")):
+        f = floor.get(r["connections"]) or {}
+        label = "`/v1/constant` (floor)" if r is floor.get(r["connections"]) else f'`{r["route"]}`'
+        rows.append([variant(r), label, r["connections"], f'{r["rps"]:,.0f}', duration(r["p50_us"] * 1e3), duration(r["p99_us"] * 1e3),
+                     ratio(r["rps"], f.get("rps")), ratio(r["p50_us"], f.get("p50_us")), ratio(r["p99_us"], f.get("p99_us"))])
+    return out + table(["server", "route", "connections", "req/s", "p50", "p99", "req/s × floor", "p50 × floor", "p99 × floor"], rows)
 
 
 # ---------------------------------------------------------------------------- the page

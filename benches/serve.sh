@@ -2,8 +2,12 @@
 # `ferroflake serve` (release build) under wrk on loopback: Leaf's segment and snowflake
 # routes at 1 and 32 connections, and in the same run /v1/constant, a route that returns a
 # constant through the same axum stack (outside the metrics layer): the HTTP floor of this
-# machine. Prints a markdown table (req/s, p50, p99, share of the floor's req/s); with
-# FERROFLAKE_BENCH_REPORT set, also writes one JSON line per row there.
+# machine. Each route runs on four servers one after the other: plain HTTP; with a tokens
+# file (every request sends `Authorization: Bearer`); over TLS (a self-signed P-256
+# certificate, wrk's connections kept alive, so the handshake is paid once per
+# connection); over TLS with a token. Prints a markdown table (req/s, p50, p99, each as a
+# share of the plain floor's at the same connections); with FERROFLAKE_BENCH_REPORT set,
+# also writes one JSON line per row there.
 #
 #   bash benches/serve.sh            # 10 s per run; DURATION=5s for a quicker look
 set -euo pipefail
@@ -11,6 +15,7 @@ cd "$(dirname "$0")/.."
 duration=${DURATION:-10s}
 port=${PORT:-18790}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
+command -v openssl >/dev/null || { echo "openssl is missing: apt-get install openssl" >&2; exit 1; }
 cargo build --release -q -p ferroflake-cli
 bin=${CARGO_TARGET_DIR:-target}/release/ferroflake
 dir=$(mktemp -d)
@@ -19,15 +24,41 @@ report=${FERROFLAKE_BENCH_REPORT:-}
 server=
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 "$bin" segment create bench --start 1 --step 100000 --store "$dir/s.db" >/dev/null
-"$bin" serve --listen "127.0.0.1:$port" --lease "$dir/leases" --lease-ttl-ms 1000 \
-  --lease-max-ttl-ms 1000 --store "$dir/s.db" --preload bench 2>"$dir/log" &
-server=$!
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 100); do
-  curl -fs "$base/readyz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-curl -fs "$base/readyz" >/dev/null || { echo "server not ready:" >&2; cat "$dir/log" >&2; exit 1; }
+# The token variants' file: one token that may take IDs and read (the floor needs `read`).
+token=bench-token-$$-$RANDOM
+printf '[[token]]\nname = "bench"\nsha256 = "%s"\nscopes = ["issue:*", "read"]\n' \
+  "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" >"$dir/tokens.toml"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+
+# start VARIANT: a server with the variant's flags; sets $base and $auth (wrk's flags).
+start() {
+  local flags=() scheme=http
+  auth=()
+  case $1 in
+    token | tls+token) flags+=(--tokens-file "$dir/tokens.toml"); auth=(-H "Authorization: Bearer $token") ;;
+  esac
+  case $1 in
+    tls | tls+token) flags+=(--tls-cert "$dir/cert.pem" --tls-key "$dir/key.pem"); scheme=https ;;
+  esac
+  "$bin" serve --listen "127.0.0.1:$port" --lease "$dir/leases" --lease-ttl-ms 1000 \
+    --lease-max-ttl-ms 1000 --store "$dir/s.db" --preload bench "${flags[@]}" 2>"$dir/log" &
+  server=$!
+  base="$scheme://127.0.0.1:$port"
+  for _ in $(seq 1 100); do
+    curl -fsk "$base/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  curl -fsk "$base/readyz" >/dev/null || { echo "server ($1) not ready:" >&2; cat "$dir/log" >&2; exit 1; }
+}
+
+# stop: SIGTERM, and wait for the exit (the lease is released, the port freed).
+stop() {
+  kill "$server"
+  wait "$server" || { echo "server exited with $?:" >&2; cat "$dir/log" >&2; exit 1; }
+  server=
+}
 
 # wrk's latency (e.g. 61.00us, 1.20ms) in microseconds.
 micros() {
@@ -40,7 +71,7 @@ micros() {
 # run NAME PATH CONNECTIONS -> "rps p50us p99us"
 run() {
   local out rps p50 p99
-  out=$(wrk -t1 -c"$3" -d"$duration" --latency "$base$2")
+  out=$(wrk -t1 -c"$3" -d"$duration" --latency "${auth[@]}" "$base$2")
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p50=$(micros "$(awk '$1 == "50%" {print $2}' <<<"$out")")
   p99=$(micros "$(awk '$1 == "99%" {print $2}' <<<"$out")")
@@ -48,24 +79,36 @@ run() {
   echo "$rps $p50 $p99"
 }
 
-# json_row ROUTE CONNECTIONS RPS P50_US P99_US: one line of $report (when it is set).
+# json_row VARIANT ROUTE CONNECTIONS RPS P50_US P99_US: one line of $report (when set).
 json_row() {
-  [ -z "$report" ] || printf '{"route":"%s","connections":%d,"rps":%s,"p50_us":%s,"p99_us":%s,"duration":"%s"}\n' \
-    "$1" "$2" "$3" "$4" "$5" "$duration" >>"$report"
+  [ -z "$report" ] || printf '{"variant":"%s","route":"%s","connections":%d,"rps":%s,"p50_us":%s,"p99_us":%s,"duration":"%s"}\n' \
+    "$1" "$2" "$3" "$4" "$5" "$6" "$duration" >>"$report"
 }
 
-echo "| route | connections | req/s | p50 | p99 | req/s vs floor |"
-echo "|---|---|---|---|---|---|"
-for c in 1 32; do
-  read -r floor_rps floor_p50 floor_p99 < <(run floor /v1/constant "$c")
-  printf '| `/v1/constant` (floor) | %d | %.0f | %.0f µs | %.0f µs | 100%% |\n' "$c" "$floor_rps" "$floor_p50" "$floor_p99"
-  json_row /v1/constant "$c" "$floor_rps" "$floor_p50" "$floor_p99"
-  for route in /api/segment/get/bench /api/snowflake/get/bench; do
-    read -r rps p50 p99 < <(run "$route" "$route" "$c")
-    share=$(awk -v a="$rps" -v b="$floor_rps" 'BEGIN { printf "%.0f", 100 * a / b }')
-    printf '| `%s` | %d | %.0f | %.0f µs | %.0f µs | %s%% |\n' "$route" "$c" "$rps" "$p50" "$p99" "$share"
-    json_row "$route" "$c" "$rps" "$p50" "$p99"
+# ratio A B: A / B to two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# The plain floor's figures per connection count, which every row is compared with.
+declare -A floor_rps floor_p50 floor_p99
+echo "| server | route | connections | req/s | p50 | p99 | req/s × floor | p50 × floor | p99 × floor |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for variant in plain token tls tls+token; do
+  start "$variant"
+  for c in 1 32; do
+    for route in /v1/constant /api/segment/get/bench /api/snowflake/get/bench; do
+      read -r rps p50 p99 < <(run "$variant $route" "$route" "$c")
+      if [ "$variant" = plain ] && [ "$route" = /v1/constant ]; then
+        floor_rps[$c]=$rps floor_p50[$c]=$p50 floor_p99[$c]=$p99
+      fi
+      label="\`$route\`"
+      [ "$variant/$route" = plain//v1/constant ] && label="\`/v1/constant\` (floor)"
+      printf '| %s | %s | %d | %.0f | %.0f µs | %.0f µs | %s | %s | %s |\n' "$variant" "$label" "$c" \
+        "$rps" "$p50" "$p99" "$(ratio "$rps" "${floor_rps[$c]}")" \
+        "$(ratio "$p50" "${floor_p50[$c]}")" "$(ratio "$p99" "${floor_p99[$c]}")"
+      json_row "$variant" "$route" "$c" "$rps" "$p50" "$p99"
+    done
   done
+  stop
 done
 echo
 echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo); load before: $(cut -d' ' -f1-3 /proc/loadavg)"

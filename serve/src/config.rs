@@ -27,6 +27,8 @@ pub const MAX_BATCH_LIMIT: u64 = 1_000_000;
 /// store = "postgres://app@db:5432/ids"  # default: the embedded SQLite file
 /// preload = ["orders", "users"]
 /// max_batch = 10000
+/// tls_cert = "/etc/ferroflake/cert.pem"  # with tls_key: HTTPS, reloaded on SIGHUP
+/// tls_key = "/etc/ferroflake/key.pem"
 /// ```
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -90,11 +92,19 @@ pub struct Config {
     pub max_connections: usize,
     /// How long a connection may wait with no complete request head, ms: a new one, or a
     /// kept-alive one between requests (so this is the idle keep-alive timeout too).
-    /// Default 10,000.
+    /// With TLS, a new connection's handshake must end within it too, before the head's
+    /// own wait begins. Default 10,000.
     pub header_read_timeout_ms: u64,
     /// How long a request may take once its head has arrived, ms, before it is answered
     /// 503 `TIMEOUT`. Default 30,000.
     pub request_timeout_ms: u64,
+    /// The TLS certificate chain, PEM, leaf first (see [`tls`](crate::tls)); read at start
+    /// and on SIGHUP. Given with [`tls_key`](Self::tls_key) or not at all. `None`: plain
+    /// HTTP.
+    pub tls_cert: Option<PathBuf>,
+    /// The TLS certificate's private key, PEM (PKCS#8, PKCS#1 or SEC1); read at start and
+    /// on SIGHUP. Never the key itself.
+    pub tls_key: Option<PathBuf>,
 }
 
 /// The connection limit unless the config says otherwise: about 100 MB of buffers and
@@ -137,6 +147,8 @@ impl Default for Config {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout_ms: 10_000,
             request_timeout_ms: 30_000,
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }
@@ -217,6 +229,12 @@ impl Config {
         if let Some(timeout) = args.request_timeout_ms {
             config.request_timeout_ms = timeout;
         }
+        if let Some(path) = &args.tls_cert {
+            config.tls_cert = Some(path.clone());
+        }
+        if let Some(path) = &args.tls_key {
+            config.tls_key = Some(path.clone());
+        }
         config.check()?;
         Ok(config)
     }
@@ -226,9 +244,23 @@ impl Config {
     /// # Errors
     /// An unknown layout, a `max_batch` of 0 or above [`MAX_BATCH_LIMIT`], no mode on, a
     /// preloaded key the table cannot hold, an address beyond loopback without tokens
-    /// (see [`check_exposure`](Self::check_exposure)).
+    /// (see [`check_exposure`](Self::check_exposure)), a TLS certificate without its key
+    /// or a key without its certificate.
     pub fn check(&self) -> Result<(), String> {
         self.check_exposure()?;
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => {
+                return Err("a TLS certificate without its key: give --tls-key FILE \
+                            (FERROFLAKE_TLS_KEY, tls_key) with --tls-cert, or neither"
+                    .to_owned())
+            }
+            (None, Some(_)) => {
+                return Err("a TLS key without its certificate: give --tls-cert FILE \
+                            (FERROFLAKE_TLS_CERT, tls_cert) with --tls-key, or neither"
+                    .to_owned())
+            }
+            _ => {}
+        }
         self.layout()?;
         if self.lease_ttl_ms > self.lease_max_ttl_ms {
             return Err(format!(
@@ -297,6 +329,12 @@ impl Config {
         Ok(())
     }
 
+    /// Whether the server speaks TLS (both [`tls_cert`](Self::tls_cert) and
+    /// [`tls_key`](Self::tls_key) are set).
+    pub fn tls(&self) -> bool {
+        self.tls_cert.is_some() && self.tls_key.is_some()
+    }
+
     /// Whether `listen` is reachable from this host only (IPv4-mapped loopback included).
     pub fn listen_is_loopback(&self) -> bool {
         self.listen.ip().to_canonical().is_loopback()
@@ -354,7 +392,8 @@ pub struct ServeArgs {
     /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, store, preload,
     /// js_keys, snowflake_keys, snowflake, segment, max_batch, segment_max_wait_ms,
     /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format, tokens_file,
-    /// allow_unauthenticated, max_connections, header_read_timeout_ms, request_timeout_ms).
+    /// allow_unauthenticated, max_connections, header_read_timeout_ms, request_timeout_ms,
+    /// tls_cert, tls_key).
     #[arg(long, env = "FERROFLAKE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -447,7 +486,8 @@ pub struct ServeArgs {
     pub max_connections: Option<usize>,
 
     /// How long a connection may wait with no complete request head, in ms: a new one,
-    /// or a kept-alive one between requests (the idle keep-alive timeout) [default: 10000].
+    /// or a kept-alive one between requests (the idle keep-alive timeout); with TLS, the
+    /// bound of a new connection's handshake too [default: 10000].
     #[arg(long, env = "FERROFLAKE_HEADER_READ_TIMEOUT_MS", value_name = "MS")]
     pub header_read_timeout_ms: Option<u64>,
 
@@ -455,6 +495,18 @@ pub struct ServeArgs {
     /// answered 503 TIMEOUT [default: 30000].
     #[arg(long, env = "FERROFLAKE_REQUEST_TIMEOUT_MS", value_name = "MS")]
     pub request_timeout_ms: Option<u64>,
+
+    /// Serve HTTPS with this certificate chain (PEM, leaf first; TLS 1.2 and 1.3, ALPN
+    /// http/1.1); needs --tls-key. Read again on SIGHUP: a new pair serves new
+    /// connections, and a pair that cannot be used is logged and the old one kept
+    /// [default: plain HTTP].
+    #[arg(long, env = "FERROFLAKE_TLS_CERT", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1); read again on SIGHUP.
+    /// The key itself is never a flag.
+    #[arg(long, env = "FERROFLAKE_TLS_KEY", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[cfg(test)]
@@ -555,6 +607,27 @@ mod tests {
             .check()
             .unwrap_err()
             .contains("both"));
+    }
+
+    #[test]
+    fn a_tls_certificate_and_key_go_together() {
+        let args = |cert: Option<&str>, key: Option<&str>| ServeArgs {
+            tls_cert: cert.map(PathBuf::from),
+            tls_key: key.map(PathBuf::from),
+            ..ServeArgs::default()
+        };
+        let config = Config::from_args(&args(Some("/c.pem"), Some("/k.pem"))).unwrap();
+        assert!(config.tls());
+        assert!(!Config::from_args(&args(None, None)).unwrap().tls());
+        let refusal = Config::from_args(&args(Some("/c.pem"), None)).unwrap_err();
+        assert!(refusal.contains("--tls-key"), "{refusal}");
+        let refusal = Config::from_args(&args(None, Some("/k.pem"))).unwrap_err();
+        assert!(refusal.contains("--tls-cert"), "{refusal}");
+        // The exit status of `ferroflake serve`: a bad setting, before anything opens.
+        assert_eq!(crate::run(&args(None, Some("/k.pem"))), 2);
+        let config: Config =
+            toml::from_str("tls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n").unwrap();
+        assert!(config.check().is_ok() && config.tls());
     }
 
     #[test]

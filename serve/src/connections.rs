@@ -19,13 +19,20 @@
 //!   connections close at once, and so do those that never completed a request head (a
 //!   half-sent request has no answer to wait for); a connection whose request is being
 //!   answered gets its answer, then closes.
+//! - **TLS within the same bounds** (with [`Tls`]). The handshake runs on the connection's
+//!   task: it holds a connection slot, must end within the header-read timeout (counted
+//!   as a header timeout), and a stop cuts it at once. A failed handshake is counted
+//!   (`ferroflake_http_tls_handshake_failures_total`, by `reason`) and logged at most
+//!   once a second. A connection over the limit is closed unanswered: a plain-text 503
+//!   means nothing to a TLS client.
 //!
 //! The request timeout and the body bound are tower layers on the router: see
 //! [`routes`](crate::routes).
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::extract::Request;
@@ -33,6 +40,7 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use metrics::{Counter, Gauge};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tower::ServiceExt;
@@ -40,8 +48,9 @@ use tower::ServiceExt;
 use crate::config::Config;
 use crate::metrics::{
     Metrics, ACCEPT_ERRORS, CONNECTIONS_LIMIT, CONNECTIONS_OPEN, CONNECTIONS_REFUSED,
-    HEADER_TIMEOUTS,
+    HEADER_TIMEOUTS, TLS_HANDSHAKE_FAILURES,
 };
+use crate::tls::Tls;
 
 /// The largest request head (request line and headers) a connection buffers.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -53,13 +62,15 @@ const PAUSE_LAST: Duration = Duration::from_secs(1);
 /// How often a repeated event (a refused connection, an accept error) is logged at most.
 const LOG_EVERY: Duration = Duration::from_secs(1);
 
-/// Serves `app` on `listener` until `stop` turns true, then closes the listener and
-/// returns once every connection has closed (see the module docs for which wait).
+/// Serves `app` on `listener` (over TLS with `tls`) until `stop` turns true, then closes
+/// the listener and returns once every connection has closed (see the module docs for
+/// which wait).
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     config: &Config,
     metrics: &Metrics,
+    tls: Option<Arc<Tls>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let limit = crate::open_files::connection_limit(
@@ -76,18 +87,32 @@ pub async fn serve(
     }
     metrics.gauge(CONNECTIONS_LIMIT, &[]).set(limit as f64);
     let permits = Arc::new(Semaphore::new(limit));
+    let header_read_timeout = Duration::from_millis(config.header_read_timeout_ms);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_millis(config.header_read_timeout_ms))
+        .header_read_timeout(header_read_timeout)
         .max_buf_size(MAX_HEAD_BYTES);
+    let handshakes = tls.map(|tls| Handshakes {
+        tls,
+        timeout: header_read_timeout,
+        failed: HANDSHAKE_FAILURES
+            .map(|reason| metrics.counter(TLS_HANDSHAKE_FAILURES, &[("reason", reason)])),
+        log: Mutex::new(Throttled::default()),
+    });
+    // Unread, a 503 in plain text is noise to a TLS client: it finds the connection closed.
+    let busy = if handshakes.is_some() {
+        Vec::new()
+    } else {
+        busy_answer(limit)
+    };
     let shared = Arc::new(Shared {
         http,
         app,
+        handshakes,
         open: metrics.gauge(CONNECTIONS_OPEN, &[]),
         header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
     });
     let refused = metrics.counter(CONNECTIONS_REFUSED, &[("reason", "limit")]);
-    let busy = busy_answer(limit);
     let mut refusals = Throttled::default();
     let mut accept_errors = Throttled::default();
     let mut pause = PAUSE_FIRST;
@@ -98,14 +123,14 @@ pub async fn serve(
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, _)) => {
+            Ok((stream, peer)) => {
                 pause = PAUSE_FIRST;
                 match Arc::clone(&permits).try_acquire_owned() {
                     Ok(permit) => {
                         let shared = Arc::clone(&shared);
                         let stop = stop.clone();
                         tokio::spawn(async move {
-                            shared.hold(stream, stop).await;
+                            shared.hold(stream, peer, stop).await;
                             drop(permit);
                         });
                     }
@@ -113,7 +138,9 @@ pub async fn serve(
                         refused.increment(1);
                         // Unread: the answer fits the empty send buffer; a client that
                         // sent a body may see a reset instead.
-                        let _ = stream.try_write(&busy);
+                        if !busy.is_empty() {
+                            let _ = stream.try_write(&busy);
+                        }
                         drop(stream);
                         if let Some(since) = refusals.due() {
                             tracing::warn!(event = "connections_refused", limit,
@@ -160,15 +187,88 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 struct Shared {
     http: hyper::server::conn::http1::Builder,
     app: Router,
+    /// With TLS: the handshake before HTTP.
+    handshakes: Option<Handshakes>,
     open: Gauge,
     header_timeouts: Counter,
 }
 
+/// The `reason` labels of [`TLS_HANDSHAKE_FAILURES`], in [`Handshakes::failed`]'s order.
+const HANDSHAKE_FAILURES: [&str; 3] = ["timeout", "closed", "protocol"];
+
+/// TLS: the pair in force, the handshake's bound, its failures.
+struct Handshakes {
+    tls: Arc<Tls>,
+    timeout: Duration,
+    failed: [Counter; 3],
+    log: Mutex<Throttled>,
+}
+
+impl Handshakes {
+    /// Counts a failed handshake (`reason`: an index into [`HANDSHAKE_FAILURES`]) and
+    /// logs it, at most once a second.
+    fn failed(&self, reason: usize, peer: SocketAddr, error: &dyn std::fmt::Display) {
+        self.failed[reason].increment(1);
+        let due = self
+            .log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .due();
+        if let Some(since) = due {
+            tracing::warn!(event = "tls_handshake_failed", reason = HANDSHAKE_FAILURES[reason],
+                %peer, error = %error, failures = since,
+                "TLS handshake failed; connection closed");
+        }
+    }
+}
+
 impl Shared {
     /// Serves one connection until it closes, or until the stop closes it.
-    async fn hold(&self, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+    async fn hold(&self, stream: TcpStream, peer: SocketAddr, mut stop: watch::Receiver<bool>) {
         self.open.increment(1.0);
         let _ = stream.set_nodelay(true);
+        match &self.handshakes {
+            None => self.answer(stream, &mut stop).await,
+            Some(handshakes) => {
+                let handshake = tokio::time::timeout(
+                    handshakes.timeout,
+                    handshakes.tls.acceptor().accept(stream),
+                );
+                let done = tokio::select! {
+                    done = handshake => Some(done),
+                    // Mid-handshake: no request to answer, closed now.
+                    () = stopped(&mut stop) => None,
+                };
+                match done {
+                    Some(Ok(Ok(stream))) => self.answer(stream, &mut stop).await,
+                    Some(Ok(Err(e))) => {
+                        let reason = match e.kind() {
+                            io::ErrorKind::UnexpectedEof
+                            | io::ErrorKind::ConnectionReset
+                            | io::ErrorKind::ConnectionAborted
+                            | io::ErrorKind::BrokenPipe => 1,
+                            _ => 2,
+                        };
+                        handshakes.failed(reason, peer, &e);
+                    }
+                    Some(Err(_)) => {
+                        self.header_timeouts.increment(1);
+                        let within =
+                            format!("no handshake within {} ms", handshakes.timeout.as_millis());
+                        handshakes.failed(0, peer, &within);
+                    }
+                    None => {}
+                }
+            }
+        }
+        self.open.decrement(1.0);
+    }
+
+    /// Serves HTTP on an accepted (and with TLS, handshaken) connection.
+    async fn answer<S>(&self, stream: S, stop: &mut watch::Receiver<bool>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         // Set once the connection has completed a request head: from then on the stop
         // waits for its answer.
         let answering = Arc::new(AtomicBool::new(false));
@@ -182,7 +282,7 @@ impl Shared {
         tokio::pin!(connection);
         let result = tokio::select! {
             result = connection.as_mut() => result,
-            () = stopped(&mut stop) => {
+            () = stopped(stop) => {
                 if answering.load(Ordering::Relaxed) {
                     // Idle: closes now; answering: closes after the answer.
                     connection.as_mut().graceful_shutdown();
@@ -199,7 +299,6 @@ impl Shared {
             }
             tracing::debug!(event = "connection_error", error = %e, "connection closed on an error");
         }
-        self.open.decrement(1.0);
     }
 }
 

@@ -15,6 +15,11 @@
 //! file ([`tokens`]: SHA-256 hashes of bearer tokens, each with scopes from [`scopes`],
 //! read again on SIGHUP) or is told `allow_unauthenticated`.
 //!
+//! With `--tls-cert FILE --tls-key FILE` (PEM) it serves HTTPS: TLS 1.2 and 1.3 with
+//! rustls, the pair read again on SIGHUP without a restart, each handshake within the
+//! connection bounds ([`tls`]). Tokens beyond loopback without TLS start with a warning:
+//! they would cross the network in clear text.
+//!
 //! ```no_run
 //! use ferroflake_serve::{Config, RunningServer};
 //!
@@ -65,6 +70,7 @@ mod segments;
 mod server;
 mod snowflake;
 pub mod store_address;
+pub mod tls;
 pub mod tokens;
 
 pub use config::{

@@ -53,6 +53,10 @@ pub const CONNECTIONS_REFUSED: &str = "ferroflake_http_connections_refused_total
 pub const HEADER_TIMEOUTS: &str = "ferroflake_http_header_timeouts_total";
 /// `accept` failures, by `kind` (the OS error's kind, e.g. `too_many_open_files`).
 pub const ACCEPT_ERRORS: &str = "ferroflake_http_accept_errors_total";
+/// TLS handshakes that did not complete, by `reason`: `timeout` (not done within the
+/// header-read timeout; also counted in [`HEADER_TIMEOUTS`]), `closed` (the client
+/// closed or reset the connection), `protocol` (not TLS, or TLS the server refuses).
+pub const TLS_HANDSHAKE_FAILURES: &str = "ferroflake_http_tls_handshake_failures_total";
 
 /// The lease states [`LEASE_STATE`] reports.
 pub const LEASE_STATES: [&str; 5] = ["none", "held", "failing", "lost", "released"];
@@ -106,6 +110,10 @@ impl Metrics {
                 "Connections closed: no complete request head in time",
             ),
             (ACCEPT_ERRORS, "Failed accepts, by error kind"),
+            (
+                TLS_HANDSHAKE_FAILURES,
+                "TLS handshakes that did not complete, by reason",
+            ),
         ];
         for (name, help) in counters {
             self.recorder

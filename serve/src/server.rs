@@ -12,8 +12,8 @@
 //! 4. The lease is released with the final high-water mark, so another server can take
 //!    the node id at once.
 //!
-//! With [`run`] and a tokens file, SIGHUP reads the tokens file again
-//! ([`AppState::reload_tokens`]).
+//! With [`run`], SIGHUP reads the tokens file again ([`AppState::reload_tokens`]) and the
+//! TLS certificate and key ([`AppState::reload_tls`]), those that are configured.
 //!
 //! With [`run`], a second SIGTERM or SIGINT during the stop exits at once (status 128 +
 //! the signal), skipping steps 3 and 4: the segments' rest is then skipped (never issued)
@@ -32,6 +32,7 @@ use crate::config::{Config, LogFormat};
 use crate::metrics::Metrics;
 use crate::segments::Segments;
 use crate::snowflake::Snowflake;
+use crate::tls::Tls;
 use crate::tokens::Tokens;
 
 /// What every request handler shares.
@@ -47,6 +48,8 @@ pub struct AppState {
     /// The bearer tokens the routes accept, if a tokens file is configured; `None`: no
     /// route asks for a token.
     pub(crate) tokens: Option<Tokens>,
+    /// The TLS certificate and key, if configured; `None`: plain HTTP.
+    pub(crate) tls: Option<Arc<Tls>>,
     /// The server's metrics registry.
     pub metrics: Arc<Metrics>,
     /// Request counters and latency per route.
@@ -117,6 +120,37 @@ impl AppState {
         }
     }
 
+    /// Reads the TLS certificate and key files again, as SIGHUP does: new connections
+    /// use the new pair; open ones keep theirs. A pair that cannot be read, does not
+    /// parse or does not match keeps the pair in force and logs why (by path, never the
+    /// files' text).
+    ///
+    /// # Errors
+    /// No TLS is configured, or the pair cannot be loaded.
+    pub fn reload_tls(&self) -> Result<(), String> {
+        let Some(tls) = &self.tls else {
+            return Err("no TLS certificate is configured".to_owned());
+        };
+        let (cert, key) = (tls.cert_path().display(), tls.key_path().display());
+        match tls.reload() {
+            Ok(()) => {
+                tracing::info!(event = "tls_reloaded", %cert, %key,
+                    "TLS certificate and key read again; new connections use them");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(event = "tls_reload_failed", %cert, %key, error = %e,
+                    "TLS certificate and key not reloaded; the pair loaded before stays in force");
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the server speaks TLS.
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
     /// Brings the gauges up to date (before `/metrics` renders).
     pub fn refresh_metrics(&self) {
         if let Some(s) = &self.snowflake {
@@ -162,6 +196,20 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
              reaches this address can take IDs"),
         None => {}
     }
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => {
+            let tls = Tls::open(cert, key)?;
+            tracing::info!(event = "tls_loaded", cert = %cert.display(), key = %key.display(),
+                "serving HTTPS (TLS 1.2 and 1.3)");
+            Some(Arc::new(tls))
+        }
+        _ => None,
+    };
+    if tokens.is_some() && tls.is_none() && !config.listen_is_loopback() {
+        tracing::warn!(event = "tokens_in_clear", listen = %config.listen,
+            "bearer tokens beyond loopback without TLS: they cross the network in clear \
+             text; give --tls-cert and --tls-key, or terminate TLS in front");
+    }
     let metrics = Arc::new(Metrics::new());
     let segments = if config.segment {
         Some(Arc::new(Segments::open(&config, Arc::clone(&metrics))?))
@@ -179,6 +227,7 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
         segments,
         mask,
         tokens,
+        tls,
         metrics,
         routes: crate::routes::RouteMetrics::default(),
         stopping: AtomicBool::new(false),
@@ -219,7 +268,16 @@ async fn serve(
     });
     let serving = Arc::clone(&state);
     let mut server = tokio::spawn(async move {
-        crate::connections::serve(listener, app, &serving.config, &serving.metrics, stop_rx).await;
+        let tls = serving.tls.clone();
+        crate::connections::serve(
+            listener,
+            app,
+            &serving.config,
+            &serving.metrics,
+            tls,
+            stop_rx,
+        )
+        .await;
     });
     tokio::select! {
         () = stop => {}
@@ -347,9 +405,10 @@ impl RunningServer {
         self.addr
     }
 
-    /// `http://addr`.
+    /// `http://addr`, or `https://addr` with TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.state.tls() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The shared state (readiness, metrics, the allocator).
@@ -442,16 +501,26 @@ fn run_config(config: Config) -> Result<StopReport, String> {
         let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
         let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-        if state.tokens.is_some() {
-            // Caught only with a tokens file: without one, SIGHUP ends the process as before.
+        if state.tokens.is_some() || state.tls.is_some() {
+            // Caught only with a file to read again: without one, SIGHUP ends the process
+            // as before.
             let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
             let reload = Arc::clone(&state);
             tokio::spawn(async move {
                 while hup.recv().await.is_some() {
-                    tracing::info!(event = "signal", signal = 1, "SIGHUP: reading the tokens file again");
+                    tracing::info!(event = "signal", signal = 1,
+                        "SIGHUP: reading the tokens file and the TLS certificate and key again");
                     let reload = Arc::clone(&reload);
-                    // Its outcome is logged; a bad file changes nothing.
-                    let _ = tokio::task::spawn_blocking(move || reload.reload_tokens()).await;
+                    // Each outcome is logged; a bad file changes nothing.
+                    let _ = tokio::task::spawn_blocking(move || {
+                        if reload.tokens.is_some() {
+                            let _ = reload.reload_tokens();
+                        }
+                        if reload.tls.is_some() {
+                            let _ = reload.reload_tls();
+                        }
+                    })
+                    .await;
                 }
             });
         }

@@ -64,6 +64,16 @@ impl Place {
     pub fn start(&self, config: Config) -> Server {
         Server::new(RunningServer::start(config).unwrap())
     }
+
+    /// A server over TLS with `cert`, its client trusting `cert`.
+    pub fn start_tls(&self, mut config: Config, cert: &TestCert) -> Server {
+        let (cert_path, key_path) = cert.write(self.dir.path());
+        config.tls_cert = Some(cert_path);
+        config.tls_key = Some(key_path);
+        let mut server = self.start(config);
+        server.agent = tls_agent(cert);
+        server
+    }
 }
 
 /// A running server and a client for it.
@@ -241,4 +251,57 @@ pub fn write_whole(path: &Path, text: &str) {
 
 pub fn exists(path: &Path) -> bool {
     path.exists()
+}
+
+/// A self-signed certificate for 127.0.0.1, as the server reads it (PEM) and as a client
+/// trusts it (DER).
+pub struct TestCert {
+    pub cert_pem: String,
+    pub key_pem: String,
+    pub der: Vec<u8>,
+}
+
+impl TestCert {
+    pub fn new() -> Self {
+        let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+        TestCert {
+            cert_pem: made.cert.pem(),
+            key_pem: made.signing_key.serialize_pem(),
+            der: made.cert.der().to_vec(),
+        }
+    }
+
+    /// Writes `cert.pem` and `key.pem` in `dir`, each whole; returns their paths.
+    pub fn write(&self, dir: &Path) -> (PathBuf, PathBuf) {
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        write_whole(&cert, &self.cert_pem);
+        write_whole(&key, &self.key_pem);
+        (cert, key)
+    }
+
+    /// A line of the key's base64: no log or message may hold it.
+    pub fn key_line(&self) -> &str {
+        self.key_pem.lines().nth(1).unwrap()
+    }
+}
+
+/// An HTTPS client that trusts `cert` alone (and a fresh pool: each new agent makes new
+/// connections, so a handshake with the pair in force now).
+pub fn tls_agent(cert: &TestCert) -> ureq::Agent {
+    use ureq::tls::{Certificate, RootCerts, TlsConfig, TlsProvider};
+    let roots = vec![Certificate::from_der(&cert.der).to_owned()];
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .tls_config(
+            TlsConfig::builder()
+                .provider(TlsProvider::Rustls)
+                .root_certs(RootCerts::Specific(Arc::new(roots)))
+                .unversioned_rustls_crypto_provider(Arc::new(
+                    rustls::crypto::ring::default_provider(),
+                ))
+                .build(),
+        )
+        .build()
+        .new_agent()
 }
