@@ -11,7 +11,9 @@
 //! - `P/namespace` = how many ids have ever been claimed (ids are first claimed
 //!   lowest-first, so every id below it has an epoch key), never on a lease;
 //! - `P/floor` and `P/floors/ID`: present while a lost-records floor lasts, each on an etcd
-//!   lease whose TTL is the floor's window.
+//!   lease whose TTL is the floor's window;
+//! - `P/window` = the widest lost-records window (max_ttl + quarantine, ms, zero-padded)
+//!   any claim of the namespace asked for, never on a lease.
 //!
 //! The etcd lease's TTL is the claim's TTL plus its quarantine, rounded up to whole
 //! seconds (etcd's unit; it also raises TTLs below its minimum, about 2 s): the holder's
@@ -30,7 +32,9 @@
 //! [`LeaseRequest::floor_window`] (rounded up to whole seconds), and every claim while that
 //! key lives reports its lease's remaining TTL, plus one second for etcd's rounding down,
 //! as [`Grant::floor_wait`]. An id below the claimed count with no epoch key gets
-//! `P/floors/ID` the same way.
+//! `P/floors/ID` the same way. Every such floor lasts the widest window recorded in
+//! `P/window` (or the claimant's own, if wider), so a claimant with a short TTL still
+//! waits out a holder with a long one.
 //!
 //! **Epochs** are [`next_epoch`](ferroflake_lease::protocol::next_epoch)(recorded, this
 //! host's wall clock in µs): above every epoch recorded for the id, and, when the records
@@ -129,6 +133,9 @@ impl EtcdRegistry {
         parse_mark(value).ok_or_else(|| {
             let then = if key == self.namespace_key() {
                 "delete it (the namespace then waits out a floor)".to_owned()
+            } else if key == self.window_key() {
+                "delete it (claims then floor by their own window until one records it again)"
+                    .to_owned()
             } else if let Some(id) = key.strip_prefix(&format!("{}/marks/", self.prefix)) {
                 // Without its epoch key the id counts as lost and gets a floor; a mark
                 // deleted alone would read as 0 with none.
@@ -146,6 +153,47 @@ impl EtcdRegistry {
 
     fn namespace_key(&self) -> String {
         format!("{}/namespace", self.prefix)
+    }
+
+    fn window_key(&self) -> String {
+        format!("{}/window", self.prefix)
+    }
+
+    /// Records `asked` at [`Self::window_key`] if it is wider than what is recorded there;
+    /// returns the window floors last ([`protocol::widest_window`]). Done before a claim
+    /// is written, so a holder's window is on record before it may issue.
+    async fn widen_window(&self, asked: Duration) -> Result<Duration, LeaseError> {
+        let key = self.window_key();
+        let asked_ms = protocol::ms(asked);
+        for _ in 0..8 {
+            let unchanged = match self.get(&key).await? {
+                Some((value, modified, _, _)) => {
+                    let recorded = self.stored_number(&key, &value)?;
+                    if recorded >= asked_ms {
+                        return Ok(protocol::widest_window(asked, recorded));
+                    }
+                    Compare::mod_revision(key.clone(), CompareOp::Equal, modified)
+                }
+                None => Compare::create_revision(key.clone(), CompareOp::Equal, 0),
+            };
+            let txn = Txn::new().when([unchanged]).and_then([TxnOp::put(
+                key.clone(),
+                mark_value(asked_ms),
+                None,
+            )]);
+            let written = self
+                .client
+                .clone()
+                .txn(txn)
+                .await
+                .map_err(|e| self.failed("recording the lost-records window", e))?;
+            if written.succeeded() {
+                return Ok(protocol::widest_window(asked, asked_ms));
+            }
+        }
+        Err(self
+            .io
+            .unavailable("the lost-records window keeps changing"))
     }
 
     /// The time to live of the etcd lease `lease` behind `key`.
@@ -388,6 +436,7 @@ impl EtcdRegistry {
     /// Puts the namespace's floor key on a lease of `window`, unless it already lasts
     /// longer; returns how long it lasts.
     async fn start_floor(&self, window: Duration) -> Result<Duration, LeaseError> {
+        let window = self.widen_window(window).await?;
         let key = format!("{}/floor", self.prefix);
         let left = self.floor_wait_of(&key).await?;
         if left >= window {
@@ -466,7 +515,7 @@ impl EtcdRegistry {
         request: &LeaseRequest,
         token: &str,
     ) -> Result<Option<Grant>, LeaseError> {
-        let window = request.floor_window();
+        let window = self.widen_window(request.floor_window()).await?;
         let mut client = self.client.clone();
         for _ in 0..64 {
             let (claimed, marker_mod, marker_created) = self.marker(window).await?;
@@ -600,7 +649,7 @@ impl EtcdRegistry {
             }
             let now_ms = local_now_us() / 1000;
             // Never longer than one window: a floor beyond it cannot be this registry's.
-            let floor = namespace_floor.max(node_floor).min(request.floor_window());
+            let floor = namespace_floor.max(node_floor).min(window);
             return Ok(Some(Grant {
                 node_id,
                 token: token.to_owned(),

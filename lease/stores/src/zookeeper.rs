@@ -10,6 +10,8 @@
 //!   znode);
 //! - `B/nodes/ID` = `EPOCH MARK EXPIRES QUARANTINE FLOOR_UNTIL TOKEN HOLDER` (`TOKEN` `-`
 //!   once released);
+//! - `B/window` = the widest lost-records window (max_ttl + quarantine, ms) any claim of
+//!   the namespace asked for;
 //! - `B/clock`, written to read the server's time.
 //!
 //! A renewal proves the claim by its token and expiry
@@ -21,7 +23,9 @@
 //! **Lost records.** A missing marker (a new namespace, the base znode deleted, a server
 //! restarted with its data wiped) starts a floor of [`LeaseRequest::floor_window`] on the
 //! server's clock, and claims until then report the rest in [`Grant::floor_wait`]. An id
-//! below `CLAIMED` with no znode lost only its own and gets a floor of its own. Missing
+//! below `CLAIMED` with no znode lost only its own and gets a floor of its own. Every such
+//! floor lasts the widest window recorded in `B/window` (or the claimant's own, if wider),
+//! so a claimant with a short TTL still waits out a holder with a long one. Missing
 //! base znodes are made again by the next claim.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,7 +37,7 @@ use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
 use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
-use crate::record::{candidates, Marker, Record};
+use crate::record::{candidates, number, Marker, Record};
 use ferroflake_lease::new_token;
 
 /// The session timeout asked of the server (it clamps it to its own bounds). Liveness of
@@ -139,10 +143,57 @@ impl ZooKeeperRegistry {
         format!("{}/clock", self.root)
     }
 
+    fn window_path(&self) -> String {
+        format!("{}/window", self.root)
+    }
+
+    /// Records `asked` in the window znode if it is wider than what is recorded there;
+    /// returns the window floors last ([`protocol::widest_window`]). Done before a claim
+    /// is written, so a holder's window is on record before it may issue.
+    async fn widen_window(&self, client: &Client, asked: Duration) -> Result<Duration, LeaseError> {
+        let path = self.window_path();
+        let asked_ms = protocol::ms(asked);
+        let value = asked_ms.to_string();
+        for _ in 0..ROUNDS {
+            let written = match client.get_data(&path).await {
+                Ok((data, stat)) => {
+                    let recorded = std::str::from_utf8(&data)
+                        .ok()
+                        .and_then(number)
+                        .ok_or_else(|| self.unreadable(&path))?;
+                    if recorded >= asked_ms {
+                        return Ok(protocol::widest_window(asked, recorded));
+                    }
+                    client
+                        .set_data(&path, value.as_bytes(), Some(stat.version))
+                        .await
+                        .map(drop)
+                }
+                Err(ZkError::NoNode) => client
+                    .create(&path, value.as_bytes(), &persistent())
+                    .await
+                    .map(drop),
+                Err(e) => return Err(self.failed("reading the lost-records window", e)),
+            };
+            match written {
+                Ok(()) => return Ok(protocol::widest_window(asked, asked_ms)),
+                // Changed meanwhile: read again.
+                Err(ZkError::BadVersion | ZkError::NodeExists) => {}
+                Err(ZkError::NoNode) => self.ensure_base(client).await?,
+                Err(e) => return Err(self.failed("recording the lost-records window", e)),
+            }
+        }
+        Err(self
+            .io
+            .unavailable("the lost-records window keeps changing"))
+    }
+
     /// A znode whose data no registry wrote: an error, never read as missing or as zeros.
     fn unreadable(&self, path: &str) -> LeaseError {
         let then = if path == self.marker_path() {
             "the namespace then waits out a floor"
+        } else if path == self.window_path() {
+            "claims then floor by their own window until one records it again"
         } else {
             "its id then waits out a floor"
         };
@@ -264,8 +315,8 @@ impl ZooKeeperRegistry {
         client: &Client,
         request: &LeaseRequest,
         token: &str,
+        window: Duration,
     ) -> Result<Result<Option<Grant>, ()>, LeaseError> {
-        let window = request.floor_window();
         let now_ms = self.server_now_ms(client).await?;
         let now_us = now_ms.saturating_mul(1000);
         let (marker, marker_version) = self.marker(client, now_ms, window).await?;
@@ -306,6 +357,7 @@ impl ZooKeeperRegistry {
             token,
             now_ms,
             now_us,
+            window,
         );
         let (mark, node_floor) = (new.mark, new.floor_until_ms);
         let bad_path = |e: ZkError| self.io.store_error(format!("bad znode path: {e}"));
@@ -404,8 +456,9 @@ impl Registry for ZooKeeperRegistry {
         let token = new_token("zookeeper")?;
         let client = self.client()?;
         let claimed = self.io.run("claiming a node id", CALL_TIMEOUT * 4, async {
+            let window = self.widen_window(&client, request.floor_window()).await?;
             for _ in 0..ROUNDS {
-                if let Ok(outcome) = self.try_claim(&client, request, &token).await? {
+                if let Ok(outcome) = self.try_claim(&client, request, &token, window).await? {
                     return Ok(outcome);
                 }
             }
@@ -450,6 +503,7 @@ impl Registry for ZooKeeperRegistry {
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
         let client = self.client()?;
         self.io.run("starting a floor", CALL_TIMEOUT * 4, async {
+            let window = self.widen_window(&client, window).await?;
             for _ in 0..ROUNDS {
                 if let Some(floor) = self.try_start_floor(&client, window).await? {
                     return Ok(floor);
