@@ -191,6 +191,10 @@ fn a_table_restored_from_a_dump_makes_claims_wait() {
 /// stopped, the copy put back and the server started: the znodes, and the zxid, go back to
 /// the copy.
 fn zookeeper_restored(first: First) {
+    // One restore of the server at a time (nextest runs each test alone in its process;
+    // the test group in .config/nextest.toml keeps these apart there).
+    static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = SERVER.lock().unwrap_or_else(|p| p.into_inner());
     let scratch = tempfile::tempdir().unwrap();
     let copy = scratch.path().join("zookeeper");
     restored_store_makes_claims_wait(
