@@ -4,7 +4,8 @@
 //! per `#[test]`) with a factory that returns a [`Namespace`]: a registry over a *fresh,
 //! empty* namespace each time it is called (a new directory, key prefix, table or znode),
 //! and a way to lose that namespace's records as an operator, an eviction or a wiped
-//! restart would. With it goes the [`Timing`] that suits the backend. Each check panics
+//! restart would (and one to lose only the node ids' records, keeping what the registry
+//! keeps beside them). With it goes the [`Timing`] that suits the backend. Each check panics
 //! with a message naming what broke.
 //!
 //! ```no_run
@@ -19,7 +20,9 @@
 //!     let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 //!     let dir = root.join(n.to_string());
 //!     let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(&dir).unwrap());
+//!     let records = dir.join("leases.json");
 //!     Namespace::new(registry, move || std::fs::remove_dir_all(&dir).unwrap())
+//!         .with_node_loss(move || std::fs::remove_file(&records).unwrap())
 //! };
 //! run_all(&fresh, Timing::fast());
 //! # fn tempfile_like_dir() -> std::path::PathBuf { std::env::temp_dir() }
@@ -33,11 +36,12 @@ use std::time::{Duration, Instant};
 
 use crate::{Grant, LeaseError, LeaseRequest, Registry};
 
-/// A registry over a fresh, empty namespace, and a way to lose its records.
+/// A registry over a fresh, empty namespace, and ways to lose its records.
 pub struct Namespace {
     /// The registry.
     pub registry: Arc<dyn Registry>,
     lose: Box<dyn Fn() + Send + Sync>,
+    lose_nodes: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Namespace {
@@ -50,12 +54,34 @@ impl Namespace {
         Namespace {
             registry,
             lose: Box::new(lose_records),
+            lose_nodes: None,
         }
+    }
+
+    /// With `lose_node_records`, which deletes the records of the node ids but keeps what
+    /// the registry keeps beside them (the embedded registry's lock file, a store's
+    /// namespace marker and lost-records window), as losing only the records file, or a
+    /// `DEL` of the id keys, would. [`floor_covers_the_longest_ttl`] needs it.
+    pub fn with_node_loss(mut self, lose_node_records: impl Fn() + Send + Sync + 'static) -> Self {
+        self.lose_nodes = Some(Box::new(lose_node_records));
+        self
     }
 
     /// Loses every record of the namespace.
     pub fn lose_records(&self) {
         (self.lose)();
+    }
+
+    /// Loses the node ids' records only (see [`Namespace::with_node_loss`]).
+    ///
+    /// # Panics
+    /// If the namespace was made without [`Namespace::with_node_loss`].
+    pub fn lose_node_records(&self) {
+        let lose = self
+            .lose_nodes
+            .as_ref()
+            .expect("Namespace::with_node_loss was not given: this check needs it");
+        lose();
     }
 }
 
@@ -110,6 +136,7 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     no_renewal_after_expiry(fresh, timing);
     new_namespace_has_a_floor(fresh, timing);
     records_lost_under_a_live_holder(fresh, timing);
+    floor_covers_the_longest_ttl(fresh, timing);
     restored_starts_a_floor(fresh, timing);
 }
 
@@ -489,6 +516,60 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
     registry
         .renew(&new, timing.ttl, 0)
         .unwrap_or_else(|e| panic!("the old holder must not disturb the new claim: {e}"));
+}
+
+/// Holders of one registry with different TTLs (and `max_ttl`s): after the node ids'
+/// records are lost, a claimant with a short TTL must wait out the longest TTL any holder
+/// was granted, not only its own, since that holder may still be issuing until its
+/// deadline.
+pub fn floor_covers_the_longest_ttl(fresh: Fresh<'_>, timing: Timing) {
+    let namespace = fresh();
+    let registry = &namespace.registry;
+    // The namespace is made by a short claim, so its own floor is a short one.
+    let short = timing.request(2, "conformance short ttl");
+    let first = registry.acquire(&short).expect("free id");
+    let long_ttl = timing.ttl * 4;
+    let long = LeaseRequest {
+        ttl: long_ttl,
+        max_ttl: long_ttl,
+        ..timing.request(2, "conformance long ttl")
+    };
+    let holder = registry.acquire(&long).expect("second free id");
+    let renewed = Instant::now();
+    registry
+        .renew(&holder, long_ttl, 1_700_000_000_000)
+        .expect("renew before the loss");
+    namespace.lose_node_records();
+    match registry.renew(&holder, long_ttl, 1_700_000_000_000) {
+        Err(LeaseError::Lost {
+            why: crate::Loss::Missing,
+            ..
+        }) => {}
+        other => panic!(
+            "a renewal after the records were lost must be Lost {{ why: Missing }}, got {other:?}"
+        ),
+    }
+    let asked = Instant::now();
+    let claim = registry
+        .acquire(&short)
+        .unwrap_or_else(|e| panic!("after the loss an id can be claimed (with a floor): {e}"));
+    assert!(
+        asked + claim.floor_wait >= renewed + long_ttl,
+        "a claimant with a {:?} TTL must not issue before the deadline of a holder granted \
+         {long_ttl:?}: it may issue {:?} after the claim, the holder (node {}) until {:?} \
+         after it (the short holder was on node {})",
+        timing.ttl,
+        claim.floor_wait,
+        holder.node_id,
+        (renewed + long_ttl).saturating_duration_since(asked),
+        first.node_id
+    );
+    assert!(
+        claim.floor_wait <= long.floor_window() + timing.slack * 2,
+        "the floor must end after the longest window asked for ({:?}), got {:?}",
+        long.floor_window(),
+        claim.floor_wait
+    );
 }
 
 /// An operator's [`Registry::restored`] makes every claim from then on wait out a floor

@@ -144,6 +144,19 @@ pub fn lost_records_window(max_ttl: Duration, quarantine: Duration) -> Duration 
     max_ttl.saturating_add(quarantine)
 }
 
+/// The lost-records window a registry floors by: the widest window any holder of the
+/// registry asked for (`recorded_ms`, kept beside the records; 0 if none is kept) or the
+/// claimant's own (`asked`), whichever is wider, never above [`LONGEST_WINDOW`] (a longer
+/// one recorded was not written by a claim, which would have been refused).
+///
+/// Holders of one registry may disagree on `max_ttl`: a claimant with a short one must
+/// still wait out a holder of the lost records that was granted a long TTL.
+pub fn widest_window(asked: Duration, recorded_ms: u64) -> Duration {
+    asked
+        .max(Duration::from_millis(recorded_ms))
+        .min(LONGEST_WINDOW)
+}
+
 /// The store time until which claims must wait, for records found missing at `now_ms`.
 pub fn floor_until(now_ms: u64, window: Duration) -> u64 {
     now_ms.saturating_add(ms(window))
@@ -276,6 +289,22 @@ mod tests {
         assert_eq!(
             floor_wait_within(until, 2_000, window),
             Duration::from_secs(11)
+        );
+    }
+
+    #[test]
+    fn the_widest_window_asked_for_wins() {
+        let short = Duration::from_secs(3);
+        assert_eq!(widest_window(short, 0), short, "nothing recorded");
+        assert_eq!(widest_window(short, 32_000), Duration::from_secs(32));
+        assert_eq!(
+            widest_window(Duration::from_secs(40), 32_000),
+            Duration::from_secs(40)
+        );
+        assert_eq!(
+            widest_window(short, u64::MAX),
+            LONGEST_WINDOW,
+            "a window no claim could ask for is cut to the longest"
         );
     }
 

@@ -9,7 +9,8 @@ use ferroflake_lease::conformance::{self, Namespace, Timing};
 use ferroflake_lease::{EmbeddedRegistry, Registry};
 
 /// Fresh registry directories under one temporary root; losing the records deletes the
-/// whole directory, as logind or a tmp cleaner would.
+/// whole directory, as logind or a tmp cleaner would, and losing the node records deletes
+/// the records file alone.
 fn namespaces() -> (tempfile::TempDir, impl Fn() -> Namespace) {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let root = tempfile::tempdir().unwrap();
@@ -17,7 +18,9 @@ fn namespaces() -> (tempfile::TempDir, impl Fn() -> Namespace) {
     let fresh = move || {
         let dir = base.join(format!("ns{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(&dir).unwrap());
+        let records = dir.join("leases.json");
         Namespace::new(registry, move || std::fs::remove_dir_all(&dir).unwrap())
+            .with_node_loss(move || std::fs::remove_file(&records).unwrap())
     };
     (root, fresh)
 }
@@ -44,5 +47,6 @@ checks!(
     no_renewal_after_expiry,
     new_namespace_has_a_floor,
     records_lost_under_a_live_holder,
+    floor_covers_the_longest_ttl,
     restored_starts_a_floor,
 );

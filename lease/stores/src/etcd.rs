@@ -11,7 +11,11 @@
 //! - `P/namespace` = how many ids have ever been claimed (ids are first claimed
 //!   lowest-first, so every id below it has an epoch key), never on a lease;
 //! - `P/floor` and `P/floors/ID`: present while a lost-records floor lasts, each on an etcd
-//!   lease whose TTL is the floor's window.
+//!   lease whose TTL is the floor's window;
+//! - `P/window` = the widest lost-records window (max_ttl + quarantine, ms, zero-padded)
+//!   any claim of the namespace asked for, never on a lease;
+//! - `P/history` = `CLUSTER_ID RAFT_INDEX`: the cluster that applied the last claim, and
+//!   its raft index as read just before, never on a lease.
 //!
 //! The etcd lease's TTL is the claim's TTL plus its quarantine, rounded up to whole
 //! seconds (etcd's unit; it also raises TTLs below its minimum, about 2 s): the holder's
@@ -30,7 +34,20 @@
 //! [`LeaseRequest::floor_window`] (rounded up to whole seconds), and every claim while that
 //! key lives reports its lease's remaining TTL, plus one second for etcd's rounding down,
 //! as [`Grant::floor_wait`]. An id below the claimed count with no epoch key gets
-//! `P/floors/ID` the same way.
+//! `P/floors/ID` the same way. Every such floor lasts the widest window recorded in
+//! `P/window` (or the claimant's own, if wider), so a claimant with a short TTL still
+//! waits out a holder with a long one.
+//!
+//! **Restores.** `etcdctl snapshot restore` (or `etcdutl`) brings back the keys as they
+//! were at the snapshot, forgetting the claims made since, and starts a new raft log: the
+//! raft index goes back to about the member count. A claim reads `P/history` (a
+//! linearizable read, so the member has applied every claim before it) and then the
+//! member's raft index: an index below the recorded one, another cluster id, or no record
+//! at all (a namespace an earlier version wrote: one floor, then it is recorded) means
+//! the history moved back, and the claim starts a namespace floor. A data directory
+//! copied back file by file keeps its own raft log and shows nothing: after one, run
+//! `ferroflake lease restored`. In a cluster of several members a claim may read a
+//! lagging member's index and start a floor it did not need, never the other way round.
 //!
 //! **Epochs** are [`next_epoch`](ferroflake_lease::protocol::next_epoch)(recorded, this
 //! host's wall clock in µs): above every epoch recorded for the id, and, when the records
@@ -129,6 +146,9 @@ impl EtcdRegistry {
         parse_mark(value).ok_or_else(|| {
             let then = if key == self.namespace_key() {
                 "delete it (the namespace then waits out a floor)".to_owned()
+            } else if key == self.window_key() {
+                "delete it (claims then floor by their own window until one records it again)"
+                    .to_owned()
             } else if let Some(id) = key.strip_prefix(&format!("{}/marks/", self.prefix)) {
                 // Without its epoch key the id counts as lost and gets a floor; a mark
                 // deleted alone would read as 0 with none.
@@ -146,6 +166,85 @@ impl EtcdRegistry {
 
     fn namespace_key(&self) -> String {
         format!("{}/namespace", self.prefix)
+    }
+
+    fn window_key(&self) -> String {
+        format!("{}/window", self.prefix)
+    }
+
+    fn history_key(&self) -> String {
+        format!("{}/history", self.prefix)
+    }
+
+    /// The history as it stands now, after a floor of `window` if it moved back since the
+    /// last claim recorded it (see the module docs): the claim records what this returns.
+    async fn check_history(&self, window: Duration) -> Result<History, LeaseError> {
+        let key = self.history_key();
+        // Read first: a linearizable read returns only once the member has applied every
+        // write before it, so its raft index below is at least what any claim recorded.
+        let recorded = match self.get(&key).await? {
+            Some((value, ..)) => Some(History::decode(&value).ok_or_else(|| {
+                self.io.store_error(format!(
+                    "unreadable value at {key}; delete it (the namespace then waits out a floor)"
+                ))
+            })?),
+            None => None,
+        };
+        let status = self
+            .client
+            .clone()
+            .status()
+            .await
+            .map_err(|e| self.failed("reading the member's status", e))?;
+        let cluster_id = status
+            .header()
+            .map(|h| h.cluster_id())
+            .ok_or_else(|| self.io.store_error("etcd's status answer has no header"))?;
+        let now = History {
+            cluster_id,
+            raft_index: status.raft_index(),
+        };
+        if !recorded.is_some_and(|r| r.followed_by(&now)) {
+            self.put_floor(window).await?;
+        }
+        Ok(now)
+    }
+
+    /// Records `asked` at [`Self::window_key`] if it is wider than what is recorded there;
+    /// returns the window floors last ([`protocol::widest_window`]). Done before a claim
+    /// is written, so a holder's window is on record before it may issue.
+    async fn widen_window(&self, asked: Duration) -> Result<Duration, LeaseError> {
+        let key = self.window_key();
+        let asked_ms = protocol::ms(asked);
+        for _ in 0..8 {
+            let unchanged = match self.get(&key).await? {
+                Some((value, modified, _, _)) => {
+                    let recorded = self.stored_number(&key, &value)?;
+                    if recorded >= asked_ms {
+                        return Ok(protocol::widest_window(asked, recorded));
+                    }
+                    Compare::mod_revision(key.clone(), CompareOp::Equal, modified)
+                }
+                None => Compare::create_revision(key.clone(), CompareOp::Equal, 0),
+            };
+            let txn = Txn::new().when([unchanged]).and_then([TxnOp::put(
+                key.clone(),
+                mark_value(asked_ms),
+                None,
+            )]);
+            let written = self
+                .client
+                .clone()
+                .txn(txn)
+                .await
+                .map_err(|e| self.failed("recording the lost-records window", e))?;
+            if written.succeeded() {
+                return Ok(protocol::widest_window(asked, asked_ms));
+            }
+        }
+        Err(self
+            .io
+            .unavailable("the lost-records window keeps changing"))
     }
 
     /// The time to live of the etcd lease `lease` behind `key`.
@@ -275,6 +374,36 @@ impl EtcdRegistry {
     }
 }
 
+/// What `P/history` records: the cluster that applied the last claim, and its raft index
+/// as read before the claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct History {
+    cluster_id: u64,
+    raft_index: u64,
+}
+
+impl History {
+    fn encode(&self) -> String {
+        format!("{} {}", self.cluster_id, self.raft_index)
+    }
+
+    /// `None` unless `bytes` is exactly what [`History::encode`] writes.
+    fn decode(bytes: &[u8]) -> Option<History> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let (cluster, index) = text.split_once(' ')?;
+        Some(History {
+            cluster_id: parse_mark(cluster.as_bytes())?,
+            raft_index: parse_mark(index.as_bytes())?,
+        })
+    }
+
+    /// Whether `now` can come after this record in one history: the same cluster, and a
+    /// raft index not behind (a raft log only grows; a snapshot restore starts a new one).
+    fn followed_by(&self, now: &History) -> bool {
+        self.cluster_id == now.cluster_id && now.raft_index >= self.raft_index
+    }
+}
+
 /// Zero-padded, so that etcd's byte-wise value order is numeric order.
 fn mark_value(mark: u64) -> String {
     format!("{mark:020}")
@@ -385,9 +514,16 @@ impl EtcdRegistry {
             .id())
     }
 
+    /// Puts the namespace's floor key on a lease of `window` (or of the widest window
+    /// recorded, if wider), unless it already lasts longer; returns how long it lasts.
+    async fn start_floor(&self, window: Duration) -> Result<Duration, LeaseError> {
+        let window = self.widen_window(window).await?;
+        self.put_floor(window).await
+    }
+
     /// Puts the namespace's floor key on a lease of `window`, unless it already lasts
     /// longer; returns how long it lasts.
-    async fn start_floor(&self, window: Duration) -> Result<Duration, LeaseError> {
+    async fn put_floor(&self, window: Duration) -> Result<Duration, LeaseError> {
         let key = format!("{}/floor", self.prefix);
         let left = self.floor_wait_of(&key).await?;
         if left >= window {
@@ -466,7 +602,8 @@ impl EtcdRegistry {
         request: &LeaseRequest,
         token: &str,
     ) -> Result<Option<Grant>, LeaseError> {
-        let window = request.floor_window();
+        let window = self.widen_window(request.floor_window()).await?;
+        let history = self.check_history(window).await?;
         let mut client = self.client.clone();
         for _ in 0..64 {
             let (claimed, marker_mod, marker_created) = self.marker(window).await?;
@@ -556,6 +693,7 @@ impl EtcdRegistry {
                     on_lease(),
                 ),
                 TxnOp::put(epoch_key, mark_value(epoch), None),
+                TxnOp::put(self.history_key(), history.encode(), None),
                 TxnOp::get(self.key("marks", node_id), None),
             ]);
             let response = client
@@ -600,7 +738,7 @@ impl EtcdRegistry {
             }
             let now_ms = local_now_us() / 1000;
             // Never longer than one window: a floor beyond it cannot be this registry's.
-            let floor = namespace_floor.max(node_floor).min(request.floor_window());
+            let floor = namespace_floor.max(node_floor).min(window);
             return Ok(Some(Grant {
                 node_id,
                 token: token.to_owned(),
@@ -751,6 +889,38 @@ mod tests {
             claim_expires_ms(10_000, 0, 5, Duration::from_secs(2)),
             7_000
         );
+    }
+
+    #[test]
+    fn history_moves_back_with_the_raft_index_or_another_cluster() {
+        let recorded = History {
+            cluster_id: 7,
+            raft_index: 5_000,
+        };
+        assert_eq!(
+            History::decode(recorded.encode().as_bytes()),
+            Some(recorded)
+        );
+        let at = |cluster_id, raft_index| History {
+            cluster_id,
+            raft_index,
+        };
+        assert!(recorded.followed_by(&at(7, 5_000)));
+        assert!(recorded.followed_by(&at(7, 9_000)));
+        assert!(!recorded.followed_by(&at(7, 4)), "a restored snapshot");
+        assert!(!recorded.followed_by(&at(8, 9_000)), "another cluster");
+        for garbled in [
+            &b""[..],
+            b"7",
+            b"7 ",
+            b" 5",
+            b"7 5 1",
+            b"7 -5",
+            b"x 5",
+            b"7  5",
+        ] {
+            assert_eq!(History::decode(garbled), None, "{garbled:?}");
+        }
     }
 
     #[test]

@@ -30,7 +30,14 @@
 //!   namespace has a marker, made atomically when missing; a missing marker starts a floor
 //!   of max_ttl + quarantine on the store's clock (etcd: an etcd lease), and claims report
 //!   the rest in [`Grant::floor_wait`](ferroflake_lease::Grant::floor_wait). An id below the
-//!   marker's count of ids ever claimed with no record gets a floor of its own.
+//!   marker's count of ids ever claimed with no record gets a floor of its own. Each
+//!   namespace also keeps the widest max_ttl + quarantine any claim asked for, and floors
+//!   by it, so holders with different TTLs may share one
+//!   ([`widest_window`](ferroflake_lease::protocol::widest_window)).
+//! - **Restores** that a store shows start a namespace floor too: a Redis restart or
+//!   failover, a PostgreSQL lease table restored alone, an etcd snapshot restore (the raft
+//!   index goes back), a ZooKeeper restart (a copied-back data directory takes one).
+//!   Others need `ferroflake lease restored`.
 //! - **Redis must not evict**: a Redis with `maxmemory` and a policy other than
 //!   `noeviction` is refused ([`LeaseError::InvalidConfig`]).
 //! - **Epochs** are [`next_epoch`](ferroflake_lease::protocol::next_epoch)(recorded, clock

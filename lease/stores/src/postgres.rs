@@ -15,7 +15,11 @@
 //! the claim writes a new marker with a floor of [`LeaseRequest::floor_window`] from the
 //! database's clock, and every claim until then reports the rest in
 //! [`Grant::floor_wait`]. An id below `claimed` with no row lost only its own row: it gets
-//! a floor of its own.
+//! a floor of its own. Every floor but a new marker's own lasts the widest lost-records
+//! window (max_ttl + quarantine) any claim of the table asked for, kept in
+//! `<table>_history` (which outlives a `DELETE FROM` or `TRUNCATE` of the lease table), or
+//! the claimant's own if wider: a claimant with a short TTL still waits out a holder with a
+//! long one.
 //!
 //! **Restores.** Every claim raises a count kept twice: in the table `<table>_history` and
 //! in the marker's `epoch` column. A lease table restored on its own (`pg_dump -t` then
@@ -155,6 +159,8 @@ impl PostgresRegistry {
                  claimed        bigint NOT NULL DEFAULT 0
              );
              CREATE TABLE IF NOT EXISTS {table}_history (generation bigint NOT NULL);
+             ALTER TABLE {table}_history
+                 ADD COLUMN IF NOT EXISTS floor_window_ms bigint NOT NULL DEFAULT 0;
              INSERT INTO {table}_history
                  SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {table}_history);
              COMMIT;"
@@ -278,9 +284,39 @@ impl PostgresRegistry {
         ))
     }
 
-    /// Raises the namespace marker's floor to `window` from now (made if missing).
+    /// The claim count recorded in `<table>_history` (-1 if its row is missing: nothing
+    /// vouches for the rows then) and the widest lost-records window beside it (0 if
+    /// none); with `lock`, the row is locked for the rest of the transaction (claims lock
+    /// the marker first, then this).
+    async fn history(&self, tx: &Transaction<'_>, lock: bool) -> Result<(i64, u64), Abort> {
+        let history = format!("{}_history", self.table);
+        let lock = if lock { " FOR UPDATE" } else { "" };
+        let counted = tx
+            .query_opt(
+                &format!("SELECT generation, floor_window_ms FROM {history}{lock}"),
+                &[],
+            )
+            .await?;
+        let Some(row) = counted else {
+            return Ok((-1, 0));
+        };
+        let window: i64 = row.try_get(1)?;
+        let window = stored(window).ok_or_else(|| {
+            Abort::Unreadable(format!(
+                "unreadable floor_window_ms {window} in table {history}; set it to 0 (claims \
+                 then floor by their own window until one records it again)"
+            ))
+        })?;
+        Ok((row.try_get(0)?, window))
+    }
+
+    /// Raises the namespace marker's floor to `window` (or the widest recorded, if wider)
+    /// from now (made if missing), and records `window` as asked for.
     async fn restored_tx(&self, tx: &Transaction<'_>, window: Duration) -> Result<Duration, Abort> {
         let t = &self.table;
+        // Read unlocked: the marker is locked before the history, as claims do.
+        let (_, recorded) = self.history(tx, false).await?;
+        let window = protocol::widest_window(window, recorded);
         let now_ms = now_us(tx).await? / 1000;
         let until = i(protocol::floor_until(now_ms, window));
         let row = tx
@@ -295,6 +331,11 @@ impl PostgresRegistry {
             )
             .await?;
         let floor = self.number(&row, -1, "floor_until_ms")?;
+        tx.execute(
+            &format!("UPDATE {t}_history SET floor_window_ms = GREATEST(floor_window_ms, $1)"),
+            &[&i(protocol::ms(window))],
+        )
+        .await?;
         Ok(protocol::floor_wait(floor, now_ms))
     }
 
@@ -307,14 +348,14 @@ impl PostgresRegistry {
         let t = &self.table;
         let now_us = now_us(tx).await?;
         let now_ms = now_us / 1000;
-        let window = request.floor_window();
+        let asked = request.floor_window();
         // The marker: made, with a floor, when missing (new or lost records).
         let marker_sql =
             format!("SELECT floor_until_ms, claimed, epoch FROM {t} WHERE node_id = -1 FOR UPDATE");
         let marker = match tx.query_opt(&marker_sql, &[]).await? {
             Some(row) => row,
             None => {
-                let floor = i(protocol::floor_until(now_ms, window));
+                let floor = i(protocol::floor_until(now_ms, asked));
                 tx.execute(
                     &format!(
                         "INSERT INTO {t} (node_id, floor_until_ms) VALUES (-1, $1)
@@ -334,14 +375,10 @@ impl PostgresRegistry {
         // restored alone (from `pg_dump -t`) carries an older count: its rows may have
         // forgotten live holders, so the namespace waits out a floor.
         let history = format!("{t}_history");
-        let counted = tx
-            .query_opt(&format!("SELECT generation FROM {history} FOR UPDATE"), &[])
-            .await?;
+        let (count, recorded_window) = self.history(tx, true).await?;
         let marker_count: i64 = marker.try_get("epoch")?;
-        let count = match counted {
-            Some(row) => row.try_get::<_, i64>(0)?,
-            None => -1, // the count itself was lost: nothing vouches for the rows
-        };
+        // Every floor from here on lasts the widest window any holder asked for.
+        let window = protocol::widest_window(asked, recorded_window);
         if count != marker_count {
             ns_floor = ns_floor.max(protocol::floor_until(now_ms, window));
             tx.execute(
@@ -352,8 +389,11 @@ impl PostgresRegistry {
         }
         let next = count.max(marker_count).saturating_add(1);
         tx.execute(&format!("DELETE FROM {history}"), &[]).await?;
-        tx.execute(&format!("INSERT INTO {history} VALUES ($1)"), &[&next])
-            .await?;
+        tx.execute(
+            &format!("INSERT INTO {history} (generation, floor_window_ms) VALUES ($1, $2)"),
+            &[&next, &i(protocol::ms(window))],
+        )
+        .await?;
         tx.execute(
             &format!("UPDATE {t} SET epoch = $1 WHERE node_id = -1"),
             &[&next],

@@ -82,8 +82,9 @@ impl Record {
 
     /// The record of a new claim under `token` at store time `now_ms` (`now_us` for the
     /// epoch), over the id's `previous` record. A missing record of an id claimed before
-    /// (`was_claimed`) was lost, not new: the claim gets a floor of its own, stored in the
-    /// record so that a later claimant still sees it.
+    /// (`was_claimed`) was lost, not new: the claim gets a floor of its own, of `window`
+    /// (the namespace's, see [`protocol::widest_window`]), stored in the record so that a
+    /// later claimant still sees it.
     pub fn claimed(
         previous: Option<&Record>,
         was_claimed: bool,
@@ -91,10 +92,11 @@ impl Record {
         token: &str,
         now_ms: u64,
         now_us: u64,
+        window: std::time::Duration,
     ) -> Record {
         let (epoch, mark, floor_until_ms) = match previous {
             Some(r) => (r.epoch, r.mark, r.floor_until_ms),
-            None if was_claimed => (0, 0, protocol::floor_until(now_ms, request.floor_window())),
+            None if was_claimed => (0, 0, protocol::floor_until(now_ms, window)),
             None => (0, 0, 0),
         };
         Record {

@@ -9,13 +9,17 @@
 //! - `P node:ID` = `EPOCH MARK EXPIRES QUARANTINE FLOOR_UNTIL TOKEN HOLDER` (`TOKEN` is `-`
 //!   once released);
 //! - `P history` = the replication id (`master_replid`) of the server that wrote the last
-//!   claim.
+//!   claim;
+//! - `P window` = the widest lost-records window (max_ttl + quarantine, ms) any claim of
+//!   the namespace asked for.
 //!
 //! **Lost records.** A missing marker means a new namespace, or keys lost to `FLUSHALL`,
 //! `DEL`, or a restart without persistence: the claim writes a new marker with a floor of
 //! [`LeaseRequest::floor_window`] on Redis's clock, and claims until then report the rest
 //! in [`Grant::floor_wait`]. An id below `CLAIMED` with no key lost only its own key and
-//! gets a floor of its own. A Redis restarted from an old snapshot brings back stale
+//! gets a floor of its own. Every such floor lasts the widest window recorded in
+//! `P window` (or the claimant's own, if wider), so a claimant with a short TTL still waits
+//! out a holder with a long one. A Redis restarted from an old snapshot brings back stale
 //! records, so every claim also honours a restart floor: the server's start
 //! (`TIME` − `uptime_in_seconds`, never before the true start) + the window. A replica
 //! promoted to primary (a failover) takes a new replication id and may lag behind the
@@ -266,6 +270,44 @@ impl RedisRegistry {
         format!("{}history", self.prefix)
     }
 
+    /// The widest lost-records window any claim of the namespace asked for, in ms.
+    fn window_key(&self) -> String {
+        format!("{}window", self.prefix)
+    }
+
+    /// Records `asked` in [`Self::window_key`] if it is wider than what is recorded there;
+    /// returns the window floors last ([`protocol::widest_window`]). Done before a claim
+    /// is written, so a holder's window is on record before it may issue.
+    async fn widen_window(&self, asked: Duration) -> Result<Duration, LeaseError> {
+        let key = self.window_key();
+        let asked_ms = protocol::ms(asked);
+        for _ in 0..CAS_ROUNDS {
+            let snap = self.read(std::slice::from_ref(&key)).await?;
+            let raw = snap.values[0].as_str();
+            let recorded = match stored(raw) {
+                None => 0,
+                Some(text) => number(text).ok_or_else(|| self.unreadable(&key))?,
+            };
+            if recorded >= asked_ms {
+                return Ok(protocol::widest_window(asked, recorded));
+            }
+            let written = self
+                .compare_and_set(
+                    std::slice::from_ref(&key),
+                    &[raw],
+                    &[asked_ms.to_string()],
+                    0,
+                )
+                .await?;
+            if written == 1 {
+                return Ok(protocol::widest_window(asked, asked_ms));
+            }
+        }
+        Err(self.io.unavailable(format!(
+            "recording the lost-records window: lost {CAS_ROUNDS} races in a row"
+        )))
+    }
+
     async fn read(&self, keys: &[String]) -> Result<Snapshot, LeaseError> {
         let mut connection = self.connection().await?;
         let mut invocation = self.snapshot.prepare_invoke();
@@ -308,6 +350,8 @@ impl RedisRegistry {
     fn unreadable(&self, key: &str) -> LeaseError {
         let then = if key == self.marker_key() {
             "the namespace then waits out a floor"
+        } else if key == self.window_key() {
+            "claims then floor by their own window until one records it again"
         } else {
             "its id then waits out a floor"
         };
@@ -320,12 +364,12 @@ impl RedisRegistry {
         request: &LeaseRequest,
         token: &str,
     ) -> Result<Option<Grant>, LeaseError> {
-        let window = request.floor_window();
+        self.check_eviction().await?;
+        let window = self.widen_window(request.floor_window()).await?;
         let marker_key = self.marker_key();
         let history_key = self.history_key();
         let mut keys = vec![marker_key.clone(), history_key.clone()];
         keys.extend((0..request.node_count).map(|id| self.key(id)));
-        self.check_eviction().await?;
         for _ in 0..CAS_ROUNDS {
             let snap = self.read(&keys).await?;
             let now_ms = snap.now_ms();
@@ -383,6 +427,7 @@ impl RedisRegistry {
                 token,
                 now_ms,
                 snap.now_us,
+                window,
             );
             let (mark, node_floor) = (new.mark, new.floor_until_ms);
             let new_marker = Marker {
@@ -416,6 +461,7 @@ impl RedisRegistry {
     /// Raises the namespace's floor to `window` from now (an operator's word that the
     /// records were restored); returns the floor.
     async fn start_floor(&self, window: Duration) -> Result<Duration, LeaseError> {
+        let window = self.widen_window(window).await?;
         let marker_key = self.marker_key();
         for _ in 0..CAS_ROUNDS {
             let snap = self.read(std::slice::from_ref(&marker_key)).await?;

@@ -10,6 +10,10 @@
 //!   znode);
 //! - `B/nodes/ID` = `EPOCH MARK EXPIRES QUARANTINE FLOOR_UNTIL TOKEN HOLDER` (`TOKEN` `-`
 //!   once released);
+//! - `B/window` = the widest lost-records window (max_ttl + quarantine, ms) any claim of
+//!   the namespace asked for;
+//! - `B/history/SERVER` = when server `SERVER` (its id, 0-255) started, as the last claim
+//!   made through it read that (see below);
 //! - `B/clock`, written to read the server's time.
 //!
 //! A renewal proves the claim by its token and expiry
@@ -21,8 +25,22 @@
 //! **Lost records.** A missing marker (a new namespace, the base znode deleted, a server
 //! restarted with its data wiped) starts a floor of [`LeaseRequest::floor_window`] on the
 //! server's clock, and claims until then report the rest in [`Grant::floor_wait`]. An id
-//! below `CLAIMED` with no znode lost only its own and gets a floor of its own. Missing
+//! below `CLAIMED` with no znode lost only its own and gets a floor of its own. Every such
+//! floor lasts the widest window recorded in `B/window` (or the claimant's own, if wider),
+//! so a claimant with a short TTL still waits out a holder with a long one. Missing
 //! base znodes are made again by the next claim.
+//!
+//! **Restores.** A data directory copied back from a backup brings the znodes back as
+//! they were, forgetting the claims made since, and nothing in them tells: the zxid goes
+//! back with the data (a standalone server keeps its epoch). It takes a server restart,
+//! though, and a server shows when it started: it numbers the sessions it makes from its
+//! start time (ms on its monotonic clock, in bits 16 to 55 of the session id; its id in
+//! the top byte). Every claim runs in a session made by the running server (a session that
+//! has lost its connection since it was made is replaced first), and records that start in
+//! `B/history/SERVER`; a claim that finds another start recorded for its server (or none)
+//! starts a namespace floor. So does any restart of the server, as Redis's restart floor
+//! does, and in an ensemble the first claim through each server; a server that has made
+//! 65,536 sessions since it started moves the stamp on once more (another floor).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -30,10 +48,12 @@ use std::time::Duration;
 
 use ferroflake_lease::protocol;
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
-use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat};
+use zookeeper_client::{
+    Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat, StateWatcher,
+};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
-use crate::record::{candidates, Marker, Record};
+use crate::record::{candidates, number, Marker, Record};
 use ferroflake_lease::new_token;
 
 /// The session timeout asked of the server (it clamps it to its own bounds). Liveness of
@@ -48,7 +68,30 @@ pub struct ZooKeeperRegistry {
     io: Blocking,
     hosts: String,
     root: String,
-    client: Mutex<Client>,
+    client: Mutex<Session>,
+}
+
+/// A client, and a watcher of its session's state made with it, so that a session that
+/// lost its connection at any time since (a server restart does that) can be told.
+struct Session {
+    client: Client,
+    watcher: StateWatcher,
+}
+
+impl Session {
+    fn new(client: Client) -> Session {
+        let watcher = client.state_watcher();
+        Session { client, watcher }
+    }
+
+    /// Whether the session's state has changed since it was made (disconnected at least
+    /// once): its server may have restarted under it since.
+    async fn interrupted(&self) -> bool {
+        let mut watcher = self.watcher.clone();
+        tokio::time::timeout(Duration::ZERO, watcher.changed())
+            .await
+            .is_ok()
+    }
 }
 
 fn persistent() -> zookeeper_client::CreateOptions<'static> {
@@ -72,7 +115,7 @@ impl ZooKeeperRegistry {
             io,
             hosts: hosts.to_owned(),
             root: root.to_owned(),
-            client: Mutex::new(client.clone()),
+            client: Mutex::new(Session::new(client.clone())),
         };
         registry.io.run(
             "creating the base znodes",
@@ -110,16 +153,22 @@ impl ZooKeeperRegistry {
             .client
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .client
             .clone();
         if !current.state().is_terminated() {
             return Ok(current);
         }
+        self.new_session()
+    }
+
+    /// Replaces the session by a new one.
+    fn new_session(&self) -> Result<Client, LeaseError> {
         let fresh = self.io.run(
-            "reconnecting to ZooKeeper",
+            "connecting to ZooKeeper",
             CONNECT_TIMEOUT,
             Self::open(&self.io, &self.hosts),
         )?;
-        *self.client.lock().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
+        *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Session::new(fresh.clone());
         Ok(fresh)
     }
 
@@ -139,9 +188,146 @@ impl ZooKeeperRegistry {
         format!("{}/clock", self.root)
     }
 
+    fn window_path(&self) -> String {
+        format!("{}/window", self.root)
+    }
+
+    fn history_path(&self, server: u64) -> String {
+        format!("{}/history/{server}", self.root)
+    }
+
+    /// The client for a claim: its session was made by the server that runs now, so its
+    /// id shows when that server started. A session that has lost its connection since it
+    /// was made may have been made by an earlier run of the server: it is replaced.
+    fn fresh_client(&self) -> Result<Client, LeaseError> {
+        let (client, watcher) = {
+            let session = self.client.lock().unwrap_or_else(|p| p.into_inner());
+            (session.client.clone(), session.watcher.clone())
+        };
+        let session = Session { client, watcher };
+        let interrupted = self.io.run("checking the session", CALL_TIMEOUT, async {
+            Ok(session.interrupted().await)
+        })?;
+        if interrupted || session.client.state().is_terminated() {
+            self.new_session()
+        } else {
+            Ok(session.client)
+        }
+    }
+
+    /// Starts a namespace floor of `window` if the server that made `client`'s session
+    /// started since the last claim through it recorded its start, or none did (see the
+    /// module docs); then records the start.
+    async fn check_server_start(
+        &self,
+        client: &Client,
+        window: Duration,
+    ) -> Result<(), LeaseError> {
+        let (server, started) = server_start(client.session_id().0);
+        let path = self.history_path(server);
+        let recorded = match client.get_data(&path).await {
+            Ok((data, stat)) => {
+                let start = std::str::from_utf8(&data)
+                    .ok()
+                    .and_then(number)
+                    .ok_or_else(|| self.unreadable(&path))?;
+                Some((start, stat.version))
+            }
+            Err(ZkError::NoNode) => None,
+            Err(e) => return Err(self.failed("reading the server's start", e)),
+        };
+        if recorded.is_some_and(|(start, _)| start == started) {
+            return Ok(());
+        }
+        // The floor first: recorded with no floor, the start would vouch for nothing.
+        self.start_floor(client, window).await?;
+        let value = started.to_string();
+        let written = match recorded {
+            Some((_, version)) => client
+                .set_data(&path, value.as_bytes(), Some(version))
+                .await
+                .map(drop),
+            None => match client.create(&path, value.as_bytes(), &persistent()).await {
+                Err(ZkError::NoNode) => {
+                    client
+                        .mkdir(&format!("{}/history", self.root), &persistent())
+                        .await
+                        .map_err(|e| self.failed("creating the history znode", e))?;
+                    client
+                        .create(&path, value.as_bytes(), &persistent())
+                        .await
+                        .map(drop)
+                }
+                other => other.map(drop),
+            },
+        };
+        match written {
+            // Another claim recorded it meanwhile, after its own floor.
+            Ok(()) | Err(ZkError::BadVersion | ZkError::NodeExists | ZkError::NoNode) => Ok(()),
+            Err(e) => Err(self.failed("recording the server's start", e)),
+        }
+    }
+
+    /// Raises the marker's floor to `window` from now; returns the floor.
+    async fn start_floor(&self, client: &Client, window: Duration) -> Result<Duration, LeaseError> {
+        for _ in 0..ROUNDS {
+            if let Some(floor) = self.try_start_floor(client, window).await? {
+                return Ok(floor);
+            }
+        }
+        Err(self
+            .io
+            .unavailable(format!("starting a floor: lost {ROUNDS} races in a row")))
+    }
+
+    /// Records `asked` in the window znode if it is wider than what is recorded there;
+    /// returns the window floors last ([`protocol::widest_window`]). Done before a claim
+    /// is written, so a holder's window is on record before it may issue.
+    async fn widen_window(&self, client: &Client, asked: Duration) -> Result<Duration, LeaseError> {
+        let path = self.window_path();
+        let asked_ms = protocol::ms(asked);
+        let value = asked_ms.to_string();
+        for _ in 0..ROUNDS {
+            let written = match client.get_data(&path).await {
+                Ok((data, stat)) => {
+                    let recorded = std::str::from_utf8(&data)
+                        .ok()
+                        .and_then(number)
+                        .ok_or_else(|| self.unreadable(&path))?;
+                    if recorded >= asked_ms {
+                        return Ok(protocol::widest_window(asked, recorded));
+                    }
+                    client
+                        .set_data(&path, value.as_bytes(), Some(stat.version))
+                        .await
+                        .map(drop)
+                }
+                Err(ZkError::NoNode) => client
+                    .create(&path, value.as_bytes(), &persistent())
+                    .await
+                    .map(drop),
+                Err(e) => return Err(self.failed("reading the lost-records window", e)),
+            };
+            match written {
+                Ok(()) => return Ok(protocol::widest_window(asked, asked_ms)),
+                // Changed meanwhile: read again.
+                Err(ZkError::BadVersion | ZkError::NodeExists) => {}
+                Err(ZkError::NoNode) => self.ensure_base(client).await?,
+                Err(e) => return Err(self.failed("recording the lost-records window", e)),
+            }
+        }
+        Err(self
+            .io
+            .unavailable("the lost-records window keeps changing"))
+    }
+
     /// A znode whose data no registry wrote: an error, never read as missing or as zeros.
     fn unreadable(&self, path: &str) -> LeaseError {
         let then = if path == self.marker_path() {
+            "the namespace then waits out a floor"
+        } else if path == self.window_path() {
+            "claims then floor by their own window until one records it again"
+        } else if path.starts_with(&format!("{}/history/", self.root)) {
             "the namespace then waits out a floor"
         } else {
             "its id then waits out a floor"
@@ -264,8 +450,8 @@ impl ZooKeeperRegistry {
         client: &Client,
         request: &LeaseRequest,
         token: &str,
+        window: Duration,
     ) -> Result<Result<Option<Grant>, ()>, LeaseError> {
-        let window = request.floor_window();
         let now_ms = self.server_now_ms(client).await?;
         let now_us = now_ms.saturating_mul(1000);
         let (marker, marker_version) = self.marker(client, now_ms, window).await?;
@@ -306,6 +492,7 @@ impl ZooKeeperRegistry {
             token,
             now_ms,
             now_us,
+            window,
         );
         let (mark, node_floor) = (new.mark, new.floor_until_ms);
         let bad_path = |e: ZkError| self.io.store_error(format!("bad znode path: {e}"));
@@ -391,6 +578,14 @@ impl ZooKeeperRegistry {
     }
 }
 
+/// The server that made session `session_id` (its id) and when it started (ms on its
+/// monotonic clock, 40 bits): ZooKeeper numbers the sessions of a server from
+/// `(start_ms << 24) >>> 8 | id << 56`, one up per session.
+fn server_start(session_id: i64) -> (u64, u64) {
+    let bits = session_id as u64;
+    (bits >> 56, (bits & ((1 << 56) - 1)) >> 16)
+}
+
 /// A znode's `mtime` as the server's clock: `None` if negative, which no running server
 /// reports (read as 0, a renewal would date its claim's expiry in 1970, for the next
 /// claimant to find long expired).
@@ -402,10 +597,12 @@ impl Registry for ZooKeeperRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         request.validate()?;
         let token = new_token("zookeeper")?;
-        let client = self.client()?;
+        let client = self.fresh_client()?;
         let claimed = self.io.run("claiming a node id", CALL_TIMEOUT * 4, async {
+            let window = self.widen_window(&client, request.floor_window()).await?;
+            self.check_server_start(&client, window).await?;
             for _ in 0..ROUNDS {
-                if let Ok(outcome) = self.try_claim(&client, request, &token).await? {
+                if let Ok(outcome) = self.try_claim(&client, request, &token, window).await? {
                     return Ok(outcome);
                 }
             }
@@ -450,14 +647,8 @@ impl Registry for ZooKeeperRegistry {
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
         let client = self.client()?;
         self.io.run("starting a floor", CALL_TIMEOUT * 4, async {
-            for _ in 0..ROUNDS {
-                if let Some(floor) = self.try_start_floor(&client, window).await? {
-                    return Ok(floor);
-                }
-            }
-            Err(self
-                .io
-                .unavailable(format!("starting a floor: lost {ROUNDS} races in a row")))
+            let window = self.widen_window(&client, window).await?;
+            self.start_floor(&client, window).await
         })
     }
 
@@ -469,6 +660,15 @@ impl Registry for ZooKeeperRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_ids_show_the_server_and_its_start() {
+        // Two sessions of a standalone server (id 1), then one after its restart.
+        assert_eq!(server_start(0x0100_0488_5e39_0003), (1, 76_045_881));
+        assert_eq!(server_start(0x0100_0488_5e39_0004), (1, 76_045_881));
+        assert_eq!(server_start(0x0100_0488_b145_0000), (1, 76_067_141));
+        assert_eq!(server_start(-1), (255, (1 << 40) - 1));
+    }
 
     #[test]
     fn a_clock_before_1970_is_no_clock() {

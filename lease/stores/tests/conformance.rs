@@ -17,7 +17,9 @@ fn fresh(backend: &'static str) -> impl Fn() -> Namespace {
         let url = common::namespaced(backend, &base, &common::unique("conf"));
         let registry: Arc<dyn Registry> =
             ferroflake_lease_stores::connect(&url).unwrap_or_else(|e| panic!("connect {url}: {e}"));
+        let nodes_url = url.clone();
         Namespace::new(registry, move || common::lose_records(backend, &url))
+            .with_node_loss(move || common::lose_node_records(&nodes_url))
     }
 }
 
@@ -77,6 +79,7 @@ macro_rules! all_checks {
             no_renewal_after_expiry,
             new_namespace_has_a_floor,
             records_lost_under_a_live_holder,
+            floor_covers_the_longest_ttl,
             restored_starts_a_floor,
         );
     )*};

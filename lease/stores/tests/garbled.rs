@@ -87,6 +87,19 @@ fn acquire_refuses(
     named: impl Fn(&StoreAddress) -> Vec<String>,
     repair: impl Fn(&StoreAddress),
 ) {
+    acquire_refuses_then(backend, what, garble, named, repair, true);
+}
+
+/// As [`acquire_refuses`], for a record whose loss needs no floor (the widest window
+/// asked for: without it, claims floor by their own) when `floor_after_repair` is false.
+fn acquire_refuses_then(
+    backend: &str,
+    what: &str,
+    garble: impl Fn(&StoreAddress),
+    named: impl Fn(&StoreAddress) -> Vec<String>,
+    repair: impl Fn(&StoreAddress),
+    floor_after_repair: bool,
+) {
     let (address, registry) = fresh(backend);
     claimed_past_the_first_floor(&*registry);
     garble(&address);
@@ -98,7 +111,7 @@ fn acquire_refuses(
         );
     }
     assert!(
-        error.contains("delete"),
+        error.contains("delete") || error.contains("set it"),
         "{what}: the error says nothing to do: {error}"
     );
     repair(&address);
@@ -107,7 +120,7 @@ fn acquire_refuses(
         .unwrap_or_else(|e| panic!("{what}, deleted: {e}"));
     assert_eq!(again.node_id, 0);
     assert!(
-        again.floor_wait > Duration::ZERO,
+        again.floor_wait > Duration::ZERO || !floor_after_repair,
         "{what}, deleted: claimed with no floor: {again:?}"
     );
     registry.release(&again, mark_now()).unwrap();
@@ -252,6 +265,29 @@ mod etcd {
 
     #[test]
     #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+    fn acquire_refuses_a_garbled_history() {
+        refused(
+            "a garbled history",
+            &[("history", Some("1234 garbage"))],
+            &["history"],
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+    fn acquire_refuses_a_garbled_window() {
+        acquire_refuses_then(
+            "etcd",
+            "a garbled lost-records window",
+            |address| Keys::of(address).put("window", "-1500"),
+            |address| vec![Keys::of(address).key("window")],
+            |address| Keys::of(address).delete("window"),
+            false,
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
     fn acquire_refuses_a_garbled_claimed_count() {
         refused(
             "a garbled claimed count",
@@ -374,6 +410,19 @@ mod redis {
         refused("a record cut after its token", "node:0", |keys| {
             keys.edit("node:0", |fields| fields.truncate(6))
         });
+    }
+
+    #[test]
+    #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+    fn acquire_refuses_a_garbled_window() {
+        acquire_refuses_then(
+            "redis",
+            "a garbled lost-records window",
+            |address| Keys::of(address).set("window", "1500ms"),
+            |address| vec![Keys::of(address).key("window")],
+            |address| Keys::of(address).del("window"),
+            false,
+        );
     }
 
     #[test]
@@ -504,6 +553,28 @@ mod zookeeper {
         });
     }
 
+    /// A standalone server numbers its sessions as server 1.
+    #[test]
+    #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+    fn acquire_refuses_a_garbled_server_start() {
+        refused("a garbled server start", "history/1", |znodes| {
+            znodes.set("history/1", "garbage")
+        });
+    }
+
+    #[test]
+    #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+    fn acquire_refuses_a_garbled_window() {
+        acquire_refuses_then(
+            "zookeeper",
+            "a garbled lost-records window",
+            |address| Znodes::of(address).set("window", ""),
+            |address| vec![Znodes::of(address).path("window")],
+            |address| Znodes::of(address).delete("window"),
+            false,
+        );
+    }
+
     #[test]
     #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
     fn acquire_refuses_a_marker_with_trailing_garbage() {
@@ -552,6 +623,22 @@ mod postgres {
                     &format!("DELETE FROM {{t}} WHERE node_id = {node_id}"),
                 )
             },
+        );
+    }
+
+    #[test]
+    #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+    fn acquire_refuses_a_negative_window() {
+        acquire_refuses_then(
+            "postgres",
+            "a negative lost-records window",
+            |address| execute(address, "UPDATE {t}_history SET floor_window_ms = -1"),
+            |address| match address {
+                StoreAddress::Postgres { table, .. } => vec![format!("{table}_history")],
+                other => panic!("not a PostgreSQL address: {other:?}"),
+            },
+            |address| execute(address, "UPDATE {t}_history SET floor_window_ms = 0"),
+            false,
         );
     }
 

@@ -2,10 +2,13 @@
 //! the claims made since, and must not hand a live holder's node id to a new process
 //! with no wait. What a store can tell by itself is tested here; a store restored whole
 //! needs `ferroflake lease restored` (the conformance check `restored_starts_a_floor`).
-//! Needs the servers of scripts/test-lease-stores.sh, hence `#[ignore]`.
+//! Needs the servers of scripts/test-lease-stores.sh (and `FF_SERVERS_DIR`, to stop,
+//! restore and start them), hence `#[ignore]`. The etcd and ZooKeeper tests bring their
+//! whole server back to an older state: run them with no other test on that server.
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -22,6 +25,120 @@ fn request() -> LeaseRequest {
         holder: "restore test".into(),
         max_ttl: TTL,
     }
+}
+
+/// `scripts/servers/ctl.sh COMMAND BACKEND`.
+fn ctl(command: &str, backend: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/servers/ctl.sh");
+    run(Command::new("bash").arg(script).args([command, backend]));
+}
+
+/// The data directory ctl.sh gives `backend`.
+fn data_dir(backend: &str) -> PathBuf {
+    let servers = std::env::var("FF_SERVERS_DIR")
+        .expect("FF_SERVERS_DIR: the directory of the servers ctl.sh started");
+    Path::new(&servers).join(backend)
+}
+
+/// Which connection claims first after a restore (only the first claim's own check
+/// counts: the floor it starts covers the second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum First {
+    /// A new process: a connection made after the restore.
+    NewConnection,
+    /// A process connected since before the backup.
+    OldConnection,
+}
+
+/// The store holds one claim made after its backup and renewed since; `restore` brings
+/// the store back to the backup. A claim through a new connection (a new process), and
+/// one through the connection made before, must then wait until that holder has stopped.
+fn restored_store_makes_claims_wait(
+    backend: &str,
+    first: First,
+    backup: impl FnOnce(&StoreAddress),
+    restore: impl FnOnce(&StoreAddress),
+) {
+    let base = common::base_url(backend);
+    let url = common::namespaced(backend, &base, &common::unique("restore"));
+    let address = StoreAddress::parse(&url).unwrap();
+    let registry = ferroflake_lease_stores::connect(&url).unwrap();
+    let settled = common::settled_claim(registry.as_ref(), &request());
+    backup(&address);
+    let live = registry.acquire(&request()).unwrap();
+    let renewed = Instant::now();
+    registry.renew(&live, TTL, 0).unwrap();
+    restore(&address);
+    let newcomer = ferroflake_lease_stores::connect(&url).unwrap();
+    let mut order = [
+        ("a new connection", newcomer),
+        ("the connection made before", registry),
+    ];
+    if first == First::OldConnection {
+        order.reverse();
+    }
+    for (through, registry) in order {
+        let asked = Instant::now();
+        let claim = registry.acquire(&request()).unwrap();
+        assert!(
+            asked + claim.floor_wait >= renewed + TTL,
+            "after {backend} was restored from a backup a claim through {through} must wait \
+             until the holders it forgot have stopped (TTL {TTL:?}); node {} (live holders on \
+             nodes {} and {}) waits {:?}, {:?} short",
+            claim.node_id,
+            settled.node_id,
+            live.node_id,
+            claim.floor_wait,
+            (renewed + TTL).saturating_duration_since(asked + claim.floor_wait)
+        );
+    }
+}
+
+/// etcd restored with `etcdutl snapshot restore` (or `etcdctl`, before etcd 3.6) from a
+/// `etcdctl snapshot save` into a new data directory, under the member's name and peer
+/// address as before: the same cluster id, the revision and raft index back where they
+/// were (or lower).
+#[test]
+#[ignore = "needs etcd and FF_SERVERS_DIR: run by scripts/test-lease-stores.sh"]
+fn etcd_restored_from_a_snapshot_makes_claims_wait() {
+    let scratch = tempfile::tempdir().unwrap();
+    let snapshot = scratch.path().join("snapshot.db");
+    let endpoint = |address: &StoreAddress| match address {
+        StoreAddress::Etcd { endpoint, .. } => endpoint.clone(),
+        other => panic!("not an etcd address: {other:?}"),
+    };
+    restored_store_makes_claims_wait(
+        "etcd",
+        First::NewConnection,
+        |address| {
+            run(Command::new("etcdctl")
+                .args(["--endpoints", &endpoint(address), "snapshot", "save"])
+                .arg(&snapshot))
+        },
+        |address| {
+            let endpoint = endpoint(address);
+            let port: u16 = endpoint.rsplit(':').next().unwrap().parse().unwrap();
+            let peer = format!("http://127.0.0.1:{}", port + 1);
+            ctl("stop", "etcd");
+            let data = data_dir("etcd");
+            std::fs::remove_dir_all(&data).unwrap();
+            let tool = if Command::new("etcdutl").arg("version").output().is_ok() {
+                "etcdutl"
+            } else {
+                "etcdctl"
+            };
+            run(Command::new(tool)
+                .env("ETCDCTL_API", "3")
+                .args(["snapshot", "restore"])
+                .arg(&snapshot)
+                .arg("--data-dir")
+                .arg(&data)
+                .args(["--name", "default", "--initial-cluster"])
+                .arg(format!("default={peer}"))
+                .args(["--initial-advertise-peer-urls", &peer]));
+            ctl("start", "etcd");
+        },
+    );
 }
 
 fn run(command: &mut Command) {
@@ -68,4 +185,47 @@ fn a_table_restored_from_a_dump_makes_claims_wait() {
         live.node_id,
         newcomer.floor_wait
     );
+}
+
+/// ZooKeeper's data directory copied aside while it runs, more written, the server
+/// stopped, the copy put back and the server started: the znodes, and the zxid, go back to
+/// the copy.
+fn zookeeper_restored(first: First) {
+    // One restore of the server at a time (nextest runs each test alone in its process;
+    // the test group in .config/nextest.toml keeps these apart there).
+    static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = SERVER.lock().unwrap_or_else(|p| p.into_inner());
+    let scratch = tempfile::tempdir().unwrap();
+    let copy = scratch.path().join("zookeeper");
+    restored_store_makes_claims_wait(
+        "zookeeper",
+        first,
+        |_| {
+            run(Command::new("cp")
+                .arg("-a")
+                .arg(data_dir("zookeeper"))
+                .arg(&copy))
+        },
+        |_| {
+            ctl("stop", "zookeeper");
+            let data = data_dir("zookeeper");
+            std::fs::remove_dir_all(&data).unwrap();
+            run(Command::new("cp").arg("-a").arg(&copy).arg(&data));
+            ctl("start", "zookeeper");
+        },
+    );
+}
+
+#[test]
+#[ignore = "needs ZooKeeper and FF_SERVERS_DIR: run by scripts/test-lease-stores.sh"]
+fn zookeeper_restored_from_a_copied_data_directory_makes_new_claims_wait() {
+    zookeeper_restored(First::NewConnection);
+}
+
+/// A session made before the restore, which the restored server still knows, shows the
+/// server's earlier start: the claim must not trust it.
+#[test]
+#[ignore = "needs ZooKeeper and FF_SERVERS_DIR: run by scripts/test-lease-stores.sh"]
+fn zookeeper_restored_from_a_copied_data_directory_makes_old_sessions_wait() {
+    zookeeper_restored(First::OldConnection);
 }

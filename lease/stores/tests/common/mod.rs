@@ -79,6 +79,62 @@ pub fn lose_records(backend: &str, url: &str) {
     let _ = backend;
 }
 
+/// Deletes the records of the node ids of the namespace at `url` from outside, keeping
+/// the namespace marker and the lost-records window: `etcdctl del` of the per-id key
+/// prefixes, `DEL` of the Redis `node:` keys, a delete of the ZooKeeper `nodes/` children,
+/// `DELETE FROM` the PostgreSQL table's id rows.
+pub fn lose_node_records(url: &str) {
+    use std::process::Command;
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    match ferroflake_lease_stores::StoreAddress::parse(url).unwrap() {
+        ferroflake_lease_stores::StoreAddress::Etcd { endpoint, prefix } => {
+            for kind in ["claims", "holders", "marks", "epochs", "floors"] {
+                run(Command::new("etcdctl").args([
+                    "--endpoints",
+                    &endpoint,
+                    "del",
+                    "--prefix",
+                    &format!("{prefix}/{kind}/"),
+                ]))
+            }
+        }
+        ferroflake_lease_stores::StoreAddress::Redis { url, prefix } => {
+            run(Command::new("redis-cli")
+                .args(["-u", &url, "EVAL"])
+                .arg("for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end")
+                .args(["0", &format!("{prefix}node:*")]))
+        }
+        ferroflake_lease_stores::StoreAddress::ZooKeeper { hosts, root } => {
+            let nodes = format!("{root}/nodes");
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let children = runtime.block_on(async {
+                let client = zookeeper_client::Client::connect(&hosts).await.unwrap();
+                client.list_children(&nodes).await.unwrap()
+            });
+            for child in children {
+                zk_delete_all(&hosts, &format!("{nodes}/{child}"));
+            }
+        }
+        ferroflake_lease_stores::StoreAddress::Postgres { url, table } => run(Command::new("psql")
+            .args([
+                &url,
+                "-qc",
+                &format!("DELETE FROM {table} WHERE node_id >= 0"),
+            ])),
+        other => panic!("unknown address {other:?}"),
+    }
+}
+
 /// Deletes `root` and everything under it.
 pub fn zk_delete_all(hosts: &str, root: &str) {
     let runtime = tokio::runtime::Builder::new_current_thread()
