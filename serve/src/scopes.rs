@@ -5,7 +5,7 @@
 //! | `issue:KEY` | IDs for the key `KEY`, on every ID route, segment or snowflake |
 //! | `issue:PREFIX*` | IDs for every key that starts with `PREFIX` |
 //! | `issue:*` | IDs for every key |
-//! | `read` | `/v1/status`, `/v1/segment/{key}/status`, `/metrics`, `/v1/decode/{id}`, `/v1/constant` |
+//! | `read` | `/v1/status`, `/v1/segment/{key}/status`, `/metrics`, `/v1/decode/{id}`, `/decodeSnowflakeId`, `/v1/constant` |
 //! | `admin` | everything, `/v1/unmask/{text}` included (no other scope reaches it) |
 //!
 //! The key is the one in the path, whatever the mode: `issue:orders` reaches

@@ -26,11 +26,12 @@ const ID_ROUTES: [&str; 6] = [
     "/v1/masked/segment/{}",
     "/v1/masked/snowflake/{}",
 ];
-const READ_ROUTES: [&str; 5] = [
+const READ_ROUTES: [&str; 6] = [
     "/v1/status",
     "/metrics",
     "/v1/segment/order/status",
     "/v1/decode/1863012341145829376",
+    "/decodeSnowflakeId?snowflakeId=1863012341145829376",
     "/v1/constant",
 ];
 
@@ -79,7 +80,7 @@ fn assert_challenged(answer: &Answer, kind: &str, what: &str) {
 /// The refusal's kind: in the JSON error on native routes, the text on Leaf routes
 /// (which carry no kind, only the message).
 fn assert_kind(answer: &Answer, kind: &str, what: &str) {
-    if what.starts_with("/api/") {
+    if what.starts_with("/api/") || what.starts_with("/decodeSnowflakeId") {
         assert!(
             answer.content_type.starts_with("text/plain"),
             "{what}: {answer:?}"
