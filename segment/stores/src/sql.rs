@@ -40,7 +40,7 @@ pub(crate) struct Statements {
     /// (step, key, bound): Leaf's increment, refused past the bound and on malformed rows.
     /// PostgreSQL's returns the row's `max_id` and `step`.
     pub(crate) increment: String,
-    /// (key): the row's `max_id` and `step`.
+    /// (key): the row's `max_id` and `step` (and on MySQL its `biz_tag`).
     pub(crate) read: String,
     /// (new max_id, key, expected max_id): the conditional give-back.
     pub(crate) lower: String,
@@ -147,7 +147,13 @@ impl Statements {
                 text(2),
                 int(3)
             ),
-            read: format!("SELECT {columns} FROM {quoted} WHERE biz_tag = {}", text(1)),
+            // MySQL's also returns the row's own spelling of the key: its collation may
+            // match the key given to a row spelled otherwise (see `MysqlStore`).
+            read: format!(
+                "SELECT {columns}{} FROM {quoted} WHERE biz_tag = {}",
+                if pg { "" } else { ", biz_tag" },
+                text(1)
+            ),
             lower: format!(
                 "UPDATE {quoted} SET max_id = {}, update_time = CURRENT_TIMESTAMP
                  WHERE biz_tag = {} AND max_id = {}",
