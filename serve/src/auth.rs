@@ -50,8 +50,12 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
         | "/v1/decode/{id}"
         | "/decodeSnowflakeId"
         | "/v1/constant" => Need::Read,
-        // Unmasking undoes what masking hides from callers: only admins.
-        "/v1/unmask/{text}" => Need::Admin,
+        // Unmasking undoes what masking hides from callers; the admin routes change the
+        // table: only admins.
+        "/v1/unmask/{text}"
+        | "/v1/admin/keys"
+        | "/v1/admin/segment/{key}"
+        | "/v1/admin/segment/{key}/recover" => Need::Admin,
         _ => Need::Admin,
     }
 }
@@ -201,6 +205,13 @@ mod tests {
             assert_eq!(need_of(route, Some("k")), Need::Read, "{route}");
         }
         assert_eq!(need_of("/v1/unmask/{text}", None), Need::Admin);
+        for route in [
+            "/v1/admin/keys",
+            "/v1/admin/segment/{key}",
+            "/v1/admin/segment/{key}/recover",
+        ] {
+            assert_eq!(need_of(route, Some("k")), Need::Admin, "{route}");
+        }
         assert_eq!(need_of("/v1/new-route", None), Need::Admin);
         assert_eq!(need_of("", None), Need::Admin);
     }

@@ -85,7 +85,7 @@ pub fn count(query: Option<&str>, max: u64) -> Result<u64, Refusal> {
     }
 }
 
-fn segment_off() -> Refusal {
+pub(crate) fn segment_off() -> Refusal {
     Refusal {
         status: axum::http::StatusCode::NOT_FOUND,
         kind: "MODE_OFF",

@@ -54,6 +54,7 @@
 //!   with 400 `INVALID_KEY`, so they never open keys of their own.
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod auth;
 mod config;
 pub mod connections;

@@ -12,6 +12,9 @@
 //! | `GET /v1/masked/{segment,snowflake}/{key}?count=N&format=F` | masked IDs (see [`masked`](crate::masked)) |
 //! | `GET /v1/unmask/{text}?format=F` | the ID behind a masked ID, with the server's key |
 //! | `GET /v1/status` | lease, every open segment key, and the keys opening now |
+//! | `GET /v1/admin/keys` | admin: every open segment key's status (see [`admin`](crate::admin)) |
+//! | `POST /v1/admin/segment/{key}?start=N&step=S` | admin: creates a key in the store (201; 409 `KEY_EXISTS`, `REWOUND`) |
+//! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | admin: raises a key above `N`, never lowers it |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
@@ -23,7 +26,7 @@
 //! Every refusal is JSON (`{"error":{"kind","message"}}`) except on the Leaf routes
 //! (`/api/...` and `/decodeSnowflakeId`),
 //! whose refusals are plain text as Leaf's are: a method a `/v1` route does not take is
-//! 405 `METHOD_NOT_ALLOWED`; a request that takes longer than `request_timeout_ms` is 503
+//! 405 `METHOD_NOT_ALLOWED` with `Allow`; a request that takes longer than `request_timeout_ms` is 503
 //! `TIMEOUT`; a body over [`MAX_BODY_BYTES`] (no route reads one) is 413
 //! `BODY_TOO_LARGE`; an unknown path is 404 `NO_ROUTE`, counted under the one route label
 //! `unmatched`.
@@ -39,7 +42,7 @@ use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use axum::Router;
 use ferroflake::{Format, Layout};
 use ferroflake_segment::{KeyStatus, Range};
@@ -70,6 +73,9 @@ pub const ROUTES: &[&str] = &[
     "/v1/masked/snowflake/{key}",
     "/v1/unmask/{text}",
     "/v1/status",
+    "/v1/admin/keys",
+    "/v1/admin/segment/{key}",
+    "/v1/admin/segment/{key}/recover",
     "/v1/constant",
     "/metrics",
     "/healthz",
@@ -106,6 +112,15 @@ pub fn router(state: Shared) -> Router {
         )
         .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
         .route(listed("/v1/status"), get(v1_status))
+        .route(listed("/v1/admin/keys"), get(crate::admin::keys))
+        .route(
+            listed("/v1/admin/segment/{key}"),
+            post(crate::admin::create),
+        )
+        .route(
+            listed("/v1/admin/segment/{key}/recover"),
+            post(crate::admin::recover),
+        )
         .route(listed("/metrics"), get(metrics))
         .route(listed("/healthz"), get(healthz))
         .route(listed("/readyz"), get(readyz));
@@ -154,7 +169,8 @@ async fn errors_as_json(State(state): State<Shared>, response: Response) -> Resp
         StatusCode::METHOD_NOT_ALLOWED => Refusal {
             status: StatusCode::METHOD_NOT_ALLOWED,
             kind: "METHOD_NOT_ALLOWED",
-            message: "this route takes GET only (the Leaf routes /api/... take any method)"
+            message: "this route does not take this method: the Allow header lists those it \
+                      takes (the Leaf routes take any method)"
                 .to_owned(),
             retry: false,
         },
@@ -241,7 +257,7 @@ impl RouteMetrics {
 }
 
 /// The key from the path, or a 400 saying why it cannot be one.
-fn key_from(path: Result<Path<String>, PathRejection>) -> Result<String, Refusal> {
+pub(crate) fn key_from(path: Result<Path<String>, PathRejection>) -> Result<String, Refusal> {
     let Path(key) = path.map_err(|e| {
         Refusal::bad_input(
             "INVALID_KEY",
@@ -395,7 +411,7 @@ fn range_json(r: &Range) -> Value {
 
 /// A key's status with IDs as decimal strings. `current` is the unissued rest of the
 /// segment in use, `[start, end)`; `next` the segment fetched ahead, if it is ready.
-fn status_json(s: &KeyStatus) -> Value {
+pub(crate) fn status_json(s: &KeyStatus) -> Value {
     json!({
         "key": s.key,
         "limit": s.limit.to_string(),

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ferroflake_segment::{
-    KeyHandle, KeyStatus, SegmentAllocator, SegmentConfig, SegmentError, ShutdownReport, LIMIT_JS,
+    KeyHandle, KeyStatus, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore,
+    ShutdownReport, LIMIT_JS,
 };
 use metrics::Counter;
 
@@ -53,6 +54,8 @@ pub struct KeyReadiness {
 /// The allocator and its open keys.
 pub struct Segments {
     allocator: SegmentAllocator,
+    /// The allocator's store, metered, for the admin routes.
+    store: Arc<dyn SegmentStore>,
     label: String,
     keys: RwLock<HashMap<String, Arc<OpenKey>>>,
     /// The most keys open at once (`max_keys`).
@@ -85,7 +88,9 @@ impl Segments {
             max_wait: Duration::from_millis(config.segment_max_wait_ms),
             ..SegmentConfig::default()
         };
-        let allocator = SegmentAllocator::new(store, segment_config).map_err(|e| e.to_string())?;
+        let allocator =
+            SegmentAllocator::new(Arc::clone(&store) as Arc<dyn SegmentStore>, segment_config)
+                .map_err(|e| e.to_string())?;
         let preload_errors = config
             .preload
             .iter()
@@ -93,6 +98,7 @@ impl Segments {
             .collect();
         Ok(Segments {
             allocator,
+            store,
             label,
             keys: RwLock::new(HashMap::new()),
             max_keys: config.max_keys,
@@ -104,6 +110,11 @@ impl Segments {
             flights: Mutex::new(HashMap::new()),
             metrics,
         })
+    }
+
+    /// The store, as the allocator calls it (metered).
+    pub fn store(&self) -> &Arc<dyn SegmentStore> {
+        &self.store
     }
 
     /// How messages name the store.

@@ -218,6 +218,40 @@ fn admin_reaches_every_route() {
 }
 
 #[test]
+fn the_admin_routes_need_the_admin_scope() {
+    let place = Place::new();
+    let server = server(&place);
+    let create = "/v1/admin/segment/fresh?start=1&step=10";
+    let recover = "/v1/admin/segment/order/recover?above=100000";
+    let order = place.max_id("order");
+    for token in [ORDERS, USERS, READER] {
+        let keys = server.get_as("/v1/admin/keys", token);
+        assert_eq!((keys.status, keys.kind().as_str()), (403, "OUT_OF_SCOPE"));
+        assert!(keys.body.contains("admin"), "{keys:?}");
+        for path in [create, recover] {
+            let a = server.post_as(path, token);
+            assert_eq!(
+                (a.status, a.kind().as_str()),
+                (403, "OUT_OF_SCOPE"),
+                "{path}"
+            );
+        }
+    }
+    for path in [create, recover] {
+        assert_challenged(&server.post(path), "NO_TOKEN", path);
+        assert_challenged(&server.post_as(path, "wrong-token"), "BAD_TOKEN", path);
+    }
+    assert_challenged(&server.get("/v1/admin/keys"), "NO_TOKEN", "/v1/admin/keys");
+    // Nothing was created or raised by a refused call.
+    assert_eq!(place.max_id("order"), order);
+    assert_eq!(server.get_as("/v1/segment/fresh", OPS).status, 404);
+
+    assert_eq!(server.get_as("/v1/admin/keys", OPS).status, 200);
+    assert_eq!(server.post_as(create, OPS).status, 201);
+    assert_eq!(server.post_as(recover, OPS).json()["max_id"], "100001");
+}
+
+#[test]
 fn the_probes_need_no_token() {
     let place = Place::new();
     let server = server(&place);

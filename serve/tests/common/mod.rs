@@ -137,6 +137,16 @@ impl Server {
         )
     }
 
+    /// POST with `Authorization: Bearer {token}`.
+    pub fn post_as(&self, path: &str, token: &str) -> Answer {
+        answer(
+            self.agent
+                .post(&format!("{}{path}", self.base))
+                .header("Authorization", &format!("Bearer {token}"))
+                .send_empty(),
+        )
+    }
+
     /// GET with `Authorization: Bearer {token}`.
     pub fn get_as(&self, path: &str, token: &str) -> Answer {
         answer(
