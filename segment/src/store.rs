@@ -117,6 +117,16 @@ pub trait SegmentStore: Send + Sync {
     /// [`check_key`] and [`check_step`] refuse, or `above` at the table's last ID.
     fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError>;
 
+    /// Sets the key's stored step (the table's `step`), the least the allocators take per
+    /// fetch, and returns the row as it now is. `max_id` is left alone, so no range moves:
+    /// allocators already running take the new step from their next fetch.
+    ///
+    /// [`SegmentError::UnknownKey`] if the key has no row (and never had one);
+    /// [`SegmentError::Rewound`] if the row is gone after the key was used;
+    /// [`SegmentError::InvalidKey`] or [`SegmentError::InvalidConfig`] for what
+    /// [`check_key`] and [`check_step`] refuse.
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError>;
+
     /// A short name for messages: "memory", "sqlite", "postgres", ...
     fn name(&self) -> &str;
 }

@@ -42,8 +42,8 @@ const STORE: &str = "mysql";
 /// state and metrics) while the table holds one. So every read of a row checks that the
 /// row spells the key byte for byte as it was given, and a key the collation folds onto a
 /// row spelled otherwise is [`SegmentError::InvalidKey`] (naming the row's spelling) for
-/// peek, allocate, create and recover alike, before anything is changed: an allocation's
-/// increment is rolled back. Refusing rather than quietly using the row's spelling keeps a
+/// peek, allocate, create, recover and set_step alike, before anything is changed: an
+/// allocation's increment, or a step set, is rolled back. Refusing rather than quietly using the row's spelling keeps a
 /// key one string everywhere (in the allocator, in metrics, in scopes); the spelling the
 /// row has is the one to use. A key with no row is created in the spelling given, which
 /// then becomes the only one. (PostgreSQL, SQLite and Redis compare keys byte for byte, so
@@ -249,6 +249,12 @@ impl Session for Connection {
     fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure> {
         self.conn
             .exec_drop(&self.sql.raise, (key, max_id, step))
+            .map_err(failure)
+    }
+
+    fn set_step(&mut self, key: &str, step: i64) -> Result<(), Failure> {
+        self.conn
+            .exec_drop(&self.sql.set_step, (step, key))
             .map_err(failure)
     }
 

@@ -46,6 +46,8 @@ pub(crate) struct Statements {
     pub(crate) lower: String,
     /// (key, max_id, step): a row made or raised, never lowered, by a recovery.
     pub(crate) raise: String,
+    /// (step, key): the row's step set, its max_id left alone.
+    pub(crate) set_step: String,
     /// The marks table ([`ferroflake_segment::marks`]), if it is missing.
     pub(crate) create_marks: String,
     /// (key): the key's mark.
@@ -170,6 +172,12 @@ impl Statements {
                 int(3),
                 at_least("max_id")
             ),
+            set_step: format!(
+                "UPDATE {quoted} SET step = {}, update_time = CURRENT_TIMESTAMP
+                 WHERE biz_tag = {}",
+                int(1),
+                text(2)
+            ),
             create_marks: format!(
                 "CREATE TABLE IF NOT EXISTS {marks} (
                     biz_tag {key_type} NOT NULL,
@@ -283,6 +291,9 @@ pub(crate) trait Session {
 
     /// Makes the row at `max_id`, or raises it to `max_id` (never lowers it).
     fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure>;
+
+    /// Sets the row's step (see [`Statements::set_step`]).
+    fn set_step(&mut self, key: &str, step: i64) -> Result<(), Failure>;
 
     /// The key's mark, if any.
     fn read_mark(&mut self, key: &str) -> Result<Option<i64>, Failure>;
@@ -516,6 +527,29 @@ pub(crate) fn recover<L: Link>(
     })
 }
 
+/// [`SegmentStore::set_step`](ferroflake_segment::SegmentStore::set_step) over `link`.
+pub(crate) fn set_step<L: Link>(link: &L, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+    check_key(key)?;
+    check_step(step)?;
+    let key = key.to_owned();
+    link.run(move |conn| {
+        in_transaction(conn, |conn| {
+            let store = L::Conn::STORE;
+            conn.set_step(&key, step as i64)?;
+            // The read refuses (and so rolls back) a row that MySQL's collation matched
+            // to a key spelled otherwise.
+            match record(store, &key, conn.read(&key)?)? {
+                Some(row) => Ok(row),
+                None => Err(match mark(store, &key, conn.read_mark(&key)?)? {
+                    Some(high) => row_gone(store, &key, high),
+                    None => SegmentError::UnknownKey { key },
+                }
+                .into()),
+            }
+        })
+    })
+}
+
 /// [`SegmentStore::peek`](ferroflake_segment::SegmentStore::peek) over `link`.
 pub(crate) fn peek<L: Link>(link: &L, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
     check_key(key)?;
@@ -610,6 +644,14 @@ macro_rules! segment_store_over_link {
                 step: u64,
             ) -> Result<ferroflake_segment::KeyRecord, ferroflake_segment::SegmentError> {
                 $crate::sql::recover(self, key, above, step)
+            }
+
+            fn set_step(
+                &self,
+                key: &str,
+                step: u64,
+            ) -> Result<ferroflake_segment::KeyRecord, ferroflake_segment::SegmentError> {
+                $crate::sql::set_step(self, key, step)
             }
 
             fn name(&self) -> &str {

@@ -430,7 +430,7 @@ fn spellings(key: &str) -> Vec<String> {
 /// On Leaf's DDL with a case-insensitive collation (`utf8_general_ci`), and on the table
 /// the store creates (`utf8mb4_bin`, which still ignores trailing spaces), a key names its
 /// row only in the row's spelling: every other spelling the collation folds onto it is
-/// refused by peek, allocate, create and recover, and takes no ID from the row.
+/// refused by peek, allocate, create, recover and set_step, and changes nothing in the row.
 #[test]
 #[ignore = "needs the servers of scripts/test-segment-stores.sh"]
 fn mysql_refuses_spellings_its_collation_folds_onto_another_row() {
@@ -471,7 +471,17 @@ fn mysql_refuses_spellings_its_collation_folds_onto_another_row() {
             spelling,
             "recover",
         );
+        folded(
+            store.set_step(spelling, 7).unwrap_err(),
+            spelling,
+            "set_step",
+        );
     }
+    assert_eq!(
+        store.peek("leaf-demo").unwrap().unwrap().step,
+        2000,
+        "the step stays"
+    );
     assert_eq!(
         raw.max_id(&table, "leaf-demo"),
         5000,
