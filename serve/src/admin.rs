@@ -7,6 +7,7 @@
 //! | `GET /v1/admin/keys` | `{"store","keys":[..],"opening":[..]}`: each open key's status as `GET /v1/segment/{key}/status` gives it |
 //! | `POST /v1/admin/segment/{key}?start=N&step=S` | 201 `{"key","start","step"}`: the key created with its first ID and step |
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | 200 `{"key","max_id","step","open_here"}`: the key raised above `N` |
+//! | `POST /v1/admin/segment/{key}/step?step=S` | 200 `{"key","max_id","step","open_here"}`: the key's stored step set, `max_id` left alone |
 //!
 //! | refusal | status, kind |
 //! |---|---|
@@ -14,6 +15,7 @@
 //! | a key or step the store cannot hold, a negative start | 400 `INVALID_KEY`, `INVALID_CONFIG` |
 //! | create: the key has a row | 409 `KEY_EXISTS` |
 //! | create: the key had a row that went above `start` | 409 `REWOUND`, with the store's message |
+//! | step: the key has no row | 404 `UNKNOWN_KEY` (409 `REWOUND` if it had one that is gone) |
 //! | segment mode off | 404 `MODE_OFF` |
 //! | the store cannot serve | 503 `UNAVAILABLE`, `Retry-After` |
 //!
@@ -21,6 +23,8 @@
 //! the key's mark. A key open on this server keeps issuing from the segments it holds,
 //! which are below the raised row; a key that this server refuses as `REWOUND` stays
 //! refused until the server restarts (`open_here` says whether the key is open here).
+//! Every allocator of the key, this server's included, learns a step set at its next
+//! fetch and sizes the fetches after it by it (never below the stored step).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,7 +33,7 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use ferroflake_segment::{SegmentError, SegmentStore};
+use ferroflake_segment::{KeyRecord, SegmentError, SegmentStore};
 use serde_json::json;
 
 use crate::issue::{refused, segment_off, Mode};
@@ -113,22 +117,57 @@ pub(crate) async fn recover(
             max_id = row.max_id,
             "segment key recovered: its next range starts at max_id"
         );
-        let open_here = state
-            .segments
-            .as_ref()
-            .is_some_and(|s| s.cached(&key).is_some());
-        Ok::<_, Refusal>(json!({
-            "key": key,
-            "max_id": row.max_id.to_string(),
-            "step": row.step,
-            "open_here": open_here,
-        }))
+        Ok::<_, Refusal>(row_json(&state, &key, row))
     }
     .await;
     match result {
         Ok(body) => json_response(StatusCode::OK, body.to_string()),
         Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
     }
+}
+
+/// `POST /v1/admin/segment/{key}/step?step=S`.
+pub(crate) async fn set_step(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let query = params(query)?;
+        let step: u64 = required(&query, "step")?;
+        let store = store(&state)?;
+        let owned = key.clone();
+        let row = on_the_store(move || store.set_step(&owned, step))
+            .await
+            .map_err(|e| store_refusal(&e))?;
+        tracing::info!(
+            event = "admin_step_set",
+            key,
+            step,
+            "segment key's step set"
+        );
+        Ok::<_, Refusal>(row_json(&state, &key, row))
+    }
+    .await;
+    match result {
+        Ok(body) => json_response(StatusCode::OK, body.to_string()),
+        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
+    }
+}
+
+/// A key's row after a change, and whether the key is open on this server.
+fn row_json(state: &AppState, key: &str, row: KeyRecord) -> serde_json::Value {
+    let open_here = state
+        .segments
+        .as_ref()
+        .is_some_and(|s| s.cached(key).is_some());
+    json!({
+        "key": key,
+        "max_id": row.max_id.to_string(),
+        "step": row.step,
+        "open_here": open_here,
+    })
 }
 
 fn store(state: &AppState) -> Result<Arc<dyn SegmentStore>, Refusal> {

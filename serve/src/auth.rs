@@ -55,7 +55,8 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
         "/v1/unmask/{text}"
         | "/v1/admin/keys"
         | "/v1/admin/segment/{key}"
-        | "/v1/admin/segment/{key}/recover" => Need::Admin,
+        | "/v1/admin/segment/{key}/recover"
+        | "/v1/admin/segment/{key}/step" => Need::Admin,
         _ => Need::Admin,
     }
 }
@@ -209,6 +210,7 @@ mod tests {
             "/v1/admin/keys",
             "/v1/admin/segment/{key}",
             "/v1/admin/segment/{key}/recover",
+            "/v1/admin/segment/{key}/step",
         ] {
             assert_eq!(need_of(route, Some("k")), Need::Admin, "{route}");
         }

@@ -15,6 +15,7 @@
 //! | `GET /v1/admin/keys` | admin: every open segment key's status (see [`admin`](crate::admin)) |
 //! | `POST /v1/admin/segment/{key}?start=N&step=S` | admin: creates a key in the store (201; 409 `KEY_EXISTS`, `REWOUND`) |
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | admin: raises a key above `N`, never lowers it |
+//! | `POST /v1/admin/segment/{key}/step?step=S` | admin: sets a key's stored step |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
@@ -76,6 +77,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/admin/keys",
     "/v1/admin/segment/{key}",
     "/v1/admin/segment/{key}/recover",
+    "/v1/admin/segment/{key}/step",
     "/v1/constant",
     "/metrics",
     "/healthz",
@@ -120,6 +122,10 @@ pub fn router(state: Shared) -> Router {
         .route(
             listed("/v1/admin/segment/{key}/recover"),
             post(crate::admin::recover),
+        )
+        .route(
+            listed("/v1/admin/segment/{key}/step"),
+            post(crate::admin::set_step),
         )
         .route(listed("/metrics"), get(metrics))
         .route(listed("/healthz"), get(healthz))

@@ -251,3 +251,52 @@ fn without_segment_mode_the_admin_routes_say_so() {
     );
     server.stop();
 }
+
+#[test]
+fn step_sets_the_stored_step_and_leaves_max_id_alone() {
+    let place = Place::new();
+    let server = server(&place);
+    place.create("cold", 1, 10);
+    let set = server.post("/v1/admin/segment/cold/step?step=500");
+    assert_eq!(set.status, 200, "{set:?}");
+    assert_eq!(
+        set.json(),
+        serde_json::json!({"key": "cold", "max_id": "1", "step": 500, "open_here": false})
+    );
+    assert_eq!(place.max_id("cold"), 1, "no range moved");
+    // The key's first fetch takes the stored step.
+    assert_eq!(server.get("/v1/segment/cold").ids(), [1]);
+    assert_eq!(
+        server.get("/v1/segment/cold/status").json()["current"]["end"],
+        "501"
+    );
+
+    let open = server
+        .post("/v1/admin/segment/orders/step?step=2000")
+        .json();
+    assert_eq!(
+        (open["step"].as_u64(), open["open_here"].as_bool()),
+        (Some(2000), Some(true))
+    );
+
+    let unknown = server.post("/v1/admin/segment/nope/step?step=5");
+    assert_eq!(
+        (unknown.status, unknown.kind().as_str()),
+        (404, "UNKNOWN_KEY")
+    );
+    for (path, kind) in [
+        ("/v1/admin/segment/cold/step", "BAD_PARAMETER"),
+        ("/v1/admin/segment/cold/step?step=x", "BAD_PARAMETER"),
+        ("/v1/admin/segment/cold/step?step=0", "INVALID_CONFIG"),
+        (
+            "/v1/admin/segment/cold/step?step=2147483648",
+            "INVALID_CONFIG",
+        ),
+    ] {
+        refused(&server, path, 400, kind);
+    }
+    assert_eq!(server.get("/v1/segment/cold/status").json()["key"], "cold");
+    let get = server.get("/v1/admin/segment/cold/step?step=5");
+    assert_eq!(get.status, 405);
+    server.stop();
+}

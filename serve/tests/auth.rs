@@ -223,12 +223,13 @@ fn the_admin_routes_need_the_admin_scope() {
     let server = server(&place);
     let create = "/v1/admin/segment/fresh?start=1&step=10";
     let recover = "/v1/admin/segment/order/recover?above=100000";
+    let step = "/v1/admin/segment/order/step?step=7";
     let order = place.max_id("order");
     for token in [ORDERS, USERS, READER] {
         let keys = server.get_as("/v1/admin/keys", token);
         assert_eq!((keys.status, keys.kind().as_str()), (403, "OUT_OF_SCOPE"));
         assert!(keys.body.contains("admin"), "{keys:?}");
-        for path in [create, recover] {
+        for path in [create, recover, step] {
             let a = server.post_as(path, token);
             assert_eq!(
                 (a.status, a.kind().as_str()),
@@ -237,18 +238,20 @@ fn the_admin_routes_need_the_admin_scope() {
             );
         }
     }
-    for path in [create, recover] {
+    for path in [create, recover, step] {
         assert_challenged(&server.post(path), "NO_TOKEN", path);
         assert_challenged(&server.post_as(path, "wrong-token"), "BAD_TOKEN", path);
     }
     assert_challenged(&server.get("/v1/admin/keys"), "NO_TOKEN", "/v1/admin/keys");
-    // Nothing was created or raised by a refused call.
+    // Nothing was created, raised or changed by a refused call.
     assert_eq!(place.max_id("order"), order);
+    assert_eq!(place.step("order"), 100);
     assert_eq!(server.get_as("/v1/segment/fresh", OPS).status, 404);
 
     assert_eq!(server.get_as("/v1/admin/keys", OPS).status, 200);
     assert_eq!(server.post_as(create, OPS).status, 201);
     assert_eq!(server.post_as(recover, OPS).json()["max_id"], "100001");
+    assert_eq!(server.post_as(step, OPS).json()["step"], 7);
 }
 
 #[test]

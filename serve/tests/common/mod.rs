@@ -41,6 +41,11 @@ impl Place {
         }
     }
 
+    pub fn step(&self, key: &str) -> u64 {
+        let store = SqliteStore::open(self.store_path()).unwrap();
+        store.peek(key).unwrap().unwrap().step
+    }
+
     pub fn max_id(&self, key: &str) -> u64 {
         let store = SqliteStore::open(self.store_path()).unwrap();
         store.peek(key).unwrap().unwrap().max_id
