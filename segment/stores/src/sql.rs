@@ -682,7 +682,15 @@ mod tests {
         assert!(pg
             .lower
             .contains("WHERE biz_tag = $2 AND max_id = $3::bigint"));
-        assert!(my.read.starts_with("SELECT max_id, step FROM `leaf_alloc`"));
+        // MySQL's read returns the row's spelling of the key too (see `MysqlStore`).
+        assert!(my
+            .read
+            .starts_with("SELECT max_id, step, biz_tag FROM `leaf_alloc`"));
+        assert!(pg.read.starts_with(
+            "SELECT CAST(max_id AS bigint), CAST(step AS bigint) FROM \"leaf_alloc\""
+        ));
+        assert!(pg.set_step.contains("SET step = $1::bigint"));
+        assert_eq!(my.set_step.matches('?').count(), 2);
     }
 
     #[test]
