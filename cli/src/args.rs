@@ -68,7 +68,9 @@ pub enum Command {
     /// decimal text); GET /v1/segment/{key}?count=N, /v1/snowflake/{key}?count=N,
     /// /v1/segment/{key}/status, /v1/masked/segment/{key}, /v1/masked/snowflake/{key},
     /// /v1/unmask/{text}, /v1/decode/{id}, /v1/status, /v1/constant (JSON, IDs as
-    /// strings); /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
+    /// strings); any method on /decodeSnowflakeId (Leaf's); admin: GET /v1/admin/keys,
+    /// POST /v1/admin/segment/{key}?start=N&step=S, /v1/admin/segment/{key}/recover and
+    /// /v1/admin/segment/{key}/step; /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
     /// half-sent connections close at once, requests in flight finish, unissued segment
     /// IDs go back to the table, the lease is released, exit 0. A second signal exits at
     /// once.
@@ -282,6 +284,11 @@ pub enum SegmentCommand {
     /// the store itself recorded for the key. A missing key is made with --step. Restart the
     /// processes using the key afterwards.
     Recover(SegmentRecoverArgs),
+    /// Change the step stored for a key: the least one allocation takes.
+    ///
+    /// Only the step changes; where the next range starts stays. Processes using the key
+    /// learn the new step at their next fetch and use it for the fetches after that.
+    SetStep(SegmentSetStepArgs),
     /// Issue date-prefixed order numbers, one per line: yyyyMMdd and a zero-padded counter.
     ///
     /// Each day has its own key, PREFIX:yyyyMMdd, created on first use; the day is taken in
@@ -368,6 +375,23 @@ pub struct SegmentRecoverArgs {
 
     /// The step, if the key's row is missing and is made again.
     #[arg(long, default_value_t = 1000)]
+    pub step: u64,
+
+    #[command(flatten)]
+    pub store: StoreChoice,
+
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t = SegmentFormat::Text)]
+    pub format: SegmentFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SegmentSetStepArgs {
+    /// The key (1 to 128 bytes).
+    pub key: String,
+
+    /// How many IDs one allocation takes at least (1 to 2^31 - 1).
+    #[arg(long)]
     pub step: u64,
 
     #[command(flatten)]

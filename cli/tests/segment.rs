@@ -608,3 +608,52 @@ fn help_names_the_default_store() {
         "{out}"
     );
 }
+
+#[test]
+fn set_step_changes_the_stored_step_and_nothing_else() {
+    let store = Store::new();
+    store.create("orders", 1, 10);
+    assert_eq!(store.next("orders", 3), [1, 2, 3]); // 4..11 given back: max_id 4
+    let said = stdout(&store.run(&["set-step", "orders", "--step", "250"]));
+    assert!(
+        said.starts_with("segment key \"orders\" now has step 250 (next range starts at 4"),
+        "{said}"
+    );
+    let value =
+        json(&stdout(&store.run(&[
+            "set-step", "orders", "--step", "300", "--format", "json",
+        ])));
+    assert_eq!(
+        value,
+        serde_json::json!({"key": "orders", "max_id": "4", "step": 300})
+    );
+    let status = json(&stdout(
+        &store.run(&["status", "orders", "--format", "json"]),
+    ));
+    assert_eq!(status["keys"][0]["step"], 300);
+    assert_eq!(store.next("orders", 1), [4]);
+    assert_eq!(
+        store.max_id("orders"),
+        5,
+        "one fetch of the new step, the rest given back"
+    );
+
+    for (args, code, kind) in [
+        (
+            &["set-step", "missing", "--step", "5"][..],
+            1,
+            "UNKNOWN_KEY",
+        ),
+        (
+            &["set-step", "orders", "--step", "0"][..],
+            2,
+            "INVALID_CONFIG",
+        ),
+        (&["set-step", "", "--step", "5"][..], 2, "INVALID_KEY"),
+    ] {
+        let output = store.run(&[args, &["--format", "json"]].concat());
+        assert_eq!(output.status.code(), Some(code), "{args:?}");
+        let error = json(&String::from_utf8(output.stdout).unwrap());
+        assert_eq!(error["error"]["kind"], kind, "{args:?}: {error}");
+    }
+}

@@ -45,6 +45,7 @@ pub fn run_all(fresh: Fresh<'_>) {
     give_back_is_conditional(fresh);
     concurrent_allocations_are_disjoint(fresh);
     recover_creates_and_never_lowers(fresh);
+    set_step_changes_the_step_alone(fresh);
 }
 
 /// Runs every fault check below, in order.
@@ -99,6 +100,61 @@ pub fn recover_creates_and_never_lowers(fresh: Fresh<'_>) {
     );
 }
 
+/// [`SegmentStore::set_step`] changes the key's stored step and nothing else: `max_id`
+/// stays, the next allocation reports the new step, and a key without a row or a step the
+/// table cannot hold is refused.
+pub fn set_step_changes_the_step_alone(fresh: Fresh<'_>) {
+    let store = fresh();
+    store.create("s", 1, 10).unwrap();
+    store.allocate("s", 10).unwrap(); // max_id 11
+    let row = store.set_step("s", 250).unwrap();
+    assert_eq!((row.max_id, row.step), (11, 250), "the row after set_step");
+    let peeked = store.peek("s").unwrap().unwrap();
+    assert_eq!((peeked.max_id, peeked.step), (11, 250), "the row as read");
+    let next = store.allocate("s", 250).unwrap();
+    assert_eq!(
+        (next.range, next.table_step),
+        (
+            Range {
+                start: 11,
+                end: 261
+            },
+            250
+        ),
+        "the allocation after set_step"
+    );
+    assert_eq!(store.set_step("s", MAX_STEP).unwrap().step, MAX_STEP);
+    assert!(
+        matches!(
+            store.set_step("nope", 10),
+            Err(SegmentError::UnknownKey { .. })
+        ),
+        "a key without a row"
+    );
+    assert!(
+        store.peek("nope").unwrap().is_none(),
+        "set_step makes no row"
+    );
+    for bad in [0, MAX_STEP + 1] {
+        assert!(
+            matches!(
+                store.set_step("s", bad),
+                Err(SegmentError::InvalidConfig { .. })
+            ),
+            "step {bad}"
+        );
+    }
+    assert!(
+        matches!(store.set_step("", 10), Err(SegmentError::InvalidKey { .. })),
+        "an empty key"
+    );
+    assert_eq!(
+        store.peek("s").unwrap().unwrap().step,
+        MAX_STEP,
+        "refusals change nothing"
+    );
+}
+
 /// A key whose row is lost after it issued IDs is never created again below what it
 /// reached (the create-at-start pattern of every quickstart), nor recreated by an
 /// allocation; created above that, it goes on from there.
@@ -115,6 +171,10 @@ pub fn a_lost_row_is_never_recreated_below_its_mark(fresh: FreshTampered<'_>) {
         "a create at start of a key whose row is there is KeyExists (the usual start-up)"
     );
     tamper.delete_row("lost");
+    assert!(
+        matches!(store.set_step("lost", 5), Err(SegmentError::Rewound { .. })),
+        "a step set on a lost row makes no row"
+    );
     assert!(
         matches!(
             store.allocate("lost", 10),

@@ -291,6 +291,11 @@ impl SegmentStore for HostRecorded {
         })
     }
 
+    /// The step changes no range, so this host's record is not involved.
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+        self.inner.set_step(key, step)
+    }
+
     fn name(&self) -> &str {
         self.inner.name()
     }

@@ -136,6 +136,23 @@ impl SegmentStore for MemoryStore {
         Ok(record)
     }
 
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+        check_key(key)?;
+        check_step(step)?;
+        let mut table = self.table();
+        let mark = table.marks.get(key).copied();
+        match table.rows.get_mut(key) {
+            Some(row) => {
+                row.step = step;
+                Ok(*row)
+            }
+            None => Err(match mark {
+                Some(mark) => row_gone("memory", key, mark),
+                None => SegmentError::UnknownKey { key: key.into() },
+            }),
+        }
+    }
+
     fn name(&self) -> &str {
         "memory"
     }

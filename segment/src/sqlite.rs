@@ -362,6 +362,26 @@ impl SegmentStore for SqliteStore {
         })
     }
 
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+        check_key(key)?;
+        check_step(step)?;
+        self.with_tx(|tx| {
+            tx.execute(
+                "UPDATE leaf_alloc SET step = ?2, update_time = CURRENT_TIMESTAMP
+                 WHERE biz_tag = ?1",
+                params![key, step as i64],
+            )
+            .map_err(classify)?;
+            match read(tx, key)? {
+                Some(row) => Ok(row),
+                None => Err(match read_mark(tx, key)? {
+                    Some(mark) => row_gone("sqlite", key, mark),
+                    None => SegmentError::UnknownKey { key: key.into() },
+                }),
+            }
+        })
+    }
+
     fn name(&self) -> &str {
         "sqlite"
     }

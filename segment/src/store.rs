@@ -78,6 +78,11 @@ pub struct KeyRecord {
 }
 
 /// A table of per-key ranges.
+///
+/// A key is one string: a store whose table would match it to a row spelled otherwise (a
+/// MySQL collation that ignores case or trailing spaces) refuses it with
+/// [`SegmentError::InvalidKey`] naming the row's spelling, so that two spellings never act
+/// as two keys over one row.
 pub trait SegmentStore: Send + Sync {
     /// Adds `key` with `max_id = start` and `step`, so that the first allocation of `step`
     /// IDs returns `[start, start + step)`.
@@ -116,6 +121,18 @@ pub trait SegmentStore: Send + Sync {
     /// [`SegmentError::InvalidKey`] or [`SegmentError::InvalidConfig`] for what
     /// [`check_key`] and [`check_step`] refuse, or `above` at the table's last ID.
     fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError>;
+
+    /// Sets the key's stored step (the table's `step`), the least the allocators take per
+    /// fetch, and returns the row as it now is. `max_id` is left alone, so no range moves.
+    /// Allocators already running learn the new step from their next fetch (which each
+    /// allocation reports as [`Allocation::table_step`]) and size the fetches after it by
+    /// it.
+    ///
+    /// [`SegmentError::UnknownKey`] if the key has no row (and never had one);
+    /// [`SegmentError::Rewound`] if the row is gone after the key was used;
+    /// [`SegmentError::InvalidKey`] or [`SegmentError::InvalidConfig`] for what
+    /// [`check_key`] and [`check_step`] refuse.
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError>;
 
     /// A short name for messages: "memory", "sqlite", "postgres", ...
     fn name(&self) -> &str;

@@ -53,6 +53,7 @@ checks!(
     give_back_is_conditional,
     concurrent_allocations_are_disjoint,
     recover_creates_and_never_lowers,
+    set_step_changes_the_step_alone,
 );
 
 /// The fault checks: each store with a hand on its table.

@@ -7,7 +7,8 @@
 //! | a token whose SHA-256 is not in the file | 401 `BAD_TOKEN`, `WWW-Authenticate: Bearer ..., error="invalid_token"` |
 //! | a known token without a scope the route needs | 403 `OUT_OF_SCOPE`, `WWW-Authenticate: Bearer ..., error="insufficient_scope"` |
 //!
-//! The body is the route family's refusal: plain text on the Leaf routes (`/api/...`), the
+//! The body is the route family's refusal: plain text on the Leaf routes (`/api/...`,
+//! `/decodeSnowflakeId`), the
 //! JSON error elsewhere (see [`refusal`](crate::refusal)). A token is read from the
 //! `Authorization` header only, never from the URL, and is never logged or echoed.
 
@@ -47,11 +48,22 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
         | "/v1/status"
         | "/metrics"
         | "/v1/decode/{id}"
+        | "/decodeSnowflakeId"
         | "/v1/constant" => Need::Read,
-        // Unmasking undoes what masking hides from callers: only admins.
-        "/v1/unmask/{text}" => Need::Admin,
+        // Unmasking undoes what masking hides from callers; the admin routes change the
+        // table: only admins.
+        "/v1/unmask/{text}"
+        | "/v1/admin/keys"
+        | "/v1/admin/segment/{key}"
+        | "/v1/admin/segment/{key}/recover"
+        | "/v1/admin/segment/{key}/step" => Need::Admin,
         _ => Need::Admin,
     }
+}
+
+/// Whether the route `template` is one of Leaf's, whose refusals are plain text.
+pub fn is_leaf(template: &str) -> bool {
+    template.starts_with("/api/") || template == "/decodeSnowflakeId"
 }
 
 /// The middleware: lets the request through if its token meets the route's need,
@@ -77,7 +89,7 @@ pub(crate) async fn authorize(
     if need == Need::Open {
         return next.run(request).await;
     }
-    let leaf = template.starts_with("/api/");
+    let leaf = is_leaf(template);
     let Some(presented) = bearer(request.headers()) else {
         return refuse(
             StatusCode::UNAUTHORIZED,
@@ -188,11 +200,20 @@ mod tests {
             "/v1/status",
             "/metrics",
             "/v1/decode/{id}",
+            "/decodeSnowflakeId",
             "/v1/constant",
         ] {
             assert_eq!(need_of(route, Some("k")), Need::Read, "{route}");
         }
         assert_eq!(need_of("/v1/unmask/{text}", None), Need::Admin);
+        for route in [
+            "/v1/admin/keys",
+            "/v1/admin/segment/{key}",
+            "/v1/admin/segment/{key}/recover",
+            "/v1/admin/segment/{key}/step",
+        ] {
+            assert_eq!(need_of(route, Some("k")), Need::Admin, "{route}");
+        }
         assert_eq!(need_of("/v1/new-route", None), Need::Admin);
         assert_eq!(need_of("", None), Need::Admin);
     }

@@ -62,6 +62,10 @@ pub struct Config {
     pub segment: bool,
     /// The most IDs a native batch request may ask for. Default [`DEFAULT_MAX_BATCH`].
     pub max_batch: u64,
+    /// The most segment keys open at once. Each open key holds two segments, a fetch
+    /// state and metric series for as long as the server runs; one more is answered 503
+    /// `TOO_MANY_KEYS`. Default [`DEFAULT_MAX_KEYS`].
+    pub max_keys: usize,
     /// How long a segment request waits for a fetch in flight when both buffers are
     /// empty, ms, before answering 503. Default 500.
     pub segment_max_wait_ms: u64,
@@ -107,6 +111,9 @@ pub struct Config {
     pub tls_key: Option<PathBuf>,
 }
 
+/// The open segment key limit unless the config says otherwise.
+pub const DEFAULT_MAX_KEYS: usize = 10_000;
+
 /// The connection limit unless the config says otherwise: about 100 MB of buffers and
 /// tasks at worst, far above what one server answers from.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
@@ -136,6 +143,7 @@ impl Default for Config {
             snowflake: true,
             segment: true,
             max_batch: DEFAULT_MAX_BATCH,
+            max_keys: DEFAULT_MAX_KEYS,
             segment_max_wait_ms: 500,
             shutdown_timeout_ms: 10_000,
             log_format: LogFormat::Text,
@@ -204,6 +212,9 @@ impl Config {
         }
         if let Some(max_batch) = args.max_batch {
             config.max_batch = max_batch;
+        }
+        if let Some(max_keys) = args.max_keys {
+            config.max_keys = max_keys;
         }
         if let Some(timeout) = args.shutdown_timeout_ms {
             config.shutdown_timeout_ms = timeout;
@@ -285,6 +296,16 @@ impl Config {
         }
         if self.max_connections == 0 {
             return Err("max_connections must be above 0".to_owned());
+        }
+        if self.max_keys == 0 {
+            return Err("max_keys must be above 0".to_owned());
+        }
+        if self.max_keys < self.preload.len() {
+            return Err(format!(
+                "max_keys {} is below the {} preloaded keys",
+                self.max_keys,
+                self.preload.len()
+            ));
         }
         if self.header_read_timeout_ms == 0 || self.request_timeout_ms == 0 {
             return Err("header_read_timeout_ms and request_timeout_ms must be above 0".to_owned());
@@ -390,7 +411,7 @@ pub enum Mode {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServeArgs {
     /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, store, preload,
-    /// js_keys, snowflake_keys, snowflake, segment, max_batch, segment_max_wait_ms,
+    /// js_keys, snowflake_keys, snowflake, segment, max_batch, max_keys, segment_max_wait_ms,
     /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format, tokens_file,
     /// allow_unauthenticated, max_connections, header_read_timeout_ms, request_timeout_ms,
     /// tls_cert, tls_key).
@@ -451,6 +472,11 @@ pub struct ServeArgs {
     /// The most IDs one native batch request may ask for [default: 10000].
     #[arg(long, env = "FERROFLAKE_MAX_BATCH", value_name = "N")]
     pub max_batch: Option<u64>,
+
+    /// The most segment keys open at once; a request for one more is answered 503
+    /// TOO_MANY_KEYS [default: 10000].
+    #[arg(long, env = "FERROFLAKE_MAX_KEYS", value_name = "N")]
+    pub max_keys: Option<usize>,
 
     /// How long a stop waits for requests in flight, in ms [default: 10000].
     #[arg(long, env = "FERROFLAKE_SHUTDOWN_TIMEOUT_MS", value_name = "MS")]
@@ -552,6 +578,12 @@ mod tests {
         };
         assert!(bad(|c| c.layout = "nope".into()).contains("unknown layout"));
         assert!(bad(|c| c.max_batch = 0).contains("max_batch"));
+        assert!(bad(|c| c.max_keys = 0).contains("max_keys"));
+        assert!(bad(|c| {
+            c.max_keys = 1;
+            c.preload = vec!["a".into(), "b".into()];
+        })
+        .contains("max_keys 1 is below the 2 preloaded"));
         assert!(bad(|c| {
             c.snowflake = false;
             c.segment = false;

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use ferroflake_segment::{Range, SegmentError};
+use ferroflake_segment::Range;
 
 use crate::keys;
 use crate::metrics::REFUSALS;
@@ -85,7 +85,7 @@ pub fn count(query: Option<&str>, max: u64) -> Result<u64, Refusal> {
     }
 }
 
-fn segment_off() -> Refusal {
+pub(crate) fn segment_off() -> Refusal {
     Refusal {
         status: axum::http::StatusCode::NOT_FOUND,
         kind: "MODE_OFF",
@@ -107,7 +107,8 @@ fn snowflake_off() -> Refusal {
 /// find the key closed at once share one open, and wait for it without holding a thread.
 ///
 /// # Errors
-/// 404 for an unknown key or with segment mode off; 503 if the store cannot serve.
+/// 404 for an unknown key or with segment mode off; 400 for a spelling the store's table
+/// folds onto another key; 503 if the store cannot serve or `max_keys` keys are open.
 pub async fn segment_key(state: &Arc<AppState>, key: &str) -> Result<Arc<OpenKey>, Refusal> {
     let segments = state.segments.as_ref().ok_or_else(segment_off)?;
     if let Some(open) = segments.cached(key) {
@@ -122,17 +123,17 @@ pub async fn segment_key(state: &Arc<AppState>, key: &str) -> Result<Arc<OpenKey
                 tokio::task::spawn_blocking(move || segments.open_key(&owned))
                     .await
                     .unwrap_or_else(|e| {
-                        Err(SegmentError::Unavailable {
-                            store: "serve".to_owned(),
-                            detail: format!("opening the key failed: {e}"),
-                        })
+                        Err(Refusal::unavailable(
+                            "INTERNAL",
+                            format!("opening the key failed: {e}"),
+                        ))
                     })
             }
         })
         .await
         .clone();
     segments.landed(key, &flight);
-    outcome.map_err(|e| Refusal::segment(&e))
+    outcome
 }
 
 /// The key if it is open, without opening it: reading a status never allocates.

@@ -50,10 +50,16 @@
 //!   connections at once and waits only for requests being answered.
 //! - **No wait on an async worker.** Waits for a tick, a store, a registry or a lock run
 //!   on the blocking pool; status routes read only what is in memory (see [`issue`]).
-//! - **Bounded metrics.** Segment keys are labelled only once the table knows them;
-//!   snowflake keys only if the config names them.
+//! - **Bounded metrics and keys.** Segment keys are labelled only once they are open,
+//!   and at most `max_keys` are (503 `TOO_MANY_KEYS` beyond, counted); a key the table
+//!   does not have is a 404 counted under its kind alone. Snowflake keys are labelled
+//!   only if the config names them.
+//! - **One key, one spelling.** A key opens only in the spelling its row has: a store
+//!   whose table folds spellings (MySQL's case-insensitive collations) refuses the others
+//!   with 400 `INVALID_KEY`, so they never open keys of their own.
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod auth;
 mod config;
 pub mod connections;
@@ -74,7 +80,8 @@ pub mod tls;
 pub mod tokens;
 
 pub use config::{
-    Config, LogFormat, Mode, ServeArgs, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS, MAX_BATCH_LIMIT,
+    Config, LogFormat, Mode, ServeArgs, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_KEYS, MAX_BATCH_LIMIT,
 };
 pub use segments::{KeyReadiness, OpenKey, Segments};
 pub use server::{init_logging, run, AppState, RunningServer, StopReport};

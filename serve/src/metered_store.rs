@@ -122,6 +122,14 @@ impl SegmentStore for MeteredStore {
         result
     }
 
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+        let result = self.inner.set_step(key, step);
+        if let Err(e) = &result {
+            self.failed("set_step", e);
+        }
+        result
+    }
+
     fn name(&self) -> &str {
         self.inner.name()
     }

@@ -8,9 +8,14 @@
 //! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
 //! | `GET /v1/segment/{key}/status` | an open key's range, next segment, step, runway, counters (404 `KEY_NOT_OPEN` for a key not open: a status never opens one) |
 //! | `GET /v1/decode/{id}?layout=NAME` | time, node, sequence and shard of a snowflake ID |
+//! | any method `/decodeSnowflakeId?snowflakeId=N` | Leaf: `{"timestamp":"MS(yyyy-MM-dd HH:mm:ss.SSS)","workerId":"..","sequenceId":".."}` in the server's layout, the time in UTC |
 //! | `GET /v1/masked/{segment,snowflake}/{key}?count=N&format=F` | masked IDs (see [`masked`](crate::masked)) |
 //! | `GET /v1/unmask/{text}?format=F` | the ID behind a masked ID, with the server's key |
 //! | `GET /v1/status` | lease, every open segment key, and the keys opening now |
+//! | `GET /v1/admin/keys` | admin: every open segment key's status (see [`admin`](crate::admin)) |
+//! | `POST /v1/admin/segment/{key}?start=N&step=S` | admin: creates a key in the store (201; 409 `KEY_EXISTS`, `REWOUND`) |
+//! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | admin: raises a key above `N`, never lowers it |
+//! | `POST /v1/admin/segment/{key}/step?step=S` | admin: sets a key's stored step |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
@@ -19,24 +24,26 @@
 //! With a tokens file, every route but `/healthz` and `/readyz` needs a bearer token with
 //! a scope that covers it: see [`scopes`](crate::scopes) and [`auth`].
 //!
-//! Every refusal is JSON (`{"error":{"kind","message"}}`) except on the Leaf routes,
+//! Every refusal is JSON (`{"error":{"kind","message"}}`) except on the Leaf routes
+//! (`/api/...` and `/decodeSnowflakeId`),
 //! whose refusals are plain text as Leaf's are: a method a `/v1` route does not take is
-//! 405 `METHOD_NOT_ALLOWED`; a request that takes longer than `request_timeout_ms` is 503
+//! 405 `METHOD_NOT_ALLOWED` with `Allow`; a request that takes longer than `request_timeout_ms` is 503
 //! `TIMEOUT`; a body over [`MAX_BODY_BYTES`] (no route reads one) is 413
 //! `BODY_TOO_LARGE`; an unknown path is 404 `NO_ROUTE`, counted under the one route label
 //! `unmatched`.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Instant, UNIX_EPOCH};
 
-use axum::extract::rejection::PathRejection;
-use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{MatchedPath, Path, Query, RawQuery, Request, State};
 use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use axum::Router;
 use ferroflake::{Format, Layout};
 use ferroflake_segment::{KeyStatus, Range};
@@ -62,10 +69,15 @@ pub const ROUTES: &[&str] = &[
     "/v1/segment/{key}/status",
     "/v1/snowflake/{key}",
     "/v1/decode/{id}",
+    "/decodeSnowflakeId",
     "/v1/masked/segment/{key}",
     "/v1/masked/snowflake/{key}",
     "/v1/unmask/{text}",
     "/v1/status",
+    "/v1/admin/keys",
+    "/v1/admin/segment/{key}",
+    "/v1/admin/segment/{key}/recover",
+    "/v1/admin/segment/{key}/step",
     "/v1/constant",
     "/metrics",
     "/healthz",
@@ -91,6 +103,7 @@ pub fn router(state: Shared) -> Router {
         .route(listed("/v1/segment/{key}/status"), get(v1_segment_status))
         .route(listed("/v1/snowflake/{key}"), get(v1_snowflake))
         .route(listed("/v1/decode/{id}"), get(v1_decode))
+        .route(listed("/decodeSnowflakeId"), any(leaf_decode))
         .route(
             listed("/v1/masked/segment/{key}"),
             get(crate::masked::masked_segment),
@@ -101,6 +114,19 @@ pub fn router(state: Shared) -> Router {
         )
         .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
         .route(listed("/v1/status"), get(v1_status))
+        .route(listed("/v1/admin/keys"), get(crate::admin::keys))
+        .route(
+            listed("/v1/admin/segment/{key}"),
+            post(crate::admin::create),
+        )
+        .route(
+            listed("/v1/admin/segment/{key}/recover"),
+            post(crate::admin::recover),
+        )
+        .route(
+            listed("/v1/admin/segment/{key}/step"),
+            post(crate::admin::set_step),
+        )
         .route(listed("/metrics"), get(metrics))
         .route(listed("/healthz"), get(healthz))
         .route(listed("/readyz"), get(readyz));
@@ -149,7 +175,8 @@ async fn errors_as_json(State(state): State<Shared>, response: Response) -> Resp
         StatusCode::METHOD_NOT_ALLOWED => Refusal {
             status: StatusCode::METHOD_NOT_ALLOWED,
             kind: "METHOD_NOT_ALLOWED",
-            message: "this route takes GET only (the Leaf routes /api/... take any method)"
+            message: "this route does not take this method: the Allow header lists those it \
+                      takes (the Leaf routes take any method)"
                 .to_owned(),
             retry: false,
         },
@@ -236,7 +263,7 @@ impl RouteMetrics {
 }
 
 /// The key from the path, or a 400 saying why it cannot be one.
-fn key_from(path: Result<Path<String>, PathRejection>) -> Result<String, Refusal> {
+pub(crate) fn key_from(path: Result<Path<String>, PathRejection>) -> Result<String, Refusal> {
     let Path(key) = path.map_err(|e| {
         Refusal::bad_input(
             "INVALID_KEY",
@@ -390,7 +417,7 @@ fn range_json(r: &Range) -> Value {
 
 /// A key's status with IDs as decimal strings. `current` is the unissued rest of the
 /// segment in use, `[start, end)`; `next` the segment fetched ahead, if it is ready.
-fn status_json(s: &KeyStatus) -> Value {
+pub(crate) fn status_json(s: &KeyStatus) -> Value {
     json!({
         "key": s.key,
         "limit": s.limit.to_string(),
@@ -426,6 +453,37 @@ async fn v1_segment_status(
     }
 }
 
+/// `text` decoded as an ID of the layout `layout_name`: the one path both decode routes
+/// take, with all bit math in core's [`Layout::decode`].
+fn decode_id(text: &str, layout_name: &str) -> Result<(u64, ferroflake::Parts), Refusal> {
+    let layout = Layout::from_name(layout_name).map_err(|_| {
+        Refusal::bad_input(
+            "BAD_LAYOUT",
+            format!(
+                "unknown layout {layout_name:?} (presets: {})",
+                Layout::PRESET_NAMES.join(", ")
+            ),
+        )
+    })?;
+    let shown: String = text.chars().take(40).collect();
+    let id = Format::Decimal.parse(text).map_err(|e| {
+        Refusal::bad_input(
+            "BAD_ID",
+            format!("{shown:?} is not a decimal 64-bit ID: {e}"),
+        )
+    })?;
+    let parts = layout.decode(id).map_err(|e| {
+        Refusal::bad_input("BAD_ID", format!("{id} is not a {layout_name} ID: {e}"))
+    })?;
+    Ok((id, parts))
+}
+
+/// A time in Unix ms as RFC 3339 in UTC, to the millisecond.
+fn utc_millis(timestamp_ms: u64) -> String {
+    humantime::format_rfc3339_millis(UNIX_EPOCH + std::time::Duration::from_millis(timestamp_ms))
+        .to_string()
+}
+
 async fn v1_decode(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
@@ -442,32 +500,11 @@ async fn v1_decode(
             .find_map(|p| p.strip_prefix("layout="))
             .unwrap_or(&state.config.layout)
             .to_owned();
-        let layout = Layout::from_name(&layout_name).map_err(|_| {
-            Refusal::bad_input(
-                "BAD_LAYOUT",
-                format!(
-                    "unknown layout {layout_name:?} (presets: {})",
-                    Layout::PRESET_NAMES.join(", ")
-                ),
-            )
-        })?;
-        let shown: String = text.chars().take(40).collect();
-        let id = Format::Decimal.parse(&text).map_err(|e| {
-            Refusal::bad_input(
-                "BAD_ID",
-                format!("{shown:?} is not a decimal 64-bit ID: {e}"),
-            )
-        })?;
-        let parts = layout.decode(id).map_err(|e| {
-            Refusal::bad_input("BAD_ID", format!("{id} is not a {layout_name} ID: {e}"))
-        })?;
-        let time = humantime::format_rfc3339_millis(
-            UNIX_EPOCH + std::time::Duration::from_millis(parts.timestamp_ms),
-        );
+        let (id, parts) = decode_id(&text, &layout_name)?;
         Ok::<_, Refusal>(json!({
             "id": id.to_string(),
             "layout": layout_name,
-            "time": time.to_string(),
+            "time": utc_millis(parts.timestamp_ms),
             "timestamp_ms": parts.timestamp_ms,
             "node": parts.node,
             "sequence": parts.sequence,
@@ -477,6 +514,41 @@ async fn v1_decode(
     match result {
         Ok(body) => json_response(StatusCode::OK, body.to_string()),
         Err(refusal) => refused(&state, Mode::Snowflake, refusal).json(),
+    }
+}
+
+/// Leaf's `/decodeSnowflakeId?snowflakeId=N`, for any method as Leaf maps it: Leaf's JSON
+/// object of strings, `timestamp` as `MS(yyyy-MM-dd HH:mm:ss.SSS)`, `workerId` and
+/// `sequenceId`, for this server's layout. Leaf prints the time in its server's time zone;
+/// here it is always UTC. Where Leaf answers 200 with an `errorMsg`, a bad or missing ID
+/// is a plain-text 400 saying why, as on the other Leaf routes.
+async fn leaf_decode(
+    State(state): State<Shared>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
+    let result = (|| {
+        let Query(query) = query.map_err(|e| {
+            Refusal::bad_input("BAD_ID", format!("the query string does not parse: {e}"))
+        })?;
+        let text = query.get("snowflakeId").ok_or_else(|| {
+            Refusal::bad_input(
+                "BAD_ID",
+                "the query parameter snowflakeId is missing: /decodeSnowflakeId?snowflakeId=ID",
+            )
+        })?;
+        let (_, parts) = decode_id(text, &state.config.layout)?;
+        let time = utc_millis(parts.timestamp_ms);
+        // "2019-09-06T09:35:00.834Z" -> "2019-09-06 09:35:00.834", Leaf's pattern.
+        let leaf_time = time.trim_end_matches('Z').replacen('T', " ", 1);
+        Ok::<_, Refusal>(json!({
+            "timestamp": format!("{}({leaf_time})", parts.timestamp_ms),
+            "workerId": parts.node.to_string(),
+            "sequenceId": parts.sequence.to_string(),
+        }))
+    })();
+    match result {
+        Ok(body) => json_response(StatusCode::OK, body.to_string()),
+        Err(refusal) => refused(&state, Mode::Snowflake, refusal).text(),
     }
 }
 

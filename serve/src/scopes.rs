@@ -5,8 +5,8 @@
 //! | `issue:KEY` | IDs for the key `KEY`, on every ID route, segment or snowflake |
 //! | `issue:PREFIX*` | IDs for every key that starts with `PREFIX` |
 //! | `issue:*` | IDs for every key |
-//! | `read` | `/v1/status`, `/v1/segment/{key}/status`, `/metrics`, `/v1/decode/{id}`, `/v1/constant` |
-//! | `admin` | everything, `/v1/unmask/{text}` included (no other scope reaches it) |
+//! | `read` | `/v1/status`, `/v1/segment/{key}/status`, `/metrics`, `/v1/decode/{id}`, `/decodeSnowflakeId`, `/v1/constant` |
+//! | `admin` | everything, `/v1/unmask/{text}` and the admin routes `/v1/admin/...` included (no other scope reaches them) |
 //!
 //! The key is the one in the path, whatever the mode: `issue:orders` reaches
 //! `/api/segment/get/orders`, `/api/snowflake/get/orders`, `/v1/segment/orders`,

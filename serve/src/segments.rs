@@ -12,17 +12,23 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ferroflake_segment::{
-    KeyHandle, KeyStatus, SegmentAllocator, SegmentConfig, SegmentError, ShutdownReport, LIMIT_JS,
+    KeyHandle, KeyStatus, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore,
+    ShutdownReport, LIMIT_JS,
 };
 use metrics::Counter;
+
+use axum::http::StatusCode;
 
 use crate::config::Config;
 use crate::metered_store::MeteredStore;
 use crate::metrics::{Metrics, IDS_ISSUED, KEY_LOADED, RUNWAY_IDS, RUNWAY_SECONDS, STEP};
+use crate::refusal::Refusal;
 
-/// How long a key the table does not have is answered 404 from memory before the store is
-/// asked again, and how many such keys are remembered: a caller looping over made-up keys
-/// costs one store read per key per second, not one per request.
+/// How long a key the store refused (one the table does not have, or a spelling its
+/// collation folds onto another row's) is answered from memory before the store is asked
+/// again, and how many such keys are remembered (then forgotten all at once): a caller
+/// looping over made-up keys costs one store read per key per second, not one per request,
+/// and at most this many short entries, never a key handle or a metric series.
 const UNKNOWN_FOR: Duration = Duration::from_secs(1);
 const UNKNOWN_MAX: usize = 4096;
 
@@ -48,9 +54,13 @@ pub struct KeyReadiness {
 /// The allocator and its open keys.
 pub struct Segments {
     allocator: SegmentAllocator,
+    /// The allocator's store, metered, for the admin routes.
+    store: Arc<dyn SegmentStore>,
     label: String,
     keys: RwLock<HashMap<String, Arc<OpenKey>>>,
-    unknown: Mutex<HashMap<String, Instant>>,
+    /// The most keys open at once (`max_keys`).
+    max_keys: usize,
+    unknown: Mutex<HashMap<String, (Instant, SegmentError)>>,
     preload: Vec<String>,
     js_keys: HashSet<String>,
     /// The last error per preloaded key that has not loaded yet.
@@ -78,7 +88,9 @@ impl Segments {
             max_wait: Duration::from_millis(config.segment_max_wait_ms),
             ..SegmentConfig::default()
         };
-        let allocator = SegmentAllocator::new(store, segment_config).map_err(|e| e.to_string())?;
+        let allocator =
+            SegmentAllocator::new(Arc::clone(&store) as Arc<dyn SegmentStore>, segment_config)
+                .map_err(|e| e.to_string())?;
         let preload_errors = config
             .preload
             .iter()
@@ -86,8 +98,10 @@ impl Segments {
             .collect();
         Ok(Segments {
             allocator,
+            store,
             label,
             keys: RwLock::new(HashMap::new()),
+            max_keys: config.max_keys,
             unknown: Mutex::new(HashMap::new()),
             preload: config.preload.clone(),
             js_keys: config.js_keys.iter().cloned().collect(),
@@ -96,6 +110,11 @@ impl Segments {
             flights: Mutex::new(HashMap::new()),
             metrics,
         })
+    }
+
+    /// The store, as the allocator calls it (metered).
+    pub fn store(&self) -> &Arc<dyn SegmentStore> {
+        &self.store
     }
 
     /// How messages name the store.
@@ -113,16 +132,18 @@ impl Segments {
     /// off the async workers.
     ///
     /// # Errors
-    /// [`SegmentError::UnknownKey`] (remembered for a second), the store's errors.
-    pub fn open_key(&self, key: &str) -> Result<Arc<OpenKey>, SegmentError> {
+    /// 503 `TOO_MANY_KEYS` with `max_keys` keys open or opening; the store's refusals
+    /// (404 [`SegmentError::UnknownKey`], 400 [`SegmentError::InvalidKey`] for a spelling
+    /// the table folds onto another row's: both remembered for a second) and errors.
+    pub fn open_key(&self, key: &str) -> Result<Arc<OpenKey>, Refusal> {
         if let Some(open) = self.cached(key) {
             return Ok(open);
         }
         {
             let mut unknown = lock(&self.unknown);
             match unknown.get(key) {
-                Some(at) if at.elapsed() < UNKNOWN_FOR => {
-                    return Err(SegmentError::UnknownKey { key: key.into() });
+                Some((at, e)) if at.elapsed() < UNKNOWN_FOR => {
+                    return Err(Refusal::segment(e));
                 }
                 Some(_) => {
                     unknown.remove(key);
@@ -130,26 +151,26 @@ impl Segments {
                 None => {}
             }
         }
-        let handle = {
-            let _opening = Opening::new(&self.opening, key);
-            if self.js_keys.contains(key) {
-                self.allocator.key_with_limit(key, LIMIT_JS)
-            } else {
-                self.allocator.key(key)
-            }
+        let _opening = self.reserve(key)?;
+        let handle = if self.js_keys.contains(key) {
+            self.allocator.key_with_limit(key, LIMIT_JS)
+        } else {
+            self.allocator.key(key)
         };
         let handle = match handle {
             Ok(handle) => handle,
-            Err(e @ SegmentError::UnknownKey { .. }) => {
+            Err(e @ (SegmentError::UnknownKey { .. } | SegmentError::InvalidKey { .. })) => {
                 let mut unknown = lock(&self.unknown);
                 if unknown.len() >= UNKNOWN_MAX {
                     unknown.clear();
                 }
-                unknown.insert(key.to_owned(), Instant::now());
-                return Err(e);
+                unknown.insert(key.to_owned(), (Instant::now(), e.clone()));
+                return Err(Refusal::segment(&e));
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(Refusal::segment(&e)),
         };
+        // Inserted while the key still counts as opening, so that the count of open and
+        // opening keys never dips below the truth between the two.
         let mut keys = write(&self.keys);
         let open = keys.entry(key.to_owned()).or_insert_with(|| {
             tracing::info!(event = "segment_key_opened", key, "segment key opened");
@@ -161,6 +182,28 @@ impl Segments {
             })
         });
         Ok(Arc::clone(open))
+    }
+
+    /// Marks `key` as opening, if the keys open and opening leave room for one more.
+    fn reserve<'a>(&'a self, key: &'a str) -> Result<Opening<'a>, Refusal> {
+        let mut opening = lock(&self.opening);
+        if !opening.contains_key(key) && read(&self.keys).len() + opening.len() >= self.max_keys {
+            return Err(Refusal {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                kind: "TOO_MANY_KEYS",
+                message: format!(
+                    "this server holds its limit of {} open segment keys (max_keys) and \
+                     opens no other until it restarts with a higher limit",
+                    self.max_keys
+                ),
+                retry: false,
+            });
+        }
+        *opening.entry(key.to_owned()).or_default() += 1;
+        Ok(Opening {
+            keys: &self.opening,
+            key,
+        })
     }
 
     /// Loads every preloaded key, retrying each with backoff until it loads or `stop` is
@@ -177,11 +220,11 @@ impl Segments {
                     Ok(_) => {
                         lock(&self.preload_errors).remove(key);
                     }
-                    Err(e) => {
+                    Err(refusal) => {
                         missing += 1;
-                        tracing::warn!(event = "preload_failed", key, kind = e.name(), error = %e,
-                            "cannot load a preloaded key; retrying");
-                        lock(&self.preload_errors).insert(key.clone(), e.to_string());
+                        tracing::warn!(event = "preload_failed", key, kind = refusal.kind,
+                            error = %refusal.message, "cannot load a preloaded key; retrying");
+                        lock(&self.preload_errors).insert(key.clone(), refusal.message);
                     }
                 }
             }
@@ -303,19 +346,12 @@ impl Segments {
 }
 
 /// The outcome of one shared open.
-pub(crate) type Flight = tokio::sync::OnceCell<Result<Arc<OpenKey>, SegmentError>>;
+pub(crate) type Flight = tokio::sync::OnceCell<Result<Arc<OpenKey>, Refusal>>;
 
 /// Marks a key as opening for as long as it lives.
 struct Opening<'a> {
     keys: &'a Mutex<HashMap<String, usize>>,
     key: &'a str,
-}
-
-impl<'a> Opening<'a> {
-    fn new(keys: &'a Mutex<HashMap<String, usize>>, key: &'a str) -> Self {
-        *lock(keys).entry(key.to_owned()).or_default() += 1;
-        Opening { keys, key }
-    }
 }
 
 impl Drop for Opening<'_> {

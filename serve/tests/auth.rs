@@ -26,11 +26,12 @@ const ID_ROUTES: [&str; 6] = [
     "/v1/masked/segment/{}",
     "/v1/masked/snowflake/{}",
 ];
-const READ_ROUTES: [&str; 5] = [
+const READ_ROUTES: [&str; 6] = [
     "/v1/status",
     "/metrics",
     "/v1/segment/order/status",
     "/v1/decode/1863012341145829376",
+    "/decodeSnowflakeId?snowflakeId=1863012341145829376",
     "/v1/constant",
 ];
 
@@ -79,7 +80,7 @@ fn assert_challenged(answer: &Answer, kind: &str, what: &str) {
 /// The refusal's kind: in the JSON error on native routes, the text on Leaf routes
 /// (which carry no kind, only the message).
 fn assert_kind(answer: &Answer, kind: &str, what: &str) {
-    if what.starts_with("/api/") {
+    if what.starts_with("/api/") || what.starts_with("/decodeSnowflakeId") {
         assert!(
             answer.content_type.starts_with("text/plain"),
             "{what}: {answer:?}"
@@ -214,6 +215,43 @@ fn admin_reaches_every_route() {
     // Past the token check, the route's own refusals are unchanged.
     assert_eq!(server.get_as("/v1/segment/nope", OPS).status, 404);
     assert_eq!(server.get_as("/v1/segment/order?count=0", OPS).status, 400);
+}
+
+#[test]
+fn the_admin_routes_need_the_admin_scope() {
+    let place = Place::new();
+    let server = server(&place);
+    let create = "/v1/admin/segment/fresh?start=1&step=10";
+    let recover = "/v1/admin/segment/order/recover?above=100000";
+    let step = "/v1/admin/segment/order/step?step=7";
+    let order = place.max_id("order");
+    for token in [ORDERS, USERS, READER] {
+        let keys = server.get_as("/v1/admin/keys", token);
+        assert_eq!((keys.status, keys.kind().as_str()), (403, "OUT_OF_SCOPE"));
+        assert!(keys.body.contains("admin"), "{keys:?}");
+        for path in [create, recover, step] {
+            let a = server.post_as(path, token);
+            assert_eq!(
+                (a.status, a.kind().as_str()),
+                (403, "OUT_OF_SCOPE"),
+                "{path}"
+            );
+        }
+    }
+    for path in [create, recover, step] {
+        assert_challenged(&server.post(path), "NO_TOKEN", path);
+        assert_challenged(&server.post_as(path, "wrong-token"), "BAD_TOKEN", path);
+    }
+    assert_challenged(&server.get("/v1/admin/keys"), "NO_TOKEN", "/v1/admin/keys");
+    // Nothing was created, raised or changed by a refused call.
+    assert_eq!(place.max_id("order"), order);
+    assert_eq!(place.step("order"), 100);
+    assert_eq!(server.get_as("/v1/segment/fresh", OPS).status, 404);
+
+    assert_eq!(server.get_as("/v1/admin/keys", OPS).status, 200);
+    assert_eq!(server.post_as(create, OPS).status, 201);
+    assert_eq!(server.post_as(recover, OPS).json()["max_id"], "100001");
+    assert_eq!(server.post_as(step, OPS).json()["step"], 7);
 }
 
 #[test]

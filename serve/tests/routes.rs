@@ -302,6 +302,72 @@ fn bad_keys_are_400_with_a_reason_and_never_reach_the_store() {
 }
 
 #[test]
+fn leafs_decode_route_answers_leafs_json_and_refuses_bad_ids_as_text() {
+    let place = Place::new();
+    let server = server(&place);
+
+    // Leaf's own example: 1567733700834 ms, worker 39, sequence 3448 (Leaf printed the
+    // time in its server's zone, UTC+8; here it is UTC).
+    let leaf_example = ((1_567_733_700_834u64 - 1_288_834_974_657) << 22) | (39 << 12) | 3448;
+    let a = server.get(&format!("/decodeSnowflakeId?snowflakeId={leaf_example}"));
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(a.content_type.starts_with("application/json"), "{a:?}");
+    assert_eq!(
+        a.json(),
+        serde_json::json!({
+            "timestamp": "1567733700834(2019-09-06 01:35:00.834)",
+            "workerId": "39",
+            "sequenceId": "3448",
+        })
+    );
+
+    // An ID this server issued, the way Leaf maps the route: any method.
+    let id: u64 = server.get("/api/snowflake/get/k").body.parse().unwrap();
+    let parts = Layout::twitter().decode(id).unwrap();
+    let decoded = server
+        .post(&format!("/decodeSnowflakeId?snowflakeId={id}"))
+        .json();
+    assert_eq!(decoded["workerId"], parts.node.to_string());
+    assert_eq!(decoded["sequenceId"], parts.sequence.to_string());
+    let timestamp = decoded["timestamp"].as_str().unwrap();
+    assert!(
+        timestamp.starts_with(&format!("{}(", parts.timestamp_ms)),
+        "{timestamp}"
+    );
+    let native = server.get(&format!("/v1/decode/{id}")).json();
+    let native_time = native["time"].as_str().unwrap().replace('T', " ");
+    assert_eq!(
+        &timestamp[timestamp.len() - 24..timestamp.len() - 1],
+        native_time.trim_end_matches('Z')
+    );
+
+    // Bad input: a plain-text 400 saying why, never a panic.
+    for (query, why) in [
+        ("", "missing"),
+        ("?snowflakeid=1", "missing"),
+        ("?snowflakeId=", "not a decimal"),
+        ("?snowflakeId=abc", "not a decimal"),
+        ("?snowflakeId=-1", "not a decimal"),
+        ("?snowflakeId=18446744073709551616", "not a decimal"),
+        ("?snowflakeId=9223372036854775808", "2^63 - 1"),
+        ("?snowflakeId=%FF", "not a decimal"),
+    ] {
+        let a = server.get(&format!("/decodeSnowflakeId{query}"));
+        assert_eq!(a.status, 400, "{query}: {a:?}");
+        assert!(a.content_type.starts_with("text/plain"), "{query}: {a:?}");
+        assert!(a.body.contains(why), "{query}: {a:?}");
+    }
+    let metrics = server.get("/metrics").body;
+    assert!(
+        metrics.contains(
+            "ferroflake_http_requests_total{route=\"/decodeSnowflakeId\",status=\"400\"} 8"
+        ),
+        "{metrics}"
+    );
+    server.stop();
+}
+
+#[test]
 fn readiness_waits_for_the_lease_and_the_preloaded_keys() {
     let place = Place::new();
     let mut config = place.config();

@@ -9,6 +9,7 @@ mod next;
 mod order_number;
 mod recover;
 mod refusal;
+mod set_step;
 mod status;
 mod store;
 
@@ -23,6 +24,7 @@ pub fn run(command: &SegmentCommand, out: &mut impl Write) -> Result<(), Failure
         SegmentCommand::Create(args) => create::run(args, out),
         SegmentCommand::Status(args) => status::run(args, out),
         SegmentCommand::Recover(args) => recover::run(args, out),
+        SegmentCommand::SetStep(args) => set_step::run(args, out),
         SegmentCommand::OrderNumber(args) => order_number::run(args, out),
     }
 }

@@ -32,10 +32,22 @@ const STORE: &str = "mysql";
 ///   expected` (rows are counted as matched, not as changed, so an empty give-back counts);
 /// - create: a plain `INSERT` (a duplicate key is [`SegmentError::KeyExists`]).
 ///
-/// Keys: the table created here compares `biz_tag` byte for byte (`utf8mb4_bin`), as the
-/// other stores do. A table made by Leaf keeps its own collation, usually one that ignores
-/// case and trailing spaces: there `Orders` and `orders` are one key (one counter, so still
-/// no ID twice), as they are for Leaf.
+/// Keys: a key names a row only in the row's own spelling. MySQL compares `biz_tag` by the
+/// column's collation, and the usual ones fold spellings onto one row: Leaf's DDL takes
+/// the server's default (`utf8_general_ci`, `utf8mb4_general_ci`, `latin1_swedish_ci`),
+/// which ignores case, some accents and trailing spaces, and even the `utf8mb4_bin` of the
+/// table created here ignores trailing spaces (PAD SPACE). Were every spelling that finds
+/// the row accepted, `Orders`, `ORDERS` and `orders ` would each be a key of their own to
+/// an allocator or a service (each taking a range of the one row, each with its own
+/// state and metrics) while the table holds one. So every read of a row checks that the
+/// row spells the key byte for byte as it was given, and a key the collation folds onto a
+/// row spelled otherwise is [`SegmentError::InvalidKey`] (naming the row's spelling) for
+/// peek, allocate, create, recover and set_step alike, before anything is changed: an
+/// allocation's increment, or a step set, is rolled back. Refusing rather than quietly using the row's spelling keeps a
+/// key one string everywhere (in the allocator, in metrics, in scopes); the spelling the
+/// row has is the one to use. A key with no row is created in the spelling given, which
+/// then becomes the only one. (PostgreSQL, SQLite and Redis compare keys byte for byte, so
+/// there a key is always its own row.)
 ///
 /// Time bounds: a connection attempt gives up after 3 s, every read and write on the socket
 /// after 3 s (a dead, hung or unreachable server is [`SegmentError::Unavailable`] within
@@ -185,7 +197,7 @@ impl Connection {
             .conn
             .exec_first(&self.sql.read, (key,))
             .map_err(failure)?;
-        row.as_ref().map(pair).transpose()
+        row.as_ref().map(|r| spelled_as_given(key, r)).transpose()
     }
 }
 
@@ -199,7 +211,11 @@ impl Session for Connection {
     fn insert(&mut self, key: &str, start: i64, step: i64) -> Result<bool, Failure> {
         match self.conn.exec_drop(&self.sql.insert, (key, start, step)) {
             Ok(()) => Ok(true),
-            Err(mysql::Error::MySqlError(e)) if e.code == ER_DUP_ENTRY => Ok(false),
+            // The row may be another spelling that the collation folds this key onto: the
+            // read says so.
+            Err(mysql::Error::MySqlError(e)) if e.code == ER_DUP_ENTRY => {
+                self.read(key).map(|_| false)
+            }
             Err(e) => Err(failure(e)),
         }
     }
@@ -227,12 +243,18 @@ impl Session for Connection {
             .conn
             .exec_first(&self.sql.read, (key,))
             .map_err(failure)?;
-        row.as_ref().map(pair).transpose()
+        row.as_ref().map(|r| spelled_as_given(key, r)).transpose()
     }
 
     fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure> {
         self.conn
             .exec_drop(&self.sql.raise, (key, max_id, step))
+            .map_err(failure)
+    }
+
+    fn set_step(&mut self, key: &str, step: i64) -> Result<(), Failure> {
+        self.conn
+            .exec_drop(&self.sql.set_step, (step, key))
             .map_err(failure)
     }
 
@@ -261,6 +283,28 @@ impl Session for Connection {
         self.conn
             .exec_drop(&self.sql.lower_mark, (to, key, expected))
             .map_err(failure)
+    }
+}
+
+/// `(max_id, step)` from a row of the read, if the row spells `key` as it was given
+/// (see [`MysqlStore`] on keys); [`SegmentError::InvalidKey`] if the table's collation
+/// matched `key` to a row spelled otherwise.
+fn spelled_as_given(key: &str, row: &Row) -> Result<(i64, i64), Failure> {
+    match row.get_opt::<Vec<u8>, _>(2) {
+        Some(Ok(stored)) if stored == key.as_bytes() => pair(row),
+        Some(Ok(stored)) => Err(Failure::Said(SegmentError::InvalidKey {
+            key: key.to_owned(),
+            detail: format!(
+                "the table's collation matches it to the row {:?}, spelled otherwise (its \
+                 biz_tag ignores case, accents or trailing spaces); only that spelling names \
+                 the key",
+                String::from_utf8_lossy(&stored)
+            ),
+        })),
+        other => Err(Failure::Said(store_error(
+            STORE,
+            format!("the biz_tag of the row read for {key:?} is not text: {other:?}"),
+        ))),
     }
 }
 

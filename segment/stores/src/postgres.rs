@@ -208,6 +208,7 @@ pub(crate) struct Connection {
     read: Statement,
     lower: Statement,
     raise: Statement,
+    set_step: Statement,
     read_mark: Statement,
     raise_mark: Statement,
     lower_mark: Statement,
@@ -225,6 +226,7 @@ impl Connection {
         let (read, lower) = (prepare(&sql.read)?, prepare(&sql.lower)?);
         let (raise, read_mark) = (prepare(&sql.raise)?, prepare(&sql.read_mark)?);
         let (raise_mark, lower_mark) = (prepare(&sql.raise_mark)?, prepare(&sql.lower_mark)?);
+        let set_step = prepare(&sql.set_step)?;
         Ok(Connection {
             client,
             insert,
@@ -232,6 +234,7 @@ impl Connection {
             read,
             lower,
             raise,
+            set_step,
             read_mark,
             raise_mark,
             lower_mark,
@@ -286,6 +289,13 @@ impl Session for Connection {
     fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure> {
         self.client
             .execute(&self.raise, &[&key, &max_id, &step])
+            .map_err(failure)?;
+        Ok(())
+    }
+
+    fn set_step(&mut self, key: &str, step: i64) -> Result<(), Failure> {
+        self.client
+            .execute(&self.set_step, &[&step, &key])
             .map_err(failure)?;
         Ok(())
     }

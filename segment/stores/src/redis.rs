@@ -205,6 +205,22 @@ redis.call('HSET', KEYS[2], ARGV[4], top)
 return {'ok', top, step}
 ";
 
+/// KEYS[1] the hash, KEYS[2] the marks; ARGV the step, the key. Sets the hash's step and
+/// nothing else: the stamp of the run that last wrote max_id stays, so a restart that
+/// lost writes is still seen by the next allocation. Answers {'ok', max_id, step}.
+const SET_STEP: &str = r"
+local policy = evicting()
+if policy then return {'evicting', policy} end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local mark = redis.call('HGET', KEYS[2], ARGV[2])
+  if mark then return {'gone', mark} end
+  return {'missing'}
+end
+redis.call('HSET', KEYS[1], 'step', ARGV[1], 'update_time', redis.call('TIME')[1])
+local row = redis.call('HMGET', KEYS[1], 'max_id', 'step')
+return {'ok', tostring(row[1]), tostring(row[2])}
+";
+
 /// A [`SegmentStore`] on Redis: one hash per key (see the module docs).
 pub struct RedisStore {
     client: Client,
@@ -217,6 +233,7 @@ pub struct RedisStore {
     allocate: Script,
     give_back: Script,
     recover: Script,
+    set_step: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -285,6 +302,7 @@ impl RedisStore {
             allocate: script(ALLOCATE),
             give_back: script(GIVE_BACK),
             recover: script(RECOVER),
+            set_step: script(SET_STEP),
         };
         let info: String = store.call("reading INFO memory", |c| {
             redis::cmd("PING").query::<String>(c)?;
@@ -543,6 +561,20 @@ impl SegmentStore for RedisStore {
             key,
             &[floor.to_string(), step.to_string(), flag(durable)],
         )?;
+        if status(&reply) != "ok" {
+            return Err(self.refusal(key, &reply));
+        }
+        self.saw(key);
+        Ok(KeyRecord {
+            max_id: number(key, "max_id", reply.get(1))?,
+            step: number(key, "step", reply.get(2))?,
+        })
+    }
+
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+        check_key(key)?;
+        check_step(step)?;
+        let reply = self.run(&self.set_step, "setting the step", key, &[step.to_string()])?;
         if status(&reply) != "ok" {
             return Err(self.refusal(key, &reply));
         }

@@ -40,12 +40,14 @@ pub(crate) struct Statements {
     /// (step, key, bound): Leaf's increment, refused past the bound and on malformed rows.
     /// PostgreSQL's returns the row's `max_id` and `step`.
     pub(crate) increment: String,
-    /// (key): the row's `max_id` and `step`.
+    /// (key): the row's `max_id` and `step` (and on MySQL its `biz_tag`).
     pub(crate) read: String,
     /// (new max_id, key, expected max_id): the conditional give-back.
     pub(crate) lower: String,
     /// (key, max_id, step): a row made or raised, never lowered, by a recovery.
     pub(crate) raise: String,
+    /// (step, key): the row's step set, its max_id left alone.
+    pub(crate) set_step: String,
     /// The marks table ([`ferroflake_segment::marks`]), if it is missing.
     pub(crate) create_marks: String,
     /// (key): the key's mark.
@@ -147,7 +149,13 @@ impl Statements {
                 text(2),
                 int(3)
             ),
-            read: format!("SELECT {columns} FROM {quoted} WHERE biz_tag = {}", text(1)),
+            // MySQL's also returns the row's own spelling of the key: its collation may
+            // match the key given to a row spelled otherwise (see `MysqlStore`).
+            read: format!(
+                "SELECT {columns}{} FROM {quoted} WHERE biz_tag = {}",
+                if pg { "" } else { ", biz_tag" },
+                text(1)
+            ),
             lower: format!(
                 "UPDATE {quoted} SET max_id = {}, update_time = CURRENT_TIMESTAMP
                  WHERE biz_tag = {} AND max_id = {}",
@@ -163,6 +171,12 @@ impl Statements {
                 int(2),
                 int(3),
                 at_least("max_id")
+            ),
+            set_step: format!(
+                "UPDATE {quoted} SET step = {}, update_time = CURRENT_TIMESTAMP
+                 WHERE biz_tag = {}",
+                int(1),
+                text(2)
             ),
             create_marks: format!(
                 "CREATE TABLE IF NOT EXISTS {marks} (
@@ -277,6 +291,9 @@ pub(crate) trait Session {
 
     /// Makes the row at `max_id`, or raises it to `max_id` (never lowers it).
     fn raise(&mut self, key: &str, max_id: i64, step: i64) -> Result<(), Failure>;
+
+    /// Sets the row's step (see [`Statements::set_step`]).
+    fn set_step(&mut self, key: &str, step: i64) -> Result<(), Failure>;
 
     /// The key's mark, if any.
     fn read_mark(&mut self, key: &str) -> Result<Option<i64>, Failure>;
@@ -510,6 +527,29 @@ pub(crate) fn recover<L: Link>(
     })
 }
 
+/// [`SegmentStore::set_step`](ferroflake_segment::SegmentStore::set_step) over `link`.
+pub(crate) fn set_step<L: Link>(link: &L, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+    check_key(key)?;
+    check_step(step)?;
+    let key = key.to_owned();
+    link.run(move |conn| {
+        in_transaction(conn, |conn| {
+            let store = L::Conn::STORE;
+            conn.set_step(&key, step as i64)?;
+            // The read refuses (and so rolls back) a row that MySQL's collation matched
+            // to a key spelled otherwise.
+            match record(store, &key, conn.read(&key)?)? {
+                Some(row) => Ok(row),
+                None => Err(match mark(store, &key, conn.read_mark(&key)?)? {
+                    Some(high) => row_gone(store, &key, high),
+                    None => SegmentError::UnknownKey { key },
+                }
+                .into()),
+            }
+        })
+    })
+}
+
 /// [`SegmentStore::peek`](ferroflake_segment::SegmentStore::peek) over `link`.
 pub(crate) fn peek<L: Link>(link: &L, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
     check_key(key)?;
@@ -606,6 +646,14 @@ macro_rules! segment_store_over_link {
                 $crate::sql::recover(self, key, above, step)
             }
 
+            fn set_step(
+                &self,
+                key: &str,
+                step: u64,
+            ) -> Result<ferroflake_segment::KeyRecord, ferroflake_segment::SegmentError> {
+                $crate::sql::set_step(self, key, step)
+            }
+
             fn name(&self) -> &str {
                 $name
             }
@@ -634,7 +682,15 @@ mod tests {
         assert!(pg
             .lower
             .contains("WHERE biz_tag = $2 AND max_id = $3::bigint"));
-        assert!(my.read.starts_with("SELECT max_id, step FROM `leaf_alloc`"));
+        // MySQL's read returns the row's spelling of the key too (see `MysqlStore`).
+        assert!(my
+            .read
+            .starts_with("SELECT max_id, step, biz_tag FROM `leaf_alloc`"));
+        assert!(pg.read.starts_with(
+            "SELECT CAST(max_id AS bigint), CAST(step AS bigint) FROM \"leaf_alloc\""
+        ));
+        assert!(pg.set_step.contains("SET step = $1::bigint"));
+        assert_eq!(my.set_step.matches('?').count(), 2);
     }
 
     #[test]

@@ -46,6 +46,7 @@ macro_rules! all_checks {
             give_back_is_conditional,
             concurrent_allocations_are_disjoint,
             recover_creates_and_never_lowers,
+            set_step_changes_the_step_alone,
         );
     )*};
 }

@@ -400,6 +400,135 @@ fn frozen_server_is_unavailable_not_a_hang(backend: &'static str) {
     assert!(after.start >= before.end, "{after:?} overlaps {before:?}");
 }
 
+/// 300 other spellings of `key` that a case-insensitive, PAD SPACE collation folds onto
+/// it: every mix of case, then trailing spaces.
+fn spellings(key: &str) -> Vec<String> {
+    let letters: Vec<usize> = key
+        .char_indices()
+        .filter(|(_, c)| c.is_ascii_lowercase())
+        .map(|(i, _)| i)
+        .collect();
+    let mut all = Vec::new();
+    for mask in 1u32..(1 << letters.len()) {
+        let mut bytes = key.as_bytes().to_vec();
+        for (bit, &at) in letters.iter().enumerate() {
+            if mask & (1 << bit) != 0 {
+                bytes[at] = bytes[at].to_ascii_uppercase();
+            }
+        }
+        all.push(String::from_utf8(bytes).unwrap());
+    }
+    let mut spaces = 1;
+    while all.len() < 300 {
+        all.push(format!("{key}{}", " ".repeat(spaces)));
+        spaces += 1;
+    }
+    all.truncate(300);
+    all
+}
+
+/// On Leaf's DDL with a case-insensitive collation (`utf8_general_ci`), and on the table
+/// the store creates (`utf8mb4_bin`, which still ignores trailing spaces), a key names its
+/// row only in the row's spelling: every other spelling the collation folds onto it is
+/// refused by peek, allocate, create, recover and set_step, and changes nothing in the row.
+#[test]
+#[ignore = "needs the servers of scripts/test-segment-stores.sh"]
+fn mysql_refuses_spellings_its_collation_folds_onto_another_row() {
+    let _one = one_at_a_time();
+    let table = common::unique("leaf_ci");
+    let mut raw = Raw::connect("mysql");
+    raw.run(
+        &format!("{LEAF_MYSQL_DDL} DEFAULT CHARSET=utf8 COLLATE=utf8_general_ci"),
+        &table,
+    );
+    raw.run(LEAF_ROW, &table);
+    let store = open(&format!("{}?table={table}", common::base_url("mysql")));
+    let others = spellings("leaf-demo");
+    assert_eq!(others.len(), 300);
+    let folded = |e: SegmentError, spelling: &str, op: &str| match e {
+        SegmentError::InvalidKey { key, detail } => {
+            assert_eq!(key, spelling, "{op}");
+            let row = spelling.trim_end().to_lowercase();
+            let named = detail.contains(&format!("{row:?}")) || detail.contains("\"Orders\"");
+            assert!(named, "{op} {spelling:?}: {detail}");
+        }
+        other => panic!("{op} {spelling:?}: {other:?}"),
+    };
+    for spelling in &others {
+        folded(store.peek(spelling).unwrap_err(), spelling, "peek");
+        folded(
+            store.allocate(spelling, 10).unwrap_err(),
+            spelling,
+            "allocate",
+        );
+        folded(
+            store.create(spelling, 1, 10).unwrap_err(),
+            spelling,
+            "create",
+        );
+        folded(
+            store.recover(spelling, 1_000_000, 10).unwrap_err(),
+            spelling,
+            "recover",
+        );
+        folded(
+            store.set_step(spelling, 7).unwrap_err(),
+            spelling,
+            "set_step",
+        );
+    }
+    assert_eq!(
+        store.peek("leaf-demo").unwrap().unwrap().step,
+        2000,
+        "the step stays"
+    );
+    assert_eq!(
+        raw.max_id(&table, "leaf-demo"),
+        5000,
+        "no spelling took an ID"
+    );
+    let allocator = SegmentAllocator::new(Arc::clone(&store), SegmentConfig::default()).unwrap();
+    for spelling in &others[..20] {
+        let Err(e) = allocator.key(spelling) else {
+            panic!("{spelling:?} opened")
+        };
+        folded(e, spelling, "open");
+    }
+    assert!(allocator.status().is_empty(), "no spelling opened a key");
+    // The row's own spelling is the key, as before.
+    assert_eq!(allocator.key("leaf-demo").unwrap().next_id().unwrap(), 5000);
+    assert_eq!(allocator.status().len(), 1);
+    drop(allocator);
+
+    // A new key takes the spelling it is created in, and only that one names it.
+    store.create("Orders", 1, 10).unwrap();
+    folded(
+        store.allocate("orders", 10).unwrap_err(),
+        "orders",
+        "allocate",
+    );
+    assert!(matches!(
+        store.create("ORDERS", 1, 10),
+        Err(SegmentError::InvalidKey { .. })
+    ));
+    assert_eq!(store.allocate("Orders", 10).unwrap().range.start, 1);
+
+    // The table the store creates compares case, but pads trailing spaces.
+    let own = open(&common::fresh_address("mysql", std::path::Path::new("/")));
+    own.create("k", 1, 10).unwrap();
+    own.create("K", 100, 10).unwrap();
+    assert!(matches!(
+        own.peek("k "),
+        Err(SegmentError::InvalidKey { .. })
+    ));
+    assert!(matches!(
+        own.allocate("K  ", 10),
+        Err(SegmentError::InvalidKey { .. })
+    ));
+    assert_eq!(own.allocate("k", 10).unwrap().range.start, 1);
+    assert_eq!(own.allocate("K", 10).unwrap().range.start, 100);
+}
+
 macro_rules! server_tests {
     ($($backend:ident),*) => {$(
         mod $backend {

@@ -79,6 +79,9 @@ impl SegmentStore for Switchable {
         self.gate()?;
         self.inner.recover(key, above, step)
     }
+    fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
+        self.inner.set_step(key, step)
+    }
     fn name(&self) -> &str {
         "switchable"
     }

@@ -41,6 +41,11 @@ impl Place {
         }
     }
 
+    pub fn step(&self, key: &str) -> u64 {
+        let store = SqliteStore::open(self.store_path()).unwrap();
+        store.peek(key).unwrap().unwrap().step
+    }
+
     pub fn max_id(&self, key: &str) -> u64 {
         let store = SqliteStore::open(self.store_path()).unwrap();
         store.peek(key).unwrap().unwrap().max_id
@@ -143,6 +148,16 @@ impl Server {
         answer(
             self.agent
                 .post(&format!("{}{path}", self.base))
+                .send_empty(),
+        )
+    }
+
+    /// POST with `Authorization: Bearer {token}`.
+    pub fn post_as(&self, path: &str, token: &str) -> Answer {
+        answer(
+            self.agent
+                .post(&format!("{}{path}", self.base))
+                .header("Authorization", &format!("Bearer {token}"))
                 .send_empty(),
         )
     }

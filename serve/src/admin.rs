@@ -1,0 +1,241 @@
+//! The admin routes: the open keys, and a key created or recovered through the server's
+//! own store. They need the `admin` scope when the server has tokens (no other scope
+//! reaches them), and are open on loopback without tokens, as every route is.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /v1/admin/keys` | `{"store","keys":[..],"opening":[..]}`: each open key's status as `GET /v1/segment/{key}/status` gives it |
+//! | `POST /v1/admin/segment/{key}?start=N&step=S` | 201 `{"key","start","step"}`: the key created with its first ID and step |
+//! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | 200 `{"key","max_id","step","open_here"}`: the key raised above `N` |
+//! | `POST /v1/admin/segment/{key}/step?step=S` | 200 `{"key","max_id","step","open_here"}`: the key's stored step set, `max_id` left alone |
+//!
+//! | refusal | status, kind |
+//! |---|---|
+//! | a parameter missing or not a whole number | 400 `BAD_PARAMETER` |
+//! | a key or step the store cannot hold, a negative start | 400 `INVALID_KEY`, `INVALID_CONFIG` |
+//! | create: the key has a row | 409 `KEY_EXISTS` |
+//! | create: the key had a row that went above `start` | 409 `REWOUND`, with the store's message |
+//! | step: the key has no row | 404 `UNKNOWN_KEY` (409 `REWOUND` if it had one that is gone) |
+//! | segment mode off | 404 `MODE_OFF` |
+//! | the store cannot serve | 503 `UNAVAILABLE`, `Retry-After` |
+//!
+//! A recovery never lowers a key: the row ends at the highest of `above + 1`, the row and
+//! the key's mark. A key open on this server keeps issuing from the segments it holds,
+//! which are below the raised row; a key that this server refuses as `REWOUND` stays
+//! refused until the server restarts (`open_here` says whether the key is open here).
+//! Every allocator of the key, this server's included, learns a step set at its next
+//! fetch and sizes the fetches after it by it (never below the stored step).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use ferroflake_segment::{KeyRecord, SegmentError, SegmentStore};
+use serde_json::json;
+
+use crate::issue::{refused, segment_off, Mode};
+use crate::refusal::Refusal;
+use crate::routes::{json_response, key_from, status_json};
+use crate::server::AppState;
+
+type Shared = Arc<AppState>;
+
+/// The step of a row a recovery makes again, unless the request gives one (as
+/// `ferroflake segment recover`).
+const RECOVER_STEP: u64 = 1000;
+
+/// `GET /v1/admin/keys`.
+pub(crate) async fn keys(State(state): State<Shared>) -> Response {
+    match &state.segments {
+        None => refused(&state, Mode::Segment, segment_off()).json(),
+        Some(s) => {
+            let body = json!({
+                "store": s.label(),
+                "keys": s.status().iter().map(status_json).collect::<Vec<_>>(),
+                "opening": s.opening(),
+            });
+            json_response(StatusCode::OK, body.to_string())
+        }
+    }
+}
+
+/// `POST /v1/admin/segment/{key}?start=N&step=S`.
+pub(crate) async fn create(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let query = params(query)?;
+        let start: i64 = required(&query, "start")?;
+        let step: u64 = required(&query, "step")?;
+        let store = store(&state)?;
+        let owned = key.clone();
+        on_the_store(move || store.create(&owned, start, step))
+            .await
+            .map_err(|e| store_refusal(&e))?;
+        tracing::info!(
+            event = "admin_key_created",
+            key,
+            start,
+            step,
+            "segment key created"
+        );
+        Ok::<_, Refusal>(json!({ "key": key, "start": start.to_string(), "step": step }))
+    }
+    .await;
+    match result {
+        Ok(body) => json_response(StatusCode::CREATED, body.to_string()),
+        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
+    }
+}
+
+/// `POST /v1/admin/segment/{key}/recover?above=N[&step=S]`.
+pub(crate) async fn recover(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let query = params(query)?;
+        let above: u64 = required(&query, "above")?;
+        let step: u64 = optional(&query, "step")?.unwrap_or(RECOVER_STEP);
+        let store = store(&state)?;
+        let owned = key.clone();
+        let row = on_the_store(move || store.recover(&owned, above, step))
+            .await
+            .map_err(|e| store_refusal(&e))?;
+        tracing::warn!(
+            event = "admin_key_recovered",
+            key,
+            above,
+            max_id = row.max_id,
+            "segment key recovered: its next range starts at max_id"
+        );
+        Ok::<_, Refusal>(row_json(&state, &key, row))
+    }
+    .await;
+    match result {
+        Ok(body) => json_response(StatusCode::OK, body.to_string()),
+        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
+    }
+}
+
+/// `POST /v1/admin/segment/{key}/step?step=S`.
+pub(crate) async fn set_step(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let query = params(query)?;
+        let step: u64 = required(&query, "step")?;
+        let store = store(&state)?;
+        let owned = key.clone();
+        let row = on_the_store(move || store.set_step(&owned, step))
+            .await
+            .map_err(|e| store_refusal(&e))?;
+        tracing::info!(
+            event = "admin_step_set",
+            key,
+            step,
+            "segment key's step set"
+        );
+        Ok::<_, Refusal>(row_json(&state, &key, row))
+    }
+    .await;
+    match result {
+        Ok(body) => json_response(StatusCode::OK, body.to_string()),
+        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
+    }
+}
+
+/// A key's row after a change, and whether the key is open on this server.
+fn row_json(state: &AppState, key: &str, row: KeyRecord) -> serde_json::Value {
+    let open_here = state
+        .segments
+        .as_ref()
+        .is_some_and(|s| s.cached(key).is_some());
+    json!({
+        "key": key,
+        "max_id": row.max_id.to_string(),
+        "step": row.step,
+        "open_here": open_here,
+    })
+}
+
+fn store(state: &AppState) -> Result<Arc<dyn SegmentStore>, Refusal> {
+    let segments = state.segments.as_ref().ok_or_else(segment_off)?;
+    Ok(Arc::clone(segments.store()))
+}
+
+/// Runs a store call on the blocking pool: stores block.
+async fn on_the_store<T: Send + 'static>(
+    call: impl FnOnce() -> Result<T, SegmentError> + Send + 'static,
+) -> Result<T, SegmentError> {
+    tokio::task::spawn_blocking(call).await.unwrap_or_else(|e| {
+        Err(SegmentError::Unavailable {
+            store: "serve".to_owned(),
+            detail: format!("the store call failed: {e}"),
+        })
+    })
+}
+
+/// A store's refusal of an admin call: a conflict with the key's row is 409, not the
+/// 503 an ID request gets for a rewound key.
+fn store_refusal(e: &SegmentError) -> Refusal {
+    match e {
+        SegmentError::KeyExists { .. } | SegmentError::Rewound { .. } => Refusal {
+            status: StatusCode::CONFLICT,
+            kind: e.name(),
+            message: e.to_string(),
+            retry: false,
+        },
+        other => Refusal::segment(other),
+    }
+}
+
+fn params(
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<HashMap<String, String>, Refusal> {
+    query.map(|Query(q)| q).map_err(|e| {
+        Refusal::bad_input(
+            "BAD_PARAMETER",
+            format!("the query string does not parse: {e}"),
+        )
+    })
+}
+
+fn optional<T: std::str::FromStr>(
+    query: &HashMap<String, String>,
+    name: &str,
+) -> Result<Option<T>, Refusal> {
+    let Some(text) = query.get(name) else {
+        return Ok(None);
+    };
+    let shown: String = text.chars().take(40).collect();
+    text.parse().map(Some).map_err(|_| {
+        Refusal::bad_input(
+            "BAD_PARAMETER",
+            format!("{name}={shown:?} is not a whole number in range"),
+        )
+    })
+}
+
+fn required<T: std::str::FromStr>(
+    query: &HashMap<String, String>,
+    name: &str,
+) -> Result<T, Refusal> {
+    optional(query, name)?.ok_or_else(|| {
+        Refusal::bad_input(
+            "BAD_PARAMETER",
+            format!("the query parameter {name} is missing"),
+        )
+    })
+}
