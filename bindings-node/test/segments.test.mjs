@@ -148,6 +148,20 @@ test('bad input to every segment function is a coded error; unreachable stores r
   allocator.close()
 })
 
+test('a SQLite file deleted whole is caught by this host\'s record: the key made again is REWOUND', async () => {
+  // Made again at 1, the key would repeat every ID the lost file issued.
+  const path = storePath()
+  const allocator = await SegmentAllocator.open({ store: path })
+  await allocator.createKey('lost', { start: 1, step: 10 })
+  assert.deepEqual((await allocator.key('lost')).nextIds(15), Array.from({ length: 15 }, (_, i) => i + 1))
+  allocator.close()
+  for (const side of ['', '-wal', '-shm']) rmSync(path + side, { force: true })
+  const again = await SegmentAllocator.open({ store: path })
+  await assert.rejects(again.createKey('lost', { start: 1, step: 10 }),
+    (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_REWOUND' && /lost/.test(e.message))
+  again.close()
+})
+
 test('a hard link to an open SQLite file is refused; a symbolic link is the same name', async () => {
   // SQLite keeps its write-ahead log beside each name: two names open at once would issue
   // the same IDs.

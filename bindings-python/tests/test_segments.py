@@ -24,6 +24,7 @@ from ferroflake import (
     SegmentClosedError,
     SegmentConfigError,
     SegmentError,
+    SegmentRewoundError,
     StoreUnavailableError,
     UnknownKeyError,
 )
@@ -63,6 +64,20 @@ def test_keys_issue_dense_increasing_ids_and_close_gives_the_rest_back(store: st
     allocator.close()  # idempotent
     with SegmentAllocator(store) as again:
         assert again.key("orders").next_id() == 163
+
+
+def test_a_deleted_table_file_is_caught_by_this_hosts_record(store: str, tmp_path: Path) -> None:
+    # Made again at 1, the key would repeat every ID the lost file issued: this host's
+    # record of where its ranges ended refuses that.
+    with SegmentAllocator(store) as allocator:
+        allocator.create_key("lost", start=1, step=10)
+        assert allocator.key("lost").next_ids(15) == list(range(1, 16))
+    for side in ("", "-wal", "-shm"):
+        (tmp_path / f"segments.db{side}").unlink(missing_ok=True)
+    with SegmentAllocator(store) as again:
+        with pytest.raises(SegmentRewoundError) as rewound:
+            again.create_key("lost", start=1, step=10)
+    assert rewound.value.kind == "REWOUND" and "lost" in str(rewound.value)
 
 
 def test_create_key_refuses_an_existing_key_unless_exist_ok(store: str) -> None:
