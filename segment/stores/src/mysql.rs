@@ -169,10 +169,41 @@ pub(crate) struct Connection {
     sql: Arc<Statements>,
 }
 
+/// Makes the marks table, if it is missing, with the character set and collation of the
+/// table's `biz_tag`: the marks then match keys as the table does, so a row deleted after
+/// use is still found by its mark when it is made again in a spelling the table folds
+/// onto the old one (`Orders` after `orders`, on Leaf's case-insensitive DDL). A table not
+/// there yet is made by [`sql::prepare_table`], with the marks beside it, both binary.
+fn marks_collated_as_keys(conn: &mut Conn, sql: &Statements) -> Result<(), Failure> {
+    let column: Option<(String, String)> = conn
+        .exec_first(
+            "SELECT CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = 'biz_tag'",
+            (&sql.table,),
+        )
+        .map_err(failure)?;
+    let Some((charset, collation)) = column else {
+        return Ok(());
+    };
+    // Names the server itself reported; anything else is not put into a statement.
+    let plain = |name: &str| {
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    if !(plain(&charset) && plain(&collation)) {
+        return Ok(());
+    }
+    let binary = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
+    debug_assert!(sql.create_marks.contains(binary));
+    let collated = format!("CHARACTER SET {charset} COLLATE {collation}");
+    conn.query_drop(sql.create_marks.replacen(binary, &collated, 1))
+        .map_err(failure)
+}
+
 impl Connection {
     /// Connects and makes sure the table is there.
     fn open(opts: &Opts, sql: &Arc<Statements>) -> Result<Connection, Failure> {
         let mut conn = Conn::new(opts.clone()).map_err(failure)?;
+        marks_collated_as_keys(&mut conn, sql)?;
         sql::prepare_table(STORE, sql, |text| conn.query_drop(text).map_err(failure))?;
         Ok(Connection {
             conn,

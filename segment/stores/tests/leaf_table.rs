@@ -400,6 +400,30 @@ fn frozen_server_is_unavailable_not_a_hang(backend: &'static str) {
     assert!(after.start >= before.end, "{after:?} overlaps {before:?}");
 }
 
+/// On Leaf's case-insensitive DDL, a row deleted after use and made again in another
+/// spelling (`LEAF-DEMO` after `leaf-demo`) is the same row to the table: its mark,
+/// matched as the table matches keys, refuses the create below what it issued.
+#[test]
+#[ignore = "needs the servers of scripts/test-segment-stores.sh"]
+fn mysql_marks_match_keys_as_the_table_does() {
+    let _one = one_at_a_time();
+    let table = common::unique("leaf_ci_marks");
+    let mut raw = Raw::connect("mysql");
+    raw.run(
+        &format!("{LEAF_MYSQL_DDL} DEFAULT CHARSET=utf8 COLLATE=utf8_general_ci"),
+        &table,
+    );
+    raw.run(LEAF_ROW, &table);
+    let store = open(&format!("{}?table={table}", common::base_url("mysql")));
+    assert_eq!(store.allocate("leaf-demo", 2000).unwrap().range.end, 7000);
+    raw.run("DELETE FROM {table} WHERE biz_tag = 'leaf-demo'", &table);
+    match store.create("LEAF-DEMO", 1, 10) {
+        Err(SegmentError::Rewound { detail, .. }) => assert!(detail.contains("7000"), "{detail}"),
+        other => panic!("made again below its mark: {other:?}"),
+    }
+    assert!(store.peek("LEAF-DEMO").is_err(), "no row was made");
+}
+
 /// 300 other spellings of `key` that a case-insensitive, PAD SPACE collation folds onto
 /// it: every mix of case, then trailing spaces.
 fn spellings(key: &str) -> Vec<String> {
