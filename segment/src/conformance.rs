@@ -56,7 +56,8 @@ pub fn run_faults(fresh: FreshTampered<'_>) {
 }
 
 /// [`SegmentStore::recover`] makes a missing key at the floor plus one, raises a key below
-/// the floor, and never lowers a key above it.
+/// the floor, never lowers a key above it, and always moves a row that is there, so that a
+/// range taken before the recovery is not given back.
 pub fn recover_creates_and_never_lowers(fresh: Fresh<'_>) {
     let store = fresh();
     let made = store.recover("r", 99, 10).unwrap();
@@ -76,9 +77,25 @@ pub fn recover_creates_and_never_lowers(fresh: Fresh<'_>) {
     let kept = store.recover("r", 5, 50).unwrap();
     assert_eq!(
         (kept.max_id, kept.step),
-        (110, 10),
-        "a floor below the row lowers nothing, and the table's step stays"
+        (111, 10),
+        "a floor below the row lowers nothing (the row moves past itself), and the table's \
+         step stays"
     );
+    assert!(
+        !store
+            .give_back(
+                "r",
+                Range {
+                    start: 103,
+                    end: 110
+                },
+                110
+            )
+            .unwrap(),
+        "a range taken before the recovery does not go back: it may hold the IDs the \
+         floor names"
+    );
+    assert_eq!(store.peek("r").unwrap().unwrap().max_id, 111);
     assert_eq!(
         store.recover("r", 499, 10).unwrap().max_id,
         500,

@@ -58,7 +58,10 @@ pub fn row_below_mark(store: &str, key: &str, max_id: u64, mark: u64) -> Segment
 }
 
 /// Where [`recover`](crate::SegmentStore::recover) puts a key's `max_id`: above the
-/// operator's floor, and never below the row or the mark.
+/// operator's floor, never below the mark, and strictly above a row that is there. The
+/// row always moves, so that the give-back of a range taken before the recovery (which
+/// expects the row where that range left it) is refused: such a range may hold IDs the
+/// operator's floor says were issued elsewhere.
 ///
 /// # Errors
 /// [`SegmentError::InvalidConfig`] for a floor at or past the table's last ID.
@@ -72,7 +75,8 @@ pub fn recovered_max_id(
             detail: format!("--above {above}: the table's IDs end at 2^63 - 1"),
         });
     }
-    Ok((above + 1).max(row.unwrap_or(0)).max(mark.unwrap_or(0)))
+    let past_row = row.map_or(0, |max_id| (max_id + 1).min(crate::MAX_TABLE_ID));
+    Ok((above + 1).max(past_row).max(mark.unwrap_or(0)))
 }
 
 #[cfg(test)]
@@ -82,8 +86,9 @@ mod tests {
     #[test]
     fn recovery_never_lowers_anything() {
         assert_eq!(recovered_max_id(100, None, None).unwrap(), 101);
-        assert_eq!(recovered_max_id(100, Some(500), None).unwrap(), 500);
+        assert_eq!(recovered_max_id(100, Some(500), None).unwrap(), 501);
         assert_eq!(recovered_max_id(100, Some(50), Some(700)).unwrap(), 700);
+        assert_eq!(recovered_max_id(100, Some(700), Some(700)).unwrap(), 701);
         assert!(recovered_max_id(crate::MAX_TABLE_ID, None, None).is_err());
     }
 }

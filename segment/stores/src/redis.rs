@@ -105,6 +105,15 @@ local function at_most(a, b)
   end
   return true
 end
+-- A canonical number plus one, as text (Lua's numbers lose integers past 2^53); never past
+-- the table's last ID.
+local function plus_one(v)
+  if v == '9223372036854775807' then return v end
+  local i = #v
+  while i >= 1 and string.byte(v, i) == 57 do i = i - 1 end
+  if i == 0 then return '1' .. string.rep('0', #v) end
+  return string.sub(v, 1, i - 1) .. string.char(string.byte(v, i) + 1) .. string.rep('0', #v - i)
+end
 local function stamp(key, durable, ...)
   redis.call('HSET', key, 'run_id', run_id(), 'durable', durable,
     'update_time', redis.call('TIME')[1], ...)
@@ -187,9 +196,11 @@ if policy then return {'evicting', policy} end
 local row = redis.call('HMGET', KEYS[1], 'max_id', 'step')
 local mark = redis.call('HGET', KEYS[2], ARGV[4])
 local top = ARGV[1]
-for _, v in ipairs({row[1] or false, mark or false}) do
+for i, v in ipairs({row[1] or false, mark or false}) do
   if v then
     if not canonical(v) then return {'malformed', tostring(row[1]), tostring(row[2])} end
+    -- Strictly above the row (marks::recovered_max_id): a range taken before cannot go back.
+    if i == 1 then v = plus_one(v) end
     if not at_most(v, top) then top = v end
   end
 end
