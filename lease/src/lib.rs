@@ -66,5 +66,5 @@ pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
 pub use leased::{LeaseStatus, LeasedGenerator};
 pub use protocol::Loss;
-pub use registry::{Grant, LeaseRequest, Registry};
+pub use registry::{Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView};
 pub use token::new_token;

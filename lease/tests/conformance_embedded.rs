@@ -45,4 +45,5 @@ checks!(
     new_namespace_has_a_floor,
     records_lost_under_a_live_holder,
     restored_starts_a_floor,
+    list_shows_holders_and_states,
 );
