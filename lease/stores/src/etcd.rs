@@ -676,6 +676,11 @@ impl EtcdRegistry {
         let floor_wait = self
             .floor_wait_of(&format!("{}/floor", self.prefix))
             .await?;
+        // Unread otherwise, but a garbled count is refused here as claims refuse it.
+        let namespace = self.namespace_key();
+        if let Some((value, ..)) = self.get(&namespace).await? {
+            self.stored_number(&namespace, &value)?;
+        }
         let claims = self.list_leased("claims").await?;
         let holders = self.list_leased("holders").await?;
         let epochs = self.list("epochs").await?;

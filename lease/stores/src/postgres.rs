@@ -563,7 +563,7 @@ impl PostgresRegistry {
                 .await?;
             let now_ms = now_us(&tx).await? / 1000;
             let sql = format!(
-                "SELECT node_id, holder, {ROW_COLUMNS} FROM {} ORDER BY node_id",
+                "SELECT node_id, holder, claimed, {ROW_COLUMNS} FROM {} ORDER BY node_id",
                 self.table
             );
             let rows = match tx.query(&sql, &[]).await {
@@ -578,6 +578,8 @@ impl PostgresRegistry {
                 let node_id: i64 = r.get("node_id");
                 let row = self.decode_row(r, node_id)?;
                 if node_id < 0 {
+                    // Unread otherwise, but refused here as claims refuse it.
+                    self.number(r, node_id, "claimed")?;
                     floor_until_ms = row.floor_until_ms;
                     continue;
                 }

@@ -659,6 +659,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn scan_patterns_match_the_prefix_literally() {
+        assert_eq!(glob_escaped("ff:lease:node:"), "ff:lease:node:");
+        assert_eq!(glob_escaped(r"a*b?[c]\d"), r"a\*b\?\[c\]\\d");
+    }
+
+    #[test]
     fn evicting_redis_is_refused() {
         assert_eq!(eviction_refusal("0", "noeviction"), None);
         assert_eq!(eviction_refusal("0", "allkeys-lru"), None);
