@@ -160,7 +160,9 @@ pub struct NodeView {
     pub state: NodeState,
     /// When the claim lapses unless renewed, on the registry's clock (see
     /// [`RegistryView::now_ms`]); `None` unless [`NodeState::Held`] or
-    /// [`NodeState::Quarantined`].
+    /// [`NodeState::Quarantined`]. On etcd, which keeps no TTL apart from the quarantine,
+    /// it is the end of the claim's etcd lease (TTL + quarantine), and a claim in its
+    /// quarantine lists as held: claims find it taken either way.
     pub expires_ms: Option<u64>,
     /// The recorded high-water mark (issuing time, Unix ms; 0 if none).
     pub high_water_ms: u64,

@@ -5,7 +5,8 @@
 //!
 //! Keys under the prefix `P`:
 //! - `P/claims/ID` = owner token, attached to the claim's etcd lease (gone when it expires);
-//! - `P/holders/ID` = who holds it, on the same lease;
+//! - `P/holders/ID` = who holds it, on the same lease; a release keeps it, off any lease,
+//!   so that [`Registry::list`] still names who gave the id back;
 //! - `P/marks/ID` = the high-water mark, 20 zero-padded digits, never on a lease;
 //! - `P/epochs/ID` = the last epoch handed out for the id, never on a lease;
 //! - `P/namespace` = how many ids have ever been claimed (ids are first claimed

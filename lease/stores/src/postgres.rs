@@ -7,7 +7,8 @@
 //! - `node_id = -1`: the namespace marker: `floor_until_ms` and `claimed` (how many ids
 //!   have ever been claimed; ids are first claimed lowest-first, so every id below
 //!   `claimed` must have a row). Claims lock it, so claims in one table take turns.
-//! - `node_id >= 0`: `token` (NULL once released), `holder`, `expires_ms`, `high_water_ms`,
+//! - `node_id >= 0`: `token` (NULL once released), `holder` (kept on release, for
+//!   [`Registry::list`]), `expires_ms`, `high_water_ms`,
 //!   `epoch`, and `floor_until_ms` when the row was found lost.
 //!
 //! **Lost records.** When the marker is missing (a new table, `DELETE FROM`, `TRUNCATE`,
