@@ -455,6 +455,33 @@ pub enum LeaseCommand {
     /// issues; by then every holder the registry forgot has stopped, because its renewals
     /// fail against the restored records. Safe to run at any time; it only delays starts.
     Restored(LeaseRestoredArgs),
+    /// Show a registry's node ids: who holds each (as the holder named itself), its
+    /// state (held, quarantined, expired, released), when the claim expires unless
+    /// renewed, and the high-water mark the next holder waits past; and the lost-records
+    /// floor, if one runs. Reads only: it claims nothing and starts no floor.
+    List(LeaseListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LeaseListArgs {
+    /// The registry: an absolute directory path or file:///path (the embedded registry),
+    /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
+    #[arg(long, value_name = "URL")]
+    pub lease: String,
+
+    /// How to print the node ids.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
+}
+
+/// How `lease list` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// An aligned table, one node id per line, under a line naming the registry.
+    Text,
+    /// One JSON object: the registry (any password hidden), its clock, the floor and the
+    /// node ids.
+    Json,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod decode;
 mod failure;
 mod iso;
 mod layout_view;
+mod lease_list;
 mod lease_restored;
 mod mask;
 mod next;
@@ -57,6 +58,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Unmask(args) => mask::run(args, mask::Direction::Unmask, &mut out),
         Command::Segment(command) => segment::run(command, &mut out),
         Command::Lease(args::LeaseCommand::Restored(args)) => lease_restored::run(args, &mut out),
+        Command::Lease(args::LeaseCommand::List(args)) => lease_list::run(args, &mut out),
         Command::Serve(_) => unreachable!("main runs the service before this"),
     };
     let flushed = out.flush();

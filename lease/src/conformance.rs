@@ -34,7 +34,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{Grant, LeaseError, LeaseRequest, Registry};
+use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry};
 
 /// A registry over a fresh, empty namespace, and ways to lose its records.
 pub struct Namespace {
@@ -138,6 +138,7 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     records_lost_under_a_live_holder(fresh, timing);
     floor_covers_the_longest_ttl(fresh, timing);
     restored_starts_a_floor(fresh, timing);
+    list_shows_holders_and_states(fresh, timing);
 }
 
 /// Claims get distinct ids in range, distinct ≥128-bit tokens, and distinct epochs.
@@ -614,4 +615,88 @@ fn sleep_until(when: Instant) {
     if let Some(left) = when.checked_duration_since(Instant::now()) {
         thread::sleep(left);
     }
+}
+
+/// [`Registry::list`]: an empty namespace lists no ids and no floor (listing starts none);
+/// after two claims and one release it lists both ids by node id, with their holders'
+/// names, epochs, states (held with an expiry ahead, released), and the marks renewed and
+/// released with; a floor started by [`Registry::restored`] shows.
+pub fn list_shows_holders_and_states(fresh: Fresh<'_>, timing: Timing) {
+    let registry = fresh().registry;
+    for _ in 0..2 {
+        let empty = registry
+            .list()
+            .unwrap_or_else(|e| panic!("listing an empty namespace: {e}"));
+        assert_eq!(empty.nodes, [], "an empty namespace lists no ids");
+        assert_eq!(
+            empty.floor_until_ms, None,
+            "an empty namespace has no floor, and listing starts none"
+        );
+    }
+    let window = timing.ttl + timing.quarantine;
+    let claimed_at = Instant::now();
+    let first = registry
+        .acquire(&timing.request(4, "conformance list one"))
+        .expect("free id");
+    let second = registry
+        .acquire(&timing.request(4, "conformance list two"))
+        .expect("free id");
+    let (released_mark, renewed_mark) = (1_700_000_000_123, 1_700_000_000_456);
+    registry
+        .renew(&second, timing.ttl, renewed_mark)
+        .unwrap_or_else(|e| panic!("renewing a fresh claim: {e}"));
+    registry
+        .release(&first, released_mark)
+        .expect("release of a held claim");
+    let view = registry.list().unwrap_or_else(|e| panic!("listing: {e}"));
+    let ids: Vec<u64> = view.nodes.iter().map(|n| n.node_id).collect();
+    let mut expected = vec![first.node_id, second.node_id];
+    expected.sort_unstable();
+    assert_eq!(ids, expected, "both ids, by node id, and nothing else");
+    let entry = |id: u64| -> &NodeView { view.nodes.iter().find(|n| n.node_id == id).unwrap() };
+    let (released, held) = (entry(first.node_id), entry(second.node_id));
+    assert_eq!(released.holder.as_deref(), Some("conformance list one"));
+    assert_eq!(released.state, NodeState::Released, "{released:?}");
+    assert_eq!(released.epoch, first.epoch);
+    assert_eq!(released.expires_ms, None, "a released id has no expiry");
+    assert_eq!(
+        released.high_water_ms, released_mark,
+        "the final mark as released"
+    );
+    assert_eq!(held.holder.as_deref(), Some("conformance list two"));
+    assert_eq!(held.state, NodeState::Held, "{held:?}");
+    assert_eq!(held.epoch, second.epoch);
+    assert_eq!(held.high_water_ms, renewed_mark, "the mark renewed with");
+    let expires = held.expires_ms.expect("a held claim has an expiry");
+    assert!(
+        expires > view.now_ms && expires <= view.now_ms + crate::protocol::ms(window),
+        "a held claim expires ahead, within TTL + quarantine: {expires} at {}",
+        view.now_ms
+    );
+    for n in &view.nodes {
+        assert_eq!(
+            (n.since_ms, n.last_renewal_ms, n.clock_skew_ms),
+            (None, None, None),
+            "not recorded yet"
+        );
+    }
+    if claimed_at.elapsed() + timing.slack < window {
+        assert!(
+            view.floor_until_ms.is_some(),
+            "the new namespace's floor runs for {window:?} after the first claim"
+        );
+    }
+    registry
+        .restored(window)
+        .unwrap_or_else(|e| panic!("restored: {e}"));
+    let after = registry.list().unwrap_or_else(|e| panic!("listing: {e}"));
+    let floor = after
+        .floor_until_ms
+        .expect("a floor started by `restored` shows");
+    assert!(
+        floor + crate::protocol::ms(timing.slack) >= after.now_ms + crate::protocol::ms(window),
+        "the floor lasts the window asked for: ends {floor}, now {}",
+        after.now_ms
+    );
+    assert_eq!(after.nodes.len(), 2, "`restored` changes no record");
 }

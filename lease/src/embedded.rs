@@ -40,7 +40,7 @@ use crate::protocol::{lost_records_window, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, 
 use crate::records::{Claim, Records, FORMAT};
 use crate::token::new_token;
 use crate::witness::{change_time_ns, Witness};
-use crate::{Grant, LeaseError, LeaseRequest, Registry};
+use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry, RegistryView};
 
 const RECORDS_FILE: &str = "leases.json";
 const LOCK_FILE: &str = "leases.lock";
@@ -361,6 +361,38 @@ impl Registry for EmbeddedRegistry {
             records.start_floor(moment.now_ms, &moment.boot_id, moment.window);
             Ok((moment.window, true))
         })
+    }
+
+    fn list(&self) -> Result<RegistryView, LeaseError> {
+        // Under the lock, so that no write is seen half done; nothing is written, and
+        // missing or stale records start no floor here (the next claim starts it).
+        let _lock = self.lock()?;
+        let Some(records) = self.load()? else {
+            return Ok(RegistryView::new(host_now_ms(), 0, Vec::new()));
+        };
+        let (now_ms, boot) = (host_now_ms(), boot_id());
+        let nodes = records
+            .nodes
+            .iter()
+            .map(|(&id, r)| {
+                // As a claim judges it: a record from an earlier boot has lapsed.
+                let state = NodeState::of(r.token.is_some(), r.standing(now_ms, &boot));
+                NodeView::new(
+                    id,
+                    Some(r.holder.clone()),
+                    r.epoch,
+                    state,
+                    r.expires_ms,
+                    r.high_water_ms,
+                )
+            })
+            .collect();
+        let floor = if records.floor_boot_id == boot {
+            records.floor_until_ms
+        } else {
+            0
+        };
+        Ok(RegistryView::new(now_ms, floor, nodes))
     }
 
     fn name(&self) -> &str {

@@ -4,7 +4,8 @@
 //! generators sharing a node id; this crate hands node ids out under leases and makes a
 //! generator refuse to issue once it can no longer prove it holds its id.
 //!
-//! - [`Registry`]: where ids are claimed, renewed and released. [`EmbeddedRegistry`] is
+//! - [`Registry`]: where ids are claimed, renewed and released, and listed for operators
+//!   ([`Registry::list`]: holders, states, expiries, high-water marks, the floor). [`EmbeddedRegistry`] is
 //!   the default: a local directory shared by the processes of one host, no server.
 //!   Distributed backends (etcd, Redis, ZooKeeper, PostgreSQL) live in
 //!   `ferroflake-lease-stores`.
@@ -66,5 +67,5 @@ pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
 pub use leased::{LeaseStatus, LeasedGenerator};
 pub use protocol::Loss;
-pub use registry::{Grant, LeaseRequest, Registry};
+pub use registry::{Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView};
 pub use token::new_token;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::protocol::{lost_records_window, Loss, LONGEST_WINDOW};
+use crate::protocol::{lost_records_window, Loss, Standing, LONGEST_WINDOW};
 use crate::LeaseError;
 
 /// What a process asks a registry for.
@@ -100,6 +100,136 @@ impl Grant {
     }
 }
 
+/// Where a node id stands, as a claim made at the same instant would find it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NodeState {
+    /// Held and within its TTL: nobody may claim it.
+    Held,
+    /// Past its TTL but within its holder's quarantine: nobody may claim it, and its
+    /// holder may not renew it.
+    Quarantined,
+    /// Past its TTL and quarantine without a release: claimable (its holder stopped at its
+    /// own deadline).
+    Expired,
+    /// Given back by its holder: claimable.
+    Released,
+}
+
+impl NodeState {
+    /// The state of a record that carries an owner token (`held`) and has `standing`, as
+    /// [`protocol::standing`](crate::protocol::standing) judges it for a claim.
+    pub fn of(held: bool, standing: Standing) -> NodeState {
+        match (held, standing) {
+            (false, _) => NodeState::Released,
+            (true, Standing::Live) => NodeState::Held,
+            (true, Standing::Quarantined) => NodeState::Quarantined,
+            (true, Standing::Free) => NodeState::Expired,
+        }
+    }
+
+    /// Whether a claim may take the id now.
+    pub fn is_claimable(self) -> bool {
+        matches!(self, NodeState::Expired | NodeState::Released)
+    }
+
+    /// A lower-case word for output: "held", "quarantined", "expired", "released".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Held => "held",
+            NodeState::Quarantined => "quarantined",
+            NodeState::Expired => "expired",
+            NodeState::Released => "released",
+        }
+    }
+}
+
+/// What a registry records of one node id, for operators ([`Registry::list`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NodeView {
+    /// The node id.
+    pub node_id: u64,
+    /// Who holds it, or held it last, as that holder named itself
+    /// ([`LeaseRequest::holder`]; "host:pid" by default). `None` where the registry no
+    /// longer records it (etcd forgets the holder of a claim that expired unreleased).
+    pub holder: Option<String>,
+    /// The epoch of the current (or last) claim.
+    pub epoch: u64,
+    /// Where it stands now.
+    pub state: NodeState,
+    /// When the claim lapses unless renewed, on the registry's clock (see
+    /// [`RegistryView::now_ms`]); `None` unless [`NodeState::Held`] or
+    /// [`NodeState::Quarantined`]. On etcd, which keeps no TTL apart from the quarantine,
+    /// it is the end of the claim's etcd lease (TTL + quarantine), and a claim in its
+    /// quarantine lists as held: claims find it taken either way.
+    pub expires_ms: Option<u64>,
+    /// The recorded high-water mark (issuing time, Unix ms; 0 if none).
+    pub high_water_ms: u64,
+    /// When the current claim was made (registry clock). Not recorded yet: always `None`
+    /// until registries record it at each claim.
+    pub since_ms: Option<u64>,
+    /// When the claim was last renewed (registry clock). Not recorded yet: always `None`
+    /// until registries record it at each renewal.
+    pub last_renewal_ms: Option<u64>,
+    /// The holder's wall clock minus the registry's at its last renewal, in ms. Not
+    /// recorded yet: always `None` until registries record it at each renewal.
+    pub clock_skew_ms: Option<i64>,
+}
+
+impl NodeView {
+    /// A view with the fields every registry records, and `None` for the rest.
+    pub fn new(
+        node_id: u64,
+        holder: Option<String>,
+        epoch: u64,
+        state: NodeState,
+        expires_ms: u64,
+        high_water_ms: u64,
+    ) -> NodeView {
+        let unexpired = matches!(state, NodeState::Held | NodeState::Quarantined);
+        NodeView {
+            node_id,
+            holder,
+            epoch,
+            state,
+            expires_ms: unexpired.then_some(expires_ms),
+            high_water_ms,
+            since_ms: None,
+            last_renewal_ms: None,
+            clock_skew_ms: None,
+        }
+    }
+}
+
+/// A registry's records as [`Registry::list`] reads them, at one instant of its clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RegistryView {
+    /// The registry's clock when it was read, in ms: Unix time on the servers (etcd: the
+    /// reading host's wall clock, since etcd has none), the host's boot clock
+    /// (`CLOCK_BOOTTIME`) for the embedded registry. Expiries and floors are on it.
+    pub now_ms: u64,
+    /// When the namespace's lost-records floor ends (registry clock), if one is running:
+    /// claims made before then wait it out before their holders issue.
+    pub floor_until_ms: Option<u64>,
+    /// One entry per node id the registry has a record of, by node id.
+    pub nodes: Vec<NodeView>,
+}
+
+impl RegistryView {
+    /// A view at `now_ms`, keeping the floor only if it ends after `now_ms`, and sorting
+    /// `nodes` by node id.
+    pub fn new(now_ms: u64, floor_until_ms: u64, mut nodes: Vec<NodeView>) -> RegistryView {
+        nodes.sort_by_key(|n| n.node_id);
+        RegistryView {
+            now_ms,
+            floor_until_ms: (floor_until_ms > now_ms).then_some(floor_until_ms),
+            nodes,
+        }
+    }
+}
+
 /// A store that hands out node ids under leases.
 pub trait Registry: Send + Sync {
     /// Claims a free node id (or one whose holder's TTL plus quarantine has passed).
@@ -136,6 +266,18 @@ pub trait Registry: Send + Sync {
     /// # Errors
     /// [`LeaseError::Unavailable`] if the store cannot be reached; nothing changed then.
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError>;
+
+    /// Reads every node id's record and the namespace's floor, for operators: holders,
+    /// states decided as a claim at the same instant would decide them (on the registry's
+    /// clock, with the protocol's functions), expiries and high-water marks.
+    ///
+    /// Reads only: it claims, renews, releases and starts nothing, not even the floor a
+    /// claim would start on finding the records missing (an empty namespace lists no ids).
+    ///
+    /// # Errors
+    /// [`LeaseError::Unavailable`] if the store cannot be reached; [`LeaseError::Store`]
+    /// if a record is unreadable (as a claim would report it: never skipped).
+    fn list(&self) -> Result<RegistryView, LeaseError>;
 
     /// A short name for messages: "embedded", "etcd", "redis", "zookeeper", "postgres".
     fn name(&self) -> &str;

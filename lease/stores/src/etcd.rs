@@ -5,7 +5,8 @@
 //!
 //! Keys under the prefix `P`:
 //! - `P/claims/ID` = owner token, attached to the claim's etcd lease (gone when it expires);
-//! - `P/holders/ID` = who holds it, on the same lease;
+//! - `P/holders/ID` = who holds it, on the same lease; a release keeps it, off any lease,
+//!   so that [`Registry::list`] still names who gave the id back;
 //! - `P/marks/ID` = the high-water mark, 20 zero-padded digits, never on a lease;
 //! - `P/epochs/ID` = the last epoch handed out for the id, never on a lease;
 //! - `P/namespace` = how many ids have ever been claimed (ids are first claimed
@@ -63,7 +64,9 @@ use etcd_client::{
     PutOptions, Txn, TxnOp, TxnOpResponse,
 };
 use ferroflake_lease::protocol::{self, Candidate, RecordView};
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
+use ferroflake_lease::{
+    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
+};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
@@ -751,6 +754,129 @@ impl EtcdRegistry {
     }
 }
 
+impl EtcdRegistry {
+    /// As [`EtcdRegistry::write_mark_if_held`] with the claim deleted, but the holder's
+    /// name kept off the etcd lease, so that a listing still says who released the id.
+    async fn release_keeping_holder(&self, grant: &Grant, mark: u64) -> Result<bool, LeaseError> {
+        let claim = self.key("claims", grant.node_id);
+        let holders = self.key("holders", grant.node_id);
+        let holder = self.get(&holders).await?.map(|(value, ..)| value);
+        let mut ops = vec![
+            TxnOp::put(self.key("marks", grant.node_id), mark_value(mark), None),
+            TxnOp::delete(claim.clone(), None),
+        ];
+        ops.push(match holder {
+            Some(name) => TxnOp::put(holders, name, None),
+            None => TxnOp::delete(holders, None),
+        });
+        let txn = Txn::new()
+            .when([Compare::value(
+                claim,
+                CompareOp::Equal,
+                grant.token.as_bytes(),
+            )])
+            .and_then(ops);
+        let response = self
+            .client
+            .clone()
+            .txn(txn)
+            .await
+            .map_err(|e| self.failed("releasing", e))?;
+        Ok(response.succeeded())
+    }
+
+    /// The keys under `P/kind/`, by node id: value and etcd lease (0: none).
+    async fn list_leased(&self, kind: &str) -> Result<BTreeMap<u64, (Vec<u8>, i64)>, LeaseError> {
+        let under = format!("{}/{kind}/", self.prefix);
+        let listed = self
+            .client
+            .clone()
+            .get(under.as_str(), Some(GetOptions::new().with_prefix()))
+            .await
+            .map_err(|e| self.failed(&format!("listing {kind}"), e))?;
+        Ok(listed
+            .kvs()
+            .iter()
+            .filter_map(|kv| {
+                let id = kv.key_str().ok()?.strip_prefix(&under)?.parse().ok()?;
+                Some((id, (kv.value().to_vec(), kv.lease())))
+            })
+            .collect())
+    }
+
+    /// Every id's keys and the namespace floor, on this host's clock (etcd has none).
+    ///
+    /// A claim key is on an etcd lease of TTL + quarantine, and etcd records no TTL apart:
+    /// a claim lists as held until its etcd lease ends (its expiry), as claims find it
+    /// taken until then. Without a claim key, an id whose holder key outlived its etcd
+    /// lease was released (the holder is kept on release); else it expired, and its
+    /// holder went with the etcd lease.
+    async fn view(&self) -> Result<RegistryView, LeaseError> {
+        let floor_wait = self
+            .floor_wait_of(&format!("{}/floor", self.prefix))
+            .await?;
+        // Unread otherwise, but a garbled count is refused here as claims refuse it.
+        let namespace = self.namespace_key();
+        if let Some((value, ..)) = self.get(&namespace).await? {
+            self.stored_number(&namespace, &value)?;
+        }
+        let claims = self.list_leased("claims").await?;
+        let holders = self.list_leased("holders").await?;
+        let epochs = self.list("epochs").await?;
+        let marks = self.list("marks").await?;
+        let now_ms = local_now_us() / 1000;
+        let ids: std::collections::BTreeSet<u64> = claims
+            .keys()
+            .chain(holders.keys())
+            .chain(epochs.keys())
+            .chain(marks.keys())
+            .copied()
+            .collect();
+        let mut nodes = Vec::new();
+        for id in ids {
+            let number = |kind: &str, found: Option<&Vec<u8>>| match found {
+                Some(value) => self.stored_number(&self.key(kind, id), value),
+                None => Ok(0),
+            };
+            let epoch = number("epochs", epochs.get(&id))?;
+            let mark = number("marks", marks.get(&id))?;
+            let holder = match holders.get(&id) {
+                Some((value, _)) => Some(String::from_utf8(value.clone()).map_err(|_| {
+                    self.io.store_error(format!(
+                        "unreadable value at {} (not UTF-8)",
+                        self.key("holders", id)
+                    ))
+                })?),
+                None => None,
+            };
+            let (state, expires_ms) = match claims.get(&id) {
+                Some((_, lease)) => {
+                    let key = self.key("claims", id);
+                    match self.read_lease_ttl(&key, *lease).await? {
+                        LeaseTtl::Live { left_s, .. } => (
+                            NodeState::Held,
+                            now_ms.saturating_add(left_s.saturating_mul(1000)),
+                        ),
+                        // Past its etcd lease, not yet revoked: still taken.
+                        LeaseTtl::Expired => (NodeState::Quarantined, now_ms),
+                    }
+                }
+                None if holders.get(&id).is_some_and(|(_, lease)| *lease == 0) => {
+                    (NodeState::Released, 0)
+                }
+                None => (NodeState::Expired, 0),
+            };
+            nodes.push(NodeView::new(id, holder, epoch, state, expires_ms, mark));
+        }
+        let floor_until_ms = if floor_wait.is_zero() {
+            0
+        } else {
+            protocol::floor_until(now_ms, floor_wait)
+        };
+        Ok(RegistryView::new(now_ms, floor_until_ms, nodes))
+    }
+}
+
 impl Registry for EtcdRegistry {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         request.validate()?;
@@ -803,7 +929,7 @@ impl Registry for EtcdRegistry {
             .remove(&grant.token);
         self.io.run("releasing", CALL_TIMEOUT, async {
             // The final mark as given: the holder has stopped issuing.
-            let held = self.write_mark_if_held(grant, high_water_ms, true).await?;
+            let held = self.release_keeping_holder(grant, high_water_ms).await?;
             if let (true, Some(k)) = (held, keepalive) {
                 // The keys are gone already; revoking just frees the etcd lease early.
                 let _ = self.client.clone().lease_revoke(k.lease_id).await;
@@ -818,6 +944,11 @@ impl Registry for EtcdRegistry {
             CALL_TIMEOUT * 2,
             self.start_floor(window),
         )
+    }
+
+    fn list(&self) -> Result<RegistryView, LeaseError> {
+        self.io
+            .run("listing the records", CALL_TIMEOUT * 4, self.view())
     }
 
     fn name(&self) -> &str {

@@ -7,7 +7,8 @@
 //! - `node_id = -1`: the namespace marker: `floor_until_ms` and `claimed` (how many ids
 //!   have ever been claimed; ids are first claimed lowest-first, so every id below
 //!   `claimed` must have a row). Claims lock it, so claims in one table take turns.
-//! - `node_id >= 0`: `token` (NULL once released), `holder`, `expires_ms`, `high_water_ms`,
+//! - `node_id >= 0`: `token` (NULL once released), `holder` (kept on release, for
+//!   [`Registry::list`]), `expires_ms`, `high_water_ms`,
 //!   `epoch`, and `floor_until_ms` when the row was found lost.
 //!
 //! **Lost records.** When the marker is missing (a new table, `DELETE FROM`, `TRUNCATE`,
@@ -32,10 +33,12 @@
 use std::time::Duration;
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
+use ferroflake_lease::{
+    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
+};
 use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, Config, NoTls, Transaction};
+use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Transaction};
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
 use ferroflake_lease::new_token;
@@ -537,7 +540,7 @@ impl PostgresRegistry {
         }
         tx.execute(
             &format!(
-                "UPDATE {} SET token = NULL, holder = NULL, expires_ms = 0, high_water_ms = $2
+                "UPDATE {} SET token = NULL, expires_ms = 0, high_water_ms = $2
                  WHERE node_id = $1",
                 self.table
             ),
@@ -583,6 +586,71 @@ impl PostgresRegistry {
                 Outcome::Done(Answer::Floor(self.restored_tx(tx, window).await?))
             }
         })
+    }
+}
+
+impl PostgresRegistry {
+    /// Every row and the marker's floor, in one read-only transaction (no row locked, so
+    /// it waits for no claim).
+    async fn view(&self) -> Result<RegistryView, LeaseError> {
+        let mut slot = self.session.lock().await;
+        let client = self.open(&mut slot).await?;
+        let read = async {
+            let tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await?;
+            let now_ms = now_us(&tx).await? / 1000;
+            let sql = format!(
+                "SELECT node_id, holder, claimed, {ROW_COLUMNS} FROM {} ORDER BY node_id",
+                self.table
+            );
+            let rows = match tx.query(&sql, &[]).await {
+                Ok(rows) => rows,
+                // Dropped: no records (the next claim makes the table again).
+                Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Vec::new(),
+                Err(e) => return Err(Abort::Db(e)),
+            };
+            let mut floor_until_ms = 0;
+            let mut nodes = Vec::new();
+            for r in &rows {
+                let node_id: i64 = r.get("node_id");
+                let row = self.decode_row(r, node_id)?;
+                if node_id < 0 {
+                    // Unread otherwise, but refused here as claims refuse it.
+                    self.number(r, node_id, "claimed")?;
+                    floor_until_ms = row.floor_until_ms;
+                    continue;
+                }
+                let holder: Option<String> = r
+                    .try_get("holder")
+                    .map_err(|e| self.unreadable(node_id, format!("holder: {e}")))?;
+                let held = row.token.is_some();
+                let standing = protocol::standing(held, row.expires_ms, row.quarantine_ms, now_ms);
+                nodes.push(NodeView::new(
+                    self.number(r, node_id, "node_id")?,
+                    holder,
+                    row.epoch,
+                    NodeState::of(held, standing),
+                    row.expires_ms,
+                    row.high_water_ms,
+                ));
+            }
+            Ok::<_, Abort>(RegistryView::new(now_ms, floor_until_ms, nodes))
+        }
+        .await;
+        match read {
+            Ok(view) => Ok(view),
+            Err(Abort::Unreadable(detail)) => Err(self.io.store_error(detail)),
+            Err(Abort::Db(e)) => {
+                if e.is_closed() || e.as_db_error().is_none() {
+                    *slot = None;
+                }
+                Err(self.failed("listing the records", e))
+            }
+        }
     }
 }
 
@@ -643,6 +711,11 @@ impl Registry for PostgresRegistry {
             Outcome::Done(Answer::Floor(floor)) => Ok(floor),
             _ => unreachable!("starting a floor answers with the floor"),
         }
+    }
+
+    fn list(&self) -> Result<RegistryView, LeaseError> {
+        self.io
+            .run("listing the records", CALL_TIMEOUT, self.view())
     }
 
     fn name(&self) -> &str {

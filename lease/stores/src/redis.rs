@@ -43,7 +43,9 @@ use std::time::Duration;
 use ferroflake_lease::protocol;
 
 use crate::record::{candidates, number, Marker, Record};
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
+use ferroflake_lease::{
+    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
+};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 
@@ -548,6 +550,87 @@ impl RedisRegistry {
     }
 }
 
+/// How many `SCAN` calls a listing makes at most (1000 keys each, as a hint).
+const SCAN_ROUNDS: usize = 1 << 16;
+
+impl RedisRegistry {
+    /// The ids that have a key under the prefix, found with `SCAN` (not atomic:
+    /// [`RedisRegistry::view`] reads them again in one snapshot).
+    async fn node_ids(&self) -> Result<Vec<u64>, LeaseError> {
+        let mut connection = self.connection().await?;
+        let under = format!("{}node:", self.prefix);
+        let pattern = format!("{}*", glob_escaped(&under));
+        let mut ids = std::collections::BTreeSet::new();
+        let mut cursor = 0u64;
+        for _ in 0..SCAN_ROUNDS {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| self.failed("listing the records", e))?;
+            // A key whose suffix is no id is no record a claim reads: not listed either.
+            ids.extend(keys.iter().filter_map(|k| number(k.strip_prefix(&under)?)));
+            if next == 0 {
+                return Ok(ids.into_iter().collect());
+            }
+            cursor = next;
+        }
+        Err(self.io.unavailable(format!(
+            "listing the records: SCAN did not finish in {SCAN_ROUNDS} calls"
+        )))
+    }
+
+    /// Every record and the namespace floor, in one snapshot; writes nothing.
+    async fn view(&self) -> Result<RegistryView, LeaseError> {
+        let ids = self.node_ids().await?;
+        let mut keys = vec![self.marker_key()];
+        keys.extend(ids.iter().map(|&id| self.key(id)));
+        let snap = self.read(&keys).await?;
+        let now_ms = snap.now_ms();
+        let floor_until_ms = match stored(&snap.values[0]) {
+            None => 0,
+            Some(text) => {
+                Marker::decode(text)
+                    .ok_or_else(|| self.unreadable(&keys[0]))?
+                    .floor_until_ms
+            }
+        };
+        let mut nodes = Vec::new();
+        for ((&id, key), raw) in ids.iter().zip(&keys[1..]).zip(&snap.values[1..]) {
+            // Deleted since the scan: no record now.
+            let Some(text) = stored(raw) else { continue };
+            let r = Record::decode(text).ok_or_else(|| self.unreadable(key))?;
+            let held = r.token.is_some();
+            let standing = protocol::standing(held, r.expires_ms, r.quarantine_ms, now_ms);
+            nodes.push(NodeView::new(
+                id,
+                Some(r.holder),
+                r.epoch,
+                NodeState::of(held, standing),
+                r.expires_ms,
+                r.mark,
+            ));
+        }
+        Ok(RegistryView::new(now_ms, floor_until_ms, nodes))
+    }
+}
+
+/// `text` with Redis glob characters escaped, for `SCAN MATCH`.
+fn glob_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Why a Redis with this `maxmemory` and `maxmemory_policy` cannot hold the registry, if
 /// it cannot.
 fn eviction_refusal(maxmemory: &str, policy: &str) -> Option<String> {
@@ -607,6 +690,11 @@ impl Registry for RedisRegistry {
         )
     }
 
+    fn list(&self) -> Result<RegistryView, LeaseError> {
+        self.io
+            .run("listing the records", CALL_TIMEOUT * 2, self.view())
+    }
+
     fn name(&self) -> &str {
         "redis"
     }
@@ -615,6 +703,12 @@ impl Registry for RedisRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scan_patterns_match_the_prefix_literally() {
+        assert_eq!(glob_escaped("ff:lease:node:"), "ff:lease:node:");
+        assert_eq!(glob_escaped(r"a*b?[c]\d"), r"a\*b\?\[c\]\\d");
+    }
 
     #[test]
     fn evicting_redis_is_refused() {

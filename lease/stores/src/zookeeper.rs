@@ -47,7 +47,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ferroflake_lease::protocol;
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry};
+use ferroflake_lease::{
+    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
+};
 use zookeeper_client::{
     Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat, StateWatcher,
 };
@@ -586,6 +588,50 @@ fn server_start(session_id: i64) -> (u64, u64) {
     (bits >> 56, (bits & ((1 << 56) - 1)) >> 16)
 }
 
+impl ZooKeeperRegistry {
+    /// Every record and the namespace floor, judged at the server's clock read first (a
+    /// write to the clock znode, the only way to read it: no record is written).
+    async fn view(&self, client: &Client) -> Result<RegistryView, LeaseError> {
+        let now_ms = self.server_now_ms(client).await?;
+        let marker_path = self.marker_path();
+        let floor_until_ms = match client.get_data(&marker_path).await {
+            Ok((data, _)) => {
+                std::str::from_utf8(&data)
+                    .ok()
+                    .and_then(Marker::decode)
+                    .ok_or_else(|| self.unreadable(&marker_path))?
+                    .floor_until_ms
+            }
+            Err(ZkError::NoNode) => 0,
+            Err(e) => return Err(self.failed("reading the namespace marker", e)),
+        };
+        let ids: BTreeSet<u64> = match client.list_children(&format!("{}/nodes", self.root)).await {
+            // A znode whose name is no id is no record a claim reads: not listed either.
+            Ok(names) => names.iter().filter_map(|n| n.parse().ok()).collect(),
+            Err(ZkError::NoNode) => BTreeSet::new(),
+            Err(e) => return Err(self.failed("listing records", e)),
+        };
+        let mut nodes = Vec::new();
+        for id in ids {
+            // Deleted since the listing: no record now.
+            let Some((r, _)) = self.read_node(client, id).await? else {
+                continue;
+            };
+            let held = r.token.is_some();
+            let standing = protocol::standing(held, r.expires_ms, r.quarantine_ms, now_ms);
+            nodes.push(NodeView::new(
+                id,
+                Some(r.holder),
+                r.epoch,
+                NodeState::of(held, standing),
+                r.expires_ms,
+                r.mark,
+            ));
+        }
+        Ok(RegistryView::new(now_ms, floor_until_ms, nodes))
+    }
+}
+
 /// A znode's `mtime` as the server's clock: `None` if negative, which no running server
 /// reports (read as 0, a renewal would date its claim's expiry in 1970, for the next
 /// claimant to find long expired).
@@ -650,6 +696,12 @@ impl Registry for ZooKeeperRegistry {
             let window = self.widen_window(&client, window).await?;
             self.start_floor(&client, window).await
         })
+    }
+
+    fn list(&self) -> Result<RegistryView, LeaseError> {
+        let client = self.client()?;
+        self.io
+            .run("listing the records", CALL_TIMEOUT * 2, self.view(&client))
     }
 
     fn name(&self) -> &str {

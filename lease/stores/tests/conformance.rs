@@ -81,6 +81,7 @@ macro_rules! all_checks {
             records_lost_under_a_live_holder,
             floor_covers_the_longest_ttl,
             restored_starts_a_floor,
+            list_shows_holders_and_states,
         );
     )*};
 }

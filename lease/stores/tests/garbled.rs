@@ -104,7 +104,12 @@ fn acquire_refuses_then(
     claimed_past_the_first_floor(&*registry);
     garble(&address);
     let error = store_error(what, registry.acquire(&request()));
+    let listed = store_error(&format!("{what}, listed"), registry.list());
     for name in named(&address) {
+        assert!(
+            listed.contains(&name),
+            "{what}: the listing's error names no {name}: {listed}"
+        );
         assert!(
             error.contains(&name),
             "{what}: the error names no {name}: {error}"

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry, RegistryView};
 
 /// What a [`Switchable`] registry does with each call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +84,12 @@ impl Registry for Switchable {
     }
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
         self.inner.restored(window)
+    }
+    fn list(&self) -> Result<RegistryView, LeaseError> {
+        if self.mode() == Mode::Unreachable as u8 {
+            return Err(Self::unreachable());
+        }
+        self.inner.list()
     }
     fn name(&self) -> &str {
         "switchable"

@@ -1,0 +1,157 @@
+//! `ferroflake lease list`: a registry's node ids, holders, states and marks.
+
+use std::io::Write;
+use std::time::Duration;
+
+use ferroflake_lease::{LeaseError, NodeView, RegistryView};
+use ferroflake_lease_stores::{redact, RegistryAddress};
+
+use crate::args::{LeaseListArgs, ListFormat};
+use crate::failure::{output_error, Failure};
+use crate::iso::iso_ms;
+
+pub fn run(args: &LeaseListArgs, out: &mut impl Write) -> Result<(), Failure> {
+    let address = RegistryAddress::parse(&args.lease).map_err(|e| Failure::Input(e.to_string()))?;
+    // As `next` reports it: an address the build cannot use, or a store set up so that
+    // it cannot hold a registry, is the caller's to fix (exit 2).
+    let cannot = |e: LeaseError| {
+        let message = format!("cannot list {}: {e}", address.describe());
+        match e {
+            LeaseError::BadAddress { .. } | LeaseError::InvalidConfig { .. } => {
+                Failure::Input(message)
+            }
+            _ => Failure::Run(message),
+        }
+    };
+    // Opening the embedded registry makes its directory: a mistyped path must not.
+    let dir = match &address {
+        RegistryAddress::Default => Some(ferroflake_lease::EmbeddedRegistry::default_dir()),
+        RegistryAddress::Embedded(dir) => Some(dir.clone()),
+        _ => None,
+    };
+    if let Some(dir) = dir.filter(|d| !d.exists()) {
+        return Err(Failure::Run(format!(
+            "cannot list {}: {} does not exist, so no registry is there",
+            address.describe(),
+            dir.display()
+        )));
+    }
+    let registry = address.open().map_err(cannot)?;
+    let view = registry.list().map_err(cannot)?;
+    let written = match args.format {
+        ListFormat::Text => write_text(out, &address.describe(), &view),
+        ListFormat::Json => {
+            let json = json(&redact(&args.lease), registry.name(), &view);
+            writeln!(out, "{json}")
+        }
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::Run(output_error(&e)))
+}
+
+/// How long from `now_ms` until `until_ms` (both on the registry's clock), as text.
+fn left(until_ms: u64, now_ms: u64) -> String {
+    humantime::format_duration(Duration::from_millis(until_ms.saturating_sub(now_ms))).to_string()
+}
+
+/// A holder's name as the holder gave it, with control characters escaped so that it
+/// cannot move the terminal's cursor or break the table.
+fn printable(name: &str) -> String {
+    name.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
+fn row(node: &NodeView, now_ms: u64) -> [String; 5] {
+    [
+        node.node_id.to_string(),
+        node.holder.as_deref().map_or("-".to_owned(), printable),
+        node.state.as_str().to_owned(),
+        node.expires_ms.map_or("-".to_owned(), |e| left(e, now_ms)),
+        match node.high_water_ms {
+            0 => "-".to_owned(),
+            mark => iso_ms(mark),
+        },
+    ]
+}
+
+fn write_text(out: &mut impl Write, described: &str, view: &RegistryView) -> std::io::Result<()> {
+    let floor = match view.floor_until_ms {
+        Some(until) => format!(
+            "a lost-records floor runs for {}: claims made until then wait it out before \
+             they issue",
+            left(until, view.now_ms)
+        ),
+        None => "no floor runs".to_owned(),
+    };
+    let count = match view.nodes.len() {
+        1 => "1 node id".to_owned(),
+        n => format!("{n} node ids"),
+    };
+    writeln!(out, "{described}: {count}; {floor}")?;
+    if view.nodes.is_empty() {
+        return Ok(());
+    }
+    let header = ["NODE", "HOLDER", "STATE", "EXPIRES IN", "HIGH-WATER MARK"].map(String::from);
+    let rows: Vec<[String; 5]> = std::iter::once(header)
+        .chain(view.nodes.iter().map(|n| row(n, view.now_ms)))
+        .collect();
+    let mut widths = [0; 5];
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for r in &rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in r.iter().zip(widths).enumerate() {
+            if i + 1 == r.len() {
+                line.push_str(cell);
+            } else {
+                let pad = w - cell.chars().count();
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+fn json(address: &str, backend: &str, view: &RegistryView) -> serde_json::Value {
+    let nodes: Vec<serde_json::Value> = view
+        .nodes
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "node_id": n.node_id,
+                "holder": n.holder,
+                "epoch": n.epoch,
+                "state": n.state.as_str(),
+                "expires_ms": n.expires_ms,
+                "expires_in_ms": n.expires_ms.map(|e| e.saturating_sub(view.now_ms)),
+                "high_water_ms": n.high_water_ms,
+                "high_water": (n.high_water_ms != 0).then(|| iso_ms(n.high_water_ms)),
+                "since_ms": n.since_ms,
+                "last_renewal_ms": n.last_renewal_ms,
+                "clock_skew_ms": n.clock_skew_ms,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "registry": address,
+        "backend": backend,
+        "now_ms": view.now_ms,
+        "floor_until_ms": view.floor_until_ms,
+        "floor_wait_ms": view.floor_until_ms.map(|f| f.saturating_sub(view.now_ms)),
+        "nodes": nodes,
+    })
+}

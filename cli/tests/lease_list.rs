@@ -1,0 +1,166 @@
+//! `ferroflake lease list` on the embedded registry: the table, the JSON, and the
+//! refusals. The server registries' listings are checked by the lease conformance suite.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
+
+fn ferroflake(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "ferroflake failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lease-list-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn request(holder: &str) -> LeaseRequest {
+    LeaseRequest {
+        node_count: 8,
+        ttl: Duration::from_secs(10),
+        quarantine: Duration::from_secs(2),
+        holder: holder.into(),
+        max_ttl: Duration::from_secs(10),
+    }
+}
+
+/// Two holders claim, one releases: the table shows both, aligned, with the holders'
+/// names, states, expiry and marks; the JSON says the same as one object.
+#[test]
+fn lists_holders_states_and_marks() {
+    let dir = fresh_dir("two");
+    let registry = EmbeddedRegistry::open(&dir).unwrap();
+    let gone = registry.acquire(&request("web-1:41")).unwrap();
+    let kept = registry.acquire(&request("batch host:7\x1b[2J")).unwrap();
+    registry.release(&gone, 1_700_000_000_123).unwrap();
+    let path = dir.to_str().unwrap();
+
+    let text = stdout(&ferroflake(&["lease", "list", "--lease", path]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "a title, a header and two rows: {text}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "the embedded registry at {path}: 2 node ids; a lost-records floor runs for "
+        )),
+        "a new registry's floor runs for 12 s after its first claim: {text}"
+    );
+    let header = lines[1];
+    assert!(header.starts_with("NODE  HOLDER"), "{text}");
+    let at = |column: &str| header.find(column).unwrap();
+    let released = lines[1 + gone.node_id as usize + 1];
+    let held = lines[1 + kept.node_id as usize + 1];
+    assert_eq!(&released[at("HOLDER")..][..8], "web-1:41", "{text}");
+    assert_eq!(&released[at("STATE")..][..8], "released", "{text}");
+    assert_eq!(&released[at("EXPIRES IN")..][..1], "-", "{text}");
+    assert_eq!(
+        &released[at("HIGH-WATER MARK")..],
+        "2023-11-14T22:13:20.123Z",
+        "{text}"
+    );
+    assert_eq!(
+        &held[at("HOLDER")..][..21],
+        "batch host:7\\u{1b}[2J",
+        "a control character is shown escaped: {text}"
+    );
+    assert_eq!(&held[at("STATE")..][..5], "held ", "{text}");
+    assert!(
+        held[at("EXPIRES IN")..].starts_with('9') || held[at("EXPIRES IN")..].starts_with("10s"),
+        "a 10 s TTL just claimed: {text}"
+    );
+
+    let json = stdout(&ferroflake(&[
+        "lease", "list", "--lease", path, "--format", "json",
+    ]));
+    let view: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(view["registry"], path);
+    assert_eq!(view["backend"], "embedded");
+    assert!(view["floor_wait_ms"].as_u64().unwrap() > 0, "{json}");
+    let nodes = view["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2, "{json}");
+    let node = |id: u64| nodes.iter().find(|n| n["node_id"] == id).unwrap();
+    let (released, held) = (node(gone.node_id), node(kept.node_id));
+    assert_eq!(released["holder"], "web-1:41");
+    assert_eq!(released["state"], "released");
+    assert_eq!(released["epoch"], gone.epoch);
+    assert_eq!(released["high_water_ms"], 1_700_000_000_123_u64);
+    assert_eq!(released["high_water"], "2023-11-14T22:13:20.123Z");
+    assert!(released["expires_ms"].is_null(), "{json}");
+    assert_eq!(
+        held["holder"], "batch host:7\x1b[2J",
+        "JSON keeps the name as given"
+    );
+    assert_eq!(held["state"], "held");
+    assert_eq!(held["epoch"], kept.epoch);
+    let left = held["expires_in_ms"].as_u64().unwrap();
+    assert!(left > 0 && left <= 10_000, "{json}");
+    assert!(held["high_water"].is_null(), "no mark yet: {json}");
+    for field in ["since_ms", "last_renewal_ms", "clock_skew_ms"] {
+        assert!(held[field].is_null(), "{field} is not recorded yet: {json}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An empty registry lists nothing and starts no floor; a missing directory is not made;
+/// a relative path is a usage error; a store address shows no password.
+#[test]
+fn lists_nothing_and_refuses_as_the_other_lease_commands() {
+    let dir = fresh_dir("empty");
+    EmbeddedRegistry::open(&dir).unwrap();
+    let path = dir.to_str().unwrap();
+    for _ in 0..2 {
+        let text = stdout(&ferroflake(&["lease", "list", "--lease", path]));
+        assert_eq!(
+            text,
+            format!("the embedded registry at {path}: 0 node ids; no floor runs\n")
+        );
+    }
+    assert!(
+        !dir.join("leases.json").exists(),
+        "listing writes no records"
+    );
+    let json = stdout(&ferroflake(&[
+        "lease", "list", "--lease", path, "--format", "json",
+    ]));
+    let view: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(view["nodes"], serde_json::json!([]));
+    assert!(view["floor_until_ms"].is_null());
+
+    let missing = dir.join("not-there");
+    let output = ferroflake(&["lease", "list", "--lease", missing.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(output.stdout.is_empty());
+    assert!(stderr(&output).contains("does not exist"), "{output:?}");
+    assert!(!missing.exists(), "listing makes no registry");
+
+    let output = ferroflake(&["lease", "list", "--lease", "relative/dir"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+
+    // Port 1 on loopback: nothing listens there.
+    let output = ferroflake(&["lease", "list", "--lease", "redis://u:s3cr3t@127.0.0.1:1/"]);
+    assert!(!output.status.success());
+    assert!(output.stdout.is_empty());
+    let message = stderr(&output);
+    assert!(message.starts_with("ferroflake: cannot list "), "{message}");
+    assert!(!message.contains("s3cr3t"), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
