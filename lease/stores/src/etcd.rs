@@ -815,10 +815,21 @@ impl EtcdRegistry {
         let floor_wait = self
             .floor_wait_of(&format!("{}/floor", self.prefix))
             .await?;
-        // Unread otherwise, but a garbled count is refused here as claims refuse it.
-        let namespace = self.namespace_key();
-        if let Some((value, ..)) = self.get(&namespace).await? {
-            self.stored_number(&namespace, &value)?;
+        // Unread otherwise, but a garbled count, window or history is refused here as
+        // claims refuse it.
+        for key in [self.namespace_key(), self.window_key()] {
+            if let Some((value, ..)) = self.get(&key).await? {
+                self.stored_number(&key, &value)?;
+            }
+        }
+        let history = self.history_key();
+        if let Some((value, ..)) = self.get(&history).await? {
+            History::decode(&value).ok_or_else(|| {
+                self.io.store_error(format!(
+                    "unreadable value at {history}; delete it (the namespace then waits out \
+                     a floor)"
+                ))
+            })?;
         }
         let claims = self.list_leased("claims").await?;
         let holders = self.list_leased("holders").await?;

@@ -638,6 +638,14 @@ impl PostgresRegistry {
                     row.high_water_ms,
                 ));
             }
+            // Unread otherwise, but a garbled window is refused here as claims refuse it;
+            // last, since a missing table ends the transaction.
+            match self.history(&tx, false).await {
+                Err(Abort::Db(e)) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => {}
+                checked => {
+                    checked?;
+                }
+            }
             Ok::<_, Abort>(RegistryView::new(now_ms, floor_until_ms, nodes))
         }
         .await;

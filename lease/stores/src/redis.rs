@@ -586,6 +586,12 @@ impl RedisRegistry {
 
     /// Every record and the namespace floor, in one snapshot; writes nothing.
     async fn view(&self) -> Result<RegistryView, LeaseError> {
+        // Unread otherwise, but a garbled window is refused here as claims refuse it.
+        let window = self.window_key();
+        let recorded = self.read(std::slice::from_ref(&window)).await?;
+        if let Some(text) = stored(recorded.values[0].as_str()) {
+            number(text).ok_or_else(|| self.unreadable(&window))?;
+        }
         let ids = self.node_ids().await?;
         let mut keys = vec![self.marker_key()];
         keys.extend(ids.iter().map(|&id| self.key(id)));

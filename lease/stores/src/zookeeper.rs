@@ -589,10 +589,38 @@ fn server_start(session_id: i64) -> (u64, u64) {
 }
 
 impl ZooKeeperRegistry {
+    /// Refuses, as claims do, a garbled window or server start, which a listing does not
+    /// otherwise read.
+    async fn check_numbers_claims_read(&self, client: &Client) -> Result<(), LeaseError> {
+        let servers: Vec<u64> = match client
+            .list_children(&format!("{}/history", self.root))
+            .await
+        {
+            Ok(names) => names.iter().filter_map(|n| n.parse().ok()).collect(),
+            Err(ZkError::NoNode) => Vec::new(),
+            Err(e) => return Err(self.failed("listing the servers' starts", e)),
+        };
+        let paths = servers.into_iter().map(|server| self.history_path(server));
+        for path in std::iter::once(self.window_path()).chain(paths) {
+            match client.get_data(&path).await {
+                Ok((data, _)) => {
+                    std::str::from_utf8(&data)
+                        .ok()
+                        .and_then(number)
+                        .ok_or_else(|| self.unreadable(&path))?;
+                }
+                Err(ZkError::NoNode) => {}
+                Err(e) => return Err(self.failed("reading a recorded number", e)),
+            }
+        }
+        Ok(())
+    }
+
     /// Every record and the namespace floor, judged at the server's clock read first (a
     /// write to the clock znode, the only way to read it: no record is written).
     async fn view(&self, client: &Client) -> Result<RegistryView, LeaseError> {
         let now_ms = self.server_now_ms(client).await?;
+        self.check_numbers_claims_read(client).await?;
         let marker_path = self.marker_path();
         let floor_until_ms = match client.get_data(&marker_path).await {
             Ok((data, _)) => {
