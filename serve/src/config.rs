@@ -167,7 +167,7 @@ impl Config {
     /// # Errors
     /// The file cannot be read, is not TOML, or names an unknown field.
     pub fn from_file(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::small_file::read_to_string(path)
             .map_err(|e| format!("cannot read the config file {}: {e}", path.display()))?;
         toml::from_str(&text).map_err(|e| format!("config file {}: {e}", path.display()))
     }

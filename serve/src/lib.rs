@@ -74,6 +74,7 @@ pub mod routes;
 pub mod scopes;
 mod segments;
 mod server;
+mod small_file;
 mod snowflake;
 pub mod store_address;
 pub mod tls;

@@ -70,7 +70,7 @@ pub fn load_keyring(config: &Config) -> Result<Option<MaskKeyring>, String> {
 }
 
 fn read_key_file(path: &FsPath) -> Result<String, String> {
-    std::fs::read_to_string(path)
+    crate::small_file::read_to_string(path)
         .map_err(|e| format!("cannot read the mask key file {}: {e}", path.display()))
 }
 

@@ -79,13 +79,18 @@ impl Tls {
 
 /// The server config for the pair at `cert` and `key`.
 fn load(cert: &Path, key: &Path) -> Result<ServerConfig, String> {
-    let chain = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+    let read = |what, path| {
+        crate::small_file::read(path).map_err(|e| pem_error(what, path, &pem::Error::Io(e)))
+    };
+    let cert_pem = read("certificate", cert)?;
+    let chain = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| pem_error("certificate", cert, &e))?;
     if chain.is_empty() {
         return Err(pem_error("certificate", cert, &pem::Error::NoItemsFound));
     }
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| pem_error("key", key, &e))?;
+    let key_pem = read("key", key)?;
+    let key_der = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| pem_error("key", key, &e))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])

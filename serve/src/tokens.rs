@@ -65,7 +65,7 @@ impl TokenTable {
     /// The file cannot be read or is not a valid tokens file; the message names the path
     /// and the mistake, never the file's text.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::small_file::read_to_string(path)
             .map_err(|e| format!("cannot read the tokens file {}: {e}", path.display()))?;
         Self::parse(&text).map_err(|e| format!("tokens file {}: {e}", path.display()))
     }

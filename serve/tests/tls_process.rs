@@ -1,5 +1,6 @@
 //! `ferroflake serve` over TLS as a process of its own, with its real flags and signals:
-//! SIGHUP rotating the certificate and key (and a bad pair keeping the one in force),
+//! SIGHUP rotating the certificate and key (and a bad pair keeping the one in force, and
+//! a device or a FIFO in place of a file refused at once),
 //! SIGTERM with a handshake half done, the flags refused alone (exit 2), the warning for
 //! tokens sent in clear text. No key and no token in any log line.
 //!
@@ -251,6 +252,65 @@ fn sighup_rotates_the_pair_and_a_bad_pair_keeps_the_one_in_force() {
     ] {
         assert!(!log.contains(secret), "{secret} shown in: {log}");
     }
+}
+
+/// SIGHUP with the key and the tokens file renamed onto things that are no small regular
+/// file: `/dev/zero` (endless) and a FIFO nobody writes (a read that never ends). Each
+/// reload fails at once and says so, the pair and the tokens in force stay, a later good
+/// reload still works, and SIGTERM exits 0 promptly.
+#[test]
+fn sighup_refuses_a_device_or_a_fifo_at_once_and_keeps_what_it_has() {
+    let dir = tempfile::tempdir().unwrap();
+    create_key(dir.path());
+    let pair = TestCert::new();
+    let (cert, key) = pair.write(dir.path());
+    let tokens = dir.path().join("tokens.toml");
+    let token_file = tokens_toml(&[("app", "t-app-5555", &["issue:*"])]);
+    write_whole(&tokens, &token_file);
+    let service = Service::start(
+        dir.path(),
+        &[
+            "--tokens-file",
+            tokens.to_str().unwrap(),
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let id = || service.get(&pair, "/api/segment/get/k", Some("t-app-5555"));
+    assert_eq!(id().unwrap().body, "1");
+
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    std::fs::remove_file(&key).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &key).unwrap();
+    std::fs::remove_file(&tokens).unwrap();
+    std::os::unix::fs::symlink(&fifo, &tokens).unwrap();
+    service.signal("HUP");
+    service.wait_logged("tls_reload_failed", 1);
+    service.wait_logged("tokens_reload_failed", 1);
+    assert_eq!(
+        id().unwrap().body,
+        "2",
+        "the pair and the tokens in force stay"
+    );
+
+    // Put right, the next SIGHUP loads both again.
+    std::fs::remove_file(&key).unwrap();
+    pair.write(dir.path());
+    std::fs::remove_file(&tokens).unwrap();
+    write_whole(&tokens, &token_file);
+    service.signal("HUP");
+    service.wait_logged("tls_reloaded", 1);
+    service.wait_logged("tokens_reloaded", 1);
+    assert_eq!(id().unwrap().body, "3");
+
+    let (status, took, log) = service.stop();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(log.contains("not a regular file"), "{log}");
 }
 
 #[test]

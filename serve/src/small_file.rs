@@ -1,0 +1,103 @@
+//! Reading the small files an operator names: the tokens file, the TLS certificate and
+//! key, the mask key, the config file. Each is read whole, at start and (most) again on
+//! SIGHUP, so a name pointed at something that is not a small regular file (a FIFO, which
+//! would block the reload for good; `/dev/zero` or a huge file, which would fill memory)
+//! is refused at once with a clear error, and the files already loaded stay in force.
+
+use std::fs::OpenOptions;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// The largest file read: far above any tokens file, certificate chain or key.
+pub const MAX_BYTES: u64 = 1 << 20;
+
+/// The bytes of the regular file at `path` (links followed), at most [`MAX_BYTES`].
+///
+/// # Errors
+/// The file cannot be opened or read, is not a regular file, or is larger than
+/// [`MAX_BYTES`].
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let too_large = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {} bytes", MAX_BYTES),
+        )
+    };
+    if metadata.len() > MAX_BYTES {
+        return Err(too_large());
+    }
+    // A file that grows while it is read is still cut at the bound.
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// [`read`], as UTF-8 text.
+///
+/// # Errors
+/// As [`read`], and a file that is not UTF-8.
+pub fn read_to_string(path: &Path) -> io::Result<String> {
+    String::from_utf8(read(path)?)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_small_regular_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small");
+        std::fs::write(&small, "text").unwrap();
+        assert_eq!(read_to_string(&small).unwrap(), "text");
+
+        let large = dir.path().join("large");
+        std::fs::write(&large, vec![b'a'; MAX_BYTES as usize + 1]).unwrap();
+        assert!(read(&large)
+            .unwrap_err()
+            .to_string()
+            .contains("larger than"));
+
+        // A FIFO with no writer: refused at once rather than waited on.
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        assert!(read(&fifo)
+            .unwrap_err()
+            .to_string()
+            .contains("not a regular file"));
+
+        assert!(read(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string()
+            .contains("not a regular file"));
+        assert!(read(dir.path()).is_err(), "a directory");
+
+        std::fs::write(&small, [0xff, 0xfe]).unwrap();
+        assert!(read_to_string(&small)
+            .unwrap_err()
+            .to_string()
+            .contains("UTF-8"));
+    }
+}
