@@ -69,7 +69,7 @@ pub enum Command {
     /// /v1/segment/{key}/status, /v1/masked/segment/{key}, /v1/masked/snowflake/{key},
     /// /v1/unmask/{text}, /v1/decode/{id}, /v1/status, /v1/constant (JSON, IDs as
     /// strings); any method on /decodeSnowflakeId (Leaf's); admin: GET /v1/admin/keys,
-    /// POST /v1/admin/segment/{key}?start=N&step=S, /v1/admin/segment/{key}/recover and
+    /// /v1/admin/leases, POST /v1/admin/segment/{key}?start=N&step=S, /v1/admin/segment/{key}/recover and
     /// /v1/admin/segment/{key}/step; /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
     /// half-sent connections close at once, requests in flight finish, unissued segment
     /// IDs go back to the table, the lease is released, exit 0. A second signal exits at

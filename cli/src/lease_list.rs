@@ -41,7 +41,7 @@ pub fn run(args: &LeaseListArgs, out: &mut impl Write) -> Result<(), Failure> {
     let written = match args.format {
         ListFormat::Text => write_text(out, &address.describe(), &view),
         ListFormat::Json => {
-            let json = json(&redact(&args.lease), registry.name(), &view);
+            let json = view.to_json(&redact(&args.lease), registry.name());
             writeln!(out, "{json}")
         }
     };
@@ -124,34 +124,4 @@ fn write_text(out: &mut impl Write, described: &str, view: &RegistryView) -> std
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
-}
-
-fn json(address: &str, backend: &str, view: &RegistryView) -> serde_json::Value {
-    let nodes: Vec<serde_json::Value> = view
-        .nodes
-        .iter()
-        .map(|n| {
-            serde_json::json!({
-                "node_id": n.node_id,
-                "holder": n.holder,
-                "epoch": n.epoch,
-                "state": n.state.as_str(),
-                "expires_ms": n.expires_ms,
-                "expires_in_ms": n.expires_ms.map(|e| e.saturating_sub(view.now_ms)),
-                "high_water_ms": n.high_water_ms,
-                "high_water": (n.high_water_ms != 0).then(|| iso_ms(n.high_water_ms)),
-                "since_ms": n.since_ms,
-                "last_renewal_ms": n.last_renewal_ms,
-                "clock_skew_ms": n.clock_skew_ms,
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "registry": address,
-        "backend": backend,
-        "now_ms": view.now_ms,
-        "floor_until_ms": view.floor_until_ms,
-        "floor_wait_ms": view.floor_until_ms.map(|f| f.saturating_sub(view.now_ms)),
-        "nodes": nodes,
-    })
 }

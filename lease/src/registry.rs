@@ -228,6 +228,52 @@ impl RegistryView {
             nodes,
         }
     }
+
+    /// The view as JSON, the one shape `ferroflake lease list --format json` prints and the
+    /// service's `GET /v1/admin/leases` answers: `registry` (the address as shown, without
+    /// secrets) and `backend` beside the view's fields, remaining times in `*_in_ms`, and
+    /// each high-water mark also as RFC 3339 text.
+    pub fn to_json(&self, registry: &str, backend: &str) -> serde_json::Value {
+        let left = |until: u64| until.saturating_sub(self.now_ms);
+        let nodes: Vec<serde_json::Value> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                serde_json::json!({
+                    "node_id": n.node_id,
+                    "holder": n.holder,
+                    "epoch": n.epoch,
+                    "state": n.state.as_str(),
+                    "expires_ms": n.expires_ms,
+                    "expires_in_ms": n.expires_ms.map(left),
+                    "high_water_ms": n.high_water_ms,
+                    "high_water": (n.high_water_ms != 0).then(|| rfc3339_ms(n.high_water_ms)),
+                    "since_ms": n.since_ms,
+                    "last_renewal_ms": n.last_renewal_ms,
+                    "clock_skew_ms": n.clock_skew_ms,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "registry": registry,
+            "backend": backend,
+            "now_ms": self.now_ms,
+            "floor_until_ms": self.floor_until_ms,
+            "floor_wait_ms": self.floor_until_ms.map(left),
+            "nodes": nodes,
+        })
+    }
+}
+
+/// Unix ms as RFC 3339 UTC text; instants past year 9999 (which RFC 3339 cannot write) as
+/// such.
+fn rfc3339_ms(unix_ms: u64) -> String {
+    const YEAR_10000_MS: u64 = 253_402_300_800_000;
+    if unix_ms >= YEAR_10000_MS {
+        return "after 9999-12-31T23:59:59.999Z".to_owned();
+    }
+    let at = std::time::UNIX_EPOCH + Duration::from_millis(unix_ms);
+    humantime::format_rfc3339_millis(at).to_string()
 }
 
 /// A store that hands out node ids under leases.

@@ -5,6 +5,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `GET /v1/admin/keys` | `{"store","keys":[..],"opening":[..]}`: each open key's status as `GET /v1/segment/{key}/status` gives it |
+//! | `GET /v1/admin/leases` | the lease registry's node ids (holder, state, expiry, high-water mark, the floor) as `ferroflake lease list --format json` prints them |
 //! | `POST /v1/admin/segment/{key}?start=N&step=S` | 201 `{"key","start","step"}`: the key created with its first ID and step |
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | 200 `{"key","max_id","step","open_here"}`: the key raised above `N` |
 //! | `POST /v1/admin/segment/{key}/step?step=S` | 200 `{"key","max_id","step","open_here"}`: the key's stored step set, `max_id` left alone |
@@ -36,7 +37,7 @@ use axum::response::Response;
 use ferroflake_segment::{KeyRecord, SegmentError, SegmentStore};
 use serde_json::json;
 
-use crate::issue::{refused, segment_off, Mode};
+use crate::issue::{refused, segment_off, snowflake_off, Mode};
 use crate::refusal::Refusal;
 use crate::routes::{json_response, key_from, status_json};
 use crate::server::AppState;
@@ -46,6 +47,26 @@ type Shared = Arc<AppState>;
 /// The step of a row a recovery makes again, unless the request gives one (as
 /// `ferroflake segment recover`).
 const RECOVER_STEP: u64 = 1000;
+
+/// `GET /v1/admin/leases`: the lease registry's node ids, read off the async workers.
+pub(crate) async fn leases(State(state): State<Shared>) -> Response {
+    let Some(snowflake) = state.snowflake.clone() else {
+        return refused(&state, Mode::Snowflake, snowflake_off()).json();
+    };
+    let listed = tokio::task::spawn_blocking(move || snowflake.list_registry()).await;
+    match listed {
+        Ok(Ok(body)) => json_response(StatusCode::OK, body.to_string()),
+        Ok(Err(e)) => {
+            let refusal = Refusal::unavailable(e.name(), format!("cannot list the registry: {e}"));
+            refused(&state, Mode::Snowflake, refusal).json()
+        }
+        Err(e) => {
+            let refusal =
+                Refusal::unavailable("STORE", format!("listing the registry failed: {e}"));
+            refused(&state, Mode::Snowflake, refusal).json()
+        }
+    }
+}
 
 /// `GET /v1/admin/keys`.
 pub(crate) async fn keys(State(state): State<Shared>) -> Response {

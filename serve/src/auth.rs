@@ -54,6 +54,7 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
         // table: only admins.
         "/v1/unmask/{text}"
         | "/v1/admin/keys"
+        | "/v1/admin/leases"
         | "/v1/admin/segment/{key}"
         | "/v1/admin/segment/{key}/recover"
         | "/v1/admin/segment/{key}/step" => Need::Admin,

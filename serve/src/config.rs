@@ -437,8 +437,8 @@ pub struct ServeArgs {
     #[arg(long, env = "FERROFLAKE_LEASE_TTL_MS", value_name = "MS")]
     pub lease_ttl_ms: Option<u64>,
 
-    /// The longest lease TTL any holder of the registry uses, in ms; every holder of one
-    /// registry must give the same value [default: 10000].
+    /// The longest lease TTL this holder may use, in ms; the registry records the widest
+    /// any holder asked for, and floors after lost records last that long [default: 10000].
     #[arg(long, env = "FERROFLAKE_LEASE_MAX_TTL_MS", value_name = "MS")]
     pub lease_max_ttl_ms: Option<u64>,
 

@@ -94,7 +94,7 @@ pub(crate) fn segment_off() -> Refusal {
     }
 }
 
-fn snowflake_off() -> Refusal {
+pub(crate) fn snowflake_off() -> Refusal {
     Refusal {
         status: axum::http::StatusCode::NOT_FOUND,
         kind: "MODE_OFF",

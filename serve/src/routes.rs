@@ -13,6 +13,7 @@
 //! | `GET /v1/unmask/{text}?format=F` | the ID behind a masked ID, with the server's key |
 //! | `GET /v1/status` | lease, every open segment key, and the keys opening now |
 //! | `GET /v1/admin/keys` | admin: every open segment key's status (see [`admin`](crate::admin)) |
+//! | `GET /v1/admin/leases` | admin: the lease registry's node ids, as `ferroflake lease list --format json` shows them |
 //! | `POST /v1/admin/segment/{key}?start=N&step=S` | admin: creates a key in the store (201; 409 `KEY_EXISTS`, `REWOUND`) |
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | admin: raises a key above `N`, never lowers it |
 //! | `POST /v1/admin/segment/{key}/step?step=S` | admin: sets a key's stored step |
@@ -75,6 +76,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/unmask/{text}",
     "/v1/status",
     "/v1/admin/keys",
+    "/v1/admin/leases",
     "/v1/admin/segment/{key}",
     "/v1/admin/segment/{key}/recover",
     "/v1/admin/segment/{key}/step",
@@ -115,6 +117,7 @@ pub fn router(state: Shared) -> Router {
         .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
         .route(listed("/v1/status"), get(v1_status))
         .route(listed("/v1/admin/keys"), get(crate::admin::keys))
+        .route(listed("/v1/admin/leases"), get(crate::admin::leases))
         .route(
             listed("/v1/admin/segment/{key}"),
             post(crate::admin::create),

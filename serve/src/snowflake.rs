@@ -127,6 +127,17 @@ impl Snowflake {
         self.registry.describe()
     }
 
+    /// The registry's node ids as `ferroflake lease list --format json` shows them. Opens
+    /// the registry anew and reads it: call it off the async workers.
+    ///
+    /// # Errors
+    /// The registry cannot be reached or holds a garbled record.
+    pub fn list_registry(&self) -> Result<serde_json::Value, LeaseError> {
+        let registry = self.registry.open()?;
+        let view = registry.list()?;
+        Ok(view.to_json(&self.registry.describe(), registry.name()))
+    }
+
     /// Whether the lease is held, and if not, why.
     pub fn readiness(&self) -> Result<u64, String> {
         match self.current.load_full() {

@@ -1,5 +1,5 @@
-//! The admin routes over real HTTP: the open keys, a key created and recovered through
-//! the server's store, each refusal typed JSON. (Who may call them: tests/auth.rs.)
+//! The admin routes over real HTTP: the open keys, the lease registry's node ids, a key
+//! created and recovered through the server's store, each refusal typed JSON. (Who may call them: tests/auth.rs.)
 
 mod common;
 
@@ -51,6 +51,44 @@ fn keys_lists_each_open_key_with_its_status() {
     assert_eq!(listed["current"]["start"], "6");
     assert_eq!(body["opening"], serde_json::json!([]));
     assert!(body["store"].as_str().unwrap().contains("SQLite"), "{body}");
+    server.stop();
+}
+
+/// The lease registry's node ids, as `ferroflake lease list --format json` shows them: the
+/// server's own claim held under its holder name, with the node its status reports.
+#[test]
+fn leases_lists_the_registrys_node_ids() {
+    let place = Place::new();
+    let leased = place.start(place.config());
+    leased.wait_ready(Duration::from_secs(15));
+    let node = leased.get("/v1/status").json()["snowflake"]["node"].clone();
+    let leases = leased.get("/v1/admin/leases");
+    assert_eq!(leases.status, 200, "{leases:?}");
+    let body = leases.json();
+    assert_eq!(body["backend"], "embedded", "{body}");
+    let nodes = body["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 1, "{body}");
+    assert_eq!(nodes[0]["node_id"], node, "{body}");
+    assert_eq!(nodes[0]["state"], "held", "{body}");
+    let holder = nodes[0]["holder"].as_str().unwrap();
+    assert!(
+        holder.ends_with(&format!(":{}", std::process::id())),
+        "{holder}"
+    );
+    assert!(
+        nodes[0]["expires_in_ms"].as_u64().unwrap() <= 1000,
+        "{body}"
+    );
+    leased.stop();
+
+    // Without snowflake mode there is no registry to list.
+    let server = server(&place);
+    let off = server.get("/v1/admin/leases");
+    assert_eq!(
+        (off.status, off.kind().as_str()),
+        (404, "MODE_OFF"),
+        "{off:?}"
+    );
     server.stop();
 }
 
