@@ -118,20 +118,10 @@ impl EtcdRegistry {
 
     /// The keys under `P/kind/`, by node id, with their values.
     async fn list(&self, kind: &str) -> Result<BTreeMap<u64, Vec<u8>>, LeaseError> {
-        let under = format!("{}/{kind}/", self.prefix);
-        let listed = self
-            .client
-            .clone()
-            .get(under.as_str(), Some(GetOptions::new().with_prefix()))
-            .await
-            .map_err(|e| self.failed(&format!("listing {kind}"), e))?;
-        Ok(listed
-            .kvs()
-            .iter()
-            .filter_map(|kv| {
-                let id = kv.key_str().ok()?.strip_prefix(&under)?.parse().ok()?;
-                Some((id, kv.value().to_vec()))
-            })
+        let leased = self.list_leased(kind).await?;
+        Ok(leased
+            .into_iter()
+            .map(|(id, (value, _))| (id, value))
             .collect())
     }
 
