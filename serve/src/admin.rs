@@ -48,6 +48,18 @@ type Shared = Arc<AppState>;
 /// `ferroflake segment recover`).
 const RECOVER_STEP: u64 = 1000;
 
+/// A segment admin route's answer: `body` with `status`, or the refusal, counted.
+fn answer(
+    state: &AppState,
+    status: StatusCode,
+    result: Result<serde_json::Value, Refusal>,
+) -> Response {
+    match result {
+        Ok(body) => json_response(status, body.to_string()),
+        Err(refusal) => refused(state, Mode::Segment, refusal).json(),
+    }
+}
+
 /// `GET /v1/admin/leases`: the lease registry's node ids, read off the async workers.
 pub(crate) async fn leases(State(state): State<Shared>) -> Response {
     let Some(snowflake) = state.snowflake.clone() else {
@@ -109,10 +121,7 @@ pub(crate) async fn create(
         Ok::<_, Refusal>(json!({ "key": key, "start": start.to_string(), "step": step }))
     }
     .await;
-    match result {
-        Ok(body) => json_response(StatusCode::CREATED, body.to_string()),
-        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
-    }
+    answer(&state, StatusCode::CREATED, result)
 }
 
 /// `POST /v1/admin/segment/{key}/recover?above=N[&step=S]`.
@@ -141,10 +150,7 @@ pub(crate) async fn recover(
         Ok::<_, Refusal>(row_json(&state, &key, row))
     }
     .await;
-    match result {
-        Ok(body) => json_response(StatusCode::OK, body.to_string()),
-        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
-    }
+    answer(&state, StatusCode::OK, result)
 }
 
 /// `POST /v1/admin/segment/{key}/step?step=S`.
@@ -171,10 +177,7 @@ pub(crate) async fn set_step(
         Ok::<_, Refusal>(row_json(&state, &key, row))
     }
     .await;
-    match result {
-        Ok(body) => json_response(StatusCode::OK, body.to_string()),
-        Err(refusal) => refused(&state, Mode::Segment, refusal).json(),
-    }
+    answer(&state, StatusCode::OK, result)
 }
 
 /// A key's row after a change, and whether the key is open on this server.
