@@ -2,7 +2,7 @@
 //! one record per node id, as short space-separated text (times on the store's clock, ms).
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
-use ferroflake_lease::LeaseRequest;
+use ferroflake_lease::{LeaseRequest, NodeState, NodeView};
 
 /// The namespace marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,21 @@ pub struct Record {
 }
 
 impl Record {
+    /// What [`Registry::list`](ferroflake_lease::Registry::list) shows of node `id`'s
+    /// record, judged at `now_ms` on the store's clock as a claim would judge it.
+    pub fn node_view(self, id: u64, now_ms: u64) -> NodeView {
+        let held = self.token.is_some();
+        let standing = protocol::standing(held, self.expires_ms, self.quarantine_ms, now_ms);
+        NodeView::new(
+            id,
+            Some(self.holder),
+            self.epoch,
+            NodeState::of(held, standing),
+            self.expires_ms,
+            self.mark,
+        )
+    }
+
     pub fn encode(&self) -> String {
         format!(
             "{} {} {} {} {} {} {}",

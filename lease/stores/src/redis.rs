@@ -43,9 +43,7 @@ use std::time::Duration;
 use ferroflake_lease::protocol;
 
 use crate::record::{candidates, number, Marker, Record};
-use ferroflake_lease::{
-    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
-};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 
@@ -610,16 +608,7 @@ impl RedisRegistry {
             // Deleted since the scan: no record now.
             let Some(text) = stored(raw) else { continue };
             let r = Record::decode(text).ok_or_else(|| self.unreadable(key))?;
-            let held = r.token.is_some();
-            let standing = protocol::standing(held, r.expires_ms, r.quarantine_ms, now_ms);
-            nodes.push(NodeView::new(
-                id,
-                Some(r.holder),
-                r.epoch,
-                NodeState::of(held, standing),
-                r.expires_ms,
-                r.mark,
-            ));
+            nodes.push(r.node_view(id, now_ms));
         }
         Ok(RegistryView::new(now_ms, floor_until_ms, nodes))
     }

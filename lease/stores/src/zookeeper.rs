@@ -47,9 +47,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ferroflake_lease::protocol;
-use ferroflake_lease::{
-    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
-};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView};
 use zookeeper_client::{
     Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat, StateWatcher,
 };
@@ -645,16 +643,7 @@ impl ZooKeeperRegistry {
             let Some((r, _)) = self.read_node(client, id).await? else {
                 continue;
             };
-            let held = r.token.is_some();
-            let standing = protocol::standing(held, r.expires_ms, r.quarantine_ms, now_ms);
-            nodes.push(NodeView::new(
-                id,
-                Some(r.holder),
-                r.epoch,
-                NodeState::of(held, standing),
-                r.expires_ms,
-                r.mark,
-            ));
+            nodes.push(r.node_view(id, now_ms));
         }
         Ok(RegistryView::new(now_ms, floor_until_ms, nodes))
     }
