@@ -3,7 +3,8 @@
 //!
 //! That is `CLOCK_BOOTTIME` on Linux (monotonic, counts suspend). It restarts at boot, so
 //! every record also carries the boot id: a record written before a reboot has surely
-//! expired (its holder is gone), whatever its numbers say.
+//! expired (its holder is gone), whatever its numbers say. A process in a time namespace
+//! of its own reads that clock shifted; the shift is taken off, so it keeps the host's time.
 
 /// Milliseconds on the host's shared monotonic clock.
 pub fn host_now_ms() -> u64 {
@@ -12,7 +13,39 @@ pub fn host_now_ms() -> u64 {
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let id = rustix::time::ClockId::Monotonic;
     let t = rustix::time::clock_gettime(id);
-    (t.tv_sec as u64) * 1000 + (t.tv_nsec as u64) / 1_000_000
+    let ns = i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec) - namespace_offset_ns();
+    (ns.max(0) / 1_000_000) as u64
+}
+
+/// How far this process's `CLOCK_BOOTTIME` is set ahead of the host's, in nanoseconds.
+///
+/// A process in a time namespace of its own (`unshare --time`, some container runtimes)
+/// reads `CLOCK_BOOTTIME` shifted by the namespace's offset. Records written on such a
+/// clock would expire hours early or late for every other process on the host, so the
+/// offset is taken off again. A kernel without time namespaces has no offsets file: 0.
+fn namespace_offset_ns() -> i128 {
+    if !cfg!(any(target_os = "linux", target_os = "android")) {
+        return 0;
+    }
+    std::fs::read_to_string("/proc/self/timens_offsets")
+        .map(|text| boottime_offset_ns(&text))
+        .unwrap_or(0)
+}
+
+/// The `boottime` line of a `timens_offsets` file (`boottime <seconds> <nanoseconds>`).
+fn boottime_offset_ns(offsets: &str) -> i128 {
+    offsets
+        .lines()
+        .find_map(|line| {
+            let mut fields = line.split_whitespace();
+            if fields.next()? != "boottime" {
+                return None;
+            }
+            let secs: i64 = fields.next()?.parse().ok()?;
+            let nanos: i64 = fields.next()?.parse().ok()?;
+            Some(i128::from(secs) * 1_000_000_000 + i128::from(nanos))
+        })
+        .unwrap_or(0)
 }
 
 /// This boot's id (Linux), or "" where the OS does not say.
@@ -29,5 +62,16 @@ mod tests {
         let a = super::host_now_ms();
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert!(super::host_now_ms() >= a + 5);
+    }
+
+    #[test]
+    fn the_boottime_offset_is_read_from_its_line() {
+        let offsets = "monotonic           0         0\nboottime        -3600       250\n";
+        assert_eq!(super::boottime_offset_ns(offsets), -3_600_000_000_000 + 250);
+        assert_eq!(
+            super::boottime_offset_ns("monotonic 7 0\nboottime 0 0\n"),
+            0
+        );
+        assert_eq!(super::boottime_offset_ns(""), 0);
     }
 }

@@ -986,6 +986,56 @@ fn wall_clock_step(b: &Backend) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A newcomer in a time namespace whose `CLOCK_BOOTTIME` runs a day ahead of the host's
+/// (as `unshare --time` or a container runtime can make): the embedded registry's records
+/// are judged on the host's clock, so it sees the live holder's lease and is told every id
+/// is leased, rather than take node 0 as expired and issue beside the holder.
+fn time_namespace(b: &Backend) {
+    let address = b.fresh_address("timens");
+    let dir = scratch("timens");
+    let mut holder = b
+        .probe(&address, 0)
+        .args(["issue", "--run-ms", "60000", "--per-ms", "50"])
+        .args(["--out", dir.join("holder").to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let line = first_line(&mut holder);
+    assert!(
+        line.starts_with("node=0"),
+        "the holder did not start: {line:?}"
+    );
+    let mut probe = b.probe(&address, 0);
+    probe
+        .args(["issue", "--count", "1000"])
+        .args(["--out", dir.join("newcomer").to_str().unwrap()]);
+    let newcomer = Command::new("unshare")
+        .args(["--time", "--boottime", "86400", "--fork", "--"])
+        .arg(probe.get_program())
+        .args(probe.get_args())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let r = finish(newcomer, Duration::from_secs(30), "the newcomer");
+    signal(&holder, "-KILL");
+    finish(holder, Duration::from_secs(30), "the holder");
+    if r.stderr.contains("unshare:") {
+        eprintln!(
+            "skipped: needs a time namespace (root): {}",
+            r.stderr.trim()
+        );
+        return;
+    }
+    assert_eq!(
+        (r.code(), r.nodes()),
+        (3, vec![]),
+        "the newcomer must find node 0 leased: {}{}",
+        r.stdout,
+        r.stderr
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// One `#[test]` per scenario for a backend, in a module named after it; `#[ignore]` for
 /// the servers, which scripts/test-lease-stores.sh starts.
 macro_rules! backend_tests {
@@ -1012,7 +1062,8 @@ macro_rules! backend_tests {
     };
 }
 
-backend_tests!(embedded: race, merged, handover, stopped_holder, directory_removed, wall_clock_step);
+backend_tests!(embedded: race, merged, handover, stopped_holder, directory_removed, wall_clock_step,
+    time_namespace);
 
 backend_tests!(#[ignore] etcd: race, merged, handover, stopped_holder, server_restart, unreachable,
     records_deleted, wiped_restart);
