@@ -27,17 +27,17 @@
 //! Every allocator of the key, this server's included, learns a step set at its next
 //! fetch and sizes the fetches after it by it (never below the stored step).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferroflake_segment::{KeyRecord, SegmentError, SegmentStore};
 use serde_json::json;
 
 use crate::issue::{refused, segment_off, snowflake_off, Mode};
+use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::routes::{json_response, key_from, status_json};
 use crate::server::AppState;
@@ -99,13 +99,13 @@ pub(crate) async fn keys(State(state): State<Shared>) -> Response {
 pub(crate) async fn create(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let query = params(query)?;
-        let start: i64 = required(&query, "start")?;
-        let step: u64 = required(&query, "step")?;
+        let query = Params::parse(query.as_deref())?;
+        let start: i64 = query.required_number("start")?;
+        let step: u64 = query.required_number("step")?;
         let store = store(&state)?;
         let owned = key.clone();
         on_the_store(move || store.create(&owned, start, step))
@@ -128,13 +128,13 @@ pub(crate) async fn create(
 pub(crate) async fn recover(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let query = params(query)?;
-        let above: u64 = required(&query, "above")?;
-        let step: u64 = optional(&query, "step")?.unwrap_or(RECOVER_STEP);
+        let query = Params::parse(query.as_deref())?;
+        let above: u64 = query.required_number("above")?;
+        let step: u64 = query.number("step")?.unwrap_or(RECOVER_STEP);
         let store = store(&state)?;
         let owned = key.clone();
         let row = on_the_store(move || store.recover(&owned, above, step))
@@ -157,12 +157,12 @@ pub(crate) async fn recover(
 pub(crate) async fn set_step(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let query = params(query)?;
-        let step: u64 = required(&query, "step")?;
+        let query = Params::parse(query.as_deref())?;
+        let step: u64 = query.required_number("step")?;
         let store = store(&state)?;
         let owned = key.clone();
         let row = on_the_store(move || store.set_step(&owned, step))
@@ -223,43 +223,4 @@ fn store_refusal(e: &SegmentError) -> Refusal {
         },
         other => Refusal::segment(other),
     }
-}
-
-fn params(
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Result<HashMap<String, String>, Refusal> {
-    query.map(|Query(q)| q).map_err(|e| {
-        Refusal::bad_input(
-            "BAD_PARAMETER",
-            format!("the query string does not parse: {e}"),
-        )
-    })
-}
-
-fn optional<T: std::str::FromStr>(
-    query: &HashMap<String, String>,
-    name: &str,
-) -> Result<Option<T>, Refusal> {
-    let Some(text) = query.get(name) else {
-        return Ok(None);
-    };
-    let shown: String = text.chars().take(40).collect();
-    text.parse().map(Some).map_err(|_| {
-        Refusal::bad_input(
-            "BAD_PARAMETER",
-            format!("{name}={shown:?} is not a whole number in range"),
-        )
-    })
-}
-
-fn required<T: std::str::FromStr>(
-    query: &HashMap<String, String>,
-    name: &str,
-) -> Result<T, Refusal> {
-    optional(query, name)?.ok_or_else(|| {
-        Refusal::bad_input(
-            "BAD_PARAMETER",
-            format!("the query parameter {name} is missing"),
-        )
-    })
 }

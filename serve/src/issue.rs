@@ -16,6 +16,7 @@ use ferroflake_segment::Range;
 
 use crate::keys;
 use crate::metrics::REFUSALS;
+use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::segments::OpenKey;
 use crate::server::AppState;
@@ -56,16 +57,12 @@ pub fn check_key(key: &str) -> Result<(), Refusal> {
     keys::check(key).map_err(|why| Refusal::bad_input("INVALID_KEY", why))
 }
 
-/// Reads `count` from a query string: absent is 1; otherwise 1 to `max`.
+/// Reads `count` from a request's parameters: absent is 1; otherwise 1 to `max`.
 ///
 /// # Errors
 /// 400 `BAD_COUNT` for a count that is not a whole number, is 0, or is above `max`.
-pub fn count(query: Option<&str>, max: u64) -> Result<u64, Refusal> {
-    let Some(raw) = query
-        .unwrap_or("")
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("count="))
-    else {
+pub fn count(params: &Params, max: u64) -> Result<u64, Refusal> {
+    let Some(raw) = params.get("count") else {
         return Ok(1);
     };
     let bad = |why: String| Refusal::bad_input("BAD_COUNT", why);
@@ -270,7 +267,11 @@ fn no_lease(why: Option<String>) -> Refusal {
 
 #[cfg(test)]
 mod tests {
-    use super::count;
+    use super::Params;
+
+    fn count(query: Option<&str>, max: u64) -> Result<u64, crate::refusal::Refusal> {
+        super::count(&Params::parse(query).unwrap(), max)
+    }
 
     #[test]
     fn counts() {

@@ -69,6 +69,7 @@ pub mod masked;
 mod metered_store;
 pub mod metrics;
 pub mod open_files;
+pub mod query;
 pub mod refusal;
 pub mod routes;
 pub mod scopes;

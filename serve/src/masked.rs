@@ -32,6 +32,7 @@ use ferroflake::{Format, Mask, MaskKeyring};
 use serde_json::json;
 
 use crate::issue::{self, refused, Mode};
+use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::server::AppState;
 use crate::Config;
@@ -75,12 +76,8 @@ fn read_key_file(path: &FsPath) -> Result<String, String> {
 }
 
 /// The format a request asks for (`format=`), or the configured one.
-fn format_from(query: Option<&str>, config: &Config) -> Result<Format, Refusal> {
-    let name = query
-        .unwrap_or("")
-        .split('&')
-        .find_map(|p| p.strip_prefix("format="))
-        .unwrap_or(&config.mask_format);
+fn format_from(params: &Params, config: &Config) -> Result<Format, Refusal> {
+    let name = params.get("format").unwrap_or(&config.mask_format);
     Format::from_name(name).ok_or_else(|| {
         let shown: String = name.chars().take(40).collect();
         Refusal::bad_input(
@@ -114,7 +111,8 @@ async fn masked(
 ) -> Response {
     let result = async {
         let ring = keyring(&state)?;
-        let format = format_from(query.as_deref(), &state.config)?;
+        let params = Params::parse(query.as_deref())?;
+        let format = format_from(&params, &state.config)?;
         let Path(key) = path.map_err(|e| {
             Refusal::bad_input(
                 "INVALID_KEY",
@@ -122,7 +120,7 @@ async fn masked(
             )
         })?;
         issue::check_key(&key)?;
-        let count = issue::count(query.as_deref(), state.config.max_batch)?;
+        let count = issue::count(&params, state.config.max_batch)?;
         let (ids, bits) = match mode {
             Mode::Segment => {
                 let ids: Vec<u64> = if count == 1 {
@@ -196,7 +194,7 @@ pub async fn unmask(
 ) -> Response {
     let result = (|| {
         let ring = keyring(&state)?;
-        let format = format_from(query.as_deref(), &state.config)?;
+        let format = format_from(&Params::parse(query.as_deref())?, &state.config)?;
         let Path(text) = path.map_err(|e| {
             Refusal::bad_input(
                 "BAD_MASKED_ID",

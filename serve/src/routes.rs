@@ -22,6 +22,9 @@
 //! | `GET /healthz` | 200 while the process serves HTTP |
 //! | `GET /readyz` | 200 once the lease is held and preloaded keys are loaded, else 503 |
 //!
+//! Query strings are read one way by every route ([`query`](crate::query)): a parameter
+//! given twice is 400 `REPEATED_PARAMETER`.
+//!
 //! With a tokens file, every route but `/healthz` and `/readyz` needs a bearer token with
 //! a scope that covers it: see [`scopes`](crate::scopes) and [`auth`].
 //!
@@ -33,13 +36,12 @@
 //! `BODY_TOO_LARGE`; an unknown path is 404 `NO_ROUTE`, counted under the one route label
 //! `unmatched`.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Instant, UNIX_EPOCH};
 
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{MatchedPath, Path, Query, RawQuery, Request, State};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
 use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
@@ -55,6 +57,7 @@ use tower_http::timeout::TimeoutLayer;
 use crate::auth;
 use crate::issue::{self, check_key, refused, Mode};
 use crate::metrics::{Metrics, READY, REQUESTS, REQUEST_SECONDS};
+use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::server::AppState;
 
@@ -352,7 +355,7 @@ async fn v1_segment(
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let count = issue::count(query.as_deref(), state.config.max_batch)?;
+        let count = issue::count(&Params::parse(query.as_deref())?, state.config.max_batch)?;
         let ranges = if count == 1 {
             let id = issue::segment_one(&state, &key).await?;
             vec![Range {
@@ -383,7 +386,7 @@ async fn v1_snowflake(
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let count = issue::count(query.as_deref(), state.config.max_batch)?;
+        let count = issue::count(&Params::parse(query.as_deref())?, state.config.max_batch)?;
         let (node, ids) = if count == 1 {
             let id = issue::snowflake_one(&state, &key).await?;
             let node = state
@@ -496,11 +499,9 @@ async fn v1_decode(
         let Path(text) = path.map_err(|e| {
             Refusal::bad_input("BAD_ID", format!("the ID is not valid UTF-8 ({e})"))
         })?;
-        let layout_name = query
-            .as_deref()
-            .unwrap_or("")
-            .split('&')
-            .find_map(|p| p.strip_prefix("layout="))
+        let params = Params::parse(query.as_deref())?;
+        let layout_name = params
+            .get("layout")
             .unwrap_or(&state.config.layout)
             .to_owned();
         let (id, parts) = decode_id(&text, &layout_name)?;
@@ -525,15 +526,10 @@ async fn v1_decode(
 /// `sequenceId`, for this server's layout. Leaf prints the time in its server's time zone;
 /// here it is always UTC. Where Leaf answers 200 with an `errorMsg`, a bad or missing ID
 /// is a plain-text 400 saying why, as on the other Leaf routes.
-async fn leaf_decode(
-    State(state): State<Shared>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Response {
+async fn leaf_decode(State(state): State<Shared>, RawQuery(query): RawQuery) -> Response {
     let result = (|| {
-        let Query(query) = query.map_err(|e| {
-            Refusal::bad_input("BAD_ID", format!("the query string does not parse: {e}"))
-        })?;
-        let text = query.get("snowflakeId").ok_or_else(|| {
+        let params = Params::parse(query.as_deref())?;
+        let text = params.get("snowflakeId").ok_or_else(|| {
             Refusal::bad_input(
                 "BAD_ID",
                 "the query parameter snowflakeId is missing: /decodeSnowflakeId?snowflakeId=ID",

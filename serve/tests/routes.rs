@@ -146,6 +146,46 @@ fn native_batches_are_json_with_ids_as_strings_and_bounded_counts() {
     server.stop();
 }
 
+/// Every route reads its query parameters one way: percent-decoded as forms are, and a
+/// name given twice (however it is spelled) refused, never read first by one route and
+/// last by another.
+#[test]
+fn a_parameter_given_twice_is_refused_on_every_route() {
+    let place = Place::new();
+    let server = server(&place);
+
+    assert_eq!(server.get("/v1/segment/users?c%6Funt=%33").ids().len(), 3);
+    for path in [
+        "/v1/segment/users?count=2&count=900",
+        "/v1/segment/users?count=2&c%6Funt=900",
+        "/v1/snowflake/known?count=1&count=1",
+        "/v1/decode/1?layout=twitter&layout=sonyflake",
+    ] {
+        let a = server.get(path);
+        assert_eq!(
+            (a.status, a.kind().as_str()),
+            (400, "REPEATED_PARAMETER"),
+            "{path}: {a:?}"
+        );
+    }
+    let admin = server.post("/v1/admin/segment/fresh?start=1&step=10&step=20");
+    assert_eq!(
+        (admin.status, admin.kind().as_str()),
+        (400, "REPEATED_PARAMETER"),
+        "{admin:?}"
+    );
+    assert_eq!(
+        server
+            .post("/v1/admin/segment/fresh?start=1&step=10")
+            .status,
+        201
+    );
+    let leaf = server.get("/decodeSnowflakeId?snowflakeId=1&snowflakeId=2");
+    assert_eq!(leaf.status, 400, "{leaf:?}");
+    assert!(leaf.body.contains("snowflakeId"), "{leaf:?}");
+    server.stop();
+}
+
 #[test]
 fn decode_status_and_operations() {
     let place = Place::new();
