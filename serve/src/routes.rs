@@ -2,8 +2,8 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | any method `/api/segment/get/{key}` | Leaf: the next segment ID as decimal text |
-//! | any method `/api/snowflake/get/{key}` | Leaf: the next snowflake ID as decimal text |
+//! | any method but `HEAD` `/api/segment/get/{key}` | Leaf: the next segment ID as decimal text |
+//! | any method but `HEAD` `/api/snowflake/get/{key}` | Leaf: the next snowflake ID as decimal text |
 //! | `GET /v1/segment/{key}?count=N` | `{"mode","key","ids":["..",..]}` |
 //! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
 //! | `GET /v1/segment/{key}/status` | an open key's range, next segment, step, runway, counters (404 `KEY_NOT_OPEN` for a key not open: a status never opens one) |
@@ -21,6 +21,9 @@
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
 //! | `GET /readyz` | 200 once the lease is held and preloaded keys are loaded, else 503 |
+//!
+//! `HEAD` on a route that issues IDs is 405: its answer has no body, so the IDs would be
+//! used up unseen.
 //!
 //! Query strings are read one way by every route ([`query`](crate::query)): a parameter
 //! given twice is 400 `REPEATED_PARAMETER`.
@@ -102,20 +105,32 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// The router over `state`.
 pub fn router(state: Shared) -> Router {
     let mut measured = Router::new()
-        .route(listed("/api/segment/get/{key}"), any(leaf_segment))
-        .route(listed("/api/snowflake/get/{key}"), any(leaf_snowflake))
-        .route(listed("/v1/segment/{key}"), get(v1_segment))
+        .route(
+            listed("/api/segment/get/{key}"),
+            any(leaf_segment).head(head_issues_nothing),
+        )
+        .route(
+            listed("/api/snowflake/get/{key}"),
+            any(leaf_snowflake).head(head_issues_nothing),
+        )
+        .route(
+            listed("/v1/segment/{key}"),
+            get(v1_segment).head(head_issues_nothing),
+        )
         .route(listed("/v1/segment/{key}/status"), get(v1_segment_status))
-        .route(listed("/v1/snowflake/{key}"), get(v1_snowflake))
+        .route(
+            listed("/v1/snowflake/{key}"),
+            get(v1_snowflake).head(head_issues_nothing),
+        )
         .route(listed("/v1/decode/{id}"), get(v1_decode))
         .route(listed("/decodeSnowflakeId"), any(leaf_decode))
         .route(
             listed("/v1/masked/segment/{key}"),
-            get(crate::masked::masked_segment),
+            get(crate::masked::masked_segment).head(head_issues_nothing),
         )
         .route(
             listed("/v1/masked/snowflake/{key}"),
-            get(crate::masked::masked_snowflake),
+            get(crate::masked::masked_snowflake).head(head_issues_nothing),
         )
         .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
         .route(listed("/v1/status"), get(v1_status))
@@ -162,6 +177,22 @@ pub fn router(state: Shared) -> Router {
             errors_as_json,
         ))
         .with_state(state)
+}
+
+/// `HEAD` on a route that issues: 405. The answer to a `HEAD` has no body, so an ID issued
+/// for it would be used up unseen.
+async fn head_issues_nothing() -> Response {
+    let mut response = Refusal {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        kind: "METHOD_NOT_ALLOWED",
+        message: "HEAD would use up IDs without sending them: use GET".to_owned(),
+        retry: false,
+    }
+    .json();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET"));
+    response
 }
 
 /// The answers the layers make (405, 413, a timeout's 503), in the JSON shape of every

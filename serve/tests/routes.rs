@@ -26,7 +26,7 @@ fn server(place: &Place) -> Server {
 }
 
 #[test]
-fn leaf_routes_answer_the_id_as_decimal_text_for_any_method() {
+fn leaf_routes_answer_the_id_as_decimal_text_for_any_method_but_head() {
     let place = Place::new();
     let server = server(&place);
 
@@ -71,6 +71,18 @@ fn leaf_routes_answer_the_id_as_decimal_text_for_any_method() {
     assert_eq!(posted.status, 200);
     assert!(posted.body.parse::<u64>().unwrap() > last);
     assert!(posted.content_type.starts_with("text/plain"));
+
+    // HEAD would use IDs up unseen: 405 on every route that issues, and nothing is used.
+    for path in [
+        "/api/segment/get/orders",
+        "/api/snowflake/get/x",
+        "/v1/segment/orders",
+        "/v1/snowflake/known",
+    ] {
+        let head = common::answer(server.agent.head(&format!("{}{path}", server.base)).call());
+        assert_eq!(head.status, 405, "HEAD {path}: {head:?}");
+    }
+    assert_eq!(server.get("/api/segment/get/orders").body, "5");
 
     // Where ferroflake differs from Leaf (which answers 500): 404 for an unknown key.
     let unknown = server.get("/api/segment/get/nope");
