@@ -534,6 +534,23 @@ impl KeyHandle {
     pub fn key(&self) -> &str {
         &self.state.key
     }
+
+    /// Lets a key stopped by [`SegmentError::Rewound`] fetch again, once an operator has
+    /// raised its row above every ID it issued (the store's `recover`). The check that
+    /// stopped it stays: a range that still starts below what this key received stops it
+    /// again. Returns whether the key was stopped by `Rewound`; any other stop stays.
+    pub fn resume_after_rewind(&self) -> bool {
+        let mut slow = self.state.buffers.slow();
+        let rewound = matches!(slow.rest.last_error, Some(SegmentError::Rewound { .. }));
+        if !(slow.rest.permanent && rewound) || slow.closed {
+            return false;
+        }
+        slow.rest.permanent = false;
+        slow.rest.last_error = None;
+        slow.rest.failures = 0;
+        self.state.start_fetch(&mut slow);
+        true
+    }
 }
 
 impl KeyState {

@@ -7,7 +7,7 @@
 //! | `GET /v1/admin/keys` | `{"store","keys":[..],"opening":[..]}`: each open key's status as `GET /v1/segment/{key}/status` gives it |
 //! | `GET /v1/admin/leases` | the lease registry's node ids (holder, state, expiry, high-water mark, the floor) as `ferroflake lease list --format json` prints them |
 //! | `POST /v1/admin/segment/{key}?start=N&step=S` | 201 `{"key","start","step"}`: the key created with its first ID and step |
-//! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | 200 `{"key","max_id","step","open_here"}`: the key raised above `N` |
+//! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | 200 `{"key","max_id","step","open_here"}`: the key raised above `N`; if this server stopped it as `REWOUND`, it issues again from the raised row |
 //! | `POST /v1/admin/segment/{key}/step?step=S` | 200 `{"key","max_id","step","open_here"}`: the key's stored step set, `max_id` left alone |
 //!
 //! | refusal | status, kind |
@@ -140,11 +140,19 @@ pub(crate) async fn recover(
         let row = on_the_store(move || store.recover(&owned, above, step))
             .await
             .map_err(|e| store_refusal(&e))?;
+        // A key this server stopped as REWOUND fetches again: its next range must still
+        // start above every ID it issued, or it stops again.
+        let resumed = state
+            .segments
+            .as_ref()
+            .and_then(|s| s.cached(&key))
+            .is_some_and(|open| open.handle.resume_after_rewind());
         tracing::warn!(
             event = "admin_key_recovered",
             key,
             above,
             max_id = row.max_id,
+            resumed,
             "segment key recovered: its next range starts at max_id"
         );
         Ok::<_, Refusal>(row_json(&state, &key, row))

@@ -271,6 +271,45 @@ fn recover_raises_a_key_and_never_lowers_it() {
     server.stop();
 }
 
+/// A key this server stopped as REWOUND (its row set back under it) issues again once an
+/// operator recovers it above what it issued, with no restart, and never below that.
+#[test]
+fn recover_lets_a_rewound_key_issue_again_without_a_restart() {
+    let place = Place::new();
+    let server = server(&place);
+    let issued = server.get("/v1/segment/orders?count=150").ids();
+    let db = rusqlite::Connection::open(place.store_path()).unwrap();
+    db.execute(
+        "UPDATE leaf_alloc SET max_id = 1 WHERE biz_tag = 'orders'",
+        [],
+    )
+    .unwrap();
+    let mut stopped = None;
+    for _ in 0..100 {
+        let a = server.get("/v1/segment/orders?count=100");
+        if a.status != 200 {
+            stopped = Some(a);
+            break;
+        }
+    }
+    let stopped = stopped.expect("the key must stop once its row went back");
+    assert_eq!(
+        (stopped.status, stopped.kind().as_str()),
+        (503, "REWOUND"),
+        "{stopped:?}"
+    );
+    let recovered = server.post("/v1/admin/segment/orders/recover?above=100000");
+    assert_eq!(recovered.status, 200, "{recovered:?}");
+    let again = server.get("/v1/segment/orders?count=5");
+    assert_eq!(again.status, 200, "{again:?}");
+    let ids = again.ids();
+    assert!(
+        ids[0] > 100_000 && ids[0] > *issued.last().unwrap(),
+        "{ids:?}"
+    );
+    server.stop();
+}
+
 #[test]
 fn without_segment_mode_the_admin_routes_say_so() {
     let place = Place::new();
