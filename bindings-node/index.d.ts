@@ -154,7 +154,9 @@ export declare class LeasedGenerator {
    * - `layout`: a `Layout` or preset name (default `js53ms`).
    * - `ttlMs` (default 10,000), `maxTtlMs` (the longest TTL any holder of the registry
    *   uses; default the larger of 10,000 and `ttlMs`; every holder must agree),
-   *   `maxStartWaitMs` (default 30,000), `maxDriftTicks`, `maxBackwardWaitMs`.
+   *   `maxStartWaitMs` (the longest the first ID is held back, for a floor and a previous
+   *   holder's mark together; default 30,000, or the longest the timings ask for if
+   *   longer), `maxDriftTicks`, `maxBackwardWaitMs`.
    *
    * Bad options throw at once; a registry that cannot be reached, or no free node id,
    * rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out

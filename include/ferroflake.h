@@ -307,6 +307,11 @@ enum ferroflake_result
      * issued from it until it is set above every id it ever issued.
      */
     FERROFLAKE_RESULT_REWOUND = 123,
+    /**
+     * The lease registry's floor after lost records holds the first id back longer than
+     * `max_start_wait_ms` allows; the claim was given back.
+     */
+    FERROFLAKE_RESULT_START_WAIT_TOO_LONG = 124,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -636,8 +641,11 @@ typedef struct ferroflake_lease_options {
      */
     uint64_t quarantine_ms;
     /**
-     * The longest `ferroflake_leased_generator_new` waits for the clock to pass a previous
-     * holder's reserved ids or a lost-records floor. 0: 30,000.
+     * The longest `ferroflake_leased_generator_new` holds back the first id, in all: for a
+     * lost-records floor (one longer than this fails at once, `START_WAIT_TOO_LONG`), then
+     * for the clock to pass a previous holder's reserved ids (`BEHIND_HIGH_WATER`).
+     * 0: 30,000, or the longest start the timings ask for if longer (max TTL + quarantine
+     * + TTL + 1 s), so the default never fails a start for waiting.
      */
     uint64_t max_start_wait_ms;
     /**
@@ -1480,10 +1488,12 @@ ferroflake_result ferroflake_lease_status_init(size_t struct_size,
  *
  * May block: a new (or emptied) registry makes the first holder wait the longest TTL plus
  * the quarantine (about 12 s with the defaults), and a previous holder's reserved ids are
- * waited out, each up to `max_start_wait_ms`. An unreachable store fails within seconds.
+ * waited out, the two together within `max_start_wait_ms`; a wait is announced first, in
+ * one line on stderr that starts `ferroflake: `. An unreachable store fails within
+ * seconds.
  *
  * Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `NO_FREE_NODE`,
- * `BEHIND_HIGH_WATER`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
+ * `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
  * unknown clock), `INVALID_UTF8`, a core code (`EPOCH_IN_FUTURE`, `LAYOUT_EXHAUSTED`, ...)
  * or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the details.
  *

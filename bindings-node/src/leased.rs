@@ -87,7 +87,7 @@ impl Settings {
             config.max_ttl = Duration::from_millis(ms);
         }
         if let Some(ms) = self.max_start_wait_ms {
-            config.max_start_wait = Duration::from_millis(ms);
+            config.max_start_wait = Some(Duration::from_millis(ms));
         }
         config.options.max_drift_ticks = self.max_drift_ticks;
         config.options.max_backward_wait_ms = self.max_backward_wait_ms;
@@ -159,8 +159,14 @@ impl Slot {
             return Ok(true);
         }
         let registry = key.registry.open().map_err(lease_refusal)?;
-        let leased = CoreLeased::start(key.layout, SystemClock, registry, settings.config())
-            .map_err(lease_refusal)?;
+        let leased = CoreLeased::start_reporting(
+            key.layout,
+            SystemClock,
+            registry,
+            settings.config(),
+            &mut ferroflake_lease::report_to_stderr,
+        )
+        .map_err(lease_refusal)?;
         *self.lease.write().unwrap_or_else(PoisonError::into_inner) = Some(leased);
         users.count = 1;
         users.settings = Some(settings);
@@ -365,7 +371,9 @@ impl LeasedGenerator {
     /// - `layout`: a `Layout` or preset name (default `js53ms`).
     /// - `ttlMs` (default 10,000), `maxTtlMs` (the longest TTL any holder of the registry
     ///   uses; default the larger of 10,000 and `ttlMs`; every holder must agree),
-    ///   `maxStartWaitMs` (default 30,000), `maxDriftTicks`, `maxBackwardWaitMs`.
+    ///   `maxStartWaitMs` (the longest the first ID is held back, for a floor and a previous
+    ///   holder's mark together; default 30,000, or the longest the timings ask for if
+    ///   longer), `maxDriftTicks`, `maxBackwardWaitMs`.
     ///
     /// Bad options throw at once; a registry that cannot be reached, or no free node id,
     /// rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out

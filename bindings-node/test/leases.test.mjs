@@ -280,6 +280,31 @@ test('bad options to LeasedGenerator.open throw at once, each with its class and
   for (const [what, , , name] of openRefusals) assert.ok(codes.has(`ERR_FERROFLAKE_${name}`), `${what}: listed`)
 })
 
+test('a start that waits says why, first, in one line on stderr', { timeout: 60_000 }, async () => {
+  // A new registry: the first claim waits maxTtlMs plus the quarantine (2.4 s) before issuing.
+  const settings = { ...FAST, registry: registryDir(), layout: ONE_NODE, startAtMs: 0, durationMs: 10 }
+  const { stdout, stderr } = await execFileAsync(process.execPath, [fixture('leased-ids.mjs'), JSON.stringify(settings)], { timeout: 60_000 })
+  assert.equal(JSON.parse(stdout).nodeId, 0)
+  assert.match(stderr, /^ferroflake: node id 0: .*; waiting 2s/, stderr)
+})
+
+test('a floor longer than maxStartWaitMs rejects at once with LEASE_START_WAIT_TOO_LONG and gives the id back', { timeout: 30_000 }, async () => {
+  const registry = registryDir()
+  // A new registry's floor is maxTtlMs plus the quarantine: 20.4 s, against a 100 ms limit.
+  const settings = { registry, ttlMs: 2_000, maxTtlMs: 20_000, layout: Layout.custom(ONE_NODE), maxStartWaitMs: 100 }
+  for (const attempt of ['first', 'second']) {
+    const started = Date.now()
+    await assert.rejects(LeasedGenerator.open(settings), (e) => {
+      // The second attempt claims the one node id again: the first gave it back.
+      assert.equal(e.code, 'ERR_FERROFLAKE_LEASE_START_WAIT_TOO_LONG', `${attempt}: ${e.code} ${e.message}`)
+      assert.equal(e.constructor, Error)
+      assert.match(e.message, /node id 0: .* longer than max_start_wait 100ms/)
+      return true
+    })
+    assert.ok(Date.now() - started < 10_000, `${attempt}: refused before the floor, not after it`)
+  }
+})
+
 test('unreachable registries reject with ERR_FERROFLAKE_LEASE_UNAVAILABLE within seconds', { timeout: 60_000 }, async () => {
   for (const registry of ['redis://127.0.0.1:1', 'postgres://nobody@127.0.0.1:1/none', 'etcd://127.0.0.1:1', 'zk://127.0.0.1:1']) {
     const started = Date.now()

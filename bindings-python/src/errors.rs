@@ -118,6 +118,7 @@ pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyEr
         E::NoFreeNode { .. } => "NoFreeNodeError",
         E::Lost { .. } => "LeaseLostError",
         E::BehindHighWater { .. } => "BehindHighWaterError",
+        E::StartWaitTooLong { .. } => "StartWaitTooLongError",
         E::BadAddress { .. } => "RegistryAddressError",
         E::InvalidConfig { .. } => "LeaseConfigError",
         E::Store { .. } => "RegistryError",

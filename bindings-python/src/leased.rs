@@ -199,17 +199,34 @@ impl PyLeasedGenerator {
     }
 }
 
+/// A start's report (why and how long it waits) as a warning of the `ferroflake` logger:
+/// with no logging set up, Python prints it on stderr.
+fn log_wait(text: &str) {
+    Python::attach(|py| {
+        let logged = py
+            .import("logging")
+            .and_then(|logging| logging.call_method1("getLogger", ("ferroflake",)))
+            .and_then(|logger| logger.call_method1("warning", ("%s", text)));
+        if let Err(e) = logged {
+            // A broken logging setup must not fail the start; the words still go out.
+            e.write_unraisable(py, None);
+        }
+    });
+}
+
 #[pymethods]
 impl PyLeasedGenerator {
     /// Leases a node id from `registry` (`None`: the embedded registry in its default
     /// directory; an absolute directory or `file:///dir`; `etcd://`, `redis://`, `zk://` or
     /// `postgres://` URLs) and starts issuing. Blocks, without holding the GIL, until the
     /// lease is held and any wait the registry asks for (a previous holder's mark, lost
-    /// records) is over.
+    /// records) is over: `max_start_wait_ms` bounds that wait (`None`: 30 s, or the
+    /// longest the timings ask for if longer), which is announced first as a warning of
+    /// the `ferroflake` logger.
     #[new]
     #[pyo3(
-        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None),
-        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None)"
+        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None),
+        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -219,6 +236,7 @@ impl PyLeasedGenerator {
         #[pyo3(from_py_with = uint)] ttl_ms: u64,
         #[pyo3(from_py_with = optional_uint)] max_ttl_ms: Option<u64>,
         #[pyo3(from_py_with = optional_uint)] quarantine_ms: Option<u64>,
+        #[pyo3(from_py_with = optional_uint)] max_start_wait_ms: Option<u64>,
         clock: ClockChoice,
         #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
         #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
@@ -233,6 +251,7 @@ impl PyLeasedGenerator {
         if let Some(quarantine_ms) = quarantine_ms {
             config.quarantine = millis(quarantine_ms);
         }
+        config.max_start_wait = max_start_wait_ms.map(millis);
         if let Some(holder) = holder {
             config.holder = holder;
         }
@@ -242,7 +261,7 @@ impl PyLeasedGenerator {
         let described = address.describe();
         let started = py.detach(move || {
             let registry = address.open()?;
-            Leased::start(layout, clock, registry, config)
+            Leased::start_reporting(layout, clock, registry, config, &mut log_wait)
         });
         let leased = started.map_err(|e| lease_to_pyerr(py, e))?;
         let generator = PyLeasedGenerator {

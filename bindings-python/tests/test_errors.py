@@ -303,6 +303,7 @@ def test_lease_and_segment_errors_sit_under_their_own_bases() -> None:
         ferroflake.NoFreeNodeError,
         ferroflake.LeaseLostError,
         ferroflake.BehindHighWaterError,
+        ferroflake.StartWaitTooLongError,
         ferroflake.RegistryAddressError,
         ferroflake.LeaseConfigError,
         ferroflake.RegistryError,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import array
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -29,6 +30,7 @@ from ferroflake import (
     NoFreeNodeError,
     RegistryAddressError,
     RegistryUnavailableError,
+    StartWaitTooLongError,
 )
 
 pytestmark = [
@@ -171,6 +173,32 @@ def assert_parent_still_holds(gen: LeasedGenerator, registry: str, before: int) 
     assert gen.next_id() > before
     with pytest.raises(NoFreeNodeError):
         LeasedGenerator(ONE_NODE, registry, **FAST)
+
+
+def test_a_start_that_waits_says_why_in_the_ferroflake_log(
+    registry: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A new registry: the first claim waits max_ttl + quarantine (1.2 s) before issuing.
+    with caplog.at_level(logging.WARNING, logger="ferroflake"):
+        with LeasedGenerator(ONE_NODE, registry, **FAST) as gen:
+            gen.next_id()
+    said = [r.getMessage() for r in caplog.records if r.name == "ferroflake"]
+    assert any("node id 0" in m and "waiting 1s" in m for m in said), said
+
+
+def test_a_floor_longer_than_max_start_wait_is_refused_at_once_and_gives_the_id_back(
+    registry: str,
+) -> None:
+    # A new registry's floor is max_ttl_ms plus the quarantine: 20.2 s, against 100 ms.
+    settings = {"ttl_ms": 1000, "max_ttl_ms": 20_000, "max_start_wait_ms": 100}
+    for attempt in ("first", "second"):  # the second claims the one node id again
+        started = time.monotonic()
+        with pytest.raises(StartWaitTooLongError) as refused:
+            LeasedGenerator(ONE_NODE, registry, **settings)
+        assert time.monotonic() - started < 10, f"{attempt}: refused before the floor"
+        error = refused.value
+        assert error.kind == "START_WAIT_TOO_LONG" and isinstance(error, LeaseError)
+        assert "node id 0" in str(error) and "max_start_wait 100ms" in str(error), attempt
 
 
 def test_os_fork_child_is_refused_and_never_releases_the_parents_lease(registry: str) -> None:
@@ -394,6 +422,7 @@ def test_a_holder_stopped_past_its_ttl_is_fenced_and_repeats_nothing(registry: s
         {"ttl_ms": 1.5},
         {"ttl_ms": "1000"},
         {"max_ttl_ms": "x"},
+        {"max_start_wait_ms": True},
         {"clock": 3},
         {"holder": 5},
     ],

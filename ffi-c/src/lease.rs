@@ -39,8 +39,11 @@ pub struct ferroflake_lease_options {
     /// How long a released or expired node id rests before anyone may claim it.
     /// 0: `ttl_ms / 5`.
     pub quarantine_ms: u64,
-    /// The longest `ferroflake_leased_generator_new` waits for the clock to pass a previous
-    /// holder's reserved ids or a lost-records floor. 0: 30,000.
+    /// The longest `ferroflake_leased_generator_new` holds back the first id, in all: for a
+    /// lost-records floor (one longer than this fails at once, `START_WAIT_TOO_LONG`), then
+    /// for the clock to pass a previous holder's reserved ids (`BEHIND_HIGH_WATER`).
+    /// 0: 30,000, or the longest start the timings ask for if longer (max TTL + quarantine
+    /// + TTL + 1 s), so the default never fails a start for waiting.
     pub max_start_wait_ms: u64,
     /// Who holds the lease, as the registry records it (UTF-8). NULL: `hostname:pid`.
     pub holder: *const c_char,
@@ -89,7 +92,9 @@ impl ferroflake_lease_options {
         set(&mut config.renew_every, self.renew_every_ms);
         set(&mut config.safety_margin, self.safety_margin_ms);
         set(&mut config.quarantine, self.quarantine_ms);
-        set(&mut config.max_start_wait, self.max_start_wait_ms);
+        if self.max_start_wait_ms != 0 {
+            config.max_start_wait = Some(Duration::from_millis(self.max_start_wait_ms));
+        }
         if !self.holder.is_null() {
             // SAFETY: the caller's promise above.
             config.holder = unsafe { borrow_str(self.holder)? }.to_owned();
@@ -223,6 +228,7 @@ pub(crate) fn lease_failure(error: LeaseError) -> Failure {
         LeaseError::NoFreeNode { .. } => FERROFLAKE_RESULT_NO_FREE_NODE,
         LeaseError::Lost { .. } => FERROFLAKE_RESULT_LEASE_LOST,
         LeaseError::BehindHighWater { .. } => FERROFLAKE_RESULT_BEHIND_HIGH_WATER,
+        LeaseError::StartWaitTooLong { .. } => FERROFLAKE_RESULT_START_WAIT_TOO_LONG,
         LeaseError::BadAddress { .. } => FERROFLAKE_RESULT_BAD_ADDRESS,
         LeaseError::Generator(core) => from_kind(core.kind()),
         LeaseError::InvalidConfig { .. } => FERROFLAKE_RESULT_INVALID_CONFIG,
@@ -309,10 +315,12 @@ impl ferroflake_leased_generator {
 ///
 /// May block: a new (or emptied) registry makes the first holder wait the longest TTL plus
 /// the quarantine (about 12 s with the defaults), and a previous holder's reserved ids are
-/// waited out, each up to `max_start_wait_ms`. An unreachable store fails within seconds.
+/// waited out, the two together within `max_start_wait_ms`; a wait is announced first, in
+/// one line on stderr that starts `ferroflake: `. An unreachable store fails within
+/// seconds.
 ///
 /// Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `NO_FREE_NODE`,
-/// `BEHIND_HIGH_WATER`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
+/// `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
 /// unknown clock), `INVALID_UTF8`, a core code (`EPOCH_IN_FUTURE`, `LAYOUT_EXHAUSTED`, ...)
 /// or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the details.
 ///
@@ -349,8 +357,14 @@ pub unsafe extern "C" fn ferroflake_leased_generator_new(
         // SAFETY: the caller's promise above.
         let (config, clock) = unsafe { options.to_config(layout.tick_ms())? };
         let registry = open_registry(address)?;
-        let inner =
-            LeasedGenerator::start(layout, clock, registry, config).map_err(lease_failure)?;
+        let inner = LeasedGenerator::start_reporting(
+            layout,
+            clock,
+            registry,
+            config,
+            &mut ferroflake_lease::report_to_stderr,
+        )
+        .map_err(lease_failure)?;
         out_generator.set(Box::into_raw(Box::new(ferroflake_leased_generator {
             inner,
         })));

@@ -131,6 +131,9 @@ pub enum ferroflake_result {
     /// The segment key went back in the store (a restored backup, a lost write): nothing is
     /// issued from it until it is set above every id it ever issued.
     FERROFLAKE_RESULT_REWOUND = 123,
+    /// The lease registry's floor after lost records holds the first id back longer than
+    /// `max_start_wait_ms` allows; the claim was given back.
+    FERROFLAKE_RESULT_START_WAIT_TOO_LONG = 124,
 }
 
 use ferroflake_result::*;
@@ -224,6 +227,8 @@ messages! {
     FERROFLAKE_RESULT_NOT_READY => "no segment arrived within the allocator's wait",
     FERROFLAKE_RESULT_CLOSED => "the segment allocator is closed",
     FERROFLAKE_RESULT_REWOUND => "the segment key went back in the store",
+    FERROFLAKE_RESULT_START_WAIT_TOO_LONG =>
+        "the registry's floor after lost records is longer than the start may wait",
 }
 
 impl ferroflake_result {

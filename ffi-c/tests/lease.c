@@ -233,6 +233,45 @@ static void bad_input_is_refused(void) {
                FERROFLAKE_RESULT_BEHIND_HIGH_WATER);
     assert(other == sentinel);
 
+    /* A new registry's floor (max TTL + quarantine, 20 s here) is longer than the start may
+     * wait: refused at once, and the one node id is given back, so a second attempt is
+     * refused for the same reason, not NO_FREE_NODE. */
+    options = short_lease();
+    options.max_ttl_ms = 20000;
+    options.max_start_wait_ms = 100;
+    new_registry(dir, sizeof dir);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        CHECK_CODE(ferroflake_leased_generator_new(single, dir, &options, &other),
+                   FERROFLAKE_RESULT_START_WAIT_TOO_LONG);
+        assert(strstr(ferroflake_last_error_message(), "longer than max_start_wait 100ms") != NULL);
+        assert(other == sentinel);
+    }
+    options = short_lease();
+
+    /* A start that waits says why, first, in one line on stderr: captured through a pipe. */
+    {
+        int pipe_fds[2], saved_stderr;
+        char said[4096];
+        ferroflake_leased_generator *waiting;
+        ssize_t got;
+        options = short_lease();
+        new_registry(dir, sizeof dir);
+        assert(pipe(pipe_fds) == 0);
+        saved_stderr = dup(STDERR_FILENO);
+        assert(saved_stderr >= 0 && dup2(pipe_fds[1], STDERR_FILENO) >= 0);
+        waiting = lease(single, dir, &options);
+        assert(dup2(saved_stderr, STDERR_FILENO) >= 0);
+        close(saved_stderr);
+        close(pipe_fds[1]);
+        got = read(pipe_fds[0], said, sizeof said - 1);
+        close(pipe_fds[0]);
+        assert(got > 0);
+        said[got] = '\0';
+        assert(strncmp(said, "ferroflake: node id 0: ", 23) == 0);
+        assert(strstr(said, "; waiting 1s") != NULL);
+        CHECK_OK(ferroflake_leased_generator_release(waiting));
+    }
+
     /* A file where the registry's directory should be. */
     snprintf(file, sizeof file, "%s/a-file", registry_root);
     {

@@ -36,9 +36,15 @@ pub struct LeaseConfig {
     pub skew_allowance: Duration,
     /// How far ahead of the clock each renewal reserves the high-water mark (default TTL).
     pub reserve_ahead: Duration,
-    /// How long the start may wait for the clock to pass the previous mark before it
-    /// gives [`LeaseError::BehindHighWater`] (default 30 s).
-    pub max_start_wait: Duration,
+    /// How long a start may hold back its first ID, in all: for the registry's floor
+    /// after lost records, then for the clock to pass the previous holder's mark. A floor
+    /// longer than this fails the start at once ([`LeaseError::StartWaitTooLong`]); a
+    /// clock still behind the mark when it runs out fails it with
+    /// [`LeaseError::BehindHighWater`]. Either way the claim is given back. `None` (the
+    /// default): 30 s, or, if longer, the longest start the timings ask for
+    /// ([`longest_start`](Self::longest_start)), so that a start without a limit of its
+    /// own never fails for waiting.
+    pub max_start_wait: Option<Duration>,
     /// Who holds the lease, recorded for operators (default `host:pid`).
     pub holder: String,
     /// The generator's options; `resume_after_ms` is raised to the previous holder's mark.
@@ -67,10 +73,28 @@ impl LeaseConfig {
             quarantine: ttl / 5,
             skew_allowance: Duration::from_secs(1),
             reserve_ahead: ttl,
-            max_start_wait: Duration::from_secs(30),
+            max_start_wait: None,
             holder: default_holder(),
             options: Options::default(),
         }
+    }
+
+    /// The start's limit in force: [`max_start_wait`](Self::max_start_wait), or its
+    /// default.
+    pub fn start_wait_limit(&self) -> Duration {
+        self.max_start_wait
+            .unwrap_or_else(|| self.longest_start().max(Duration::from_secs(30)))
+    }
+
+    /// The longest a start can be held back under these timings: the lost-records window
+    /// (`max_ttl + quarantine`), then a previous holder's reservation (`reserve_ahead`)
+    /// plus the skew allowance. A limit at least this long never fails a start for
+    /// waiting.
+    pub fn longest_start(&self) -> Duration {
+        self.max_ttl
+            .saturating_add(self.quarantine)
+            .saturating_add(self.reserve_ahead)
+            .saturating_add(self.skew_allowance)
     }
 
     /// Checks that the timings can keep a lease: renewals come before the deadline, and

@@ -37,6 +37,17 @@ pub enum LeaseError {
         /// What the clock said, Unix ms.
         now_ms: u64,
     },
+    /// The registry's floor after lost records is longer than
+    /// [`LeaseConfig::max_start_wait`](crate::LeaseConfig::max_start_wait) allows: the
+    /// start gave its claim back at once rather than wait past the limit.
+    StartWaitTooLong {
+        /// The node id that was claimed.
+        node_id: u64,
+        /// How long the floor would have held the first ID back.
+        floor_wait: Duration,
+        /// The limit the start was given.
+        max_start_wait: Duration,
+    },
     /// A registry address that cannot be used.
     BadAddress {
         /// The address given.
@@ -68,8 +79,8 @@ pub enum LeaseError {
 
 impl LeaseError {
     /// The kind's stable name, for JSON, logs and the other languages' faces:
-    /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `BAD_ADDRESS`,
-    /// `GENERATOR`, `INVALID_CONFIG`, `STOPPED` or `STORE`. A `GENERATOR` error carries the core's
+    /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`,
+    /// `BAD_ADDRESS`, `GENERATOR`, `INVALID_CONFIG`, `STOPPED` or `STORE`. A `GENERATOR` error carries the core's
     /// own kind ([`ferroflake::ErrorKind::name`]), which faces report instead.
     pub fn name(&self) -> &'static str {
         match self {
@@ -77,6 +88,7 @@ impl LeaseError {
             Self::NoFreeNode { .. } => "NO_FREE_NODE",
             Self::Lost { .. } => "LOST",
             Self::BehindHighWater { .. } => "BEHIND_HIGH_WATER",
+            Self::StartWaitTooLong { .. } => "START_WAIT_TOO_LONG",
             Self::BadAddress { .. } => "BAD_ADDRESS",
             Self::Generator(_) => "GENERATOR",
             Self::InvalidConfig { .. } => "INVALID_CONFIG",
@@ -112,6 +124,20 @@ impl fmt::Display for LeaseError {
                     resume_after_ms.saturating_sub(*now_ms)
                 )),
                 iso_ms(*now_ms),
+            ),
+            Self::StartWaitTooLong {
+                node_id,
+                floor_wait,
+                max_start_wait,
+            } => write!(
+                f,
+                "node id {node_id}: the registry cannot rule out that a holder it lost track \
+                 of is still issuing, so the first ID must wait {} (the longest TTL its \
+                 holders asked for, plus quarantine), longer than max_start_wait {}; the \
+                 claim was given back. Raise max_start_wait, or start again later: the floor \
+                 stays in the registry and shortens as time passes",
+                humantime::format_duration(Duration::from_millis(crate::protocol::ms(*floor_wait))),
+                humantime::format_duration(*max_start_wait),
             ),
             Self::BadAddress { address, detail } => {
                 write!(f, "bad registry address {address:?}: {detail}")

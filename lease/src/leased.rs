@@ -36,14 +36,16 @@ pub enum LeaseStatus {
 ///
 /// - **Never a guessed or shared id.** The node id comes from the registry. A registry that
 ///   cannot be reached at start is an error (fail closed).
-/// - **Past the previous holder.** Before issuing, the generator waits (at most
+/// - **Past the previous holder.** Before issuing, the generator waits (within
 ///   [`LeaseConfig::max_start_wait`]) until the clock passes the previous holder's
 ///   high-water mark plus [`LeaseConfig::skew_allowance`], and it issues only later ticks,
 ///   so a takeover, or a restart with the clock set back, never re-issues an ID.
 /// - **Past lost records.** When the registry found records missing (a new, deleted or
 ///   wiped namespace), it reports a floor ([`Grant::floor_wait`]); the generator waits it
 ///   out, renewing its claim, before it issues, since a holder of the lost records may
-///   still be issuing until then.
+///   still be issuing until then. A floor longer than
+///   [`LeaseConfig::max_start_wait`] fails the start at once
+///   ([`LeaseError::StartWaitTooLong`]): the limit bounds both waits together.
 /// - **Reserved ahead.** Every renewal records a high-water mark ahead of the clock
 ///   ([`LeaseConfig::reserve_ahead`]) *before* IDs up to it are issued.
 /// - **Fenced.** After each successful renewal the generator's fence is set to the earlier
@@ -199,6 +201,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             grant: &grant,
             config: &config,
             stop,
+            began: Instant::now(),
         };
         waits.out_floor(report)?;
         let resume_after = waits.past_mark(&clock, report)?;
@@ -567,6 +570,8 @@ struct StartWaits<'a> {
     grant: &'a Grant,
     config: &'a LeaseConfig,
     stop: &'a dyn Fn() -> bool,
+    /// When the waits began: `max_start_wait` bounds them together.
+    began: Instant,
 }
 
 impl StartWaits<'_> {
@@ -588,11 +593,20 @@ impl StartWaits<'_> {
         Ok(())
     }
 
-    /// Waits out the floor the registry reported (the floor can outlast the TTL).
+    /// Waits out the floor the registry reported (the floor can outlast the TTL), or
+    /// refuses at once if it is longer than the start may wait.
     fn out_floor(&self, report: &mut dyn FnMut(&str)) -> Result<(), LeaseError> {
         let grant = self.grant;
         if grant.floor_wait.is_zero() {
             return Ok(());
+        }
+        let limit = self.config.start_wait_limit();
+        if grant.floor_wait > limit {
+            return Err(LeaseError::StartWaitTooLong {
+                node_id: grant.node_id,
+                floor_wait: grant.floor_wait,
+                max_start_wait: limit,
+            });
         }
         report(&format!(
             "node id {}: the {} registry cannot rule out that a holder it lost track of is \
@@ -628,8 +642,7 @@ impl StartWaits<'_> {
         else {
             return Ok(None);
         };
-        let began = Instant::now();
-        let mut renewed = began;
+        let mut renewed = Instant::now();
         let mut reported = false;
         loop {
             let now = clock.now_ms();
@@ -645,7 +658,11 @@ impl StartWaits<'_> {
                     grant.node_id,
                     iso_ms(resume_after),
                     humantime::format_duration(Duration::from_millis(resume_after - now)),
-                    humantime::format_duration(config.max_start_wait),
+                    humantime::format_duration(round_ms(
+                        config
+                            .start_wait_limit()
+                            .saturating_sub(self.began.elapsed())
+                    )),
                     if resume_after - now > ms(config.reserve_ahead) + ms(config.skew_allowance) {
                         "; that is further ahead than a holder reserves, so its clock appears \
                          to have been ahead of this one"
@@ -654,7 +671,7 @@ impl StartWaits<'_> {
                     },
                 ));
             }
-            if began.elapsed() >= config.max_start_wait {
+            if self.began.elapsed() >= config.start_wait_limit() {
                 return Err(LeaseError::BehindHighWater {
                     node_id: grant.node_id,
                     resume_after_ms: resume_after,
@@ -669,6 +686,13 @@ impl StartWaits<'_> {
             }
         }
     }
+}
+
+/// Writes a start's report (see [`LeasedGenerator::start_reporting`]) as one line on
+/// standard error, `ferroflake: ` first: for callers with no log of their own, such as
+/// the C library and the Node addon, so that a start that waits is never silent.
+pub fn report_to_stderr(text: &str) {
+    eprintln!("ferroflake: {text}");
 }
 
 /// `d` shortened by a random 0-20%, so that holders that failed together (a store

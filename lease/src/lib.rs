@@ -65,7 +65,7 @@ mod witness;
 pub use config::LeaseConfig;
 pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
-pub use leased::{LeaseStatus, LeasedGenerator};
+pub use leased::{report_to_stderr, LeaseStatus, LeasedGenerator};
 pub use protocol::Loss;
 pub use registry::{Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView};
 pub use token::new_token;

@@ -5,7 +5,7 @@ mod support;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ferroflake::{Clock, Error, Layout, ManualClock, TWITTER_EPOCH_MS};
 use ferroflake_lease::{
@@ -297,6 +297,59 @@ impl Clock for StuckClock {
 }
 
 #[test]
+fn a_floor_longer_than_the_start_may_wait_is_refused_at_once_and_the_id_released() {
+    let (_dir, registry) = embedded();
+    let layout = single_node_layout();
+    // A new registry's floor is max_ttl + quarantine: 20.2 s here, against a 100 ms limit.
+    let mut config = quick_config();
+    config.max_ttl = Duration::from_secs(20);
+    config.max_start_wait = Some(Duration::from_millis(100));
+    let began = Instant::now();
+    let err = LeasedGenerator::start(
+        layout,
+        Arc::new(ManualClock::new(T0)),
+        Arc::clone(&registry),
+        config.clone(),
+    )
+    .expect_err("a 20 s floor cannot fit a 100 ms start");
+    assert!(
+        matches!(err, LeaseError::StartWaitTooLong { node_id: 0, floor_wait, max_start_wait }
+            if floor_wait > Duration::from_secs(19) && max_start_wait == Duration::from_millis(100)),
+        "{err:?}"
+    );
+    assert_eq!(err.name(), "START_WAIT_TOO_LONG");
+    // Refused before waiting: far below the floor.
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    // The claim was given back: the layout's one node id is claimed again, and refused
+    // for the same floor, not for want of a free id.
+    let again = LeasedGenerator::start(layout, Arc::new(ManualClock::new(T0)), registry, config)
+        .expect_err("the floor still holds");
+    assert!(
+        matches!(again, LeaseError::StartWaitTooLong { node_id: 0, .. }),
+        "{again:?}"
+    );
+}
+
+#[test]
+fn the_default_start_limit_covers_the_longest_start_the_timings_ask_for() {
+    let mut config = LeaseConfig::with_ttl(Duration::from_secs(60));
+    config.max_ttl = Duration::from_secs(120);
+    // 120 s + 12 s of quarantine, then 60 s reserved ahead + 1 s of skew allowance.
+    assert_eq!(config.longest_start(), Duration::from_secs(193));
+    assert_eq!(config.start_wait_limit(), Duration::from_secs(193));
+    assert_eq!(
+        LeaseConfig::default().start_wait_limit(),
+        Duration::from_secs(30)
+    );
+    config.max_start_wait = Some(Duration::from_secs(1));
+    assert_eq!(config.start_wait_limit(), Duration::from_secs(1));
+}
+
+#[test]
 fn a_clock_behind_the_mark_is_refused_in_bounded_time_and_the_id_released() {
     let (_dir, registry) = embedded();
     let layout = single_node_layout();
@@ -311,7 +364,7 @@ fn a_clock_behind_the_mark_is_refused_in_bounded_time_and_the_id_released() {
     first.next_id().unwrap();
     first.shutdown().unwrap();
     let mut config = quick_config();
-    config.max_start_wait = Duration::from_millis(100);
+    config.max_start_wait = Some(Duration::from_millis(100));
     let err = LeasedGenerator::start(
         layout,
         StuckClock(T0 - 60_000),

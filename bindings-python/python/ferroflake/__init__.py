@@ -33,6 +33,7 @@ from __future__ import annotations
 from . import _native
 from ._errors import (
     BehindHighWaterError,
+    StartWaitTooLongError,
     ClockMovedBackwardsError,
     ClockStalledError,
     FerroflakeError,
@@ -82,6 +83,7 @@ from ._native import (
 __all__ = [
     "PRESET_NAMES",
     "BehindHighWaterError",
+    "StartWaitTooLongError",
     "ClockMovedBackwardsError",
     "ClockStalledError",
     "Counters",

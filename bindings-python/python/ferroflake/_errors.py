@@ -29,6 +29,8 @@ Hierarchy::
     │   ├── NoFreeNodeError      every node id is leased or quarantined
     │   ├── LeaseLostError       the registry says the claim is no longer this generator's
     │   ├── BehindHighWaterError the clock did not pass the previous holder's mark in time
+    │   ├── StartWaitTooLongError  the registry's floor after lost records is longer than
+    │   │                        max_start_wait_ms
     │   ├── RegistryAddressError (also ValueError)  an address that cannot name a registry,
     │   │                        or a server registry this build leaves out
     │   ├── LeaseConfigError (also ValueError)  lease timings that cannot work together
@@ -141,6 +143,11 @@ class LeaseLostError(LeaseError):
 
 class BehindHighWaterError(LeaseError):
     """The clock did not pass the previous holder's high-water mark within the start wait."""
+
+
+class StartWaitTooLongError(LeaseError):
+    """The registry's floor after lost records would hold the first ID back longer than
+    ``max_start_wait_ms``; the claim was given back."""
 
 
 class RegistryAddressError(LeaseError, ValueError):

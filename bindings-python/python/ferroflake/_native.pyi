@@ -186,6 +186,7 @@ class LeasedGenerator:
         ttl_ms: int = 10000,
         max_ttl_ms: int | None = None,
         quarantine_ms: int | None = None,
+        max_start_wait_ms: int | None = None,
         clock: Literal["system", "fast"] | ManualClock = "system",
         max_drift_ticks: int = 0,
         max_backward_wait_ms: int = 5,
