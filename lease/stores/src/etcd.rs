@@ -1003,12 +1003,14 @@ impl Registry for EtcdRegistry {
                 forget();
                 return Err(lost(why));
             }
+            // Only the holder writes its mark; never write below what is recorded. Read
+            // before the keepalive: a garbled mark fails the renewal without extending
+            // the claim.
+            let mark = high_water_ms.max(self.read_mark(grant.node_id).await?);
             if !self.keep_alive(grant).await? {
                 forget();
                 return Err(lost(Loss::Expired));
             }
-            // Only the holder writes its mark; never write below what is recorded.
-            let mark = high_water_ms.max(self.read_mark(grant.node_id).await?);
             if self.write_mark_if_held(grant, mark, false).await? {
                 Ok(())
             } else {
