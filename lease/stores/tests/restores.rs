@@ -120,6 +120,10 @@ fn restored_store_makes_claims_wait(
 /// raft log's index past the one the forgotten claim recorded, and the forgotten holder
 /// asked for a wider window than any before it (the restored `window` key forgot it).
 fn etcd_restored(writes_after: bool) {
+    // One restore of the server at a time (nextest runs each test alone in its process;
+    // the test group in .config/nextest.toml keeps these apart there).
+    static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = SERVER.lock().unwrap_or_else(|p| p.into_inner());
     let scratch = tempfile::tempdir().unwrap();
     let snapshot = scratch.path().join("snapshot.db");
     let endpoint = |address: &StoreAddress| match address {
