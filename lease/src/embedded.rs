@@ -21,10 +21,10 @@
 //! The directory is created with mode 0700; one owned by another user (root included) or
 //! writable by others is refused, and nothing in it is opened through a symbolic link
 //! (see `private_dir`). If the records vanish (the directory deleted, the file moved
-//! aside) or are not the latest (emptied, replaced, copied back from a backup, or the lock
-//! file that counts the writes deleted: see `witness`), the registry starts again with a
-//! floor as long as the longest TTL any holder asked for, so that no holder of the lost
-//! records shares an id with a new one.
+//! aside) or are not the latest (emptied, replaced, edited by hand, copied back from a
+//! backup, or the lock file that counts the writes deleted: see `witness`), the registry
+//! starts again with a floor as long as the longest TTL any holder asked for, so that no
+//! holder of the lost records shares an id with a new one.
 //!
 //! [`open_default`]: EmbeddedRegistry::open_default
 //! [`open`]: EmbeddedRegistry::open
@@ -167,6 +167,8 @@ impl EmbeddedRegistry {
             (Some(records), Some(witness)) => {
                 records.generation == witness.generation
                     && records.ever_written()
+                    // A record deleted or changed by hand, the count left as it was.
+                    && (witness.digest.is_none() || witness.digest == Some(records.digest()))
                     // Both files copied back from one backup agree on the count; the lock
                     // file's change time gives the copy away.
                     && (records.lock_ctime_ns == 0 || records.lock_ctime_ns == lock_changed_ns)
@@ -275,6 +277,7 @@ impl EmbeddedRegistry {
         Witness {
             generation,
             floor_window_ms: window_ms,
+            digest: Some(records.digest()),
         }
         .write(lock.file())
         .map_err(|e| self.store_error(&self.lock_path(), &e))?;

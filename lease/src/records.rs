@@ -9,7 +9,7 @@ use crate::protocol::Standing;
 use crate::protocol::{self, Candidate, Loss, RecordView};
 
 /// The whole records file.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Records {
     /// Format version, so a future layout change is detected instead of misread.
     pub format: u32,
@@ -95,6 +95,19 @@ pub struct Claim<'a> {
 }
 
 impl Records {
+    /// The digest the lock file keeps of these records (see `witness`): of everything
+    /// but `lock_ctime_ns`, which is known only once the lock file is written.
+    pub fn digest(&self) -> u64 {
+        let written = Records {
+            lock_ctime_ns: 0,
+            ..self.clone()
+        };
+        // Serialising plain numbers, strings and an ordered map cannot fail, and gives
+        // the same bytes for the same records.
+        let bytes = serde_json::to_vec(&written).unwrap_or_default();
+        crate::witness::digest(&bytes)
+    }
+
     /// Picks a claimable id below `node_count`: one never claimed if any (lowest first),
     /// else the free one with the lowest high-water mark, so a new holder rarely has to
     /// wait for a previous holder's mark. `None` if every id is live or quarantined.

@@ -6,6 +6,11 @@
 //! restored from a backup, or the lock file itself was deleted. Nobody can tell from the
 //! records what was lost, so the registry treats it as lost records and starts a floor.
 //!
+//! The count alone misses an edit that keeps it: a record deleted or changed by hand in a
+//! file that stays valid. The lock file therefore also carries a digest of the records as
+//! the registry last wrote them ([`digest`]); records that do not match it were written by
+//! someone else, and count as lost too.
+//!
 //! The lock file also keeps the longest lost-records window any holder asked for, so a
 //! floor after lost records still covers a holder with a longer TTL than the claimant's.
 
@@ -21,6 +26,10 @@ pub struct Witness {
     pub generation: u64,
     /// The longest lost-records window (max_ttl + quarantine) any claim asked for, in ms.
     pub floor_window_ms: u64,
+    /// The [`digest`] of the records written with `generation`; `None` in a lock file an
+    /// earlier version wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<u64>,
 }
 
 impl Witness {
@@ -57,6 +66,17 @@ impl Witness {
     }
 }
 
+/// FNV-1a (64-bit) of `bytes`: a digest against edits made by hand or by tools, not
+/// against an adversary who can also rewrite the lock file (its change time gives that
+/// away, see `Records::lock_ctime_ns`).
+pub fn digest(bytes: &[u8]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes.iter().fold(OFFSET, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(PRIME)
+    })
+}
+
 /// The file's change time in ns: set by the kernel on every write, rename or link, and by
 /// no tool that restores files (`cp -a`, `tar`, `rsync -t` set the modification time).
 ///
@@ -72,7 +92,15 @@ pub fn change_time_ns(file: &File) -> std::io::Result<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::Witness;
+    use super::{digest, Witness};
+
+    #[test]
+    fn digests_are_fnv_1a() {
+        // The published FNV-1a 64 test values.
+        assert_eq!(digest(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(digest(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(digest(b"foobar"), 0x8594_4171_f739_67e8);
+    }
 
     #[test]
     fn round_trips_and_reads_garbage_as_unknown() {
@@ -81,17 +109,30 @@ mod tests {
         let long = Witness {
             generation: 123_456_789,
             floor_window_ms: 32_000,
+            digest: Some(u64::MAX),
         };
         long.write(&file).unwrap();
         let short = Witness {
             generation: 7,
             floor_window_ms: 1,
+            digest: Some(5),
         };
         short.write(&file).unwrap();
         assert_eq!(
             Witness::read(&file).unwrap(),
             Some(short),
             "no tail of the longer one"
+        );
+        let earlier = br#"{"generation":7,"floor_window_ms":1}"#;
+        file.set_len(0).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&file, earlier, 0).unwrap();
+        assert_eq!(
+            Witness::read(&file).unwrap(),
+            Some(Witness {
+                digest: None,
+                ..short
+            }),
+            "an earlier version's lock file"
         );
         std::os::unix::fs::FileExt::write_all_at(&file, b"garbage", 0).unwrap();
         assert_eq!(Witness::read(&file).unwrap(), None);

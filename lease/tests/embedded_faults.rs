@@ -80,6 +80,40 @@ fn an_emptied_records_file_means_lost_records() {
     assert_floor_after_loss(&registry, &live, "records replaced by an empty file");
 }
 
+/// The records file rewritten by hand as valid JSON, `edit` applied to it: the lock
+/// file's count still matches, but the registry did not write what it now says.
+fn edit_records(registry: &EmbeddedRegistry, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = records(registry);
+    let mut value: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    edit(&mut value);
+    fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+}
+
+#[test]
+fn a_record_deleted_by_hand_means_lost_records() {
+    let (_root, registry, live) = settled();
+    let other = registry.acquire(&request("another holder")).unwrap();
+    registry.renew(&other, TTL, 0).unwrap();
+    edit_records(&registry, |value| {
+        let nodes = value["nodes"].as_object_mut().unwrap();
+        assert!(nodes.remove(&live.node_id.to_string()).is_some());
+    });
+    assert_floor_after_loss(&registry, &live, "one holder's record deleted by hand");
+}
+
+#[test]
+fn a_record_expired_by_hand_means_lost_records() {
+    let (_root, registry, live) = settled();
+    edit_records(&registry, |value| {
+        value["nodes"][live.node_id.to_string()]["expires_ms"] = serde_json::json!(0);
+    });
+    assert_floor_after_loss(
+        &registry,
+        &live,
+        "a live holder's expiry moved back by hand",
+    );
+}
+
 #[test]
 fn a_restored_records_file_means_lost_records() {
     let (root, registry, _live) = settled();

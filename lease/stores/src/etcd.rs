@@ -15,8 +15,8 @@
 //!   lease whose TTL is the floor's window;
 //! - `P/window` = the widest lost-records window (max_ttl + quarantine, ms, zero-padded)
 //!   any claim of the namespace asked for, never on a lease;
-//! - `P/history` = `CLUSTER_ID RAFT_INDEX`: the cluster that applied the last claim, and
-//!   its raft index as read just before, never on a lease.
+//! - `P/history` = `CLUSTER_ID RAFT_INDEX REVISION`: the cluster that applied the last
+//!   claim, and its applied raft index and revision as read just before, never on a lease.
 //!
 //! The etcd lease's TTL is the claim's TTL plus its quarantine, rounded up to whole
 //! seconds (etcd's unit; it also raises TTLs below its minimum, about 2 s): the holder's
@@ -41,14 +41,30 @@
 //!
 //! **Restores.** `etcdctl snapshot restore` (or `etcdutl`) brings back the keys as they
 //! were at the snapshot, forgetting the claims made since, and starts a new raft log: the
-//! raft index goes back to about the member count. A claim reads `P/history` (a
-//! linearizable read, so the member has applied every claim before it) and then the
-//! member's raft index: an index below the recorded one, another cluster id, or no record
-//! at all (a namespace an earlier version wrote: one floor, then it is recorded) means
-//! the history moved back, and the claim starts a namespace floor. A data directory
-//! copied back file by file keeps its own raft log and shows nothing: after one, run
-//! `ferroflake lease restored`. In a cluster of several members a claim may read a
-//! lagging member's index and start a floor it did not need, never the other way round.
+//! raft index goes back to about the member count, while the revision stays the
+//! snapshot's. A claim reads `P/history` (a linearizable read, so the member has applied
+//! every claim before it) and then the member's applied raft index and revision. Within
+//! one history every applied raft entry raises the revision by one at most (a write) or
+//! not at all (a lease grant, a failed transaction, a leader's empty entry), so
+//! `raft index - revision` never shrinks; after a restore it drops by about the
+//! snapshot's raft index, and stays below the recorded one after any number of writes
+//! (only as many entries that write nothing as the snapshot's raft index would bring it
+//! back). The claim starts a floor when the raft index is below the recorded one, the
+//! gap has shrunk, the cluster id differs, or the record lacks the revision (written by
+//! an earlier version, or missing: a namespace floor, then it is recorded). The index
+//! and revision are read in two status calls and bounded so that no interleaving with
+//! other writes shows a shrink that did not happen ([`History::followed_by`]).
+//! The applied index, not the committed one, is read: the revision is that of the
+//! applied entries, and a member slow to apply would otherwise show a gap too wide,
+//! which after a restore could hide the drop.
+//!
+//! A restore also brings back the snapshot's `P/window`, which forgets windows asked for
+//! since: a restore so found floors by [`protocol::LONGEST_WINDOW`], the longest window
+//! any claim may ask for, as no record says how long the forgotten holders may issue.
+//! A data directory copied back file by file keeps its own raft log and shows nothing:
+//! after one, run `ferroflake lease restored`. In a cluster of several members a claim
+//! may read a lagging member and start a floor it did not need, never the other way
+//! round.
 //!
 //! **Epochs** are [`next_epoch`](ferroflake_lease::protocol::next_epoch)(recorded, this
 //! host's wall clock in µs): above every epoch recorded for the id, and, when the records
@@ -169,8 +185,10 @@ impl EtcdRegistry {
         format!("{}/history", self.prefix)
     }
 
-    /// The history as it stands now, after a floor of `window` if it moved back since the
-    /// last claim recorded it (see the module docs): the claim records what this returns.
+    /// The history as it stands now, after a floor if it moved back since the last claim
+    /// recorded it (see the module docs): the claim records what this returns. The floor
+    /// is of `window` when nothing says what was lost (no record, or one without its
+    /// revision), and of [`protocol::LONGEST_WINDOW`] when the history moved back.
     async fn check_history(&self, window: Duration) -> Result<History, LeaseError> {
         let key = self.history_key();
         // Read first: a linearizable read returns only once the member has applied every
@@ -183,24 +201,49 @@ impl EtcdRegistry {
             })?),
             None => None,
         };
+        let before = self.read_status().await?;
+        let after = self.read_status().await?;
+        match recorded {
+            Some(r) if r.revision.is_some() => {
+                if !r.followed_by(&before, &after) {
+                    self.put_floor(protocol::LONGEST_WINDOW).await?;
+                }
+            }
+            _ => {
+                self.put_floor(window).await?;
+            }
+        }
+        Ok(History::recorded_from(&before, &after))
+    }
+
+    /// The member's cluster id, applied raft index and revision, from one status call.
+    async fn read_status(&self) -> Result<Status, LeaseError> {
         let status = self
             .client
             .clone()
             .status()
             .await
             .map_err(|e| self.failed("reading the member's status", e))?;
-        let cluster_id = status
+        let header = status
             .header()
-            .map(|h| h.cluster_id())
             .ok_or_else(|| self.io.store_error("etcd's status answer has no header"))?;
-        let now = History {
-            cluster_id,
-            raft_index: status.raft_index(),
+        let revision = u64::try_from(header.revision()).map_err(|_| {
+            self.io.store_error(format!(
+                "etcd's status answer has a negative revision ({})",
+                header.revision()
+            ))
+        })?;
+        // Servers before etcd 3.4 do not report the applied index: the committed one is
+        // the nearest (at or above it).
+        let raft_index = match status.raft_applied_index() {
+            0 => status.raft_index(),
+            applied => applied,
         };
-        if !recorded.is_some_and(|r| r.followed_by(&now)) {
-            self.put_floor(window).await?;
-        }
-        Ok(now)
+        Ok(Status {
+            cluster_id: header.cluster_id(),
+            raft_index,
+            revision,
+        })
     }
 
     /// Records `asked` at [`Self::window_key`] if it is wider than what is recorded there;
@@ -367,33 +410,83 @@ impl EtcdRegistry {
     }
 }
 
-/// What `P/history` records: the cluster that applied the last claim, and its raft index
-/// as read before the claim.
+/// One status answer of an etcd member: its cluster, applied raft index and revision.
+/// etcd reads the revision and the index one after the other, not at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Status {
+    cluster_id: u64,
+    raft_index: u64,
+    revision: u64,
+}
+
+/// What `P/history` records: the cluster that applied the last claim, and a raft index
+/// and revision read before the claim, such that `raft_index - revision` is at most what
+/// it was at some instant (see [`History::recorded_from`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct History {
     cluster_id: u64,
     raft_index: u64,
+    /// `None` in a record of an earlier version, which recorded no revision.
+    revision: Option<u64>,
 }
 
 impl History {
-    fn encode(&self) -> String {
-        format!("{} {}", self.cluster_id, self.raft_index)
+    /// What to record from two status answers, `before` then `after`: the index of the
+    /// first, the revision of the second. The revision read after the index is at least
+    /// the one of the entries up to that index, so the gap recorded is at most the gap
+    /// the member had when `before` read its index.
+    fn recorded_from(before: &Status, after: &Status) -> History {
+        History {
+            cluster_id: before.cluster_id,
+            raft_index: before.raft_index,
+            revision: Some(after.revision),
+        }
     }
 
-    /// `None` unless `bytes` is exactly what [`History::encode`] writes.
+    fn encode(&self) -> String {
+        match self.revision {
+            Some(revision) => format!("{} {} {revision}", self.cluster_id, self.raft_index),
+            None => format!("{} {}", self.cluster_id, self.raft_index),
+        }
+    }
+
+    /// `None` unless `bytes` is exactly what [`History::encode`] writes (or an earlier
+    /// version wrote: no revision).
     fn decode(bytes: &[u8]) -> Option<History> {
         let text = std::str::from_utf8(bytes).ok()?;
-        let (cluster, index) = text.split_once(' ')?;
-        Some(History {
-            cluster_id: parse_mark(cluster.as_bytes())?,
-            raft_index: parse_mark(index.as_bytes())?,
+        let mut fields = text.split(' ');
+        let cluster_id = parse_mark(fields.next()?.as_bytes())?;
+        let raft_index = parse_mark(fields.next()?.as_bytes())?;
+        let revision = match fields.next() {
+            Some(revision) => Some(parse_mark(revision.as_bytes())?),
+            None => None,
+        };
+        fields.next().is_none().then_some(History {
+            cluster_id,
+            raft_index,
+            revision,
         })
     }
 
-    /// Whether `now` can come after this record in one history: the same cluster, and a
-    /// raft index not behind (a raft log only grows; a snapshot restore starts a new one).
-    fn followed_by(&self, now: &History) -> bool {
-        self.cluster_id == now.cluster_id && now.raft_index >= self.raft_index
+    /// Whether two status answers read now, `before` then `after`, can come after this
+    /// record in one history: the same cluster, a raft index not behind (a raft log only
+    /// grows), and a gap between raft index and revision not shrunk (see the module
+    /// docs). A record without a revision is never followed: it cannot rule out a restore.
+    ///
+    /// The gap now is taken at its widest: `after`'s index less `before`'s revision, plus
+    /// one. etcd may report the revision of an entry it is still applying beside the
+    /// index before it, one revision ahead; with the index read in a later call, every
+    /// entry up to it has been applied, so no answer shows a gap below the true one, and
+    /// a history that did not move back is never taken for one that did.
+    fn followed_by(&self, before: &Status, after: &Status) -> bool {
+        let Some(revision) = self.revision else {
+            return false;
+        };
+        let gap = |index: u64, revision: u64| i128::from(index) - i128::from(revision);
+        self.cluster_id == before.cluster_id
+            && self.cluster_id == after.cluster_id
+            && after.raft_index >= self.raft_index
+            && gap(after.raft_index, before.revision) + 1 >= gap(self.raft_index, revision)
     }
 }
 
@@ -730,8 +823,12 @@ impl EtcdRegistry {
                     .insert(token.to_owned(), keepalive);
             }
             let now_ms = local_now_us() / 1000;
-            // Never longer than one window: a floor beyond it cannot be this registry's.
-            let floor = namespace_floor.max(node_floor).min(window);
+            // An id's floor never lasts longer than one window: a floor beyond it cannot be
+            // this registry's. The namespace floor may: after a restore it lasts the
+            // longest window (see the module docs), on an etcd lease of that TTL.
+            let floor = namespace_floor
+                .min(protocol::LONGEST_WINDOW)
+                .max(node_floor.min(window));
             return Ok(Some(Grant {
                 node_id,
                 token: token.to_owned(),
@@ -906,12 +1003,14 @@ impl Registry for EtcdRegistry {
                 forget();
                 return Err(lost(why));
             }
+            // Only the holder writes its mark; never write below what is recorded. Read
+            // before the keepalive: a garbled mark fails the renewal without extending
+            // the claim.
+            let mark = high_water_ms.max(self.read_mark(grant.node_id).await?);
             if !self.keep_alive(grant).await? {
                 forget();
                 return Err(lost(Loss::Expired));
             }
-            // Only the holder writes its mark; never write below what is recorded.
-            let mark = high_water_ms.max(self.read_mark(grant.node_id).await?);
             if self.write_mark_if_held(grant, mark, false).await? {
                 Ok(())
             } else {
@@ -1023,30 +1122,70 @@ mod tests {
         );
     }
 
+    fn status(cluster_id: u64, raft_index: u64, revision: u64) -> Status {
+        Status {
+            cluster_id,
+            raft_index,
+            revision,
+        }
+    }
+
     #[test]
     fn history_moves_back_with_the_raft_index_or_another_cluster() {
-        let recorded = History {
-            cluster_id: 7,
-            raft_index: 5_000,
-        };
+        // Index 5,000 at revision 3,000 (read just after): a gap of 2,000.
+        let recorded = History::recorded_from(&status(7, 5_000, 2_990), &status(7, 5_010, 3_000));
+        assert_eq!(
+            recorded,
+            History {
+                cluster_id: 7,
+                raft_index: 5_000,
+                revision: Some(3_000)
+            }
+        );
         assert_eq!(
             History::decode(recorded.encode().as_bytes()),
             Some(recorded)
         );
-        let at = |cluster_id, raft_index| History {
-            cluster_id,
-            raft_index,
+        let now = |cluster_id, raft_index, revision| {
+            let at = status(cluster_id, raft_index, revision);
+            recorded.followed_by(&at, &at)
         };
-        assert!(recorded.followed_by(&at(7, 5_000)));
-        assert!(recorded.followed_by(&at(7, 9_000)));
-        assert!(!recorded.followed_by(&at(7, 4)), "a restored snapshot");
-        assert!(!recorded.followed_by(&at(8, 9_000)), "another cluster");
+        assert!(now(7, 5_000, 3_000));
+        assert!(now(7, 9_000, 7_000), "writes only");
+        assert!(now(7, 9_000, 3_500), "entries that write nothing");
+        assert!(!now(7, 4, 3_000), "a restored snapshot");
+        assert!(
+            !now(7, 9_000, 7_500),
+            "a restored snapshot, its raft index grown past the recorded one by writes"
+        );
+        assert!(!now(7, 6_000, 5_000), "the same, sooner");
+        assert!(!now(8, 9_000, 3_000), "another cluster");
+        assert!(
+            !recorded.followed_by(&status(7, 9_000, 3_000), &status(8, 9_000, 3_000)),
+            "another cluster between the two reads"
+        );
+        // The revision may be read one write ahead of the index beside it (an entry still
+        // being applied); the next call reads an index that has caught up. No false floor.
+        assert!(recorded.followed_by(&status(7, 5_000, 3_001), &status(7, 5_001, 3_001)));
+        assert!(
+            !recorded.followed_by(&status(7, 5_000, 3_002), &status(7, 5_000, 3_002)),
+            "two writes past the index is not one entry in flight"
+        );
+        // A record of an earlier version (no revision) cannot rule out a restore.
+        let earlier = History::decode(b"7 5000").unwrap();
+        assert_eq!(earlier.revision, None);
+        assert_eq!(earlier.encode(), "7 5000");
+        let at = status(7, 9_000, 3_000);
+        assert!(!earlier.followed_by(&at, &at));
         for garbled in [
             &b""[..],
             b"7",
             b"7 ",
             b" 5",
-            b"7 5 1",
+            b"7 5 ",
+            b"7 5 1 2",
+            b"7 5 x",
+            b"7 5 -1",
             b"7 -5",
             b"x 5",
             b"7  5",

@@ -202,6 +202,17 @@ mod etcd {
             });
         }
 
+        /// The seconds left and granted of the etcd lease that key `name` is attached to.
+        fn lease_ttl(&self, name: &str) -> (i64, i64) {
+            block_on(async {
+                let mut client = self.client().await;
+                let got = client.get(self.key(name), None).await.unwrap();
+                let lease = got.kvs().first().expect("the key").lease();
+                let ttl = client.lease_time_to_live(lease, None).await.unwrap();
+                (ttl.ttl(), ttl.granted_ttl())
+            })
+        }
+
         fn exists(&self, name: &str) -> bool {
             block_on(async {
                 let got = self.client().await.get(self.key(name), None).await.unwrap();
@@ -326,6 +337,41 @@ mod etcd {
         renew_refuses("etcd", "a garbled mark", |address| {
             Keys::of(address).put("marks/0", "garbage")
         });
+    }
+
+    /// A renewal that finds the mark garbled fails before it keeps the claim's etcd lease
+    /// alive: the claim runs out as if that renewal had not been made.
+    #[test]
+    #[ignore = "needs the servers of scripts/test-lease-stores.sh"]
+    fn renew_refuses_a_garbled_mark_before_keeping_the_claim_alive() {
+        let (address, registry) = fresh("etcd");
+        let keys = Keys::of(&address);
+        let grant = registry.acquire(&long_request()).expect("the claim");
+        let ttl = long_request().ttl;
+        registry
+            .renew(&grant, ttl, mark_now())
+            .expect("the first renewal");
+        let (_, granted) = keys.lease_ttl("claims/0");
+        let give_up = Instant::now() + Duration::from_secs(20);
+        let left = loop {
+            let (left, _) = keys.lease_ttl("claims/0");
+            if left <= granted - 2 {
+                break left;
+            }
+            assert!(
+                Instant::now() < give_up,
+                "the claim's etcd lease never ran down"
+            );
+            thread::sleep(Duration::from_millis(100));
+        };
+        keys.put("marks/0", "garbage");
+        store_error("a garbled mark", registry.renew(&grant, ttl, mark_now()));
+        let (after, _) = keys.lease_ttl("claims/0");
+        assert!(
+            after <= left,
+            "a renewal refused for a garbled mark kept the claim alive: its etcd lease had \
+             {left} s of {granted} s left, and {after} s after"
+        );
     }
 }
 

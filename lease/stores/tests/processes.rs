@@ -1,6 +1,7 @@
 //! One multi-process suite, run against every registry by its address: many
 //! `ferroflake-lease-probe` processes racing for ids, issuing side by side and handing ids
-//! over, a holder stopped with SIGSTOP past its TTL, records lost under a live holder,
+//! over, a holder stopped with SIGSTOP past its TTL, records lost under a live holder
+//! (all of them, or the holder's record alone),
 //! and, where they apply, a server killed and restarted mid-run, a first start against
 //! nothing, an evicting Redis, and a wall clock stepped forward (libfaketime).
 //!
@@ -726,6 +727,10 @@ enum Loss {
     /// `etcdctl del --prefix`, Redis `FLUSHALL`, a recursive ZooKeeper delete, PostgreSQL
     /// `DELETE FROM`.
     Delete,
+    /// The live holder's record alone deleted by hand, the rest kept: its entry cut out
+    /// of the embedded registry's records file (still valid JSON), the per-id keys,
+    /// znodes or rows of a store deleted.
+    RecordDeleted,
     /// PostgreSQL `TRUNCATE`.
     Truncate,
     /// PostgreSQL `DROP TABLE`.
@@ -759,6 +764,15 @@ fn lose(b: &Backend, address: &str, how: Loss) {
         }
         (Loss::Delete, "postgres") => psql("DELETE FROM {t}"),
         (Loss::Delete, _) => common::lose_records(b.name, address),
+        (Loss::RecordDeleted, "embedded") => {
+            let path = Path::new(address).join("leases.json");
+            let mut records: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            let nodes = records["nodes"].as_object_mut().expect("a records file");
+            assert!(nodes.remove("0").is_some(), "no record of node 0 to delete");
+            std::fs::write(&path, serde_json::to_vec_pretty(&records).unwrap()).unwrap();
+        }
+        (Loss::RecordDeleted, _) => common::lose_node_records(address),
         (Loss::Truncate, _) => psql("TRUNCATE {t}"),
         (Loss::Drop, _) => psql("DROP TABLE {t}"),
         (Loss::WipedRestart, name) => {
@@ -886,6 +900,10 @@ fn directory_removed(b: &Backend) {
 
 fn records_deleted(b: &Backend) {
     records_lost(b, Loss::Delete);
+}
+
+fn record_deleted(b: &Backend) {
+    records_lost(b, Loss::RecordDeleted);
 }
 
 fn table_truncated(b: &Backend) {
@@ -1062,17 +1080,17 @@ macro_rules! backend_tests {
     };
 }
 
-backend_tests!(embedded: race, merged, handover, stopped_holder, directory_removed, wall_clock_step,
-    time_namespace);
+backend_tests!(embedded: race, merged, handover, stopped_holder, directory_removed,
+    record_deleted, wall_clock_step, time_namespace);
 
 backend_tests!(#[ignore] etcd: race, merged, handover, stopped_holder, server_restart, unreachable,
-    records_deleted, wiped_restart);
+    records_deleted, record_deleted, wiped_restart);
 
 backend_tests!(#[ignore] redis: race, merged, handover, stopped_holder, server_restart, unreachable,
-    records_deleted, wiped_restart, evicting_redis_refused);
+    records_deleted, record_deleted, wiped_restart, evicting_redis_refused);
 
 backend_tests!(#[ignore] zookeeper: race, merged, handover, stopped_holder, server_restart,
-    unreachable, records_deleted, wiped_restart);
+    unreachable, records_deleted, record_deleted, wiped_restart);
 
 backend_tests!(#[ignore] postgres: race, merged, handover, stopped_holder, server_restart,
-    unreachable, records_deleted, table_truncated, table_dropped, wiped_restart);
+    unreachable, records_deleted, record_deleted, table_truncated, table_dropped, wiped_restart);
