@@ -1,7 +1,8 @@
 //! A SQL server whose data is put back to an earlier copy: this host has kept the furthest
 //! history of the server it saw ([`SegmentStore::history`]), so a new process on it finds
 //! the whole store gone back, and holds even keys it never used, until each is recovered.
-//! A server that is only restarted, cleanly or after a crash, is not held.
+//! A server that is only restarted, cleanly or after a crash, is not held; one that keeps
+//! its control data from the store's user tells no history, and holds nothing.
 //!
 //! Needs the test servers of scripts/servers/ctl.sh (`FERROFLAKE_TEST_POSTGRES`,
 //! `FERROFLAKE_TEST_MYSQL`, `FF_SERVERS_DIR`), hence `#[ignore]`; the suite runs this file
@@ -140,4 +141,37 @@ fn postgres_restored_from_a_copy_holds_every_key() {
 #[ignore = "needs a MySQL or MariaDB server: FERROFLAKE_TEST_MYSQL"]
 fn mariadb_restored_from_a_copy_holds_every_key() {
     a_restored_copy_holds_every_key("mysql");
+}
+
+/// A server that keeps its control data from the store's user (as some hosted services do)
+/// tells no history: the store works as before, held by nothing.
+#[test]
+#[ignore = "needs a PostgreSQL server: FERROFLAKE_TEST_POSTGRES"]
+fn postgres_without_its_control_data_tells_no_history() {
+    let url = common::base_url("postgres");
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let role = common::unique("limited");
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN; CREATE SCHEMA AUTHORIZATION {role};
+             REVOKE EXECUTE ON FUNCTION pg_control_system() FROM PUBLIC;"
+        ))
+        .unwrap();
+    let limited_url = url.replacen("postgres://postgres@", &format!("postgres://{role}@"), 1);
+    let outcome = std::panic::catch_unwind(|| {
+        let store = PostgresStore::connect(&limited_url, "leaf_alloc").unwrap();
+        assert_eq!(store.history().unwrap(), None);
+        let host = tempfile::tempdir().unwrap();
+        let recorded = HostRecorded::in_dir(Arc::new(store), &role, host.path()).unwrap();
+        recorded.create("k", 1, 10).unwrap();
+        assert_eq!(recorded.allocate("k", 10).unwrap().range.start, 1);
+    });
+    admin
+        .batch_execute("GRANT EXECUTE ON FUNCTION pg_control_system() TO PUBLIC")
+        .unwrap();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+    let store = PostgresStore::connect(&url, "leaf_alloc").unwrap();
+    assert!(store.history().unwrap().is_some());
 }
