@@ -5,7 +5,8 @@
 # 2 threads on a step of 10, SIGKILL mid-segment then restart, give-back on shutdown, a row
 # deleted or set back under 4 processes (all stop, no duplicate); the
 # SQL servers killed mid-run (errors, then recovery, no duplicate); Redis flushed, restarted
-# and evicting (it must fail closed); MariaDB with autocommit off server-wide. Run
+# and evicting (it must fail closed); MariaDB with autocommit off server-wide; PostgreSQL and
+# MariaDB restarted, crashed, and put back to a copy of their data (every key held). Run
 # scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,10 +36,11 @@ rust_tests_by_file 'package(ferroflake-segment-stores)'
 # Every server test, one test file at a time (their deadlines were set for that). The ones
 # that kill, flush or reconfigure a server run one at a time, after the rest (Leaf's table
 # tests one at a time among themselves: .config/nextest.toml).
-rust_tests_by_file 'package(ferroflake-segment-stores) & !binary(redis_faults) & !binary(mysql_faults) & !test(/server_killed/)' \
+rust_tests_by_file 'package(ferroflake-segment-stores) & !binary(redis_faults) & !binary(mysql_faults) & !binary(sql_restores) & !test(/server_killed/)' \
   --run-ignored only
 rust_tests 'package(ferroflake-segment-stores) & binary(processes) & test(/server_killed/)' \
   --run-ignored only --no-capture
 rust_tests 'package(ferroflake-segment-stores) & (binary(redis_faults) | binary(mysql_faults))' \
   --run-ignored only --no-capture
+rust_tests 'package(ferroflake-segment-stores) & binary(sql_restores)' --run-ignored only --no-capture
 echo "segment stores passed in $(( $(date +%s) - start )) s"

@@ -16,6 +16,16 @@
 //! Its lock is held across the store's call, so the processes of a host record their ranges
 //! in the order the store gave them.
 //!
+//! A store that can tell where its server stands in its own history
+//! ([`SegmentStore::history`]: PostgreSQL, MariaDB) has that kept too, beside the ranges
+//! (`<name>.history`), read when the record is opened and after every range taken: the
+//! furthest history this host saw. A server found behind it (restored from a copy, put
+//! back to an earlier point, another server at the address) may have gone back for keys
+//! this host never used, which no range of this host's can show; so from then on every key
+//! of the store is [`SegmentError::Rewound`] until it is recovered
+//! ([`SegmentStore::recover`]), key by key, each one once. A server that is only restarted
+//! keeps its history, and is not held.
+//!
 //! What this cannot see: another user's ranges, a host that never used the store (a new
 //! machine, a new container whose state is not kept), or a state directory lost with the
 //! store.
@@ -28,7 +38,7 @@ use std::sync::Arc;
 
 use crate::marks::{recovered_max_id, recreated_below_mark, row_below_mark};
 use crate::private_dir::private_dir;
-use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
+use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore, StoreHistory};
 
 /// The environment variable that names another state directory.
 pub const STATE_DIR_ENV: &str = "FERROFLAKE_STATE_DIR";
@@ -61,7 +71,18 @@ pub struct HostRecorded {
     /// The store's address, as the file records it.
     identity: String,
     file: PathBuf,
+    /// The furthest history of the store this host saw, and whether it went back.
+    history: PathBuf,
     lock: PathBuf,
+}
+
+/// What the history file holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Seen {
+    /// The furthest history seen (after a going back, the history it went back to).
+    history: Option<StoreHistory>,
+    /// Set once the store was found behind: why, and the keys recovered since.
+    rewound: Option<(String, Vec<String>)>,
 }
 
 impl std::fmt::Debug for HostRecorded {
@@ -100,10 +121,11 @@ impl HostRecorded {
             inner: store,
             identity: identity.to_owned(),
             file: dir.join(format!("{name}.ranges")),
+            history: dir.join(format!("{name}.history")),
             lock: dir.join(format!("{name}.lock")),
         };
-        let _held = recorded.hold()?;
-        recorded.read()?;
+        // A new process learns at once if the store went back while none ran.
+        recorded.with_record(|store, _, seen| recorded.look_back(store, seen))?;
         Ok(recorded)
     }
 
@@ -112,19 +134,127 @@ impl HostRecorded {
         &self.file
     }
 
+    /// The file this host keeps the furthest history of the store it saw in.
+    pub fn history_file(&self) -> &Path {
+        &self.history
+    }
+
     /// Runs `op` with the record locked: read before, written after if `op` changed it.
     fn with_record<T>(
         &self,
-        op: impl FnOnce(&dyn SegmentStore, &mut Vec<(String, u64)>) -> Result<T, SegmentError>,
+        op: impl FnOnce(
+            &dyn SegmentStore,
+            &mut Vec<(String, u64)>,
+            &mut Seen,
+        ) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
         let _held = self.hold()?;
         let mut record = self.read()?;
-        let before = record.clone();
-        let out = op(&*self.inner, &mut record);
+        let mut seen = self.read_seen()?;
+        let (before, seen_before) = (record.clone(), seen.clone());
+        let out = op(&*self.inner, &mut record, &mut seen);
+        if seen != seen_before {
+            self.write_seen(&seen)?;
+        }
         if record != before {
             self.write(&record)?;
         }
         out
+    }
+
+    /// Reads where the store stands in its history and keeps it in `seen`: as the furthest
+    /// seen if it continues what was seen, else as the history the store went back to, with
+    /// every key held.
+    fn look_back(&self, store: &dyn SegmentStore, seen: &mut Seen) -> Result<(), SegmentError> {
+        let Some(now) = store.history()? else {
+            return Ok(());
+        };
+        if let Some(why) = seen.history.as_ref().and_then(|before| now.behind(before)) {
+            seen.rewound = Some((why, Vec::new()));
+        }
+        seen.history = Some(now);
+        Ok(())
+    }
+
+    /// The refusal of `key` while the store is held and the key not recovered since.
+    fn held(&self, store: &dyn SegmentStore, seen: &Seen, key: &str) -> Result<(), SegmentError> {
+        match &seen.rewound {
+            Some((why, recovered)) if !recovered.iter().any(|k| k == key) => {
+                Err(SegmentError::Rewound {
+                    store: store.name().into(),
+                    key: key.into(),
+                    detail: format!(
+                        "{why} (this host's record of the store's history, {}): the whole \
+                         store may have gone back, keys this host never used included, so \
+                         each key is held until it is recovered",
+                        self.history.display()
+                    ),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The history file: the identity, then `seen`, `rewound` and `recovered` lines.
+    fn read_seen(&self) -> Result<Seen, SegmentError> {
+        let mut text = String::new();
+        match open_private(&self.history, false) {
+            Ok(mut file) => file
+                .read_to_string(&mut text)
+                .map_err(|e| self.unavailable(&self.history, &e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::default()),
+            Err(e) => return Err(self.unavailable(&self.history, &e)),
+        };
+        let garbled = |what: &str| self.garbled_file(&self.history, what);
+        let mut lines = text.lines();
+        if lines.next() != Some(self.identity.as_str()) {
+            return Err(garbled("its first line names another store"));
+        }
+        let mut seen = Seen::default();
+        for line in lines {
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields.as_slice() {
+                ["seen", timeline, position, system] => {
+                    seen.history = Some(StoreHistory {
+                        system: unhex(system).ok_or_else(|| garbled("a system not in hex"))?,
+                        timeline: timeline
+                            .parse()
+                            .map_err(|_| garbled("a timeline that is not a number"))?,
+                        position: position
+                            .parse()
+                            .map_err(|_| garbled("a position that is not a number"))?,
+                    })
+                }
+                ["rewound", why] => {
+                    let why = unhex(why).ok_or_else(|| garbled("a reason not in hex"))?;
+                    seen.rewound = Some((why, Vec::new()));
+                }
+                ["recovered", key] => {
+                    let key = unhex(key).ok_or_else(|| garbled("a key that is not hex"))?;
+                    match &mut seen.rewound {
+                        Some((_, recovered)) => recovered.push(key),
+                        None => return Err(garbled("a recovered key before `rewound`")),
+                    }
+                }
+                _ => return Err(garbled("a line it does not know")),
+            }
+        }
+        Ok(seen)
+    }
+
+    fn write_seen(&self, seen: &Seen) -> Result<(), SegmentError> {
+        let mut text = format!("{}\n", self.identity);
+        if let Some(h) = &seen.history {
+            let system = hex(&h.system);
+            text.push_str(&format!("seen\t{}\t{}\t{system}\n", h.timeline, h.position));
+        }
+        if let Some((why, recovered)) = &seen.rewound {
+            text.push_str(&format!("rewound\t{}\n", hex(why)));
+            for key in recovered {
+                text.push_str(&format!("recovered\t{}\n", hex(key)));
+            }
+        }
+        self.replace(&self.history, &text)
     }
 
     fn hold(&self) -> Result<File, SegmentError> {
@@ -162,22 +292,27 @@ impl HostRecorded {
             .collect()
     }
 
-    /// Writes the record whole, beside the file first, then in its place.
+    /// Writes the record whole.
     fn write(&self, record: &[(String, u64)]) -> Result<(), SegmentError> {
         let mut text = format!("{}\n", self.identity);
         for (key, end) in record {
             text.push_str(&format!("{end}\t{}\n", hex(key)));
         }
-        let next = self.file.with_extension("next");
+        self.replace(&self.file, &text)
+    }
+
+    /// Writes `path` whole, beside it first, then in its place.
+    fn replace(&self, path: &Path, text: &str) -> Result<(), SegmentError> {
+        let next = path.with_extension("next");
         let written = (|| {
             let _ = fs::remove_file(&next);
             let mut file = open_private(&next, true)?;
             file.write_all(text.as_bytes())?;
             file.sync_all()?;
-            fs::rename(&next, &self.file)?;
-            File::open(self.file.parent().unwrap_or(Path::new(".")))?.sync_all()
+            fs::rename(&next, path)?;
+            File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
         })();
-        written.map_err(|e| self.unavailable(&self.file, &e))
+        written.map_err(|e| self.unavailable(path, &e))
     }
 
     fn unavailable(&self, path: &Path, e: &std::io::Error) -> SegmentError {
@@ -191,13 +326,17 @@ impl HostRecorded {
     }
 
     fn garbled(&self, what: &str) -> SegmentError {
+        self.garbled_file(&self.file, what)
+    }
+
+    fn garbled_file(&self, path: &Path, what: &str) -> SegmentError {
         SegmentError::Store {
             store: self.inner.name().into(),
             detail: format!(
                 "this host's record of the ranges it took, {}, is garbled ({what}); it is not \
                  guessed at: move it aside only after checking the store is above every ID \
                  this host issued",
-                self.file.display()
+                path.display()
             ),
         }
     }
@@ -224,7 +363,8 @@ fn told_by_host(mut refusal: SegmentError, how: &str) -> SegmentError {
 
 impl SegmentStore for HostRecorded {
     fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
-        self.with_record(|store, record| {
+        self.with_record(|store, record, seen| {
+            self.held(store, seen, key)?;
             // A key whose row is there is the usual start-up's KeyExists; only a key the
             // store would make again is held to this host's record.
             let missing = match store.peek(key) {
@@ -241,13 +381,20 @@ impl SegmentStore for HostRecorded {
                     return Err(told_by_host(refusal, "of the ranges it took"));
                 }
             }
-            store.create(key, start, step)
+            store.create(key, start, step)?;
+            self.look_back(store, seen)?;
+            self.held(store, seen, key)
         })
     }
 
     fn allocate(&self, key: &str, step: u64) -> Result<Allocation, SegmentError> {
-        self.with_record(|store, record| {
+        self.with_record(|store, record, seen| {
+            self.held(store, seen, key)?;
             let allocation = store.allocate(key, step)?;
+            // After the range was taken: a history read before it could miss a copy taken
+            // between the two. A range refused here is never issued.
+            self.look_back(store, seen)?;
+            self.held(store, seen, key)?;
             if let Some(end) = last_end(record, key) {
                 if end > allocation.range.start {
                     let refusal = row_below_mark(store.name(), key, allocation.range.start, end);
@@ -268,7 +415,7 @@ impl SegmentStore for HostRecorded {
         rest: Range,
         expected_max_id: u64,
     ) -> Result<bool, SegmentError> {
-        self.with_record(|store, record| {
+        self.with_record(|store, record, _| {
             let given = store.give_back(key, rest, expected_max_id)?;
             if given && last_end(record, key) == Some(expected_max_id) {
                 set_end(record, key, rest.start);
@@ -282,11 +429,18 @@ impl SegmentStore for HostRecorded {
     }
 
     fn recover(&self, key: &str, above: u64, step: u64) -> Result<KeyRecord, SegmentError> {
-        self.with_record(|store, record| {
+        self.with_record(|store, record, seen| {
+            // Before: a store found gone back now is held for every other key.
+            self.look_back(store, seen)?;
             // This host's end counts as a floor too: it knows IDs up to it were issued.
             let floor = recovered_max_id(above, None, last_end(record, key))? - 1;
             let row = store.recover(key, floor, step)?;
             set_end(record, key, row.max_id);
+            if let Some((_, recovered)) = &mut seen.rewound {
+                if !recovered.iter().any(|k| k == key) {
+                    recovered.push(key.to_owned());
+                }
+            }
             Ok(row)
         })
     }
@@ -294,6 +448,10 @@ impl SegmentStore for HostRecorded {
     /// The step changes no range, so this host's record is not involved.
     fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
         self.inner.set_step(key, step)
+    }
+
+    fn history(&self) -> Result<Option<StoreHistory>, SegmentError> {
+        self.inner.history()
     }
 
     fn name(&self) -> &str {

@@ -228,6 +228,11 @@ impl SqliteStore {
                 ),
             });
         }
+        // A log the file has fallen behind (a reader on an old snapshot kept the last
+        // change's copy from finishing) takes no further change until the file has caught
+        // up: the file's last commit then always stays among those the log keeps, and a
+        // store opened later finds the log continuing it (`sqlite_log`).
+        caught_up(&conn, self.busy_timeout)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(classify)?;
@@ -501,6 +506,20 @@ fn checkpoint(conn: &Connection, busy_timeout: Duration) -> Result<(), SegmentEr
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Copies what the log holds beyond the table file into it, if anything: one probe that
+/// waits for nobody when the file already holds every commit, else [`checkpoint`].
+fn caught_up(conn: &Connection, busy_timeout: Duration) -> Result<(), SegmentError> {
+    let (frames, copied): (i64, i64) = conn
+        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+            Ok((r.get(1)?, r.get(2)?))
+        })
+        .map_err(classify)?;
+    if copied >= frames {
+        return Ok(());
+    }
+    checkpoint(conn, busy_timeout)
 }
 
 /// The device and inode of the file at `path`.

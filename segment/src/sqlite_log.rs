@@ -13,6 +13,12 @@
 //! does not (a branch the file left when it moved on under another name) is refused. Such a
 //! log holds nothing that was handed out: a range leaves the store only once the table file
 //! records it (`sqlite::checkpoint`), so the refusal loses nothing.
+//!
+//! Only the last `KEPT` commits are kept, so the log may run at most that far ahead of the
+//! file. A store never lets it run further: a change whose copy into the file did not finish
+//! (a reader held an old snapshot) is the last one until the file has caught up
+//! (`sqlite::caught_up`), so the log is at most one commit of each store ahead, however many
+//! commits other stores make between two of a store's changes.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -21,8 +27,10 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::SegmentError;
 
-/// How many commits the file keeps: a log further ahead of the file than this (as many
-/// commits whose copy into the file failed) cannot be told from a stale one, and is refused.
+/// How many commits the file keeps: a log further ahead of the file than this cannot be
+/// told from a stale one, and is refused. The stores never leave one so far ahead; a writer
+/// that does not copy each commit into the file (an older version, a hand-run session with
+/// checkpoints off) can.
 const KEPT: i64 = 256;
 
 /// Created with the table.
@@ -128,7 +136,8 @@ pub(crate) fn check(real: &Path, conn: &Connection, file: FileHistory) -> Result
         real,
         &format!(
             "it does not continue the table file's history (or is more than {KEPT} commits \
-             ahead of it)"
+             ahead of it, which only a writer that does not copy its commits into the file \
+             leaves)"
         ),
     ))
 }

@@ -77,6 +77,51 @@ pub struct KeyRecord {
     pub step: u64,
 }
 
+/// Where a store's server stands in its own history, as [`SegmentStore::history`] reads
+/// it: which history (`system`, `timeline`) and how far along it (`position`).
+///
+/// Within one `system`, `timeline` and `position` only grow while the server keeps its
+/// history, across clean restarts and crashes alike. A server restored from a copy of its
+/// data, or put back to an earlier point, answers a smaller position (or an earlier
+/// timeline); another server answers another system. [`HostRecorded`](crate::host_record)
+/// keeps the furthest history this host saw of each store and takes anything behind it as
+/// the store having gone back, for every key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StoreHistory {
+    /// The server's lasting identity (PostgreSQL's system identifier); empty if it has
+    /// none. Positions of two systems are never compared.
+    pub system: String,
+    /// A history branch that only grows (PostgreSQL's timeline); 0 where there is none.
+    pub timeline: u64,
+    /// How far the server's durable history reaches (a write-ahead-log position).
+    pub position: u64,
+}
+
+impl StoreHistory {
+    /// Whether `self`, read later, continues `earlier`: the same system, not an earlier
+    /// timeline, and not behind its position. The reason it does not, if it does not.
+    pub fn behind(&self, earlier: &StoreHistory) -> Option<String> {
+        if self.system != earlier.system {
+            Some(format!(
+                "the server is another system ({:?}, where {:?} was seen)",
+                self.system, earlier.system
+            ))
+        } else if self.timeline < earlier.timeline {
+            Some(format!(
+                "the server is on timeline {}, before the timeline {} seen",
+                self.timeline, earlier.timeline
+            ))
+        } else if self.position < earlier.position {
+            Some(format!(
+                "the server's history reaches {}, behind the {} seen",
+                self.position, earlier.position
+            ))
+        } else {
+            None
+        }
+    }
+}
+
 /// A table of per-key ranges.
 ///
 /// A key is one string: a store whose table would match it to a row spelled otherwise (a
@@ -133,6 +178,17 @@ pub trait SegmentStore: Send + Sync {
     /// [`SegmentError::InvalidKey`] or [`SegmentError::InvalidConfig`] for what
     /// [`check_key`] and [`check_step`] refuse.
     fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError>;
+
+    /// Where the store's server stands in its own history, for a host to notice the whole
+    /// store going back (restored from a copy, put back to an earlier point, replaced by
+    /// another server), keys it never used included. `None` (the default) for a store
+    /// that cannot tell; the call may cost a round trip.
+    ///
+    /// # Errors
+    /// As any call that reaches the store.
+    fn history(&self) -> Result<Option<StoreHistory>, SegmentError> {
+        Ok(None)
+    }
 
     /// A short name for messages: "memory", "sqlite", "postgres", ...
     fn name(&self) -> &str;

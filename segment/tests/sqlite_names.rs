@@ -400,3 +400,62 @@ fn hold_store() {
         Err(e) => println!("holder: refused: {e}"),
     }
 }
+
+/// Many commits by another store between two of a store's fetches: nothing the first one
+/// remembers goes stale.
+#[test]
+fn hundreds_of_commits_by_another_store_between_two_fetches_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ids.db");
+    new_table(&path);
+    let first = SqliteStore::open(&path).unwrap();
+    let mut taken = ranges(&first, "orders", 1);
+    let busy = SqliteStore::open(&path).unwrap();
+    taken.extend(ranges(&busy, "orders", 300));
+    taken.extend(ranges(&first, "orders", 1));
+    drop((first, busy));
+    // And a new store, once the others have gone.
+    taken.extend(ranges(&SqliteStore::open(&path).unwrap(), "orders", 1));
+    let distinct: HashSet<u64> = taken.iter().copied().collect();
+    assert_eq!(distinct.len(), taken.len());
+    assert_eq!(*taken.last().unwrap(), 1 + 302 * 10);
+}
+
+/// A reader kept on an old snapshot (a backup, a `sqlite3` shell left in a transaction)
+/// stops the log from being copied into the table file. Changes made then must not run the
+/// log further ahead of the file than the file's history reaches: a store opened after the
+/// reader has gone (and before the next change copies the log in) would take the healthy
+/// log for a stale one.
+#[test]
+fn a_log_kept_from_the_file_by_a_long_reader_is_still_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ids.db");
+    new_table(&path);
+    let store = SqliteStore::open_with_timeout(&path, std::time::Duration::from_millis(1)).unwrap();
+    let mut taken = ranges(&store, "orders", 1);
+    let reader = rusqlite::Connection::open(&path).unwrap();
+    reader
+        .execute_batch("BEGIN; SELECT count(*) FROM leaf_alloc;")
+        .unwrap();
+    let mut unavailable = 0;
+    for _ in 0..300 {
+        match store.allocate("orders", 10) {
+            Ok(allocation) => taken.push(allocation.range.start),
+            Err(SegmentError::Unavailable { .. }) => unavailable += 1,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(
+        unavailable > 0,
+        "the reader never kept the log from the file"
+    );
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+    // The first store still open, its log not yet copied in: a second process starts.
+    let again = SqliteStore::open(&path).expect("the log continues the file's history");
+    taken.extend(ranges(&again, "orders", 2));
+    taken.extend(ranges(&store, "orders", 1));
+    let distinct: HashSet<u64> = taken.iter().copied().collect();
+    assert_eq!(distinct.len(), taken.len(), "{taken:?}");
+    assert!(taken.windows(2).all(|w| w[0] < w[1]), "{taken:?}");
+}

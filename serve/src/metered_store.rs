@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentError, SegmentStore};
+use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentError, SegmentStore, StoreHistory};
 
 use crate::metrics::{Metrics, FETCHES, FETCH_SECONDS, STORE_ERRORS};
 
@@ -128,6 +128,10 @@ impl SegmentStore for MeteredStore {
             self.failed("set_step", e);
         }
         result
+    }
+
+    fn history(&self) -> Result<Option<StoreHistory>, SegmentError> {
+        self.inner.history()
     }
 
     fn name(&self) -> &str {

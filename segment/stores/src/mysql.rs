@@ -6,7 +6,7 @@ use std::io::ErrorKind;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use ferroflake_segment::SegmentError;
+use ferroflake_segment::{SegmentError, StoreHistory};
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Row};
@@ -314,6 +314,36 @@ impl Session for Connection {
         self.conn
             .exec_drop(&self.sql.lower_mark, (to, key, expected))
             .map_err(failure)
+    }
+
+    /// MariaDB's: the server's `server_id` (MariaDB keeps no identity of its own for an
+    /// installation; replicas of one primary must differ in it, and another server's log
+    /// positions are its own, never compared) and how far InnoDB has flushed its redo log
+    /// (`Innodb_lsn_flushed`), which grows across restarts and crashes and goes back only
+    /// with the data. `None` on a server without that status (MySQL).
+    fn history(&mut self) -> Result<Option<StoreHistory>, Failure> {
+        let server_id: Option<u64> = self
+            .conn
+            .query_first("SELECT @@server_id")
+            .map_err(failure)?;
+        let flushed: Option<(String, String)> = self
+            .conn
+            .query_first("SHOW GLOBAL STATUS LIKE 'Innodb\\_lsn\\_flushed'")
+            .map_err(failure)?;
+        let (Some(server_id), Some((_, flushed))) = (server_id, flushed) else {
+            return Ok(None);
+        };
+        let position = flushed.parse().map_err(|e: std::num::ParseIntError| {
+            Failure::Said(store_error(
+                STORE,
+                format!("the server's history, Innodb_lsn_flushed {flushed:?}: {e}"),
+            ))
+        })?;
+        Ok(Some(StoreHistory {
+            system: format!("server_id={server_id}"),
+            timeline: 0,
+            position,
+        }))
     }
 }
 

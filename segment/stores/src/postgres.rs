@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use ferroflake_segment::SegmentError;
+use ferroflake_segment::{SegmentError, StoreHistory};
 use postgres::config::SslMode;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls, Row, Statement};
@@ -322,6 +322,52 @@ impl Session for Connection {
             .execute(&self.lower_mark, &[&to, &key, &expected])
             .map_err(failure)?;
         Ok(())
+    }
+
+    /// The cluster's system identifier (kept for its life, by copies and standbys too), the
+    /// timeline of its last checkpoint, and how far its write-ahead log is flushed (on a
+    /// standby, replayed). The log position grows across restarts and crashes, and goes
+    /// back only with the data (a copy of the data directory, a base backup).
+    fn history(&mut self) -> Result<Option<StoreHistory>, Failure> {
+        let row = match self.client.query_one(
+            "SELECT s.system_identifier::text, c.timeline_id::bigint,
+                    ((CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
+                           ELSE pg_current_wal_flush_lsn() END) - '0/0'::pg_lsn)::text
+             FROM pg_control_system() s, pg_control_checkpoint() c",
+            &[],
+        ) {
+            Ok(row) => row,
+            // A server that keeps these from its users (some hosted services), or one
+            // older than PostgreSQL 10: it does not say.
+            Err(e)
+                if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE)
+                    || e.code() == Some(&SqlState::UNDEFINED_FUNCTION) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(failure(e)),
+        };
+        let said = |what: &str, e: String| {
+            Failure::Said(store_error(
+                STORE,
+                format!("the server's history, {what}: {e}"),
+            ))
+        };
+        let system: String = row.try_get(0).map_err(|e| said("system", describe(&e)))?;
+        let timeline: i64 = row.try_get(1).map_err(|e| said("timeline", describe(&e)))?;
+        let position: Option<String> =
+            row.try_get(2).map_err(|e| said("position", describe(&e)))?;
+        // A standby that has replayed nothing yet has no position to tell.
+        let Some(position) = position else {
+            return Ok(None);
+        };
+        Ok(Some(StoreHistory {
+            system,
+            timeline: u64::try_from(timeline).map_err(|e| said("timeline", e.to_string()))?,
+            position: position
+                .parse()
+                .map_err(|e: std::num::ParseIntError| said("position", e.to_string()))?,
+        }))
     }
 }
 

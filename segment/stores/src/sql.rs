@@ -10,7 +10,7 @@ use std::time::Duration;
 use ferroflake_segment::marks::{recovered_max_id, recreated_below_mark, row_below_mark, row_gone};
 use ferroflake_segment::{
     check_create, check_give_back, check_key, check_step, range_after, Allocation, KeyRecord,
-    Range, SegmentError, MAX_TABLE_ID,
+    Range, SegmentError, StoreHistory, MAX_TABLE_ID,
 };
 
 /// The bound on each wait of a SQL store: a connection attempt, a row lock, a statement, one
@@ -303,6 +303,9 @@ pub(crate) trait Session {
 
     /// Lowers the key's mark to `to` if it is `expected`.
     fn lower_mark(&mut self, key: &str, to: i64, expected: i64) -> Result<(), Failure>;
+
+    /// Where the server stands in its own history; `None` if it does not say.
+    fn history(&mut self) -> Result<Option<StoreHistory>, Failure>;
 }
 
 /// Runs `op` in a transaction: committed if it succeeds, rolled back if the server or the
@@ -550,6 +553,11 @@ pub(crate) fn set_step<L: Link>(link: &L, key: &str, step: u64) -> Result<KeyRec
     })
 }
 
+/// [`SegmentStore::history`](ferroflake_segment::SegmentStore::history) over `link`.
+pub(crate) fn history<L: Link>(link: &L) -> Result<Option<StoreHistory>, SegmentError> {
+    link.run(|conn| conn.history())
+}
+
 /// [`SegmentStore::peek`](ferroflake_segment::SegmentStore::peek) over `link`.
 pub(crate) fn peek<L: Link>(link: &L, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
     check_key(key)?;
@@ -652,6 +660,13 @@ macro_rules! segment_store_over_link {
                 step: u64,
             ) -> Result<ferroflake_segment::KeyRecord, ferroflake_segment::SegmentError> {
                 $crate::sql::set_step(self, key, step)
+            }
+
+            fn history(
+                &self,
+            ) -> Result<Option<ferroflake_segment::StoreHistory>, ferroflake_segment::SegmentError>
+            {
+                $crate::sql::history(self)
             }
 
             fn name(&self) -> &str {

@@ -82,6 +82,9 @@ impl SegmentStore for Switchable {
     fn set_step(&self, key: &str, step: u64) -> Result<KeyRecord, SegmentError> {
         self.inner.set_step(key, step)
     }
+    fn history(&self) -> Result<Option<ferroflake_segment::StoreHistory>, SegmentError> {
+        self.inner.history()
+    }
     fn name(&self) -> &str {
         "switchable"
     }
