@@ -20,8 +20,9 @@
 //!   half-sent request has no answer to wait for); a connection whose request is being
 //!   answered gets its answer, then closes.
 //! - **TLS within the same bounds** (with [`Tls`]). The handshake runs on the connection's
-//!   task: it holds a connection slot, must end within the header-read timeout (counted
-//!   as a header timeout), and a stop cuts it at once. A failed handshake is counted
+//!   task: it holds a connection slot, it and the first request head must end within one
+//!   header-read timeout from the accept (counted as a header timeout), and a stop cuts it
+//!   at once. A failed handshake is counted
 //!   (`ferroflake_http_tls_handshake_failures_total`, by `reason`) and logged at most
 //!   once a second. A connection over the limit is closed unanswered: a plain-text 503
 //!   means nothing to a TLS client.
@@ -178,6 +179,17 @@ pub async fn serve(
 }
 
 /// Resolves once `stop` is true (or its sender is gone, which is a stop too).
+/// Resolves at `deadline` if no request head has completed by then; never otherwise.
+async fn first_head_missed(deadline: Option<tokio::time::Instant>, answering: &AtomicBool) {
+    if let Some(deadline) = deadline {
+        tokio::time::sleep_until(deadline).await;
+        if !answering.load(Ordering::Relaxed) {
+            return;
+        }
+    }
+    std::future::pending::<()>().await;
+}
+
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     // The guard it returns is dropped here: it must not be held across an await.
     let _ = stop.wait_for(|stop| *stop).await;
@@ -228,10 +240,13 @@ impl Shared {
         self.open.increment(1.0);
         let _ = stream.set_nodelay(true);
         match &self.handshakes {
-            None => self.answer(stream, &mut stop).await,
+            None => self.answer(stream, &mut stop, None).await,
             Some(handshakes) => {
-                let handshake = tokio::time::timeout(
-                    handshakes.timeout,
+                // The handshake and the first request head share one header-read timeout,
+                // so a client cannot take it twice by spending it on each in turn.
+                let first_head_by = tokio::time::Instant::now() + handshakes.timeout;
+                let handshake = tokio::time::timeout_at(
+                    first_head_by,
                     handshakes.tls.acceptor().accept(stream),
                 );
                 let done = tokio::select! {
@@ -240,7 +255,9 @@ impl Shared {
                     () = stopped(&mut stop) => None,
                 };
                 match done {
-                    Some(Ok(Ok(stream))) => self.answer(stream, &mut stop).await,
+                    Some(Ok(Ok(stream))) => {
+                        self.answer(stream, &mut stop, Some(first_head_by)).await;
+                    }
                     Some(Ok(Err(e))) => {
                         let reason = match e.kind() {
                             io::ErrorKind::UnexpectedEof
@@ -264,9 +281,15 @@ impl Shared {
         self.open.decrement(1.0);
     }
 
-    /// Serves HTTP on an accepted (and with TLS, handshaken) connection.
-    async fn answer<S>(&self, stream: S, stop: &mut watch::Receiver<bool>)
-    where
+    /// Serves HTTP on an accepted (and with TLS, handshaken) connection. With
+    /// `first_head_by`, a connection whose first request head is not complete by then is
+    /// closed (hyper's own header-read timer starts only once HTTP does).
+    async fn answer<S>(
+        &self,
+        stream: S,
+        stop: &mut watch::Receiver<bool>,
+        first_head_by: Option<tokio::time::Instant>,
+    ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         // Set once the connection has completed a request head: from then on the stop
@@ -282,6 +305,10 @@ impl Shared {
         tokio::pin!(connection);
         let result = tokio::select! {
             result = connection.as_mut() => result,
+            () = first_head_missed(first_head_by, &answering) => {
+                self.header_timeouts.increment(1);
+                Ok(())
+            }
             () = stopped(stop) => {
                 if answering.load(Ordering::Relaxed) {
                     // Idle: closes now; answering: closes after the answer.

@@ -6,8 +6,8 @@
 //!   parse, or whose key does not match the certificate is logged and changes nothing:
 //!   the pair in force stays. New connections take the new pair; open ones keep theirs.
 //! - **Within the connection bounds.** A handshake is a connection: it holds one of
-//!   `max_connections`, must end within `header_read_timeout_ms` (then the request head
-//!   has that long again), and is cut at once by a stop, as a half-sent request is (see
+//!   `max_connections`, must end together with the first request head within
+//!   `header_read_timeout_ms` of the accept, and is cut at once by a stop, as a half-sent request is (see
 //!   [`connections`](crate::connections)). Failed handshakes are counted
 //!   (`ferroflake_http_tls_handshake_failures_total`, by `reason`) and logged at most
 //!   once a second.

@@ -8,6 +8,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Place, Server, TestCert};
@@ -124,6 +125,57 @@ fn a_connection_that_never_handshakes_is_closed_by_the_header_read_timeout() {
     );
     wait_metric(&server, "ferroflake_http_header_timeouts_total", 2.0);
     assert_eq!(server.get("/api/segment/get/k").status, 200);
+    server.stop();
+}
+
+/// The handshake and the first request head share one header-read timeout from the
+/// accept: a client that spends most of it before its ClientHello, then sends its head
+/// slowly, is closed before the head is complete rather than given the timeout twice.
+#[test]
+fn the_handshake_and_the_first_head_share_one_header_read_timeout() {
+    let place = Place::new();
+    let cert = TestCert::new();
+    let server = start(&place, &cert, |c| c.header_read_timeout_ms = 2000);
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from(cert.der.clone()))
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let client = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let socket = TcpStream::connect(server.addr).unwrap();
+    let accepted = Instant::now();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    // The client's own pace is what is tested: 1.5 s of the 2 s before its ClientHello,
+    // the start of its head at once, the rest 1.2 s later. A server that restarted the
+    // timeout after the handshake would wait for it until about 3.5 s.
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut tls = rustls::StreamOwned::new(client, socket);
+    let _ = tls.write_all(b"GET /api/segment/get/k HTTP/1.1\r\n");
+    let _ = tls.flush();
+    std::thread::sleep(
+        (accepted + Duration::from_millis(2700)).saturating_duration_since(Instant::now()),
+    );
+    let _ = tls.write_all(b"Host: x\r\n\r\n");
+    let _ = tls.flush();
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer);
+    assert!(
+        !answer.starts_with(b"HTTP/1.1 200"),
+        "answered after {:?}: {}",
+        accepted.elapsed(),
+        String::from_utf8_lossy(&answer)
+    );
+    wait_metric(&server, "ferroflake_http_header_timeouts_total", 1.0);
+    // Nothing was used up: the next ID is the first.
+    assert_eq!(server.get("/api/segment/get/k").body, "1");
     server.stop();
 }
 
