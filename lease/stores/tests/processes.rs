@@ -241,6 +241,12 @@ fn said(stdout: &str, matches: impl Fn(&str) -> bool) -> bool {
 }
 
 /// Reads the first line a probe prints (its `node=` line, or nothing if it failed).
+/// Waits for `child`'s first line and checks that it started on node 0; `who` names it.
+fn started_on_node_0(child: &mut Child, who: &str) {
+    let line = first_line(child);
+    assert!(line.starts_with("node=0"), "{who} did not start: {line:?}");
+}
+
 fn first_line(child: &mut Child) -> String {
     let mut line = String::new();
     BufReader::new(child.stdout.as_mut().unwrap())
@@ -459,12 +465,7 @@ fn stopped_holder(b: &Backend) {
         .args(["--out", old_out.to_str().unwrap()])
         .spawn()
         .unwrap();
-    let line = first_line(&mut old);
-    assert!(
-        line.starts_with("node=0"),
-        "{}: the first holder did not start: {line:?}",
-        b.name
-    );
+    started_on_node_0(&mut old, &format!("{}: the first holder", b.name));
     thread::sleep(Duration::from_millis(700));
     signal(&old, "-STOP");
     let stopped_at = wall_ms();
@@ -811,12 +812,7 @@ fn records_lost(b: &Backend, how: Loss) {
         .args(["--give-up-ms", "20000", "--out", a_out.to_str().unwrap()])
         .spawn()
         .unwrap();
-    let line = first_line(&mut a);
-    assert!(
-        line.starts_with("node=0"),
-        "{}: holder A did not start: {line:?}",
-        b.name
-    );
+    started_on_node_0(&mut a, &format!("{}: holder A", b.name));
     thread::sleep(Duration::from_millis(b.ttl_ms / 2));
     lose(b, &address, how);
     let new = finish(
@@ -978,11 +974,7 @@ fn wall_clock_step(b: &Backend) {
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
         .spawn()
         .unwrap();
-    let line = first_line(&mut holder);
-    assert!(
-        line.starts_with("node=0"),
-        "the holder did not start: {line:?}"
-    );
+    started_on_node_0(&mut holder, "the holder");
     wait_for("the holder to issue", Duration::from_secs(20), || {
         read_ids(&out).len() > 500
     });
@@ -1017,11 +1009,7 @@ fn time_namespace(b: &Backend) {
         .args(["--out", dir.join("holder").to_str().unwrap()])
         .spawn()
         .unwrap();
-    let line = first_line(&mut holder);
-    assert!(
-        line.starts_with("node=0"),
-        "the holder did not start: {line:?}"
-    );
+    started_on_node_0(&mut holder, "the holder");
     let mut probe = b.probe(&address, 0);
     probe
         .args(["issue", "--count", "1000"])
