@@ -53,7 +53,7 @@
 //! gap has shrunk, the cluster id differs, or the record lacks the revision (written by
 //! an earlier version, or missing: a namespace floor, then it is recorded). The index
 //! and revision are read in two status calls and bounded so that no interleaving with
-//! other writes shows a shrink that did not happen ([`History::followed_by`]).
+//! other writes shows a shrink that did not happen (`History::followed_by`).
 //! The applied index, not the committed one, is read: the revision is that of the
 //! applied entries, and a member slow to apply would otherwise show a gap too wide,
 //! which after a restore could hide the drop.
