@@ -1,7 +1,7 @@
 //! What a segment key costs the service: at most `max_keys` keys open (503 beyond,
 //! counted, no store call and no metric series for the key refused), nothing kept for a
 //! key the table does not have, and, on MariaDB, one key per row whatever the spellings a
-//! caller tries.
+//! caller tries, and a key the table's character set cannot hold refused as the caller's.
 
 mod common;
 
@@ -168,6 +168,90 @@ fn mariadb_spellings_of_one_key_open_one_key() {
     );
     let metrics = server.get("/metrics").body;
     assert!(!metrics.contains("orders "), "{metrics}");
+    assert_eq!(server.get("/v1/segment/orders").ids(), [2]);
+    server.stop();
+}
+
+/// Runs `sql` with the `mariadb` client on the server of `url` (`mysql://user[:pw]@host:port/db`).
+#[cfg(feature = "stores")]
+fn mariadb(url: &str, sql: &str) {
+    let rest = url.strip_prefix("mysql://").expect("a mysql:// address");
+    let (login, rest) = rest.split_once('@').expect("user@host");
+    let (server, db) = rest.split_once('/').expect("host:port/db");
+    let db = db.split('?').next().unwrap();
+    let (host, port) = server.split_once(':').unwrap_or((server, "3306"));
+    let (user, password) = login.split_once(':').unwrap_or((login, ""));
+    let mut command = std::process::Command::new("mariadb");
+    command.args(["-h", host, "-P", port, "-u", user, db, "-e", sql]);
+    if !password.is_empty() {
+        command.env("MYSQL_PWD", password);
+    }
+    let out = command.output().expect("the mariadb client");
+    assert!(
+        out.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// On Leaf's DDL in MariaDB's 3-byte `utf8` (`utf8mb3`), a key with an emoji cannot be
+/// stored: it is a 400 `INVALID_KEY` on both routes, counted as no `STORE` error, not the
+/// server's collation error as a 503 `STORE`.
+#[cfg(feature = "stores")]
+#[test]
+#[ignore = "needs FERROFLAKE_TEST_MYSQL (scripts/test-serve.sh)"]
+fn mariadb_utf8mb3_key_past_the_bmp_is_invalid_not_a_store_error() {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let base = std::env::var("FERROFLAKE_TEST_MYSQL").expect("FERROFLAKE_TEST_MYSQL");
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let table = format!("serve_mb3_{}_{nanos}", std::process::id());
+    mariadb(
+        &base,
+        &format!(
+            "CREATE TABLE {table} (biz_tag varchar(128) NOT NULL DEFAULT '', \
+             max_id bigint(20) NOT NULL DEFAULT '1', step int(11) NOT NULL, \
+             description varchar(256) DEFAULT NULL, update_time timestamp NOT NULL \
+             DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, PRIMARY KEY (biz_tag)) \
+             ENGINE=InnoDB DEFAULT CHARSET=utf8 COLLATE=utf8_general_ci; \
+             INSERT INTO {table} (biz_tag, max_id, step) VALUES ('orders', 1, 100)"
+        ),
+    );
+    let place = Place::new();
+    let mut config = place.config();
+    config.store = Some(format!("{base}?table={table}"));
+    config.snowflake = false;
+    let server = place.start(config);
+    server.wait_ready(Duration::from_secs(15));
+
+    assert_eq!(server.get("/v1/segment/orders").ids(), [1]);
+    let emoji = "orders-%F0%9F%98%80"; // U+1F600
+    for route in [
+        format!("/v1/segment/{emoji}"),
+        format!("/api/segment/get/{emoji}"),
+    ] {
+        let a = server.get(&route);
+        assert_eq!(a.status, 400, "{route}: {a:?}");
+        let message = if route.starts_with("/v1/") {
+            assert_eq!(a.kind(), "INVALID_KEY");
+            a.json()["error"]["message"].as_str().unwrap().to_owned()
+        } else {
+            a.body.clone()
+        };
+        assert!(
+            message.contains("U+1F600") && message.contains("Basic Multilingual Plane"),
+            "{route}: {a:?}"
+        );
+    }
+    let metrics = server.get("/metrics").body;
+    assert!(
+        !metrics
+            .lines()
+            .any(|l| l.starts_with("ferroflake_store_errors_total") && l.contains("STORE")),
+        "{metrics}"
+    );
     assert_eq!(server.get("/v1/segment/orders").ids(), [2]);
     server.stop();
 }

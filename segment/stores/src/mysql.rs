@@ -49,6 +49,12 @@ const STORE: &str = "mysql";
 /// then becomes the only one. (PostgreSQL, SQLite and Redis compare keys byte for byte, so
 /// there a key is always its own row.)
 ///
+/// A table whose `biz_tag` is in the 3-byte `utf8` (`utf8mb3`; Leaf's DDL on a server whose
+/// default is that) or `ucs2` cannot store a character outside the Basic Multilingual
+/// Plane, such as an emoji: every call given such a key is [`SegmentError::InvalidKey`],
+/// before any statement runs for it. The server would otherwise refuse it with a
+/// collation error, or, without a strict `sql_mode`, store `?` in the character's place.
+///
 /// Time bounds: a connection attempt gives up after 3 s, every read and write on the socket
 /// after 3 s (a dead, hung or unreachable server is [`SegmentError::Unavailable`] within
 /// that), and a row-lock wait after 2 s (`innodb_lock_wait_timeout`). A connection that
@@ -167,6 +173,9 @@ sql::segment_store_over_link!(MysqlStore, STORE);
 pub(crate) struct Connection {
     conn: Conn,
     sql: Arc<Statements>,
+    /// The character set of the table's `biz_tag`, read when the connection opened (a
+    /// table this store creates has utf8mb4).
+    key_charset: String,
 }
 
 /// Makes the marks table, if it is missing, with the character set and collation of the
@@ -174,7 +183,8 @@ pub(crate) struct Connection {
 /// use is still found by its mark when it is made again in a spelling the table folds
 /// onto the old one (`Orders` after `orders`, on Leaf's case-insensitive DDL). A table not
 /// there yet is made by [`sql::prepare_table`], with the marks beside it, both binary.
-fn marks_collated_as_keys(conn: &mut Conn, sql: &Statements) -> Result<(), Failure> {
+/// Returns the character set of the table's `biz_tag`, if the table is there.
+fn marks_collated_as_keys(conn: &mut Conn, sql: &Statements) -> Result<Option<String>, Failure> {
     let column: Option<(String, String)> = conn
         .exec_first(
             "SELECT CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
@@ -183,31 +193,63 @@ fn marks_collated_as_keys(conn: &mut Conn, sql: &Statements) -> Result<(), Failu
         )
         .map_err(failure)?;
     let Some((charset, collation)) = column else {
-        return Ok(());
+        return Ok(None);
     };
     // Names the server itself reported; anything else is not put into a statement.
     let plain = |name: &str| {
         !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
     };
     if !(plain(&charset) && plain(&collation)) {
-        return Ok(());
+        return Ok(Some(charset));
     }
     let binary = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
     debug_assert!(sql.create_marks.contains(binary));
     let collated = format!("CHARACTER SET {charset} COLLATE {collation}");
     conn.query_drop(sql.create_marks.replacen(binary, &collated, 1))
-        .map_err(failure)
+        .map_err(failure)?;
+    Ok(Some(charset))
+}
+
+/// The character sets that hold only the Basic Multilingual Plane (U+0000 to U+FFFF):
+/// MySQL's 3-byte `utf8` (`utf8mb3`, the default of Leaf's DDL on older servers) and
+/// `ucs2`.
+fn bmp_only(charset: &str) -> bool {
+    ["utf8", "utf8mb3", "ucs2"]
+        .iter()
+        .any(|name| charset.eq_ignore_ascii_case(name))
+}
+
+/// [`SegmentError::InvalidKey`] for a key with a character that a `biz_tag` in `charset`
+/// cannot store, if [`bmp_only`] says it is such a set. The server would answer such a key
+/// with a collation error (1267) or "Incorrect string value" (1366), or, without a strict
+/// `sql_mode`, store `?` in its place and so make or find another key.
+fn outside_charset(charset: &str, key: &str) -> Result<(), SegmentError> {
+    if !bmp_only(charset) {
+        return Ok(());
+    }
+    match key.chars().find(|&c| u32::from(c) > 0xFFFF) {
+        None => Ok(()),
+        Some(c) => Err(SegmentError::InvalidKey {
+            key: key.to_owned(),
+            detail: format!(
+                "holds U+{:04X}, a character outside the Basic Multilingual Plane, which the \
+                 table's {charset} biz_tag cannot store (a table with biz_tag in utf8mb4 can)",
+                u32::from(c)
+            ),
+        }),
+    }
 }
 
 impl Connection {
     /// Connects and makes sure the table is there.
     fn open(opts: &Opts, sql: &Arc<Statements>) -> Result<Connection, Failure> {
         let mut conn = Conn::new(opts.clone()).map_err(failure)?;
-        marks_collated_as_keys(&mut conn, sql)?;
+        let charset = marks_collated_as_keys(&mut conn, sql)?;
         sql::prepare_table(STORE, sql, |text| conn.query_drop(text).map_err(failure))?;
         Ok(Connection {
             conn,
             sql: Arc::clone(sql),
+            key_charset: charset.unwrap_or_else(|| "utf8mb4".to_owned()),
         })
     }
 
@@ -234,6 +276,10 @@ impl Connection {
 
 impl Session for Connection {
     const STORE: &'static str = STORE;
+
+    fn admits(&self, key: &str) -> Result<(), SegmentError> {
+        outside_charset(&self.key_charset, key)
+    }
 
     fn batch(&mut self, text: &str) -> Result<(), Failure> {
         self.conn.query_drop(text).map_err(failure)
@@ -414,5 +460,30 @@ fn failure(e: mysql::Error) -> Failure {
             Failure::Said(store_error(STORE, detail))
         }
         _ => Failure::Lost(detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_3_byte_utf8_biz_tag_refuses_characters_past_the_bmp() {
+        let key = "orders-\u{1F600}";
+        for charset in ["utf8", "utf8mb3", "UTF8MB3", "ucs2"] {
+            match outside_charset(charset, key) {
+                Err(SegmentError::InvalidKey { key: k, detail }) => {
+                    assert_eq!(k, key);
+                    assert!(detail.contains("U+1F600"), "{detail}");
+                    assert!(detail.contains(charset), "{detail}");
+                }
+                other => panic!("{charset}: {other:?}"),
+            }
+            // The BMP's last character, and 3-byte ones, are held.
+            outside_charset(charset, "\u{FFFF}-\u{4E2D}-caf\u{E9}").unwrap();
+        }
+        for charset in ["utf8mb4", "binary", "utf16", "utf32"] {
+            outside_charset(charset, key).unwrap();
+        }
     }
 }

@@ -268,6 +268,13 @@ pub(crate) trait Session {
     /// The store's name, for errors.
     const STORE: &'static str;
 
+    /// Refuses a key that this connection's table cannot hold as it is given, before any
+    /// statement runs for it (a MySQL `biz_tag` in the 3-byte `utf8`); by default every
+    /// key [`check_key`] lets through is held.
+    fn admits(&self, _key: &str) -> Result<(), SegmentError> {
+        Ok(())
+    }
+
     /// Runs a statement without parameters or rows (`START TRANSACTION`, `COMMIT`, ...).
     fn batch(&mut self, text: &str) -> Result<(), Failure>;
 
@@ -416,6 +423,7 @@ pub(crate) fn create<L: Link>(
     let first = check_create(key, start, step)?;
     let key = key.to_owned();
     link.run(move |conn| {
+        conn.admits(&key)?;
         in_transaction(conn, |conn| {
             let store = L::Conn::STORE;
             if !conn.insert(&key, start, step as i64)? {
@@ -442,6 +450,7 @@ pub(crate) fn allocate<L: Link>(
     check_step(step)?;
     let key = key.to_owned();
     link.run(move |conn| {
+        conn.admits(&key)?;
         in_transaction(conn, |conn| {
             let store = L::Conn::STORE;
             let bound = (MAX_TABLE_ID - step) as i64;
@@ -490,6 +499,7 @@ pub(crate) fn give_back(
     })?;
     let key = key.to_owned();
     link.run(move |conn| {
+        conn.admits(&key)?;
         in_transaction(conn, |conn| {
             if conn.lower(&key, rest.start as i64, expected)? {
                 // The mark comes down with the row, or the next allocation would be refused.
@@ -516,6 +526,7 @@ pub(crate) fn recover<L: Link>(
     recovered_max_id(above, None, None)?;
     let key = key.to_owned();
     link.run(move |conn| {
+        conn.admits(&key)?;
         in_transaction(conn, |conn| {
             let store = L::Conn::STORE;
             let row = record(store, &key, conn.read(&key)?)?;
@@ -536,6 +547,7 @@ pub(crate) fn set_step<L: Link>(link: &L, key: &str, step: u64) -> Result<KeyRec
     check_step(step)?;
     let key = key.to_owned();
     link.run(move |conn| {
+        conn.admits(&key)?;
         in_transaction(conn, |conn| {
             let store = L::Conn::STORE;
             conn.set_step(&key, step as i64)?;
@@ -563,6 +575,7 @@ pub(crate) fn peek<L: Link>(link: &L, key: &str) -> Result<Option<KeyRecord>, Se
     check_key(key)?;
     let key = key.to_owned();
     link.run(move |conn| {
+        conn.admits(&key)?;
         let store = L::Conn::STORE;
         match record(store, &key, conn.read(&key)?)? {
             None => match mark(store, &key, conn.read_mark(&key)?)? {
