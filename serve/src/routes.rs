@@ -2,8 +2,8 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | any method but `HEAD` `/api/segment/get/{key}` | Leaf: the next segment ID as decimal text |
-//! | any method but `HEAD` `/api/snowflake/get/{key}` | Leaf: the next snowflake ID as decimal text |
+//! | any method but `HEAD` and `CONNECT` `/api/segment/get/{key}` | Leaf: the next segment ID as decimal text |
+//! | any method but `HEAD` and `CONNECT` `/api/snowflake/get/{key}` | Leaf: the next snowflake ID as decimal text |
 //! | `GET /v1/segment/{key}?count=N` | `{"mode","key","ids":["..",..]}` |
 //! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
 //! | `GET /v1/segment/{key}/status` | an open key's range, next segment, step, runway, counters (404 `KEY_NOT_OPEN` for a key not open: a status never opens one) |
@@ -22,11 +22,11 @@
 //! | `GET /healthz` | 200 while the process serves HTTP |
 //! | `GET /readyz` | 200 once the lease is held and preloaded keys are loaded, else 503 |
 //!
-//! `HEAD` on a route that issues IDs is 405: its answer has no body, so the IDs would be
-//! used up unseen.
+//! `HEAD` and `CONNECT` on a route that issues IDs are 405: their answers have no body, so
+//! the IDs would be used up unseen.
 //!
-//! Query strings are read one way by every route ([`query`](crate::query)): a parameter
-//! given twice is 400 `REPEATED_PARAMETER`.
+//! Query strings are read one way by every route that reads one ([`query`](crate::query)):
+//! a parameter given twice is 400 `REPEATED_PARAMETER`.
 //!
 //! With a tokens file, every route but `/healthz` and `/readyz` needs a bearer token with
 //! a scope that covers it: see [`scopes`](crate::scopes) and [`auth`].
@@ -107,30 +107,36 @@ pub fn router(state: Shared) -> Router {
     let mut measured = Router::new()
         .route(
             listed("/api/segment/get/{key}"),
-            any(leaf_segment).head(head_issues_nothing),
+            any(leaf_segment).head(no_body_no_id).connect(no_body_no_id),
         )
         .route(
             listed("/api/snowflake/get/{key}"),
-            any(leaf_snowflake).head(head_issues_nothing),
+            any(leaf_snowflake)
+                .head(no_body_no_id)
+                .connect(no_body_no_id),
         )
         .route(
             listed("/v1/segment/{key}"),
-            get(v1_segment).head(head_issues_nothing),
+            get(v1_segment).head(no_body_no_id).connect(no_body_no_id),
         )
         .route(listed("/v1/segment/{key}/status"), get(v1_segment_status))
         .route(
             listed("/v1/snowflake/{key}"),
-            get(v1_snowflake).head(head_issues_nothing),
+            get(v1_snowflake).head(no_body_no_id).connect(no_body_no_id),
         )
         .route(listed("/v1/decode/{id}"), get(v1_decode))
         .route(listed("/decodeSnowflakeId"), any(leaf_decode))
         .route(
             listed("/v1/masked/segment/{key}"),
-            get(crate::masked::masked_segment).head(head_issues_nothing),
+            get(crate::masked::masked_segment)
+                .head(no_body_no_id)
+                .connect(no_body_no_id),
         )
         .route(
             listed("/v1/masked/snowflake/{key}"),
-            get(crate::masked::masked_snowflake).head(head_issues_nothing),
+            get(crate::masked::masked_snowflake)
+                .head(no_body_no_id)
+                .connect(no_body_no_id),
         )
         .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
         .route(listed("/v1/status"), get(v1_status))
@@ -179,13 +185,15 @@ pub fn router(state: Shared) -> Router {
         .with_state(state)
 }
 
-/// `HEAD` on a route that issues: 405. The answer to a `HEAD` has no body, so an ID issued
-/// for it would be used up unseen.
-async fn head_issues_nothing() -> Response {
+/// `HEAD` or `CONNECT` on a route that issues: 405. Their answers have no body, so an ID
+/// issued for one would be used up unseen.
+async fn no_body_no_id() -> Response {
     let mut response = Refusal {
         status: StatusCode::METHOD_NOT_ALLOWED,
         kind: "METHOD_NOT_ALLOWED",
-        message: "HEAD would use up IDs without sending them: use GET".to_owned(),
+        message: "HEAD and CONNECT answers have no body: they would use up IDs without \
+                  sending them; use GET"
+            .to_owned(),
         retry: false,
     }
     .json();

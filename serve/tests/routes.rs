@@ -72,7 +72,8 @@ fn leaf_routes_answer_the_id_as_decimal_text_for_any_method_but_head() {
     assert!(posted.body.parse::<u64>().unwrap() > last);
     assert!(posted.content_type.starts_with("text/plain"));
 
-    // HEAD would use IDs up unseen: 405 on every route that issues, and nothing is used.
+    // HEAD and CONNECT would use IDs up unseen: 405 on every route that issues, and
+    // nothing is used.
     for path in [
         "/api/segment/get/orders",
         "/api/snowflake/get/x",
@@ -81,6 +82,10 @@ fn leaf_routes_answer_the_id_as_decimal_text_for_any_method_but_head() {
     ] {
         let head = common::answer(server.agent.head(&format!("{}{path}", server.base)).call());
         assert_eq!(head.status, 405, "HEAD {path}: {head:?}");
+    }
+    for path in ["/api/segment/get/orders", "/api/snowflake/get/x"] {
+        let (status, _) = raw(server.addr, format!("CONNECT {path} HTTP/1.1").as_bytes());
+        assert_eq!(status, 405, "CONNECT {path}");
     }
     assert_eq!(server.get("/api/segment/get/orders").body, "5");
 
