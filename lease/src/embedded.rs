@@ -34,7 +34,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::container::container_mark;
 use crate::dir_lock::DirLock;
-use crate::host_clock::{boot_id, host_now_ms};
+use crate::host_clock::{boot_id, host_now_ms, BOOT_ID};
 use crate::private_dir;
 use crate::protocol::{lost_records_window, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_WINDOW};
 use crate::records::{Claim, Records, FORMAT};
@@ -168,7 +168,8 @@ impl EmbeddedRegistry {
                 records.generation == witness.generation
                     && records.ever_written()
                     // A record deleted or changed by hand, the count left as it was.
-                    && (witness.digest.is_none() || witness.digest == Some(records.digest()))
+                    // A lock file of an earlier version, with no digest, costs one floor.
+                    && witness.digest == Some(records.digest())
                     // Both files copied back from one backup agree on the count; the lock
                     // file's change time gives the copy away.
                     && (records.lock_ctime_ns == 0 || records.lock_ctime_ns == lock_changed_ns)
@@ -192,7 +193,7 @@ impl EmbeddedRegistry {
         .unwrap_or_else(|| duration_ms(lost_records_window(DEFAULT_MAX_TTL, DEFAULT_QUARANTINE)));
         let moment = Moment {
             now_ms: host_now_ms(),
-            boot_id: boot_id(),
+            boot_id: self.boot_id()?,
             window: Duration::from_millis(window_ms),
         };
         let mut generation = records.generation.max(witness.map_or(0, |w| w.generation));
@@ -213,6 +214,20 @@ impl EmbeddedRegistry {
     }
 
     /// Takes the directory lock, making the directory again if it was deleted.
+    /// This boot's id, which every record carries: unreadable, the registry cannot tell a
+    /// live holder's record from one of an earlier boot, and refuses.
+    fn boot_id(&self) -> Result<String, LeaseError> {
+        boot_id().map_err(|e| LeaseError::Unavailable {
+            registry: NAME.into(),
+            detail: format!(
+                "cannot read this boot's id ({BOOT_ID}: {e}); the embedded registry tells \
+                 a live holder from one of an earlier boot by it, so it does not guess: \
+                 give the process /proc (with systemd, not ProcSubset=pid), or use a \
+                 server registry (etcd://, redis://, zk://, postgres://)"
+            ),
+        })
+    }
+
     fn lock(&self) -> Result<DirLock, LeaseError> {
         let lock_path = self.lock_path();
         let locked = match DirLock::acquire(&lock_path, self.lock_timeout) {
@@ -373,7 +388,7 @@ impl Registry for EmbeddedRegistry {
         let Some(records) = self.load()? else {
             return Ok(RegistryView::new(host_now_ms(), 0, Vec::new()));
         };
-        let (now_ms, boot) = (host_now_ms(), boot_id());
+        let (now_ms, boot) = (host_now_ms(), self.boot_id()?);
         let nodes = records
             .nodes
             .iter()

@@ -48,12 +48,28 @@ fn boottime_offset_ns(offsets: &str) -> i128 {
         .unwrap_or(0)
 }
 
-/// This boot's id (Linux), or "" where the OS does not say.
-pub fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_default()
+/// This boot's id (Linux), or "" where the OS has none.
+///
+/// # Errors
+/// On Linux, the id cannot be read (no `/proc`, or a `/proc` that hides `/proc/sys`, as
+/// systemd's `ProcSubset=pid` does): every record carries its boot, and one from another
+/// boot counts as long expired, so an unknown boot must not be guessed.
+pub fn boot_id() -> std::io::Result<String> {
+    if !cfg!(any(target_os = "linux", target_os = "android")) {
+        return Ok(String::new());
+    }
+    let id = std::fs::read_to_string(BOOT_ID)?.trim().to_owned();
+    if id.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{BOOT_ID} is empty"),
+        ));
+    }
+    Ok(id)
 }
+
+/// Where Linux tells this boot's id.
+pub const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
 
 #[cfg(test)]
 mod tests {

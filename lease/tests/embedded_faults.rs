@@ -101,6 +101,24 @@ fn a_record_deleted_by_hand_means_lost_records() {
     assert_floor_after_loss(&registry, &live, "one holder's record deleted by hand");
 }
 
+/// The digest taken out of the lock file as well, and the lock file's change time out of
+/// the records (both as an earlier version wrote them): a lock file with no digest vouches
+/// for nothing, so the edit still means lost records.
+#[test]
+fn a_record_deleted_with_the_lock_files_digest_means_lost_records() {
+    let (_root, registry, live) = settled();
+    edit_records(&registry, |value| {
+        let nodes = value["nodes"].as_object_mut().unwrap();
+        assert!(nodes.remove(&live.node_id.to_string()).is_some());
+        value["lock_ctime_ns"] = serde_json::json!(0);
+    });
+    let lock = registry.dir().join("leases.lock");
+    let mut witness: serde_json::Value = serde_json::from_slice(&fs::read(&lock).unwrap()).unwrap();
+    assert!(witness.as_object_mut().unwrap().remove("digest").is_some());
+    fs::write(&lock, serde_json::to_vec(&witness).unwrap()).unwrap();
+    assert_floor_after_loss(&registry, &live, "a record and the lock's digest deleted");
+}
+
 #[test]
 fn a_record_expired_by_hand_means_lost_records() {
     let (_root, registry, live) = settled();

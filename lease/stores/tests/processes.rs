@@ -1042,6 +1042,57 @@ fn time_namespace(b: &Backend) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A process that cannot read this boot's id (a `/proc` that hides `/proc/sys`, as
+/// systemd's `ProcSubset=pid` makes) is refused, saying why, rather than take every record
+/// for one of an earlier boot and a live holder's id with it.
+fn boot_id_hidden(b: &Backend) {
+    let address = b.fresh_address("bootid");
+    let dir = scratch("bootid");
+    let mut holder = b
+        .probe(&address, 0)
+        .args(["issue", "--run-ms", "60000", "--per-ms", "50"])
+        .args(["--out", dir.join("holder").to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    started_on_node_0(&mut holder, "the holder");
+    let mut probe = b.probe(&address, 0);
+    probe
+        .args(["issue", "--count", "1000"])
+        .args(["--out", dir.join("newcomer").to_str().unwrap()]);
+    let script = "mount -t tmpfs none /proc/sys && exec \"$0\" \"$@\"";
+    let newcomer = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(probe.get_program())
+        .args(probe.get_args())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let r = finish(newcomer, Duration::from_secs(30), "the newcomer");
+    signal(&holder, "-KILL");
+    finish(holder, Duration::from_secs(30), "the holder");
+    std::fs::remove_dir_all(&dir).ok();
+    if r.stderr.contains("unshare:") || r.stderr.contains("mount:") {
+        eprintln!(
+            "skipped: needs a mount namespace (root): {}",
+            r.stderr.trim()
+        );
+        return;
+    }
+    assert_eq!(
+        (r.code(), r.nodes()),
+        (2, vec![]),
+        "the newcomer must be refused: {}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("cannot read this boot's id"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// One `#[test]` per scenario for a backend, in a module named after it; `#[ignore]` for
 /// the servers, which scripts/test-lease-stores.sh starts.
 macro_rules! backend_tests {
@@ -1069,7 +1120,7 @@ macro_rules! backend_tests {
 }
 
 backend_tests!(embedded: race, merged, handover, stopped_holder, directory_removed,
-    record_deleted, wall_clock_step, time_namespace);
+    record_deleted, wall_clock_step, time_namespace, boot_id_hidden);
 
 backend_tests!(#[ignore] etcd: race, merged, handover, stopped_holder, server_restart, unreachable,
     records_deleted, record_deleted, wiped_restart);
