@@ -996,13 +996,17 @@ fn wall_clock_step(b: &Backend) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A newcomer in a time namespace whose `CLOCK_BOOTTIME` runs a day ahead of the host's
-/// (as `unshare --time` or a container runtime can make): the embedded registry's records
-/// are judged on the host's clock, so it sees the live holder's lease and is told every id
-/// is leased, rather than take node 0 as expired and issue beside the holder.
-fn time_namespace(b: &Backend) {
-    let address = b.fresh_address("timens");
-    let dir = scratch("timens");
+/// A newcomer run through `wrap` (a command that runs the probe, its arguments after it)
+/// while a live holder issues on node 0, the only id; `None` if `wrap` itself could not
+/// run here (`refused` is in what it said: the namespace needs root).
+fn newcomer_beside_a_holder(
+    b: &Backend,
+    tag: &str,
+    wrap: &[&str],
+    refused: &[&str],
+) -> Option<Finished> {
+    let address = b.fresh_address(tag);
+    let dir = scratch(tag);
     let mut holder = b
         .probe(&address, 0)
         .args(["issue", "--run-ms", "60000", "--per-ms", "50"])
@@ -1014,8 +1018,8 @@ fn time_namespace(b: &Backend) {
     probe
         .args(["issue", "--count", "1000"])
         .args(["--out", dir.join("newcomer").to_str().unwrap()]);
-    let newcomer = Command::new("unshare")
-        .args(["--time", "--boottime", "86400", "--fork", "--"])
+    let newcomer = Command::new(wrap[0])
+        .args(&wrap[1..])
         .arg(probe.get_program())
         .args(probe.get_args())
         .stdout(Stdio::piped())
@@ -1025,13 +1029,23 @@ fn time_namespace(b: &Backend) {
     let r = finish(newcomer, Duration::from_secs(30), "the newcomer");
     signal(&holder, "-KILL");
     finish(holder, Duration::from_secs(30), "the holder");
-    if r.stderr.contains("unshare:") {
-        eprintln!(
-            "skipped: needs a time namespace (root): {}",
-            r.stderr.trim()
-        );
-        return;
+    std::fs::remove_dir_all(&dir).ok();
+    if refused.iter().any(|said| r.stderr.contains(said)) {
+        eprintln!("skipped: {wrap:?} needs root here: {}", r.stderr.trim());
+        return None;
     }
+    Some(r)
+}
+
+/// A newcomer in a time namespace whose `CLOCK_BOOTTIME` runs a day ahead of the host's
+/// (as `unshare --time` or a container runtime can make): the embedded registry's records
+/// are judged on the host's clock, so it sees the live holder's lease and is told every id
+/// is leased, rather than take node 0 as expired and issue beside the holder.
+fn time_namespace(b: &Backend) {
+    let wrap = ["unshare", "--time", "--boottime", "86400", "--fork", "--"];
+    let Some(r) = newcomer_beside_a_holder(b, "timens", &wrap, &["unshare:"]) else {
+        return;
+    };
     assert_eq!(
         (r.code(), r.nodes()),
         (3, vec![]),
@@ -1039,46 +1053,25 @@ fn time_namespace(b: &Backend) {
         r.stdout,
         r.stderr
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A process that cannot read this boot's id (a `/proc` that hides `/proc/sys`, as
 /// systemd's `ProcSubset=pid` makes) is refused, saying why, rather than take every record
 /// for one of an earlier boot and a live holder's id with it.
 fn boot_id_hidden(b: &Backend) {
-    let address = b.fresh_address("bootid");
-    let dir = scratch("bootid");
-    let mut holder = b
-        .probe(&address, 0)
-        .args(["issue", "--run-ms", "60000", "--per-ms", "50"])
-        .args(["--out", dir.join("holder").to_str().unwrap()])
-        .spawn()
-        .unwrap();
-    started_on_node_0(&mut holder, "the holder");
-    let mut probe = b.probe(&address, 0);
-    probe
-        .args(["issue", "--count", "1000"])
-        .args(["--out", dir.join("newcomer").to_str().unwrap()]);
     let script = "mount -t tmpfs none /proc/sys && exec \"$0\" \"$@\"";
-    let newcomer = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c", script])
-        .arg(probe.get_program())
-        .args(probe.get_args())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let r = finish(newcomer, Duration::from_secs(30), "the newcomer");
-    signal(&holder, "-KILL");
-    finish(holder, Duration::from_secs(30), "the holder");
-    std::fs::remove_dir_all(&dir).ok();
-    if r.stderr.contains("unshare:") || r.stderr.contains("mount:") {
-        eprintln!(
-            "skipped: needs a mount namespace (root): {}",
-            r.stderr.trim()
-        );
+    let wrap = [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+    ];
+    let Some(r) = newcomer_beside_a_holder(b, "bootid", &wrap, &["unshare:", "mount:"]) else {
         return;
-    }
+    };
     assert_eq!(
         (r.code(), r.nodes()),
         (2, vec![]),
