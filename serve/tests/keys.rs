@@ -117,6 +117,18 @@ fn unknown_keys_cost_no_key_and_no_series() {
     server.stop();
 }
 
+/// `FERROFLAKE_TEST_MYSQL`, and a table name `prefix_...` no other run uses.
+#[cfg(feature = "stores")]
+fn mysql_and_a_fresh_table(prefix: &str) -> (String, String) {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let base = std::env::var("FERROFLAKE_TEST_MYSQL").expect("FERROFLAKE_TEST_MYSQL");
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    (base, format!("{prefix}_{}_{nanos}", std::process::id()))
+}
+
 /// On MariaDB, the table the store makes compares `biz_tag` in `utf8mb4_bin`, which ignores
 /// trailing spaces: 120 spellings of one key opened 120 keys of one row, each taking a
 /// segment of it. Now each is a 400 `INVALID_KEY`, nothing opens, no ID is burnt.
@@ -124,13 +136,8 @@ fn unknown_keys_cost_no_key_and_no_series() {
 #[test]
 #[ignore = "needs FERROFLAKE_TEST_MYSQL (scripts/test-serve.sh)"]
 fn mariadb_spellings_of_one_key_open_one_key() {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let base = std::env::var("FERROFLAKE_TEST_MYSQL").expect("FERROFLAKE_TEST_MYSQL");
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let address = format!("{base}?table=serve_keys_{}_{nanos}", std::process::id());
+    let (base, table) = mysql_and_a_fresh_table("serve_keys");
+    let address = format!("{base}?table={table}");
     let store = ferroflake_serve::store_address::open_store(Some(&address)).unwrap();
     store.create("orders", 1, 100).unwrap();
 
@@ -201,13 +208,7 @@ fn mariadb(url: &str, sql: &str) {
 #[test]
 #[ignore = "needs FERROFLAKE_TEST_MYSQL (scripts/test-serve.sh)"]
 fn mariadb_utf8mb3_key_past_the_bmp_is_invalid_not_a_store_error() {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let base = std::env::var("FERROFLAKE_TEST_MYSQL").expect("FERROFLAKE_TEST_MYSQL");
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let table = format!("serve_mb3_{}_{nanos}", std::process::id());
+    let (base, table) = mysql_and_a_fresh_table("serve_mb3");
     mariadb(
         &base,
         &format!(
