@@ -15,8 +15,9 @@
 //!   lease whose TTL is the floor's window;
 //! - `P/window` = the widest lost-records window (max_ttl + quarantine, ms, zero-padded)
 //!   any claim of the namespace asked for, never on a lease;
-//! - `P/history` = `CLUSTER_ID RAFT_INDEX REVISION`: the cluster that applied the last
-//!   claim, and its applied raft index and revision as read just before, never on a lease.
+//! - `P/history` = `CLUSTER_ID RAFT_INDEX REVISION RAFT_TERM`: the cluster that applied
+//!   the last claim, and its applied raft index, revision and raft term as read just
+//!   before, never on a lease.
 //!
 //! The etcd lease's TTL is the claim's TTL plus its quarantine, rounded up to whole
 //! seconds (etcd's unit; it also raises TTLs below its minimum, about 2 s): the holder's
@@ -49,9 +50,13 @@
 //! `raft index - revision` never shrinks; after a restore it drops by about the
 //! snapshot's raft index, and stays below the recorded one after any number of writes
 //! (only as many entries that write nothing as the snapshot's raft index would bring it
-//! back). The claim starts a floor when the raft index is below the recorded one, the
-//! gap has shrunk, the cluster id differs, or the record lacks the revision (written by
-//! an earlier version, or missing: a namespace floor, then it is recorded). The index
+//! back). The raft term only grows in one history (each election raises it, and a
+//! restarted member holds one), while a restored cluster starts again at its first
+//! terms: a term below the recorded one is a restore too, whatever entries came after,
+//! if the snapshot's records were written after any election past the first. The claim
+//! starts a floor when the raft index or term is below the recorded one, the gap has
+//! shrunk, the cluster id differs, or the record lacks the revision (written by an
+//! earlier version, or missing: a namespace floor, then it is recorded). The index
 //! and revision are read in two status calls and bounded so that no interleaving with
 //! other writes shows a shrink that did not happen (`History::followed_by`).
 //! The applied index, not the committed one, is read: the revision is that of the
@@ -243,6 +248,7 @@ impl EtcdRegistry {
             cluster_id: header.cluster_id(),
             raft_index,
             revision,
+            raft_term: status.raft_term(),
         })
     }
 
@@ -410,13 +416,15 @@ impl EtcdRegistry {
     }
 }
 
-/// One status answer of an etcd member: its cluster, applied raft index and revision.
-/// etcd reads the revision and the index one after the other, not at one instant.
+/// One status answer of an etcd member: its cluster, applied raft index, revision and
+/// raft term. etcd reads the revision and the index one after the other, not at one
+/// instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Status {
     cluster_id: u64,
     raft_index: u64,
     revision: u64,
+    raft_term: u64,
 }
 
 /// What `P/history` records: the cluster that applied the last claim, and a raft index
@@ -428,6 +436,9 @@ struct History {
     raft_index: u64,
     /// `None` in a record of an earlier version, which recorded no revision.
     revision: Option<u64>,
+    /// The raft term, which never goes back in one history (a restored cluster starts
+    /// again at the first terms); `None` where no term was recorded.
+    raft_term: Option<u64>,
 }
 
 impl History {
@@ -440,38 +451,45 @@ impl History {
             cluster_id: before.cluster_id,
             raft_index: before.raft_index,
             revision: Some(after.revision),
+            raft_term: Some(before.raft_term),
         }
     }
 
     fn encode(&self) -> String {
-        match self.revision {
-            Some(revision) => format!("{} {} {revision}", self.cluster_id, self.raft_index),
-            None => format!("{} {}", self.cluster_id, self.raft_index),
+        let mut text = format!("{} {}", self.cluster_id, self.raft_index);
+        for field in [self.revision, self.raft_term].into_iter().flatten() {
+            text.push_str(&format!(" {field}"));
         }
+        text
     }
 
     /// `None` unless `bytes` is exactly what [`History::encode`] writes (or an earlier
-    /// version wrote: no revision).
+    /// version wrote: no revision, or no term).
     fn decode(bytes: &[u8]) -> Option<History> {
         let text = std::str::from_utf8(bytes).ok()?;
         let mut fields = text.split(' ');
         let cluster_id = parse_mark(fields.next()?.as_bytes())?;
         let raft_index = parse_mark(fields.next()?.as_bytes())?;
-        let revision = match fields.next() {
-            Some(revision) => Some(parse_mark(revision.as_bytes())?),
-            None => None,
+        let mut optional = || match fields.next() {
+            Some(field) => parse_mark(field.as_bytes()).map(Some),
+            None => Some(None),
         };
-        fields.next().is_none().then_some(History {
+        let revision = optional()?;
+        let raft_term = optional()?;
+        let whole = fields.next().is_none() && (revision.is_some() || raft_term.is_none());
+        whole.then_some(History {
             cluster_id,
             raft_index,
             revision,
+            raft_term,
         })
     }
 
     /// Whether two status answers read now, `before` then `after`, can come after this
     /// record in one history: the same cluster, a raft index not behind (a raft log only
     /// grows), and a gap between raft index and revision not shrunk (see the module
-    /// docs). A record without a revision is never followed: it cannot rule out a restore.
+    /// docs), and a raft term not behind. A record without a revision is never followed:
+    /// it cannot rule out a restore.
     ///
     /// The gap now is taken at its widest: `after`'s index less `before`'s revision, plus
     /// one. etcd may report the revision of an entry it is still applying beside the
@@ -485,6 +503,7 @@ impl History {
         let gap = |index: u64, revision: u64| i128::from(index) - i128::from(revision);
         self.cluster_id == before.cluster_id
             && self.cluster_id == after.cluster_id
+            && !matches!(self.raft_term, Some(term) if before.raft_term < term)
             && after.raft_index >= self.raft_index
             && gap(after.raft_index, before.revision) + 1 >= gap(self.raft_index, revision)
     }
@@ -1127,6 +1146,7 @@ mod tests {
             cluster_id,
             raft_index,
             revision,
+            raft_term: 5,
         }
     }
 
@@ -1139,7 +1159,8 @@ mod tests {
             History {
                 cluster_id: 7,
                 raft_index: 5_000,
-                revision: Some(3_000)
+                revision: Some(3_000),
+                raft_term: Some(5),
             }
         );
         assert_eq!(
@@ -1171,6 +1192,27 @@ mod tests {
             !recorded.followed_by(&status(7, 5_000, 3_002), &status(7, 5_000, 3_002)),
             "two writes past the index is not one entry in flight"
         );
+        // A restored cluster starts its terms again: a term behind the recorded one is a
+        // restore, however the index and revision were brought back in line (entries
+        // that write nothing, such as lease grants, widen the gap again).
+        let at_term = |raft_term| Status {
+            raft_term,
+            ..status(7, 9_000, 3_500)
+        };
+        assert!(recorded.followed_by(&at_term(5), &at_term(5)));
+        assert!(
+            recorded.followed_by(&at_term(9), &at_term(9)),
+            "elections since"
+        );
+        assert!(
+            !recorded.followed_by(&at_term(2), &at_term(2)),
+            "a restored cluster's first term"
+        );
+        // A record with no term (written before terms were) is judged without one.
+        let no_term = History::decode(b"7 5000 3000").unwrap();
+        assert_eq!(no_term.raft_term, None);
+        assert_eq!(no_term.encode(), "7 5000 3000");
+        assert!(no_term.followed_by(&at_term(2), &at_term(2)));
         // A record of an earlier version (no revision) cannot rule out a restore.
         let earlier = History::decode(b"7 5000").unwrap();
         assert_eq!(earlier.revision, None);
@@ -1183,7 +1225,7 @@ mod tests {
             b"7 ",
             b" 5",
             b"7 5 ",
-            b"7 5 1 2",
+            b"7 5 1 2 3",
             b"7 5 x",
             b"7 5 -1",
             b"7 -5",

@@ -113,13 +113,26 @@ fn restored_store_makes_claims_wait(
     }
 }
 
+/// What follows an etcd restore before the next claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterRestore {
+    /// Nothing: the raft index is behind the recorded one.
+    Nothing,
+    /// Puts, enough to carry the new raft log's index past the recorded one.
+    Writes,
+    /// Lease grants (entries that write nothing), enough to widen the gap between raft
+    /// index and revision past the recorded one; the server was restarted first, so its
+    /// raft term had moved past the first ones a restored cluster has.
+    LeaseGrants,
+}
+
 /// etcd restored with `etcdutl snapshot restore` (or `etcdctl`, before etcd 3.6) from a
 /// `etcdctl snapshot save` into a new data directory, under the member's name and peer
 /// address as before: the same cluster id, the revision and raft index back where they
-/// were (or lower). With `writes_after`, enough puts follow the restore to carry the new
-/// raft log's index past the one the forgotten claim recorded, and the forgotten holder
-/// asked for a wider window than any before it (the restored `window` key forgot it).
-fn etcd_restored(writes_after: bool) {
+/// were (or lower). After writes, the forgotten holder asked for a wider window than any
+/// before it (the restored `window` key forgot it).
+fn etcd_restored(after: AfterRestore) {
+    let writes_after = after != AfterRestore::Nothing;
     // One restore of the server at a time (nextest runs each test alone in its process;
     // the test group in .config/nextest.toml keeps these apart there).
     static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -131,6 +144,12 @@ fn etcd_restored(writes_after: bool) {
         other => panic!("not an etcd address: {other:?}"),
     };
     let others_ttl = if writes_after { TTL } else { SLOW_RESTORE_TTL };
+    if after == AfterRestore::LeaseGrants {
+        // A restart raises the raft term, as any election does, before anything here is
+        // recorded: the snapshot's records then name a term a restored cluster is below.
+        ctl("stop", "etcd");
+        ctl("start", "etcd");
+    }
     restored_store_makes_claims_wait(
         "etcd",
         First::NewConnection,
@@ -169,8 +188,8 @@ fn etcd_restored(writes_after: bool) {
                 index_after < index_before,
                 "the restore started a new raft log ({index_after} after, {index_before} before)"
             );
-            if writes_after {
-                let index = etcd_put_until_index(&endpoint, index_before + 10);
+            if after != AfterRestore::Nothing {
+                let index = etcd_add_until_index(&endpoint, after, index_before + 10);
                 assert!(index > index_before);
             }
         },
@@ -180,7 +199,7 @@ fn etcd_restored(writes_after: bool) {
 #[test]
 #[ignore = "needs etcd and FF_SERVERS_DIR: run by scripts/test-lease-stores.sh"]
 fn etcd_restored_from_a_snapshot_makes_claims_wait() {
-    etcd_restored(false);
+    etcd_restored(AfterRestore::Nothing);
 }
 
 /// The raft index alone says nothing once the restored log has grown past the index the
@@ -188,7 +207,16 @@ fn etcd_restored_from_a_snapshot_makes_claims_wait() {
 #[test]
 #[ignore = "needs etcd and FF_SERVERS_DIR: run by scripts/test-lease-stores.sh"]
 fn etcd_restored_from_a_snapshot_makes_claims_wait_after_many_writes() {
-    etcd_restored(true);
+    etcd_restored(AfterRestore::Writes);
+}
+
+/// Entries that write nothing (lease grants) widen the gap between raft index and
+/// revision again, so the gap alone says nothing after enough of them: the raft term,
+/// which a restored cluster starts again, still tells.
+#[test]
+#[ignore = "needs etcd and FF_SERVERS_DIR: run by scripts/test-lease-stores.sh"]
+fn etcd_restored_from_a_snapshot_makes_claims_wait_after_many_lease_grants() {
+    etcd_restored(AfterRestore::LeaseGrants);
 }
 
 fn etcd_runtime() -> tokio::runtime::Runtime {
@@ -208,9 +236,9 @@ fn etcd_raft_index(endpoint: &str) -> u64 {
     })
 }
 
-/// Puts a scratch key outside every test's prefix until the raft index of the member at
-/// `endpoint` reaches `index`; returns the index reached.
-fn etcd_put_until_index(endpoint: &str, index: u64) -> u64 {
+/// Adds raft entries, puts or lease grants (entries that write no key) as `entries`
+/// says, until the member's raft index reaches `index`; returns the index reached.
+fn etcd_add_until_index(endpoint: &str, entries: AfterRestore, index: u64) -> u64 {
     etcd_runtime().block_on(async {
         let mut client = etcd_client::Client::connect([endpoint], None)
             .await
@@ -221,7 +249,15 @@ fn etcd_put_until_index(endpoint: &str, index: u64) -> u64 {
                 return reached;
             }
             for _ in 0..reached.abs_diff(index).min(500) {
-                client.put("restores-scratch", "x", None).await.unwrap();
+                match entries {
+                    AfterRestore::Nothing => return reached,
+                    AfterRestore::Writes => {
+                        client.put("restores-scratch", "x", None).await.unwrap();
+                    }
+                    AfterRestore::LeaseGrants => {
+                        client.lease_grant(60, None).await.unwrap();
+                    }
+                }
             }
         }
     })
