@@ -61,7 +61,10 @@ fn answer(
 }
 
 /// `GET /v1/admin/leases`: the lease registry's node ids, read off the async workers.
-pub(crate) async fn leases(State(state): State<Shared>) -> Response {
+pub(crate) async fn leases(State(state): State<Shared>, RawQuery(query): RawQuery) -> Response {
+    if let Err(refusal) = Params::parse_only(query.as_deref(), &[]) {
+        return refused(&state, Mode::Snowflake, refusal).json();
+    }
     let Some(snowflake) = state.snowflake.clone() else {
         return refused(&state, Mode::Snowflake, snowflake_off()).json();
     };
@@ -81,7 +84,10 @@ pub(crate) async fn leases(State(state): State<Shared>) -> Response {
 }
 
 /// `GET /v1/admin/keys`.
-pub(crate) async fn keys(State(state): State<Shared>) -> Response {
+pub(crate) async fn keys(State(state): State<Shared>, RawQuery(query): RawQuery) -> Response {
+    if let Err(refusal) = Params::parse_only(query.as_deref(), &[]) {
+        return refused(&state, Mode::Segment, refusal).json();
+    }
     match &state.segments {
         None => refused(&state, Mode::Segment, segment_off()).json(),
         Some(s) => {
@@ -103,7 +109,7 @@ pub(crate) async fn create(
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let query = Params::parse(query.as_deref())?;
+        let query = Params::parse_only(query.as_deref(), &["start", "step"])?;
         let start: i64 = query.required_number("start")?;
         let step: u64 = query.required_number("step")?;
         let store = store(&state)?;
@@ -132,7 +138,7 @@ pub(crate) async fn recover(
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let query = Params::parse(query.as_deref())?;
+        let query = Params::parse_only(query.as_deref(), &["above", "step"])?;
         let above: u64 = query.required_number("above")?;
         let step: u64 = query.number("step")?.unwrap_or(RECOVER_STEP);
         let store = store(&state)?;
@@ -169,7 +175,7 @@ pub(crate) async fn set_step(
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let query = Params::parse(query.as_deref())?;
+        let query = Params::parse_only(query.as_deref(), &["step"])?;
         let step: u64 = query.required_number("step")?;
         let store = store(&state)?;
         let owned = key.clone();

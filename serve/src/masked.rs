@@ -111,7 +111,7 @@ async fn masked(
 ) -> Response {
     let result = async {
         let ring = keyring(&state)?;
-        let params = Params::parse(query.as_deref())?;
+        let params = Params::parse_only(query.as_deref(), &["count", "format"])?;
         let format = format_from(&params, &state.config)?;
         let Path(key) = path.map_err(|e| {
             Refusal::bad_input(
@@ -194,7 +194,10 @@ pub async fn unmask(
 ) -> Response {
     let result = (|| {
         let ring = keyring(&state)?;
-        let format = format_from(&Params::parse(query.as_deref())?, &state.config)?;
+        let format = format_from(
+            &Params::parse_only(query.as_deref(), &["format"])?,
+            &state.config,
+        )?;
         let Path(text) = path.map_err(|e| {
             Refusal::bad_input(
                 "BAD_MASKED_ID",

@@ -1,7 +1,9 @@
 //! The one reader of query strings. Every route reads its parameters here, so that a
 //! parameter means one thing to every route, and to any proxy or filter in front of the
 //! service: names and values are percent-decoded as HTML forms are, and a name given twice
-//! is refused rather than read first by one route and last by another.
+//! is refused rather than read first by one route and last by another. A `/v1` route also
+//! refuses a name it does not read, so that a misspelt `cuont=100` is an error, not one
+//! ID; the Leaf routes ignore such names, as Leaf does.
 
 use std::str::FromStr;
 
@@ -31,6 +33,34 @@ impl Params {
             params.push((name.into_owned(), value.into_owned()));
         }
         Ok(Params(params))
+    }
+
+    /// Reads a query string in which every name is one of `known`, the parameters the
+    /// route reads.
+    ///
+    /// # Errors
+    /// 400 `REPEATED_PARAMETER` for a name given more than once, 400 `UNKNOWN_PARAMETER`
+    /// for a name not in `known`.
+    pub fn parse_only(query: Option<&str>, known: &[&str]) -> Result<Params, Refusal> {
+        let params = Params::parse(query)?;
+        if let Some((name, _)) = params
+            .0
+            .iter()
+            .find(|(name, _)| !known.contains(&name.as_str()))
+        {
+            let reads = match known {
+                [] => "no parameters".to_owned(),
+                _ => known.join(", "),
+            };
+            return Err(Refusal::bad_input(
+                "UNKNOWN_PARAMETER",
+                format!(
+                    "this route does not read the query parameter {:?} (it reads {reads})",
+                    shown(name)
+                ),
+            ));
+        }
+        Ok(params)
     }
 
     /// The value of `name`, if given.
@@ -101,6 +131,27 @@ mod tests {
                 "{query}"
             );
         }
+    }
+
+    #[test]
+    fn a_name_the_route_does_not_read_is_refused() {
+        let params = Params::parse_only(Some("c%6Funt=2&format=dec"), &["count", "format"]);
+        assert_eq!(params.unwrap().get("count"), Some("2"));
+        for (query, known) in [
+            ("cuont=100", &["count"][..]),
+            ("count=1&x=", &["count"][..]),
+            ("_=1", &[][..]),
+        ] {
+            let refusal = Params::parse_only(Some(query), known).unwrap_err();
+            assert_eq!(
+                (refusal.status.as_u16(), refusal.kind),
+                (400, "UNKNOWN_PARAMETER"),
+                "{query}"
+            );
+        }
+        let repeated = Params::parse_only(Some("x=1&x=2"), &[]).unwrap_err();
+        assert_eq!(repeated.kind, "REPEATED_PARAMETER");
+        assert!(Params::parse_only(None, &[]).is_ok());
     }
 
     #[test]

@@ -26,7 +26,8 @@
 //! the IDs would be used up unseen.
 //!
 //! Query strings are read one way by every route that reads one ([`query`](crate::query)):
-//! a parameter given twice is 400 `REPEATED_PARAMETER`.
+//! a parameter given twice is 400 `REPEATED_PARAMETER`, and on `/v1` one the route does not
+//! read is 400 `UNKNOWN_PARAMETER`.
 //!
 //! With a tokens file, every route but `/healthz` and `/readyz` needs a bearer token with
 //! a scope that covers it: see [`scopes`](crate::scopes) and [`auth`].
@@ -49,7 +50,7 @@ use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, get, post, MethodRouter};
 use axum::Router;
 use ferroflake::{Format, Layout};
 use ferroflake_segment::{KeyStatus, Range};
@@ -105,38 +106,23 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// The router over `state`.
 pub fn router(state: Shared) -> Router {
     let mut measured = Router::new()
-        .route(
-            listed("/api/segment/get/{key}"),
-            any(leaf_segment).head(no_body_no_id).connect(no_body_no_id),
-        )
+        .route(listed("/api/segment/get/{key}"), issuing(any(leaf_segment)))
         .route(
             listed("/api/snowflake/get/{key}"),
-            any(leaf_snowflake)
-                .head(no_body_no_id)
-                .connect(no_body_no_id),
+            issuing(any(leaf_snowflake)),
         )
-        .route(
-            listed("/v1/segment/{key}"),
-            get(v1_segment).head(no_body_no_id).connect(no_body_no_id),
-        )
+        .route(listed("/v1/segment/{key}"), issuing(get(v1_segment)))
         .route(listed("/v1/segment/{key}/status"), get(v1_segment_status))
-        .route(
-            listed("/v1/snowflake/{key}"),
-            get(v1_snowflake).head(no_body_no_id).connect(no_body_no_id),
-        )
+        .route(listed("/v1/snowflake/{key}"), issuing(get(v1_snowflake)))
         .route(listed("/v1/decode/{id}"), get(v1_decode))
         .route(listed("/decodeSnowflakeId"), any(leaf_decode))
         .route(
             listed("/v1/masked/segment/{key}"),
-            get(crate::masked::masked_segment)
-                .head(no_body_no_id)
-                .connect(no_body_no_id),
+            issuing(get(crate::masked::masked_segment)),
         )
         .route(
             listed("/v1/masked/snowflake/{key}"),
-            get(crate::masked::masked_snowflake)
-                .head(no_body_no_id)
-                .connect(no_body_no_id),
+            issuing(get(crate::masked::masked_snowflake)),
         )
         .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
         .route(listed("/v1/status"), get(v1_status))
@@ -185,10 +171,28 @@ pub fn router(state: Shared) -> Router {
         .with_state(state)
 }
 
+/// A route that issues IDs: `HEAD` and `CONNECT` refused, and every 405 it answers
+/// allows `GET` alone (the router would list `HEAD` beside it).
+fn issuing(route: MethodRouter<Shared>) -> MethodRouter<Shared> {
+    route
+        .head(no_body_no_id)
+        .connect(no_body_no_id)
+        .layer(middleware::map_response(
+            |mut response: Response| async move {
+                if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+                    response
+                        .headers_mut()
+                        .insert(header::ALLOW, HeaderValue::from_static("GET"));
+                }
+                response
+            },
+        ))
+}
+
 /// `HEAD` or `CONNECT` on a route that issues: 405. Their answers have no body, so an ID
 /// issued for one would be used up unseen.
 async fn no_body_no_id() -> Response {
-    let mut response = Refusal {
+    Refusal {
         status: StatusCode::METHOD_NOT_ALLOWED,
         kind: "METHOD_NOT_ALLOWED",
         message: "HEAD and CONNECT answers have no body: they would use up IDs without \
@@ -196,11 +200,7 @@ async fn no_body_no_id() -> Response {
             .to_owned(),
         retry: false,
     }
-    .json();
-    response
-        .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("GET"));
-    response
+    .json()
 }
 
 /// The answers the layers make (405, 413, a timeout's 503), in the JSON shape of every
@@ -394,7 +394,10 @@ async fn v1_segment(
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let count = issue::count(&Params::parse(query.as_deref())?, state.config.max_batch)?;
+        let count = issue::count(
+            &Params::parse_only(query.as_deref(), &["count"])?,
+            state.config.max_batch,
+        )?;
         let ranges = if count == 1 {
             let id = issue::segment_one(&state, &key).await?;
             vec![Range {
@@ -425,7 +428,10 @@ async fn v1_snowflake(
 ) -> Response {
     let result = async {
         let key = key_from(path)?;
-        let count = issue::count(&Params::parse(query.as_deref())?, state.config.max_batch)?;
+        let count = issue::count(
+            &Params::parse_only(query.as_deref(), &["count"])?,
+            state.config.max_batch,
+        )?;
         let (node, ids) = if count == 1 {
             let id = issue::snowflake_one(&state, &key).await?;
             let node = state
@@ -488,8 +494,10 @@ pub(crate) fn status_json(s: &KeyStatus) -> Value {
 async fn v1_segment_status(
     State(state): State<Shared>,
     path: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
 ) -> Response {
-    let result = key_from(path)
+    let result = Params::parse_only(query.as_deref(), &[])
+        .and_then(|_| key_from(path))
         .and_then(|key| issue::open_segment_key(&state, &key))
         .map(|open| open.handle.status());
     match result {
@@ -538,7 +546,7 @@ async fn v1_decode(
         let Path(text) = path.map_err(|e| {
             Refusal::bad_input("BAD_ID", format!("the ID is not valid UTF-8 ({e})"))
         })?;
-        let params = Params::parse(query.as_deref())?;
+        let params = Params::parse_only(query.as_deref(), &["layout"])?;
         let layout_name = params
             .get("layout")
             .unwrap_or(&state.config.layout)
@@ -609,7 +617,10 @@ fn snowflake_json(state: &AppState) -> Value {
     }
 }
 
-async fn v1_status(State(state): State<Shared>) -> Response {
+async fn v1_status(State(state): State<Shared>, RawQuery(query): RawQuery) -> Response {
+    if let Err(refusal) = Params::parse_only(query.as_deref(), &[]) {
+        return refusal.json();
+    }
     let segment = match &state.segments {
         None => Value::Null,
         Some(s) => json!({

@@ -203,6 +203,45 @@ fn a_parameter_given_twice_is_refused_on_every_route() {
     server.stop();
 }
 
+/// A `/v1` route refuses a parameter it does not read, so that a misspelt one is an error
+/// rather than a default; the Leaf and operations routes ignore them, as Leaf and probes
+/// expect.
+#[test]
+fn a_parameter_a_v1_route_does_not_read_is_refused() {
+    let place = Place::new();
+    let server = server(&place);
+    server.get("/v1/segment/users");
+    for path in [
+        "/v1/segment/users?cuont=100",
+        "/v1/snowflake/known?count=2&_=1",
+        "/v1/segment/users/status?verbose=1",
+        "/v1/decode/1?layuot=sonyflake",
+        "/v1/status?x",
+        "/v1/admin/keys?all=1",
+    ] {
+        let a = server.get(path);
+        assert_eq!(
+            (a.status, a.kind().as_str()),
+            (400, "UNKNOWN_PARAMETER"),
+            "{path}: {a:?}"
+        );
+    }
+    let admin = server.post("/v1/admin/segment/fresh?start=1&step=10&max=5");
+    assert_eq!(
+        (admin.status, admin.kind().as_str()),
+        (400, "UNKNOWN_PARAMETER"),
+        "{admin:?}"
+    );
+    for path in [
+        "/api/segment/get/users?_=1",
+        "/healthz?probe=1",
+        "/v1/segment/users/status",
+    ] {
+        assert_eq!(server.get(path).status, 200, "{path}");
+    }
+    server.stop();
+}
+
 #[test]
 fn decode_status_and_operations() {
     let place = Place::new();
@@ -499,16 +538,19 @@ fn modes_can_be_switched_off() {
 fn a_method_a_route_does_not_take_and_an_unknown_path_get_json_and_are_counted() {
     let place = Place::new();
     let server = server(&place);
-    for path in [
-        "/v1/segment/orders",
-        "/v1/status",
-        "/v1/snowflake/k",
-        "/metrics",
+    // A route that issues allows GET alone: HEAD would use up an ID unseen.
+    for (path, allow) in [
+        ("/v1/segment/orders", "GET"),
+        ("/v1/snowflake/k", "GET"),
+        ("/v1/masked/segment/orders", "GET"),
+        ("/v1/status", "GET,HEAD"),
+        ("/metrics", "GET,HEAD"),
     ] {
         let a = server.post(path);
         assert_eq!(a.status, 405, "{path}: {a:?}");
         assert!(a.content_type.starts_with("application/json"), "{a:?}");
         assert_eq!(a.kind(), "METHOD_NOT_ALLOWED", "{path}");
+        assert_eq!(a.allow.as_deref(), Some(allow), "{path}");
     }
     for path in ["/nope-1", "/nope-2/x", "/v2/segment/orders"] {
         let a = server.get(path);

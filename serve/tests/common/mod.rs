@@ -96,6 +96,7 @@ pub struct Answer {
     pub content_type: String,
     pub retry_after: Option<String>,
     pub www_authenticate: Option<String>,
+    pub allow: Option<String>,
     pub body: String,
 }
 
@@ -205,12 +206,14 @@ pub fn answer(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> 
     let content_type = header("content-type").unwrap_or_default();
     let retry_after = header("retry-after");
     let www_authenticate = header("www-authenticate");
+    let allow = header("allow");
     let body = response.body_mut().read_to_string().unwrap();
     Answer {
         status: response.status().as_u16(),
         content_type,
         retry_after,
         www_authenticate,
+        allow,
         body,
     }
 }
