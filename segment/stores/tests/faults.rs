@@ -11,8 +11,8 @@
 //! (lease/stores/tests/faults.rs) names its faults the same way where they apply to both.
 //!
 //! The SQLite tests run everywhere. The server tests are ignored by default;
-//! scripts/test-segment-stores.sh starts the servers and runs them, one at a time (they
-//! flush, stop and restore the shared servers).
+//! scripts/test-segment-stores.sh starts the servers and runs them, one test at a time per
+//! server (they flush, stop and restore it: .config/nextest.toml).
 
 mod common;
 
@@ -142,15 +142,20 @@ fn dump_restored(backend: &str) {
     take(after_the_dump, "shared", &mut issued);
     take(&here, "other", &mut Issued::default());
     dump.restore();
+    let told_by = match backend {
+        "sqlite" => "this host's record of the ranges it took",
+        "redis" => "restarted or failed over",
+        _ => "this host's record of the store's history",
+    };
     newcomer(&here, &store.address, &mut issued).assert_refused(
         "REWOUND",
-        "",
+        told_by,
         "a new process on this host",
     );
     if backend != "sqlite" {
         newcomer(&there, &store.address, &mut issued).assert_refused(
             "REWOUND",
-            "",
+            told_by,
             "a new process on the host that issued after the dump",
         );
     }

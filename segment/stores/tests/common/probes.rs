@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -68,10 +67,6 @@ impl Host {
         command.env("FERROFLAKE_STATE_DIR", self.state.path());
         command
     }
-
-    pub fn state_dir(&self) -> &Path {
-        self.state.path()
-    }
 }
 
 /// How a probe ended: its exit code and what it said on stderr.
@@ -108,10 +103,6 @@ impl Issued {
         for id in parse(stdout).into_values().flatten() {
             self.take(id);
         }
-    }
-
-    pub fn len(&self) -> usize {
-        self.ids.len()
     }
 
     /// Runs a probe to its end and takes what it printed.
