@@ -2,8 +2,9 @@
 # Segment stores on real servers started here on 127.0.0.1 (scripts/servers/ctl.sh):
 # PostgreSQL, MariaDB (MySQL's protocol) and Redis. Unit tests and the SQLite process tests,
 # then per server: the store conformance suite, a Leaf table filled by hand, 4 processes x
-# 2 threads on a step of 10, SIGKILL mid-segment then restart, give-back on shutdown, a row
-# deleted or set back under 4 processes (all stop, no duplicate); the
+# 2 threads on a step of 10, SIGKILL mid-segment then restart, give-back on shutdown; the
+# store-fault suite (a record lost, all records lost, the table moved back, a dump restored,
+# a value garbled, under running processes and new ones: all stop, no duplicate); the
 # SQL servers killed mid-run (errors, then recovery, no duplicate); Redis flushed, restarted
 # and evicting (it must fail closed); MariaDB with autocommit off server-wide; PostgreSQL and
 # MariaDB restarted, crashed, and put back to a copy of their data (every key held). Run
@@ -36,8 +37,10 @@ rust_tests_by_file 'package(ferroflake-segment-stores)'
 # Every server test, one test file at a time (their deadlines were set for that). The ones
 # that kill, flush or reconfigure a server run one at a time, after the rest (Leaf's table
 # tests one at a time among themselves: .config/nextest.toml).
-rust_tests_by_file 'package(ferroflake-segment-stores) & !binary(redis_faults) & !binary(mysql_faults) & !binary(sql_restores) & !test(/server_killed/)' \
+rust_tests_by_file 'package(ferroflake-segment-stores) & !binary(redis_faults) & !binary(mysql_faults) & !binary(sql_restores) & !binary(faults) & !test(/server_killed/)' \
   --run-ignored only
+# The store-fault suite: one test at a time per server, the servers side by side.
+rust_tests 'package(ferroflake-segment-stores) & binary(faults)' --run-ignored only
 rust_tests 'package(ferroflake-segment-stores) & binary(processes) & test(/server_killed/)' \
   --run-ignored only --no-capture
 rust_tests 'package(ferroflake-segment-stores) & (binary(redis_faults) | binary(mysql_faults))' \

@@ -402,7 +402,8 @@ impl SegmentStore for HostRecorded {
                 if end > allocation.range.start {
                     let refusal = row_below_mark(store.name(), key, allocation.range.start, end);
                     let how = format!(
-                        ": a range it took ended at {end}; the store lost it, marks included"
+                        "of the ranges it took: one ended at {end}; the store lost it, marks \
+                         included"
                     );
                     return Err(told_by_host(refusal, &how));
                 }

@@ -399,18 +399,25 @@ pub(crate) fn prepare_table(
         busy_or_lost => busy_or_lost,
     });
     probed?;
-    execute(&sql.create_marks).map_err(|failure| match failure {
-        Failure::Said(e @ SegmentError::Store { .. }) => store_error(
-            store,
-            format!(
-                "cannot create the table {}_marks, where each key's highest max_id is kept \
-                 (a user allowed CREATE TABLE, or the table made by an administrator): {e}",
-                sql.table
-            ),
-        )
-        .into(),
-        busy_or_lost => busy_or_lost,
-    })
+    execute(&sql.create_marks)
+        .or_else(|failure| match failure {
+            // Another process creating it at the same moment: PostgreSQL reports the race
+            // as a unique violation, and the table is there once that process committed.
+            Failure::Said(SegmentError::Store { .. }) => execute(&sql.create_marks),
+            busy_or_lost => Err(busy_or_lost),
+        })
+        .map_err(|failure| match failure {
+            Failure::Said(e @ SegmentError::Store { .. }) => store_error(
+                store,
+                format!(
+                    "cannot create the table {}_marks, where each key's highest max_id is kept \
+                     (a user allowed CREATE TABLE, or the table made by an administrator): {e}",
+                    sql.table
+                ),
+            )
+            .into(),
+            busy_or_lost => busy_or_lost,
+        })
 }
 
 /// [`SegmentStore::create`](ferroflake_segment::SegmentStore::create) over `link`.

@@ -1,56 +1,24 @@
 //! Real processes and real servers, per store: 4 processes x 2 threads with a step of 10
 //! share no ID; a process killed with SIGKILL mid-segment is followed by IDs above all of
 //! its; a clean shutdown gives its rest back unless another allocator took a range since;
-//! a SQL server killed mid-run costs errors but never a duplicate, and heals by itself; a
-//! row deleted or set back under four processes stops them all without a duplicate.
+//! a SQL server killed mid-run costs errors but never a duplicate, and heals by itself.
+//! What a store's faults do to processes is tests/faults.rs.
 //!
 //! The SQLite tests run everywhere. The server tests are ignored by default;
 //! scripts/test-segment-stores.sh starts the servers and runs them with `--ignored`.
 
 mod common;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{ctl, fresh_address, fresh_tampered, probe_path, OnServer};
-use ferroflake_segment::conformance::Tamper;
+use common::probes::{parse, probe, run_ok};
+use common::{ctl, fresh_address};
 use ferroflake_segment::{SegmentAllocator, SegmentConfig, SegmentError};
-
-fn probe(store: &str, extra: &[&str]) -> Command {
-    let mut command = Command::new(probe_path());
-    command
-        .args(["--store", store])
-        .args(["--key", "shared"])
-        .args(extra);
-    command
-}
-
-/// `<thread> <id>` lines into per-thread ID lists.
-fn parse(output: &str) -> HashMap<u32, Vec<u64>> {
-    let mut by_thread: HashMap<u32, Vec<u64>> = HashMap::new();
-    for line in output.lines() {
-        let (t, id) = line.split_once(' ').expect("`<thread> <id>`");
-        by_thread
-            .entry(t.parse().unwrap())
-            .or_default()
-            .push(id.parse().unwrap());
-    }
-    by_thread
-}
-
-fn run_ok(command: &mut Command) -> String {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "probe failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn four_processes_two_threads_step_10(backend: &str) {
     let scratch = tempfile::tempdir().unwrap();
@@ -271,89 +239,6 @@ fn server_killed_mid_run(backend: &str) {
     );
 }
 
-/// Four processes of two threads issue from one key while its row is changed behind their
-/// back by `tamper` (a lost write, a restored backup): each issues what its ranges hold,
-/// then stops with `REWOUND` at its next fetch; across them no ID is issued twice, and a
-/// process started afterwards is refused as well.
-fn processes_stop_when_the_row_is_lost(backend: &str, tamper: fn(&OnServer)) {
-    let scratch = tempfile::tempdir().unwrap();
-    let (store, table) = fresh_tampered(backend, scratch.path());
-    run_ok(&mut probe(&store, &["--count", "1"]));
-    let (sender, ids) = std::sync::mpsc::channel::<u64>();
-    let mut children: Vec<_> = (0..4)
-        .map(|_| {
-            let mut child = probe(
-                &store,
-                &["--threads", "2", "--count", "1000000", "--step-max", "10"],
-            )
-            .args(["--pace-us", "20"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-            let sender = sender.clone();
-            std::thread::spawn(move || {
-                for line in lines.map_while(Result::ok) {
-                    let id = line.split_once(' ').unwrap().1.parse().unwrap();
-                    if sender.send(id).is_err() {
-                        break;
-                    }
-                }
-            });
-            child
-        })
-        .collect();
-    drop(sender);
-    let mut seen = HashSet::new();
-    let mut take = |id: u64| assert!(seen.insert(id), "{backend}: ID {id} issued twice");
-    for _ in 0..2_000 {
-        take(
-            ids.recv_timeout(Duration::from_secs(30))
-                .expect("the probes issue"),
-        );
-    }
-    tamper(&table);
-    // Every ID the probes print until they stop; the channel closes when all have exited.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match ids.recv_timeout(Duration::from_millis(100)) {
-            Ok(id) => take(id),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{backend}: the probes did not stop"
-        );
-    }
-    for child in children.iter_mut() {
-        let output = child.wait().unwrap();
-        let mut why = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut why).unwrap();
-        assert_eq!(output.code(), Some(3), "{backend}: {why}");
-        assert!(
-            why.contains("rewound") || why.contains("went back"),
-            "{backend}: {why}"
-        );
-    }
-    let after = probe(&store, &["--count", "1"]).output().unwrap();
-    assert_eq!(
-        after.status.code(),
-        Some(3),
-        "{backend}: a new process issued"
-    );
-    println!("{backend}: {} IDs before every process stopped", seen.len());
-}
-
-fn processes_stop_when_the_row_is_deleted(backend: &str) {
-    processes_stop_when_the_row_is_lost(backend, |table| table.delete_row("shared"));
-}
-
-fn processes_stop_when_the_row_goes_back(backend: &str) {
-    processes_stop_when_the_row_is_lost(backend, |table| table.set_max_id("shared", 1));
-}
-
 macro_rules! on_sqlite_and_servers {
     ($($check:ident),* $(,)?) => {
         mod sqlite {
@@ -375,8 +260,6 @@ on_sqlite_and_servers!(
     four_processes_two_threads_step_10,
     sigkill_mid_segment_then_restart,
     give_back_on_shutdown_unless_someone_allocated_since,
-    processes_stop_when_the_row_is_deleted,
-    processes_stop_when_the_row_goes_back,
 );
 
 // Redis is not here: a Redis restart without persistence loses the counter, and the store

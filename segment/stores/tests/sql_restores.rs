@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -30,15 +30,6 @@ fn plain(backend: &str, table: &str) -> Arc<dyn SegmentStore> {
     match backend {
         "postgres" => Arc::new(PostgresStore::connect(&url, table).unwrap()),
         _ => Arc::new(MysqlStore::connect(&url, table).unwrap()),
-    }
-}
-
-/// The server's data directory, as ctl.sh lays it out.
-fn data_dir(backend: &str) -> PathBuf {
-    let servers = PathBuf::from(std::env::var_os("FF_SERVERS_DIR").expect("FF_SERVERS_DIR"));
-    match backend {
-        "postgres" => servers.join("postgres"),
-        _ => servers.join("mysql/data"),
     }
 }
 
@@ -71,7 +62,7 @@ fn assert_rewound(result: Result<impl std::fmt::Debug, SegmentError>, key: &str)
 fn a_restored_copy_holds_every_key(backend: &str) {
     let table = common::unique("restore");
     let host = tempfile::tempdir().unwrap();
-    let dir = data_dir(backend);
+    let dir = common::operator::data_dir(backend);
     let copy = dir.with_extension("copy");
     let _ = std::fs::remove_dir_all(&copy);
 

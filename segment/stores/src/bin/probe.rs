@@ -8,7 +8,8 @@
 //! Opens the store at ADDRESS (a SQLite file or a server URL), creates K (start 1, step S) unless it exists, and takes N
 //! IDs on each of T threads, printing `<thread> <id>` per ID. With `--pace-us` each line is
 //! flushed at once and the thread sleeps P µs between IDs (so a test can kill the process
-//! mid-segment and know what was issued). Exits 3 on any error, with a message on stderr.
+//! mid-segment and know what was issued). Exits 3 on any error, with its kind (`REWOUND`,
+//! `STORE`, ...) and message on stderr.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -46,7 +47,7 @@ struct Args {
 fn main() {
     let args = Args::parse();
     if let Err(e) = run(&args) {
-        eprintln!("ferroflake-segment-probe: {e}");
+        eprintln!("ferroflake-segment-probe: {}: {e}", e.name());
         std::process::exit(3);
     }
 }

@@ -1,7 +1,11 @@
 //! What the segment store tests share: server addresses from the environment, fresh
-//! tables, and the test servers' control script.
+//! tables, and the test servers' control script; the probe processes ([`probes`]) and an
+//! operator's tools on a store ([`operator`]).
 
 #![allow(dead_code)]
+
+pub mod operator;
+pub mod probes;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
