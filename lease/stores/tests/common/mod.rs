@@ -2,6 +2,12 @@
 
 #![allow(dead_code)]
 
+// The probe binary exists only with the `probe` feature.
+#[cfg(feature = "probe")]
+pub mod probes;
+pub mod redis_pair;
+pub mod strikes;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
