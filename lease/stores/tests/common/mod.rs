@@ -101,7 +101,9 @@ pub fn lose_node_records(url: &str) {
     };
     match ferroflake_lease_stores::StoreAddress::parse(url).unwrap() {
         ferroflake_lease_stores::StoreAddress::Etcd { endpoint, prefix } => {
-            for kind in ["claims", "holders", "marks", "epochs", "floors"] {
+            // The claims last: a holder that finds its claim gone before the rest is
+            // deleted would stop before a newcomer could meet it.
+            for kind in ["holders", "marks", "epochs", "floors", "claims"] {
                 run(Command::new("etcdctl").args([
                     "--endpoints",
                     &endpoint,
