@@ -513,6 +513,9 @@ faults!(#[ignore = "needs the servers of scripts/test-lease-stores.sh"] postgres
     // A database restored whole brings the count kept beside the table back too: after
     // one, `ferroflake lease restored`.
     history_restored: table_dump_restored;
+    // replica_promoted: applies (a lagging streaming standby promoted), but is no cell
+    // yet: it needs a standby of the test's own, and nothing in the registry looks at the
+    // timeline or WAL position, so it would likely hand the live id out at once.
     value_garbled: expiry_negative;
     // lock_or_file_replaced: no lock or file of the registry's own.
 });
