@@ -6,9 +6,11 @@
 # conformance suite per server, garbled records refused per server (tests/garbled.rs),
 # the multi-process suite per server (32 processes racing for 16 ids, 8 x 100,000 IDs
 # merged, 8 processes handing 4 ids over, a SIGSTOPped holder, the server killed and
-# restarted mid-run, a first start against nothing, records lost under a live holder in
-# every way each store can lose them, an evicting Redis refused), then the CLI
-# (concurrent and back-to-back runs). Run scripts/install-deps.sh first.
+# restarted mid-run, a first start against nothing, an evicting Redis refused), the fault
+# suite per server (tests/faults.rs: a record lost, all records lost, the history
+# restored, a replica promoted, a value garbled, under a live holder, in every way each
+# store suffers them), then the CLI (concurrent and back-to-back runs). Run
+# scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
@@ -21,7 +23,7 @@ done
 rust_build --bins
 ferroflake="$rust_bin_dir/ferroflake"
 
-# Unit tests and the multi-process suite on the embedded registry, before the servers
+# Unit tests and the multi-process and fault suites on the embedded registry, before the servers
 # start (the server tests are #[ignore]d here and run below). Two at a time: the scenarios
 # start up to 32 processes each, on deadlines of a second or two.
 rust_tests_by_file 'package(ferroflake-lease-stores)' --test-threads 2
@@ -53,6 +55,9 @@ rust_tests 'package(ferroflake-lease-stores) & (binary(redis_failover) | binary(
 # kill and restart their server (test groups in .config/nextest.toml). (--ignored runs
 # only the server tests: the embedded ones ran above.)
 rust_tests 'package(ferroflake-lease-stores) & binary(processes)' --run-ignored only --test-threads 2
+# The fault suite per server, one cell per server at a time (test groups in
+# .config/nextest.toml), the four servers side by side: each cell runs two probes.
+rust_tests 'package(ferroflake-lease-stores) & binary(faults)' --run-ignored only --test-threads 4
 
 # The CLI on each store: two `ferroflake next --lease URL` at once both issue, with no ID
 # in common; an unreachable store is refused with a clear message and exit code.

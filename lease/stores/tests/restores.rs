@@ -8,10 +8,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::strikes::{self, ctl};
 use ferroflake_lease::LeaseRequest;
 use ferroflake_lease_stores::StoreAddress;
 
@@ -33,19 +32,6 @@ fn request_for(ttl: Duration) -> LeaseRequest {
         holder: "restore test".into(),
         max_ttl: ttl,
     }
-}
-
-/// `scripts/servers/ctl.sh COMMAND BACKEND`.
-fn ctl(command: &str, backend: &str) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/servers/ctl.sh");
-    run(Command::new("bash").arg(script).args([command, backend]));
-}
-
-/// The data directory ctl.sh gives `backend`.
-fn data_dir(backend: &str) -> PathBuf {
-    let servers = std::env::var("FF_SERVERS_DIR")
-        .expect("FF_SERVERS_DIR: the directory of the servers ctl.sh started");
-    Path::new(&servers).join(backend)
 }
 
 /// Which connection claims first after a restore (only the first claim's own check
@@ -155,34 +141,11 @@ fn etcd_restored(after: AfterRestore) {
         First::NewConnection,
         SLOW_RESTORE_TTL,
         others_ttl,
-        |address| {
-            run(Command::new("etcdctl")
-                .args(["--endpoints", &endpoint(address), "snapshot", "save"])
-                .arg(&snapshot))
-        },
+        |address| strikes::etcd_snapshot_save(&endpoint(address), &snapshot),
         |address| {
             let endpoint = endpoint(address);
             let index_before = etcd_raft_index(&endpoint);
-            let port: u16 = endpoint.rsplit(':').next().unwrap().parse().unwrap();
-            let peer = format!("http://127.0.0.1:{}", port + 1);
-            ctl("stop", "etcd");
-            let data = data_dir("etcd");
-            std::fs::remove_dir_all(&data).unwrap();
-            let tool = if Command::new("etcdutl").arg("version").output().is_ok() {
-                "etcdutl"
-            } else {
-                "etcdctl"
-            };
-            run(Command::new(tool)
-                .env("ETCDCTL_API", "3")
-                .args(["snapshot", "restore"])
-                .arg(&snapshot)
-                .arg("--data-dir")
-                .arg(&data)
-                .args(["--name", "default", "--initial-cluster"])
-                .arg(format!("default={peer}"))
-                .args(["--initial-advertise-peer-urls", &peer]));
-            ctl("start", "etcd");
+            strikes::etcd_snapshot_restore(&endpoint, &snapshot);
             let index_after = etcd_raft_index(&endpoint);
             assert!(
                 index_after < index_before,
@@ -263,17 +226,6 @@ fn etcd_add_until_index(endpoint: &str, entries: AfterRestore, index: u64) -> u6
     })
 }
 
-fn run(command: &mut Command) {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The lease table dumped with `pg_dump -t` and restored with `psql` (dropped and made
 /// again with the old rows) while a holder the dump never saw runs.
 #[test]
@@ -281,20 +233,13 @@ fn run(command: &mut Command) {
 fn a_table_restored_from_a_dump_makes_claims_wait() {
     let base = common::base_url("postgres");
     let url = common::namespaced("postgres", &base, &common::unique("restore"));
-    let Ok(StoreAddress::Postgres { url: db, table }) = StoreAddress::parse(&url) else {
-        panic!("a postgres address");
-    };
     let registry = ferroflake_lease_stores::connect(&url).unwrap();
     let first = common::settled_claim(registry.as_ref(), &request());
     let dump = tempfile::NamedTempFile::new().unwrap();
-    run(Command::new("pg_dump")
-        .args(["-d", &db, "-t", &table, "--clean", "--if-exists", "-f"])
-        .arg(dump.path()));
+    strikes::pg_dump_table(&url, dump.path());
     let live = registry.acquire(&request()).unwrap();
     registry.renew(&live, TTL, 0).unwrap();
-    run(Command::new("psql")
-        .args(["-d", &db, "-q", "-v", "ON_ERROR_STOP=1", "-f"])
-        .arg(dump.path()));
+    strikes::pg_restore_table(&url, dump.path());
     let asked = Instant::now();
     let newcomer = registry.acquire(&request()).unwrap();
     assert!(
@@ -324,19 +269,8 @@ fn zookeeper_restored(first: First) {
         first,
         SLOW_RESTORE_TTL,
         SLOW_RESTORE_TTL,
-        |_| {
-            run(Command::new("cp")
-                .arg("-a")
-                .arg(data_dir("zookeeper"))
-                .arg(&copy))
-        },
-        |_| {
-            ctl("stop", "zookeeper");
-            let data = data_dir("zookeeper");
-            std::fs::remove_dir_all(&data).unwrap();
-            run(Command::new("cp").arg("-a").arg(&copy).arg(&data));
-            ctl("start", "zookeeper");
-        },
+        |_| strikes::zk_copy_data_dir(&copy),
+        |_| strikes::zk_put_back_data_dir(&copy, false),
     );
 }
 

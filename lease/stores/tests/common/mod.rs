@@ -2,6 +2,12 @@
 
 #![allow(dead_code)]
 
+// The probe binary exists only with the `probe` feature.
+#[cfg(feature = "probe")]
+pub mod probes;
+pub mod redis_pair;
+pub mod strikes;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -95,7 +101,9 @@ pub fn lose_node_records(url: &str) {
     };
     match ferroflake_lease_stores::StoreAddress::parse(url).unwrap() {
         ferroflake_lease_stores::StoreAddress::Etcd { endpoint, prefix } => {
-            for kind in ["claims", "holders", "marks", "epochs", "floors"] {
+            // The claims last: a holder that finds its claim gone before the rest is
+            // deleted would stop before a newcomer could meet it.
+            for kind in ["holders", "marks", "epochs", "floors", "claims"] {
                 run(Command::new("etcdctl").args([
                     "--endpoints",
                     &endpoint,
