@@ -25,8 +25,12 @@
 //! **Restores.** Every claim raises a count kept twice: in the table `<table>_history` and
 //! in the marker's `epoch` column. A lease table restored on its own (`pg_dump -t` then
 //! `psql`) carries an older count, so the claim that finds the two differ starts a
-//! namespace floor. A database restored whole brings both back alike: after one, run
-//! `ferroflake lease restored`. A renewal proves its claim by token and expiry
+//! namespace floor. Each claim also records the server's system identifier and timeline
+//! there: a standby promoted (which may lag behind what the old primary granted), a
+//! recovery to an earlier point in time, or the database restored into another cluster
+//! shows a new one, and the claim that finds it starts a namespace floor. A database
+//! restored whole into the same cluster and timeline (a data directory copied back) brings
+//! everything back alike: after one, run `ferroflake lease restored`. A renewal proves its claim by token and expiry
 //! ([`prove_held`](ferroflake_lease::protocol::prove_held)): a missing row is
 //! [`Loss::Missing`], another token [`Loss::Taken`], a passed TTL [`Loss::Expired`].
 
@@ -100,6 +104,35 @@ fn i(v: u64) -> i64 {
 }
 
 /// The database clock in µs.
+/// The server's system identifier and timeline, as `SYSTEM/TIMELINE`: the identifier stays
+/// with a cluster for its life (its copies and standbys too), and the timeline grows by
+/// one at each promotion of a standby or recovery to a point in time. `None` from a server
+/// that keeps these from its users (some hosted services). Only a primary answers: a
+/// claim writes, so it runs on one.
+async fn server_history(tx: &Transaction<'_>) -> Result<Option<String>, Abort> {
+    let row = tx
+        .query_one(
+            "SELECT CASE WHEN has_function_privilege('pg_control_system()', 'EXECUTE')
+                          AND has_function_privilege('pg_walfile_name(pg_lsn)', 'EXECUTE')
+                     THEN (SELECT system_identifier::text FROM pg_control_system())
+                          || '/' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8)
+                     END",
+            &[],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
+}
+
+/// What `<table>_history` records.
+struct Recorded {
+    /// Claims made: -1 if the row is missing, when nothing vouches for the rows.
+    count: i64,
+    /// The widest lost-records window any claim asked for, in ms (0 if none).
+    window_ms: u64,
+    /// The server's history at the last claim ([`server_history`]).
+    server: Option<String>,
+}
+
 async fn now_us(tx: &Transaction<'_>) -> Result<u64, Abort> {
     let row = tx
         .query_one(
@@ -163,7 +196,8 @@ impl PostgresRegistry {
              );
              CREATE TABLE IF NOT EXISTS {table}_history (generation bigint NOT NULL);
              ALTER TABLE {table}_history
-                 ADD COLUMN IF NOT EXISTS floor_window_ms bigint NOT NULL DEFAULT 0;
+                 ADD COLUMN IF NOT EXISTS floor_window_ms bigint NOT NULL DEFAULT 0,
+                 ADD COLUMN IF NOT EXISTS server text;
              INSERT INTO {table}_history
                  SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {table}_history);
              COMMIT;"
@@ -287,21 +321,23 @@ impl PostgresRegistry {
         ))
     }
 
-    /// The claim count recorded in `<table>_history` (-1 if its row is missing: nothing
-    /// vouches for the rows then) and the widest lost-records window beside it (0 if
-    /// none); with `lock`, the row is locked for the rest of the transaction (claims lock
-    /// the marker first, then this).
-    async fn history(&self, tx: &Transaction<'_>, lock: bool) -> Result<(i64, u64), Abort> {
+    /// What `<table>_history` records; with `lock`, its row is locked for the rest of the
+    /// transaction (claims lock the marker first, then this).
+    async fn history(&self, tx: &Transaction<'_>, lock: bool) -> Result<Recorded, Abort> {
         let history = format!("{}_history", self.table);
         let lock = if lock { " FOR UPDATE" } else { "" };
         let counted = tx
             .query_opt(
-                &format!("SELECT generation, floor_window_ms FROM {history}{lock}"),
+                &format!("SELECT generation, floor_window_ms, server FROM {history}{lock}"),
                 &[],
             )
             .await?;
         let Some(row) = counted else {
-            return Ok((-1, 0));
+            return Ok(Recorded {
+                count: -1,
+                window_ms: 0,
+                server: None,
+            });
         };
         let window: i64 = row.try_get(1)?;
         let window = stored(window).ok_or_else(|| {
@@ -310,7 +346,11 @@ impl PostgresRegistry {
                  then floor by their own window until one records it again)"
             ))
         })?;
-        Ok((row.try_get(0)?, window))
+        Ok(Recorded {
+            count: row.try_get(0)?,
+            window_ms: window,
+            server: row.try_get(2)?,
+        })
     }
 
     /// Raises the namespace marker's floor to `window` (or the widest recorded, if wider)
@@ -318,8 +358,8 @@ impl PostgresRegistry {
     async fn restored_tx(&self, tx: &Transaction<'_>, window: Duration) -> Result<Duration, Abort> {
         let t = &self.table;
         // Read unlocked: the marker is locked before the history, as claims do.
-        let (_, recorded) = self.history(tx, false).await?;
-        let window = protocol::widest_window(window, recorded);
+        let recorded = self.history(tx, false).await?;
+        let window = protocol::widest_window(window, recorded.window_ms);
         let now_ms = now_us(tx).await? / 1000;
         let until = i(protocol::floor_until(now_ms, window));
         let row = tx
@@ -378,11 +418,19 @@ impl PostgresRegistry {
         // restored alone (from `pg_dump -t`) carries an older count: its rows may have
         // forgotten live holders, so the namespace waits out a floor.
         let history = format!("{t}_history");
-        let (count, recorded_window) = self.history(tx, true).await?;
+        let recorded = self.history(tx, true).await?;
+        let count = recorded.count;
         let marker_count: i64 = marker.try_get("epoch")?;
         // Every floor from here on lasts the widest window any holder asked for.
-        let window = protocol::widest_window(asked, recorded_window);
-        if count != marker_count {
+        let window = protocol::widest_window(asked, recorded.window_ms);
+        // A server on another timeline (a standby promoted, which may lag behind what the
+        // old primary granted; a recovery to an earlier point) or another system (the
+        // database restored into a new cluster) has records that may forget live holders.
+        // A table whose last claim recorded no server (deleted, or one an earlier version
+        // wrote) vouches for nothing either: one floor, then it is recorded.
+        let server = server_history(tx).await?;
+        let moved = server.is_some() && server != recorded.server;
+        if count != marker_count || moved {
             ns_floor = ns_floor.max(protocol::floor_until(now_ms, window));
             tx.execute(
                 &format!("UPDATE {t} SET floor_until_ms = $1 WHERE node_id = -1"),
@@ -393,8 +441,10 @@ impl PostgresRegistry {
         let next = count.max(marker_count).saturating_add(1);
         tx.execute(&format!("DELETE FROM {history}"), &[]).await?;
         tx.execute(
-            &format!("INSERT INTO {history} (generation, floor_window_ms) VALUES ($1, $2)"),
-            &[&next, &i(protocol::ms(window))],
+            &format!(
+                "INSERT INTO {history} (generation, floor_window_ms, server) VALUES ($1, $2, $3)"
+            ),
+            &[&next, &i(protocol::ms(window)), &server],
         )
         .await?;
         tx.execute(

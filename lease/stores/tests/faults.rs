@@ -340,30 +340,51 @@ fn history_restored(b: &Backend, way: &str) {
     std::fs::remove_dir_all(&backup).ok();
 }
 
-/// A Redis primary with a replica that stops following (a partition, a lag) and is
-/// promoted; the primary, which took the holder's claim since, dies, and clients go to
-/// the promoted replica, which never saw that claim.
+/// A replica that stops following its primary (a partition, a lag) and is promoted; the
+/// primary, which took the holder's claim since, dies, and clients go to the promoted
+/// replica, which never saw that claim: a Redis replica, or a PostgreSQL streaming
+/// standby.
 fn replica_promoted(b: &Backend, way: &str) {
-    assert_eq!(way, "lagging_replica_promoted");
-    let primary = common::redis_pair::Server::start(&[]);
-    let replica =
-        common::redis_pair::Server::start(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
-    replica.wait_for("INFO replication", "master_link_status:up");
-    let prefix = common::unique("promoted");
-    let (on_primary, on_replica) = (primary.url(&prefix), replica.url(&prefix));
-    settle(b, &on_primary);
-    // Every write so far on the replica, then it follows no more.
-    assert_eq!(primary.cli(&["WAIT", "1", "5000"]).trim(), "1");
-    replica.cli(&["REPLICAOF", "NO", "ONE"]);
-    replica.wait_for("INFO replication", "role:master");
     let expect = Expect {
         newcomer: Newcomer::WaitsOut,
         holder: Holder::Refused,
     };
-    let mut primary = Some(primary);
-    strike_under_a_holder(b, &on_primary, &on_replica, expect, || {
-        drop(primary.take());
-    });
+    match way {
+        "lagging_replica_promoted" => {
+            let primary = common::redis_pair::Server::start(&[]);
+            let replica = common::redis_pair::Server::start(&[
+                "--replicaof",
+                "127.0.0.1",
+                &primary.port.to_string(),
+            ]);
+            replica.wait_for("INFO replication", "master_link_status:up");
+            let prefix = common::unique("promoted");
+            let (on_primary, on_replica) = (primary.url(&prefix), replica.url(&prefix));
+            settle(b, &on_primary);
+            // Every write so far on the replica, then it follows no more.
+            assert_eq!(primary.cli(&["WAIT", "1", "5000"]).trim(), "1");
+            replica.cli(&["REPLICAOF", "NO", "ONE"]);
+            replica.wait_for("INFO replication", "role:master");
+            let mut primary = Some(primary);
+            strike_under_a_holder(b, &on_primary, &on_replica, expect, || {
+                drop(primary.take());
+            });
+        }
+        "lagging_standby_promoted" => {
+            let primary = common::pg_pair::Server::primary();
+            let standby = common::pg_pair::Server::standby_of(&primary);
+            let table = common::unique("promoted").to_lowercase();
+            let (on_primary, on_standby) = (primary.url(&table), standby.url(&table));
+            settle(b, &on_primary);
+            standby.cut_off_from(&primary);
+            let mut primary = Some(primary);
+            strike_under_a_holder(b, &on_primary, &on_standby, expect, || {
+                drop(primary.take());
+                standby.promote();
+            });
+        }
+        other => panic!("no way {other:?} to promote a replica"),
+    }
 }
 
 /// A value in the holder's record garbled (by hand, a bad migration, a bit flip): read as
@@ -513,9 +534,7 @@ faults!(#[ignore = "needs the servers of scripts/test-lease-stores.sh"] postgres
     // A database restored whole brings the count kept beside the table back too: after
     // one, `ferroflake lease restored`.
     history_restored: table_dump_restored;
-    // replica_promoted: applies (a lagging streaming standby promoted), but is no cell
-    // yet: it needs a standby of the test's own, and nothing in the registry looks at the
-    // timeline or WAL position, so it would likely hand the live id out at once.
+    replica_promoted: lagging_standby_promoted;
     value_garbled: expiry_negative;
     // lock_or_file_replaced: no lock or file of the registry's own.
 });

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 // The probe binary exists only with the `probe` feature.
+pub mod pg_pair;
 #[cfg(feature = "probe")]
 pub mod probes;
 pub mod redis_pair;
