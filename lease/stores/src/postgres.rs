@@ -40,6 +40,7 @@ use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
 use ferroflake_lease::{
     Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
 };
+use ferroflake_store_address::redact;
 use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Transaction};
@@ -158,7 +159,7 @@ impl PostgresRegistry {
         let mut config: Config =
             url.parse()
                 .map_err(|e: tokio_postgres::Error| LeaseError::BadAddress {
-                    address: url.into(),
+                    address: redact(url),
                     detail: e.to_string(),
                 })?;
         config.connect_timeout(CONNECT_TIMEOUT);

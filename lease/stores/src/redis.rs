@@ -177,7 +177,7 @@ impl RedisRegistry {
     pub fn connect(url: &str, prefix: &str) -> Result<Self, LeaseError> {
         let io = Blocking::new("redis")?;
         let client = Client::open(url).map_err(|e| LeaseError::BadAddress {
-            address: url.into(),
+            address: redact(url),
             detail: e.to_string(),
         })?;
         let registry = RedisRegistry {

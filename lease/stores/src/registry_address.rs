@@ -156,6 +156,25 @@ mod tests {
         assert!(RegistryAddress::parse("").is_err());
     }
 
+    /// A store's client refusing an address (a bad parameter value) must not quote the
+    /// password the address carries.
+    #[cfg(all(feature = "postgres", feature = "redis"))]
+    #[test]
+    fn an_address_the_client_refuses_is_shown_without_its_password() {
+        for address in [
+            "postgres://u:SeCrEtXYZ@127.0.0.1:1/db?sslmode=bogus",
+            "postgres://u:SeCrEtXYZ@127.0.0.1:1/db?connect_timeout=abc",
+            "redis://:SeCrEtXYZ@127.0.0.1:1/x",
+        ] {
+            let Err(e) = RegistryAddress::parse(address).and_then(|a| a.open()) else {
+                panic!("{address} opened");
+            };
+            let shown = e.to_string();
+            assert!(!shown.contains("SeCrEtXYZ"), "{shown}");
+            assert!(shown.contains("***"), "{shown}");
+        }
+    }
+
     #[test]
     fn refuses_scheme_like_prefixes_relative_paths_the_root_and_files() {
         assert!(refused("mailto:x").contains("unknown scheme \"mailto\""));
