@@ -301,7 +301,10 @@ impl RedisStore {
     /// As [`connect`](Self::connect), less the check on writes.
     pub fn connect_accepting_lost_writes(url: &str, prefix: &str) -> Result<Self, SegmentError> {
         let client = Client::open(url).map_err(|e| SegmentError::InvalidConfig {
-            detail: format!("Redis address {url:?}: {e}"),
+            detail: format!(
+                "Redis address {:?}: {e}",
+                ferroflake_store_address::redact(url)
+            ),
         })?;
         let script = |body: &str| Script::new(&format!("{PRELUDE}{body}"));
         let store = RedisStore {
@@ -720,5 +723,17 @@ fn classify(what: &str, e: RedisError) -> SegmentError {
             store: "redis".into(),
             detail,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RedisStore;
+
+    #[test]
+    fn an_address_the_client_refuses_is_shown_without_its_password() {
+        let e = RedisStore::connect("redis://:SeCrEtXYZ@127.0.0.1:1/x", "p").unwrap_err();
+        let shown = e.to_string();
+        assert!(!shown.contains("SeCrEtXYZ") && shown.contains("***"), "{shown}");
     }
 }
