@@ -115,16 +115,22 @@ fn record_identity(address: &StoreAddress) -> String {
 }
 
 /// The database a server URL names (its path), or the user's name where the path is empty
-/// (PostgreSQL's default).
+/// (PostgreSQL's default), percent-decoded as the clients decode it: `%70ostgres` is
+/// `postgres`.
 fn database(url: &str) -> String {
+    let decoded = |text: &str| {
+        percent_encoding::percent_decode_str(text)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let rest = rest.split(['?', '#']).next().unwrap_or(rest);
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
     if !path.is_empty() {
-        return path.to_owned();
+        return decoded(path);
     }
     let user = authority.rsplit_once('@').map_or("", |(user, _)| user);
-    user.split(':').next().unwrap_or("").to_owned()
+    decoded(user.split(':').next().unwrap_or(""))
 }
 
 /// A SQLite file's identity: its path on its filesystem, with links resolved and the mount
@@ -201,6 +207,12 @@ mod tests {
         ] {
             assert_eq!(identity(same), pg, "{same}");
         }
+        // Percent-encoded, as the client decodes it.
+        assert_eq!(identity("postgres://app@127.0.0.1/%69ds"), pg);
+        assert_eq!(
+            identity("mysql://root@127.0.0.1/%6Ceaf"),
+            identity("mysql://root@127.0.0.1/leaf")
+        );
         assert_ne!(identity("postgres://app@127.0.0.1/ids?table=other"), pg);
         assert_ne!(identity("postgres://app@127.0.0.1/other"), pg);
         assert_eq!(
