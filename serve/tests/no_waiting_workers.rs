@@ -217,3 +217,41 @@ fn a_status_never_allocates_a_segment() {
     assert_eq!(open.json()["key"], "cold");
     server.stop();
 }
+
+/// Snowflake batches whose requests timed out stop taking IDs: with `js53` (4,096 IDs a
+/// second) six abandoned batches of 10,000 would otherwise hold the node's IDs for about
+/// fifteen seconds, for nobody, and keep a stop waiting until they end.
+#[test]
+fn abandoned_snowflake_batches_stop_taking_ids() {
+    let place = Place::new();
+    let mut config = place.config();
+    config.layout = "js53".into();
+    config.lease_ttl_ms = 4000;
+    config.lease_max_ttl_ms = 4000;
+    config.segment = false;
+    config.max_batch = 10_000;
+    config.request_timeout_ms = 1500;
+    let server = place.start(config);
+    server.wait_ready(Duration::from_secs(15));
+
+    std::thread::scope(|scope| {
+        let batches: Vec<_> = (0..6)
+            .map(|_| scope.spawn(|| server.get("/v1/snowflake/k?count=10000")))
+            .collect();
+        for batch in batches {
+            let a = batch.join().unwrap();
+            assert_eq!((a.status, a.kind().as_str()), (503, "TIMEOUT"), "{a:?}");
+        }
+    });
+    let after = server.get("/v1/snowflake/k?count=2000");
+    assert_eq!((after.status, after.ids().len()), (200, 2000), "{after:?}");
+    // The stop waits for the work left on the blocking pool: abandoned batches that went
+    // on would hold it for the ~13 s of IDs they still wanted; stopped, within a tick.
+    let began = Instant::now();
+    server.stop();
+    let took = began.elapsed();
+    assert!(
+        took < Duration::from_secs(4),
+        "the stop waited {took:?} for abandoned batches"
+    );
+}

@@ -734,6 +734,9 @@ mod tests {
     fn an_address_the_client_refuses_is_shown_without_its_password() {
         let e = RedisStore::connect("redis://:SeCrEtXYZ@127.0.0.1:1/x", "p").unwrap_err();
         let shown = e.to_string();
-        assert!(!shown.contains("SeCrEtXYZ") && shown.contains("***"), "{shown}");
+        assert!(
+            !shown.contains("SeCrEtXYZ") && shown.contains("***"),
+            "{shown}"
+        );
     }
 }
