@@ -44,7 +44,8 @@ impl StoreUrl {
     /// Parses `address` as a URL with a host.
     ///
     /// # Errors
-    /// Not a URL, or no host.
+    /// Not a URL, no host, or a query parameter given twice (one reader would take the
+    /// first, another the last: two stores for one address).
     pub fn parse(address: &str) -> Result<Self, String> {
         let url = Url::parse(address).map_err(|e| format!("not a URL: {e}"))?;
         let host = match url.host_str() {
@@ -52,7 +53,12 @@ impl StoreUrl {
             _ => return Err("no host".into()),
         };
         let path = url.path().trim_end_matches('/').to_owned();
-        let query = url.query_pairs().into_owned().collect();
+        let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+        let repeated =
+            (1..query.len()).find(|&i| query[..i].iter().any(|(seen, _)| *seen == query[i].0));
+        if let Some(i) = repeated {
+            return Err(format!("the parameter {:?} is given twice", query[i].0));
+        }
         Ok(StoreUrl {
             url,
             host,
@@ -154,8 +160,11 @@ impl StoreUrl {
             ));
         }
         let mut plain = self.url.clone();
-        let rest: Vec<&(String, String)> =
-            self.query.iter().filter(|(k, _)| k != "table").collect();
+        let rest: Vec<&(String, String)> = self
+            .query
+            .iter()
+            .filter(|(k, _)| k != "table" && k != "accept")
+            .collect();
         if rest.is_empty() {
             plain.set_query(None);
         } else {
@@ -187,16 +196,12 @@ pub fn check_table(table: &str) -> Result<(), String> {
 /// `address` with its secrets shown as `***`: addresses reach error messages, statuses and
 /// logs. Hidden: the password, and the value of any query parameter whose name speaks of a
 /// secret (`password`, `token`, `secret`, `auth`, `key`...). An address that does not parse
-/// as a URL keeps only its scheme and what follows its last `@`, as it may hold a password
-/// the parser could not find.
+/// as a URL with a host (`postgres:app:pw@db/ids`, its `//` left out, parses with none)
+/// keeps only its scheme and what follows its last `@`, as it may hold a password the
+/// parser could not find.
 pub fn redact(address: &str) -> String {
-    let Ok(mut url) = Url::parse(address) else {
-        return match (address.split_once("://"), address.rfind('@')) {
-            (Some((scheme, _)), Some(at)) if at > scheme.len() => {
-                format!("{scheme}://***{}", &address[at..])
-            }
-            _ => address.to_owned(),
-        };
+    let Some(mut url) = Url::parse(address).ok().filter(|url| url.host().is_some()) else {
+        return hide_before_last_at(address);
     };
     let mut changed = false;
     if url.password().is_some() {
@@ -237,6 +242,22 @@ pub fn redact(address: &str) -> String {
     } else {
         address.to_owned()
     }
+}
+
+/// `address` with all between its scheme (and the slashes after it) and its last `@`
+/// shown as `***`.
+fn hide_before_last_at(address: &str) -> String {
+    let Some(at) = address.rfind('@') else {
+        return address.to_owned();
+    };
+    let start = scheme_of(address).map_or(0, |scheme| {
+        let after = &address[scheme.len() + 1..];
+        scheme.len() + 1 + (after.len() - after.trim_start_matches('/').len())
+    });
+    if at <= start {
+        return address.to_owned();
+    }
+    format!("{}***{}", &address[..start], &address[at..])
 }
 
 #[cfg(test)]
@@ -283,6 +304,14 @@ mod tests {
         assert!(url.allow_only(&["x"]).is_ok());
         assert!(StoreUrl::parse("etcd://").is_err());
         assert!(StoreUrl::parse("not a url").is_err());
+        // One reader would take the first, another the last.
+        for twice in [
+            "postgres://h/db?table=a&table=b",
+            "redis://h/0?prefix=a&pr%65fix=b",
+        ] {
+            let refused = StoreUrl::parse(twice).unwrap_err();
+            assert!(refused.contains("given twice"), "{twice}: {refused}");
+        }
     }
 
     #[test]
@@ -306,6 +335,16 @@ mod tests {
             redact("postgres://app:s3/cret@db:port/ids"),
             "postgres://***@db:port/ids"
         );
+        // A scheme without `//` parses with no host: the password sits in the path.
+        assert_eq!(
+            redact("postgres:app:HUNTER2@127.0.0.1:5432/ids"),
+            "postgres:***@127.0.0.1:5432/ids"
+        );
+        assert_eq!(
+            redact("redis:/:HUNTER2@127.0.0.1:6379/0"),
+            "redis:/***@127.0.0.1:6379/0"
+        );
+        assert_eq!(redact("etcd:u:HUNTER2@h:2379"), "etcd:***@h:2379");
         for plain in [
             "postgres://app@db/ids",
             "redis://cache/0?prefix=a@b",
