@@ -20,20 +20,29 @@ pub enum StoreAddress {
         /// The database file.
         path: PathBuf,
     },
-    /// `postgres://user@host:port/db[?table=NAME]` (default table `leaf_alloc`).
+    /// `postgres://user@host:port/db[?table=NAME][&accept=lost-writes]` (default table
+    /// `leaf_alloc`).
     Postgres {
-        /// The connection URL without `table`.
+        /// The connection URL without `table` and `accept`.
         url: String,
         /// Table name: lowercase letters, digits and `_`.
         table: String,
+        /// `accept=lost-writes`: the operator accepts a server that may lose commits it
+        /// acknowledged (`fsync` off; [`PostgresStore::connect`](crate::PostgresStore::connect)
+        /// refuses one otherwise).
+        accept_lost_writes: bool,
     },
-    /// `mysql://user[:password]@host:port/db[?table=NAME]` (MySQL or MariaDB; default
-    /// table `leaf_alloc`).
+    /// `mysql://user[:password]@host:port/db[?table=NAME][&accept=lost-writes]` (MySQL or
+    /// MariaDB; default table `leaf_alloc`).
     Mysql {
-        /// The connection URL without `table`.
+        /// The connection URL without `table` and `accept`.
         url: String,
         /// Table name: lowercase letters, digits and `_`.
         table: String,
+        /// `accept=lost-writes`: the operator accepts a server that may lose commits it
+        /// acknowledged (`innodb_flush_log_at_trx_commit` other than 1;
+        /// [`MysqlStore::connect`](crate::MysqlStore::connect) refuses one otherwise).
+        accept_lost_writes: bool,
     },
     /// `redis://host:port[/db][?prefix=NAME][&accept=lost-writes]`: one hash per key,
     /// `ferroflake:NAME:KEY` (default NAME `segment`), in database `db` (default 0).
@@ -82,27 +91,33 @@ impl StoreAddress {
         })?;
         match url.scheme() {
             "postgres" | "postgresql" | "mysql" => {
-                url.allow_only(&["table", "connect_timeout", "sslmode", "application_name"])
-                    .map_err(|e| bad(&e))?;
+                url.allow_only(&[
+                    "table",
+                    "accept",
+                    "connect_timeout",
+                    "sslmode",
+                    "application_name",
+                ])
+                .map_err(|e| bad(&e))?;
+                let accept_lost_writes = accepts_lost_writes(&url).map_err(|e| bad(&e))?;
                 let (plain, table) = url.sql(DEFAULT_TABLE).map_err(|e| bad(&e))?;
                 Ok(if url.scheme() == "mysql" {
-                    StoreAddress::Mysql { url: plain, table }
+                    StoreAddress::Mysql {
+                        url: plain,
+                        table,
+                        accept_lost_writes,
+                    }
                 } else {
-                    StoreAddress::Postgres { url: plain, table }
+                    StoreAddress::Postgres {
+                        url: plain,
+                        table,
+                        accept_lost_writes,
+                    }
                 })
             }
             "redis" => {
                 url.allow_only(&["prefix", "accept"]).map_err(|e| bad(&e))?;
-                let accept_lost_writes = match url.param("accept") {
-                    None => false,
-                    Some("lost-writes") => true,
-                    Some(other) => {
-                        return Err(bad(&format!(
-                            "accept={other:?}: the only risk a Redis store accepts by name is \
-                             accept=lost-writes"
-                        )))
-                    }
-                };
+                let accept_lost_writes = accepts_lost_writes(&url).map_err(|e| bad(&e))?;
                 let (url, prefix) = url.redis("segment").map_err(|e| bad(&e))?;
                 Ok(StoreAddress::Redis {
                     url,
@@ -122,13 +137,24 @@ impl std::fmt::Display for StoreAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreAddress::Sqlite { path } => write!(f, "sqlite://{}", path.display()),
-            StoreAddress::Postgres { url, table } | StoreAddress::Mysql { url, table } => {
+            StoreAddress::Postgres { url, table, .. } | StoreAddress::Mysql { url, table, .. } => {
                 write!(f, "{} (table {table})", redact(url))
             }
             StoreAddress::Redis { url, prefix, .. } => {
                 write!(f, "{} (prefix {prefix})", redact(url))
             }
         }
+    }
+}
+
+/// Whether the address says `accept=lost-writes`: the one risk a store accepts by name.
+fn accepts_lost_writes(url: &StoreUrl) -> Result<bool, String> {
+    match url.param("accept") {
+        None => Ok(false),
+        Some("lost-writes") => Ok(true),
+        Some(other) => Err(format!(
+            "accept={other:?}: the only risk a store accepts by name is accept=lost-writes"
+        )),
     }
 }
 
@@ -174,14 +200,16 @@ mod tests {
             StoreAddress::parse("postgres://app@db1:5432/ids?table=my_alloc").unwrap(),
             StoreAddress::Postgres {
                 url: "postgres://app@db1:5432/ids".into(),
-                table: "my_alloc".into()
+                table: "my_alloc".into(),
+                accept_lost_writes: false,
             }
         );
         assert_eq!(
             StoreAddress::parse("mysql://root:pw@127.0.0.1:13306/leaf").unwrap(),
             StoreAddress::Mysql {
                 url: "mysql://root:pw@127.0.0.1:13306/leaf".into(),
-                table: "leaf_alloc".into()
+                table: "leaf_alloc".into(),
+                accept_lost_writes: false,
             }
         );
         assert_eq!(

@@ -70,9 +70,33 @@ fn open_bare(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, SegmentErr
     match address {
         StoreAddress::Sqlite { path } => Ok(Arc::new(SqliteStore::open(path)?)),
         #[cfg(feature = "postgres")]
-        StoreAddress::Postgres { url, table } => Ok(Arc::new(PostgresStore::connect(url, table)?)),
+        StoreAddress::Postgres {
+            url,
+            table,
+            accept_lost_writes: false,
+        } => Ok(Arc::new(PostgresStore::connect(url, table)?)),
+        #[cfg(feature = "postgres")]
+        StoreAddress::Postgres {
+            url,
+            table,
+            accept_lost_writes: true,
+        } => Ok(Arc::new(PostgresStore::connect_accepting_lost_writes(
+            url, table,
+        )?)),
         #[cfg(feature = "mysql")]
-        StoreAddress::Mysql { url, table } => Ok(Arc::new(MysqlStore::connect(url, table)?)),
+        StoreAddress::Mysql {
+            url,
+            table,
+            accept_lost_writes: false,
+        } => Ok(Arc::new(MysqlStore::connect(url, table)?)),
+        #[cfg(feature = "mysql")]
+        StoreAddress::Mysql {
+            url,
+            table,
+            accept_lost_writes: true,
+        } => Ok(Arc::new(MysqlStore::connect_accepting_lost_writes(
+            url, table,
+        )?)),
         #[cfg(feature = "redis")]
         StoreAddress::Redis {
             url,
@@ -108,8 +132,10 @@ fn recorded(
 fn record_identity(address: &StoreAddress) -> String {
     match address {
         StoreAddress::Sqlite { path } => sqlite_identity(path),
-        StoreAddress::Postgres { url, table } => format!("postgres {} {table}", database(url)),
-        StoreAddress::Mysql { url, table } => format!("mysql {} {table}", database(url)),
+        StoreAddress::Postgres { url, table, .. } => {
+            format!("postgres {} {table}", database(url))
+        }
+        StoreAddress::Mysql { url, table, .. } => format!("mysql {} {table}", database(url)),
         StoreAddress::Redis { url, prefix, .. } => format!("redis {} {prefix}", database(url)),
     }
 }

@@ -63,6 +63,8 @@ pub struct MysqlStore {
     opts: Opts,
     sql: Arc<Statements>,
     conn: Mutex<Option<Connection>>,
+    /// Refuses a server that may lose acknowledged commits.
+    durable_only: bool,
 }
 
 impl std::fmt::Debug for MysqlStore {
@@ -87,10 +89,26 @@ impl MysqlStore {
     /// bound; [`SegmentError::Store`] if it refuses (authentication, an unknown database,
     /// a table that is not Leaf's).
     pub fn connect(url: &str, table: &str) -> Result<Self, SegmentError> {
+        Self::open_store(url, table, true)
+    }
+
+    /// As [`connect`](Self::connect), but also to a server that may lose commits it
+    /// acknowledged (`innodb_flush_log_at_trx_commit` other than 1: `accept=lost-writes`
+    /// in an address). The store still fails closed when it finds it came back older
+    /// (marks, the host record), but keys then stop until an operator recovers them.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect), less the check on the log's flushing.
+    pub fn connect_accepting_lost_writes(url: &str, table: &str) -> Result<Self, SegmentError> {
+        Self::open_store(url, table, false)
+    }
+
+    fn open_store(url: &str, table: &str, durable_only: bool) -> Result<Self, SegmentError> {
         let store = MysqlStore {
             opts: options(url)?,
             sql: Arc::new(Statements::new(Dialect::Mysql, table)),
             conn: Mutex::new(None),
+            durable_only,
         };
         store.run(|_| Ok(()))?; // connect now, so that an unreachable server shows here
         Ok(store)
@@ -160,8 +178,11 @@ impl Link for MysqlStore {
         op: impl FnOnce(&mut Connection) -> Result<T, Failure> + Send + 'static,
     ) -> Result<T, SegmentError> {
         let mut slot = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
-        let (conn, out) =
-            sql::on_connection(slot.take(), || Connection::open(&self.opts, &self.sql), op);
+        let (conn, out) = sql::on_connection(
+            slot.take(),
+            || Connection::open(&self.opts, &self.sql, self.durable_only),
+            op,
+        );
         *slot = conn;
         out.map_err(|f| f.into_error(STORE))
     }
@@ -242,8 +263,27 @@ fn outside_charset(charset: &str, key: &str) -> Result<(), SegmentError> {
 
 impl Connection {
     /// Connects and makes sure the table is there.
-    fn open(opts: &Opts, sql: &Arc<Statements>) -> Result<Connection, Failure> {
+    fn open(opts: &Opts, sql: &Arc<Statements>, durable_only: bool) -> Result<Connection, Failure> {
         let mut conn = Conn::new(opts.clone()).map_err(failure)?;
+        if durable_only {
+            // The server's setting, for every session: 1 writes and flushes the log at each
+            // commit; 0 and 2 leave the last second's commits to a crash.
+            let flush: Option<String> = conn
+                .query_first("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
+                .map_err(failure)?;
+            if flush.as_deref() != Some("1") {
+                return Err(Failure::Said(SegmentError::InvalidConfig {
+                    detail: format!(
+                        "this MySQL may lose commits it acknowledged \
+                         (innodb_flush_log_at_trx_commit = {}): after a crash it can come back \
+                         below IDs it handed out, and each key then stops with REWOUND until \
+                         an operator recovers it; set innodb_flush_log_at_trx_commit = 1, or \
+                         accept that by adding accept=lost-writes to the address",
+                        flush.as_deref().unwrap_or("unknown")
+                    ),
+                }));
+            }
+        }
         let charset = marks_collated_as_keys(&mut conn, sql)?;
         sql::prepare_table(STORE, sql, |text| conn.query_drop(text).map_err(failure))?;
         Ok(Connection {

@@ -50,6 +50,8 @@ pub struct PostgresStore {
     config: Arc<Config>,
     sql: Arc<Statements>,
     slot: Mutex<Slot>,
+    /// Refuses a server that may lose acknowledged commits.
+    durable_only: bool,
 }
 
 /// The connection between calls.
@@ -82,6 +84,21 @@ impl PostgresStore {
     /// bound; [`SegmentError::Store`] if it refuses (authentication, an unknown database,
     /// a table that is not Leaf's).
     pub fn connect(url: &str, table: &str) -> Result<Self, SegmentError> {
+        Self::open_store(url, table, true)
+    }
+
+    /// As [`connect`](Self::connect), but also to a server that may lose commits it
+    /// acknowledged (`fsync` off: `accept=lost-writes` in an address). The store still
+    /// fails closed when it finds it came back older (marks, the host record), but keys
+    /// then stop until an operator recovers them.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect), less the check on `fsync`.
+    pub fn connect_accepting_lost_writes(url: &str, table: &str) -> Result<Self, SegmentError> {
+        Self::open_store(url, table, false)
+    }
+
+    fn open_store(url: &str, table: &str, durable_only: bool) -> Result<Self, SegmentError> {
         let mut config: Config = url.parse().map_err(|e| SegmentError::InvalidConfig {
             detail: format!("PostgreSQL address: {}", describe(&e)),
         })?;
@@ -105,7 +122,10 @@ impl PostgresStore {
             .options(&format!(
                 // Warnings and worse only: the table's `CREATE ... IF NOT EXISTS` would
                 // otherwise send a notice on every connection, which the client logs.
-                "-c statement_timeout={} -c lock_timeout={} -c client_min_messages=warning",
+                // Commits wait for the log on disk whatever the server's default: one lost
+                // to a crash would hand its range out again.
+                "-c statement_timeout={} -c lock_timeout={} -c client_min_messages=warning \
+                 -c synchronous_commit=on",
                 TIMEOUT.as_millis(),
                 TIMEOUT.as_millis() * 2 / 3
             ));
@@ -113,6 +133,7 @@ impl PostgresStore {
             config: Arc::new(config),
             sql: Arc::new(Statements::new(Dialect::Postgres, table)),
             slot: Mutex::new(Slot::default()),
+            durable_only,
         };
         store.run(|_| Ok(()))?; // connect now, so that an unreachable server shows here
         Ok(store)
@@ -147,11 +168,13 @@ impl Link for PostgresStore {
         // A connection the client already knows is closed is not worth a round trip.
         let held = slot.conn.take().filter(|c| !c.client.is_closed());
         let (config, sql) = (Arc::clone(&self.config), Arc::clone(&self.sql));
+        let durable_only = self.durable_only;
         let (answer, answered) = mpsc::sync_channel(1);
         let call = thread::Builder::new()
             .name("ferroflake-postgres".into())
             .spawn(move || {
-                let outcome = sql::on_connection(held, || Connection::open(&config, &sql), op);
+                let outcome =
+                    sql::on_connection(held, || Connection::open(&config, &sql, durable_only), op);
                 // After the caller gave up nobody listens: the outcome, and the
                 // connection with it, are dropped here.
                 let _ = answer.send(outcome);
@@ -216,8 +239,24 @@ pub(crate) struct Connection {
 
 impl Connection {
     /// Connects, makes sure the table is there, and prepares the statements.
-    fn open(config: &Config, sql: &Statements) -> Result<Connection, Failure> {
+    fn open(config: &Config, sql: &Statements, durable_only: bool) -> Result<Connection, Failure> {
         let mut client = config.connect(NoTls).map_err(failure)?;
+        if durable_only {
+            let fsync: String = client
+                .query_one("SHOW fsync", &[])
+                .and_then(|row| row.try_get(0))
+                .map_err(failure)?;
+            if fsync != "on" {
+                return Err(Failure::Said(SegmentError::InvalidConfig {
+                    detail: "this PostgreSQL may lose commits it acknowledged (fsync is off): \
+                             after a crash it can come back below IDs it handed out, and each \
+                             key then stops with REWOUND until an operator recovers it; turn \
+                             fsync on, or accept that by adding accept=lost-writes to the \
+                             address"
+                        .into(),
+                }));
+            }
+        }
         sql::prepare_table(STORE, sql, |text| {
             client.batch_execute(text).map_err(failure)
         })?;

@@ -1,7 +1,7 @@
 //! The MySQL/MariaDB store against a server configured against it: `autocommit` off for
 //! every session (`SET GLOBAL autocommit = 0`, or `autocommit=0` in the server's options),
 //! under which a plain `INSERT` or `UPDATE` stays uncommitted and is rolled back when the
-//! connection closes.
+//! connection closes; and a log not flushed at each commit, which a crash undoes.
 //!
 //! Needs the test server of scripts/servers/ctl.sh (`FERROFLAKE_TEST_MYSQL`), hence
 //! `#[ignore]`; the suite runs this file alone, as the setting is the server's.
@@ -65,4 +65,43 @@ fn autocommit_off_server_wide_loses_no_key_and_no_give_back() {
     let sql = format!("SELECT max_id FROM {table} WHERE biz_tag = 'k'");
     let max_id: u64 = admin().query_first(sql).unwrap().unwrap();
     assert_eq!(max_id, rest.start, "the give-back is committed");
+}
+
+/// `SET GLOBAL innodb_flush_log_at_trx_commit = 0` for as long as it lives.
+struct FlushedEverySecond;
+
+impl Drop for FlushedEverySecond {
+    fn drop(&mut self) {
+        admin()
+            .query_drop("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+            .unwrap();
+    }
+}
+
+/// A server that flushes its log once a second, not at each commit, loses the last
+/// second's ranges to a crash and hands them out again: refused, unless the address
+/// accepts it by name.
+#[test]
+#[ignore = "needs a MySQL or MariaDB server: FERROFLAKE_TEST_MYSQL"]
+fn a_server_that_may_lose_commits_is_refused_unless_accepted() {
+    let table = common::unique("flush");
+    let address = format!("{}?table={table}", common::base_url("mysql"));
+    admin()
+        .query_drop("SET GLOBAL innodb_flush_log_at_trx_commit = 0")
+        .unwrap();
+    let _restore = FlushedEverySecond;
+    let Err(refused) = open_address(&StoreAddress::parse(&address).unwrap()) else {
+        panic!("a server that may lose commits was taken");
+    };
+    assert_eq!(refused.name(), "INVALID_CONFIG", "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("innodb_flush_log_at_trx_commit = 0"),
+        "{refused}"
+    );
+    let accepted = format!("{address}&accept=lost-writes");
+    let store = open_address(&StoreAddress::parse(&accepted).unwrap()).unwrap();
+    store.create("k", 1, 10).unwrap();
+    assert_eq!(store.allocate("k", 10).unwrap().range.start, 1);
 }
