@@ -458,6 +458,10 @@ impl SegmentStore for HostRecorded {
         self.inner.history()
     }
 
+    fn identity(&self) -> Option<String> {
+        self.inner.identity()
+    }
+
     fn name(&self) -> &str {
         self.inner.name()
     }

@@ -46,6 +46,8 @@ pub struct SqliteStore {
     /// The `-shm` beside the name, and its device and inode when the store opened.
     shm: PathBuf,
     shm_id: (u64, u64),
+    /// The random id the file keeps for its life (`ferroflake_file`), copies included.
+    identity: String,
     // After `conn`: fields drop in order, and the name stays claimed until the connection
     // has closed.
     name: NameClaim,
@@ -168,6 +170,7 @@ impl SqliteStore {
             }
         }
         checkpoint(&conn, busy_timeout)?;
+        let identity = sqlite_log::identity(&conn).map_err(unavailable)?;
         let table_id = file_id(&real).map_err(|e| SegmentError::Unavailable {
             store: "sqlite".into(),
             detail: format!("cannot read {}: {e}", real.display()),
@@ -187,6 +190,7 @@ impl SqliteStore {
             shm,
             shm_id,
             name,
+            identity,
         })
     }
 
@@ -385,6 +389,10 @@ impl SegmentStore for SqliteStore {
                 }),
             }
         })
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(self.identity.clone())
     }
 
     fn name(&self) -> &str {

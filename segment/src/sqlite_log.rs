@@ -63,6 +63,16 @@ pub(crate) fn record_commit(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<
     Ok(())
 }
 
+/// The id the file keeps for its life, as a store identity: `sqlite-file <id>`.
+pub(crate) fn identity(conn: &Connection) -> rusqlite::Result<String> {
+    let id: i64 = conn.query_row(
+        "SELECT file_id FROM ferroflake_file WHERE id = 1",
+        [],
+        |row| row.get(0),
+    )?;
+    Ok(format!("sqlite-file {id:016x}"))
+}
+
 /// The file's id and its last commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct LastCommit {

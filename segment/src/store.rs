@@ -190,6 +190,14 @@ pub trait SegmentStore: Send + Sync {
         Ok(None)
     }
 
+    /// The store's own lasting identity, kept in its data (a SQLite file's random id): the
+    /// same for a copy of the store put back under another name, on another disk or at
+    /// another address, so that a host knows the store by what it holds as well as by
+    /// where it is reached. `None` (the default) for a store that keeps none.
+    fn identity(&self) -> Option<String> {
+        None
+    }
+
     /// A short name for messages: "memory", "sqlite", "postgres", ...
     fn name(&self) -> &str;
 }

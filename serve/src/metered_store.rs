@@ -134,6 +134,10 @@ impl SegmentStore for MeteredStore {
         self.inner.history()
     }
 
+    fn identity(&self) -> Option<String> {
+        self.inner.identity()
+    }
+
     fn name(&self) -> &str {
         self.inner.name()
     }

@@ -61,7 +61,15 @@ pub fn open(address: Option<&str>) -> Result<Arc<dyn SegmentStore>, SegmentError
 /// As [`open`].
 pub fn open_address(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, SegmentError> {
     let store = open_bare(address)?;
-    recorded(store, &record_identity(address))
+    // Known twice: by its address (a file deleted and made again at one path is still the
+    // store), and by the identity it keeps in its data (a copy put back under another
+    // name or on another disk is still the store).
+    let own = store.identity();
+    let store = recorded(store, &record_identity(address))?;
+    match own {
+        Some(own) => recorded(store, &own),
+        None => Ok(store),
+    }
 }
 
 /// The store alone, without this host's record.

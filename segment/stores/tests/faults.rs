@@ -18,7 +18,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::operator::Operator;
+use common::operator::{Dump, Operator};
 use common::probes::{probe, probe_key, Exit, Host, Issued, Running};
 
 /// `processes` probes of two threads on `host`, each taking IDs until it is refused, with
@@ -141,6 +141,19 @@ fn dump_restored(backend: &str) {
     let dump = store.dump();
     take(after_the_dump, "shared", &mut issued);
     take(&here, "other", &mut Issued::default());
+    if let Dump::File { copy, .. } = &dump {
+        // The copy put back under another name, in another directory (or on a disk
+        // mounted where the old one was): the file's own id still names the store.
+        let elsewhere = scratch.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let restored = elsewhere.join("ids.db");
+        std::fs::copy(copy, &restored).unwrap();
+        newcomer(&here, restored.to_str().unwrap(), &mut issued).assert_refused(
+            "REWOUND",
+            "this host's record of the ranges it took",
+            "a new process on the dump put back under another name",
+        );
+    }
     dump.restore();
     let told_by = match backend {
         "sqlite" => "this host's record of the ranges it took",
