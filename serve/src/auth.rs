@@ -127,9 +127,14 @@ pub(crate) async fn authorize(
 }
 
 /// The token of an `Authorization: Bearer TOKEN` header (the scheme in any case), if the
-/// request has one.
+/// request has exactly one such header: of two, a proxy that adds its own would be
+/// overruled by the client's, whichever came first.
 fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
-    let value = headers.get(header::AUTHORIZATION)?.as_bytes();
+    let mut all = headers.get_all(header::AUTHORIZATION).iter();
+    let value = all.next()?.as_bytes();
+    if all.next().is_some() {
+        return None;
+    }
     let space = value.iter().position(|b| *b == b' ')?;
     let (scheme, rest) = value.split_at(space);
     if !scheme.eq_ignore_ascii_case(b"bearer") {
@@ -179,6 +184,11 @@ mod tests {
         assert_eq!(with("Bearer "), None);
         assert_eq!(with("Bearerabc"), None);
         assert_eq!(bearer(&HeaderMap::new()), None);
+        let mut two = HeaderMap::new();
+        for token in ["Bearer admin", "Bearer reader"] {
+            two.append(header::AUTHORIZATION, HeaderValue::from_static(token));
+        }
+        assert_eq!(bearer(&two), None, "two Authorization headers");
     }
 
     #[test]
