@@ -213,23 +213,27 @@ fn settle(b: &Backend, address: &str) {
     registry.release(&grant, wall_ms()).unwrap();
 }
 
+/// What records lost under a holder must come to: the newcomer waits out a floor, and the
+/// holder is told at its next renewal. A removed directory can only be missing; a store
+/// may see the newcomer's claim before the holder's next renewal, and then the holder is
+/// told its id was taken.
+fn records_lost(b: &Backend) -> Expect {
+    Expect {
+        newcomer: Newcomer::WaitsOut,
+        holder: Holder::Lost(if b.is_embedded() {
+            "no record of it"
+        } else {
+            "was lost"
+        }),
+    }
+}
+
 /// The holder's record alone deleted, the rest kept: its entry cut out of the embedded
 /// registry's records file (still valid JSON), the per-id keys, znodes or rows of a store
 /// deleted.
 fn record_lost(b: &Backend, way: &str) {
     let address = b.fresh_address("record_lost");
-    // A removed directory can only be missing; a store may see the newcomer's claim
-    // before the holder's next renewal, and then the holder is told its id was taken.
-    let says = if b.is_embedded() {
-        "no record of it"
-    } else {
-        "was lost"
-    };
-    let expect = Expect {
-        newcomer: Newcomer::WaitsOut,
-        holder: Holder::Lost(says),
-    };
-    strike_under_a_holder(b, &address, &address, expect, || match way {
+    strike_under_a_holder(b, &address, &address, records_lost(b), || match way {
         "entry_cut_out" => {
             let path = Path::new(&address).join("leases.json");
             let mut records: serde_json::Value =
@@ -248,16 +252,7 @@ fn record_lost(b: &Backend, way: &str) {
 /// PostgreSQL `DELETE FROM`, `TRUNCATE` or `DROP TABLE`, or the server's data wiped.
 fn all_records_lost(b: &Backend, way: &str) {
     let address = b.fresh_address("all_lost");
-    let says = if b.is_embedded() {
-        "no record of it"
-    } else {
-        "was lost"
-    };
-    let expect = Expect {
-        newcomer: Newcomer::WaitsOut,
-        holder: Holder::Lost(says),
-    };
-    strike_under_a_holder(b, &address, &address, expect, || match way {
+    strike_under_a_holder(b, &address, &address, records_lost(b), || match way {
         "directory_removed" => std::fs::remove_dir_all(&address).unwrap(),
         "records_deleted" => common::lose_records(b.name, &address),
         "flushall" => strikes::run(Command::new("redis-cli").args(["-u", b.base(), "FLUSHALL"])),

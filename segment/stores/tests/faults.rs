@@ -54,28 +54,39 @@ fn all_stop(running: Running, issued: &mut Issued, kind: &str, says: &str) {
     }
 }
 
-/// The key's row deleted by hand under four running processes: they stop, and a process
-/// started afterwards does not make the key again at its start, on this host or another
-/// (the store's marks of how far each key went).
-fn record_lost(backend: &str) {
+/// Four processes issue from the key "shared" until `strike` hits the store under them:
+/// they all stop with `kind` (their message naming `running_says`), and so do new
+/// processes on another host and on this one (naming `newcomer_says`).
+fn struck_under_running_processes(
+    backend: &str,
+    strike: impl FnOnce(&Operator),
+    kind: &str,
+    running_says: &str,
+    newcomer_says: &str,
+) {
     let scratch = tempfile::tempdir().unwrap();
     let store = Operator::fresh(backend, scratch.path());
     let (here, there) = (Host::new(), Host::new());
     let mut issued = Issued::default();
     let running = issuing(&here, &store.address, 4);
     running.wait_for(2_000, &mut issued);
-    store.delete_record("shared");
-    all_stop(running, &mut issued, "REWOUND", "gone");
-    newcomer(&there, &store.address, &mut issued).assert_refused(
-        "REWOUND",
-        "existed before",
-        "a new process on another host",
-    );
-    newcomer(&here, &store.address, &mut issued).assert_refused(
-        "REWOUND",
-        "existed before",
-        "a new process on this host",
-    );
+    strike(&store);
+    all_stop(running, &mut issued, kind, running_says);
+    for (host, who) in [(&there, "another host"), (&here, "this host")] {
+        newcomer(host, &store.address, &mut issued).assert_refused(
+            kind,
+            newcomer_says,
+            &format!("a new process on {who}"),
+        );
+    }
+}
+
+/// The key's row deleted by hand under four running processes: they stop, and a process
+/// started afterwards does not make the key again at its start, on this host or another
+/// (the store's marks of how far each key went).
+fn record_lost(backend: &str) {
+    let strike = |store: &Operator| store.delete_record("shared");
+    struck_under_running_processes(backend, strike, "REWOUND", "gone", "existed before");
 }
 
 /// Every record lost, the marks with the rows (a database emptied, Redis flushed): the
@@ -101,21 +112,8 @@ fn all_records_lost(backend: &str) {
 /// `max_id` set back by hand under four running processes: they stop, and new processes
 /// on this host and another are refused (the row is below the key's mark).
 fn table_moved_back(backend: &str) {
-    let scratch = tempfile::tempdir().unwrap();
-    let store = Operator::fresh(backend, scratch.path());
-    let (here, there) = (Host::new(), Host::new());
-    let mut issued = Issued::default();
-    let running = issuing(&here, &store.address, 4);
-    running.wait_for(2_000, &mut issued);
-    store.set_max_id("shared", 1);
-    all_stop(running, &mut issued, "REWOUND", "went back");
-    for (host, who) in [(&there, "another host"), (&here, "this host")] {
-        newcomer(host, &store.address, &mut issued).assert_refused(
-            "REWOUND",
-            "below the",
-            &format!("a new process on {who}"),
-        );
-    }
+    let strike = |store: &Operator| store.set_max_id("shared", 1);
+    struck_under_running_processes(backend, strike, "REWOUND", "went back", "below the");
 }
 
 /// A dump put back after more IDs were issued. On the servers the IDs after the dump are
@@ -177,21 +175,8 @@ fn dump_restored(backend: &str) {
 /// `max_id` garbled under four running processes: they stop with a store error that names
 /// it rather than read a number into it, and so do new processes on this host and another.
 fn value_garbled(backend: &str) {
-    let scratch = tempfile::tempdir().unwrap();
-    let store = Operator::fresh(backend, scratch.path());
-    let (here, there) = (Host::new(), Host::new());
-    let mut issued = Issued::default();
-    let running = issuing(&here, &store.address, 4);
-    running.wait_for(2_000, &mut issued);
-    store.garble("shared");
-    all_stop(running, &mut issued, "STORE", "max_id");
-    for (host, who) in [(&there, "another host"), (&here, "this host")] {
-        newcomer(host, &store.address, &mut issued).assert_refused(
-            "STORE",
-            "max_id",
-            &format!("a new process on {who}"),
-        );
-    }
+    let strike = |store: &Operator| store.garble("shared");
+    struck_under_running_processes(backend, strike, "STORE", "max_id", "max_id");
 }
 
 /// The SQLite table file reached by a second name while two processes use it (a hard link,
