@@ -65,6 +65,8 @@ pub struct MysqlStore {
     conn: Mutex<Option<Connection>>,
     /// Refuses a server that may lose acknowledged commits.
     durable_only: bool,
+    /// The id in `<table>_store`, read at connect.
+    store_id: Option<String>,
 }
 
 impl std::fmt::Debug for MysqlStore {
@@ -104,13 +106,15 @@ impl MysqlStore {
     }
 
     fn open_store(url: &str, table: &str, durable_only: bool) -> Result<Self, SegmentError> {
-        let store = MysqlStore {
+        let mut store = MysqlStore {
             opts: options(url)?,
             sql: Arc::new(Statements::new(Dialect::Mysql, table)),
             conn: Mutex::new(None),
             durable_only,
+            store_id: None,
         };
-        store.run(|_| Ok(()))?; // connect now, so that an unreachable server shows here
+        // Connect now, so that an unreachable server shows here.
+        store.store_id = store.run(|conn| Ok(conn.store_id()))?;
         Ok(store)
     }
 
@@ -194,6 +198,8 @@ sql::segment_store_over_link!(MysqlStore, STORE);
 pub(crate) struct Connection {
     conn: Conn,
     sql: Arc<Statements>,
+    /// The id in `<table>_store`, if the user could make and read it.
+    store_id: Option<String>,
     /// The character set of the table's `biz_tag`, read when the connection opened (a
     /// table this store creates has utf8mb4).
     key_charset: String,
@@ -286,8 +292,13 @@ impl Connection {
         }
         let charset = marks_collated_as_keys(&mut conn, sql)?;
         sql::prepare_table(STORE, sql, |text| conn.query_drop(text).map_err(failure))?;
+        let store_id = conn
+            .query_first::<String, _>(&sql.read_store_id)
+            .ok()
+            .flatten();
         Ok(Connection {
             conn,
+            store_id,
             sql: Arc::clone(sql),
             key_charset: charset.unwrap_or_else(|| "utf8mb4".to_owned()),
         })
@@ -407,6 +418,10 @@ impl Session for Connection {
     /// positions are its own, never compared) and how far InnoDB has flushed its redo log
     /// (`Innodb_lsn_flushed`), which grows across restarts and crashes and goes back only
     /// with the data. `None` on a server without that status (MySQL).
+    fn store_id(&self) -> Option<String> {
+        self.store_id.clone()
+    }
+
     fn history(&mut self) -> Result<Option<StoreHistory>, Failure> {
         let server_id: Option<u64> = self
             .conn

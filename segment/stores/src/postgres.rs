@@ -52,6 +52,8 @@ pub struct PostgresStore {
     slot: Mutex<Slot>,
     /// Refuses a server that may lose acknowledged commits.
     durable_only: bool,
+    /// The id in `<table>_store`, read at connect.
+    store_id: Option<String>,
 }
 
 /// The connection between calls.
@@ -129,13 +131,15 @@ impl PostgresStore {
                 TIMEOUT.as_millis(),
                 TIMEOUT.as_millis() * 2 / 3
             ));
-        let store = PostgresStore {
+        let mut store = PostgresStore {
             config: Arc::new(config),
             sql: Arc::new(Statements::new(Dialect::Postgres, table)),
             slot: Mutex::new(Slot::default()),
             durable_only,
+            store_id: None,
         };
-        store.run(|_| Ok(()))?; // connect now, so that an unreachable server shows here
+        // Connect now, so that an unreachable server shows here.
+        store.store_id = store.run(|conn| Ok(conn.store_id()))?;
         Ok(store)
     }
 
@@ -226,6 +230,8 @@ impl Drop for PostgresStore {
 /// A client with the store's statements prepared on it.
 pub(crate) struct Connection {
     client: Client,
+    /// The id in `<table>_store`, if the user could make and read it.
+    store_id: Option<String>,
     insert: Statement,
     increment: Statement,
     read: Statement,
@@ -266,7 +272,13 @@ impl Connection {
         let (raise, read_mark) = (prepare(&sql.raise)?, prepare(&sql.read_mark)?);
         let (raise_mark, lower_mark) = (prepare(&sql.raise_mark)?, prepare(&sql.lower_mark)?);
         let set_step = prepare(&sql.set_step)?;
+        let store_id = client
+            .query_opt(&sql.read_store_id, &[])
+            .ok()
+            .flatten()
+            .and_then(|row| row.try_get(0).ok());
         Ok(Connection {
+            store_id,
             client,
             insert,
             increment,
@@ -367,6 +379,10 @@ impl Session for Connection {
     /// timeline of its last checkpoint, and how far its write-ahead log is flushed (on a
     /// standby, replayed). The log position grows across restarts and crashes, and goes
     /// back only with the data (a copy of the data directory, a base backup).
+    fn store_id(&self) -> Option<String> {
+        self.store_id.clone()
+    }
+
     fn history(&mut self) -> Result<Option<StoreHistory>, Failure> {
         let row = match self.client.query_one(
             "SELECT s.system_identifier::text, c.timeline_id::bigint,

@@ -56,6 +56,14 @@ pub(crate) struct Statements {
     pub(crate) raise_mark: String,
     /// (new high, key, expected high): the mark lowered with a give-back.
     pub(crate) lower_mark: String,
+    /// The one-row table of the store's own id ([`SegmentStore::identity`]), if missing.
+    ///
+    /// [`SegmentStore::identity`]: ferroflake_segment::SegmentStore::identity
+    pub(crate) create_store_id: String,
+    /// A random id in that table, unless it has one.
+    pub(crate) insert_store_id: String,
+    /// (): the id.
+    pub(crate) read_store_id: String,
 }
 
 impl Statements {
@@ -72,6 +80,7 @@ impl Statements {
         };
         let quoted = quote(table);
         let marks = quote(&format!("{table}_marks"));
+        let store_id = quote(&format!("{table}_store"));
         // Raise a column to the value offered, never lower it.
         let at_least = |column: &str| {
             if pg {
@@ -198,6 +207,22 @@ impl Statements {
                 text(2),
                 int(3)
             ),
+            create_store_id: format!(
+                "CREATE TABLE IF NOT EXISTS {store_id} (
+                    one integer NOT NULL PRIMARY KEY,
+                    id  varchar(64) NOT NULL
+                ){engine}"
+            ),
+            insert_store_id: if pg {
+                format!(
+                    "INSERT INTO {store_id} (one, id)
+                     VALUES (1, md5(random()::text || clock_timestamp()::text))
+                     ON CONFLICT (one) DO NOTHING"
+                )
+            } else {
+                format!("INSERT IGNORE INTO {store_id} (one, id) VALUES (1, UUID())")
+            },
+            read_store_id: format!("SELECT id FROM {store_id} WHERE one = 1"),
         }
     }
 }
@@ -313,6 +338,10 @@ pub(crate) trait Session {
 
     /// Where the server stands in its own history; `None` if it does not say.
     fn history(&mut self) -> Result<Option<StoreHistory>, Failure>;
+
+    /// The id the table's store keeps in `<table>_store`, read when the connection opened;
+    /// `None` where the user could not make or read it.
+    fn store_id(&self) -> Option<String>;
 }
 
 /// Runs `op` in a transaction: committed if it succeeds, rolled back if the server or the
@@ -417,7 +446,15 @@ pub(crate) fn prepare_table(
             )
             .into(),
             busy_or_lost => busy_or_lost,
-        })
+        })?;
+    // The store's own id, which a dump carries into another database. A user that may not
+    // make it goes without: the host then knows the store by its address alone.
+    for statement in [&sql.create_store_id, &sql.insert_store_id] {
+        if let Err(Failure::Lost(detail)) = execute(statement) {
+            return Err(Failure::Lost(detail));
+        }
+    }
+    Ok(())
 }
 
 /// [`SegmentStore::create`](ferroflake_segment::SegmentStore::create) over `link`.
@@ -687,6 +724,12 @@ macro_rules! segment_store_over_link {
             ) -> Result<Option<ferroflake_segment::StoreHistory>, ferroflake_segment::SegmentError>
             {
                 $crate::sql::history(self)
+            }
+
+            fn identity(&self) -> Option<String> {
+                self.store_id
+                    .as_ref()
+                    .map(|id| format!("{} store {id}", $name))
             }
 
             fn name(&self) -> &str {

@@ -172,6 +172,34 @@ fn dump_restored(backend: &str) {
     }
 }
 
+/// A SQL store's tables dumped, more IDs issued, then the dump loaded into another
+/// database of the same server and the store opened there: the database's name is new to
+/// this host, and the server's history only moved on, but the id the tables keep
+/// (`<table>_store`) names the store this host took those IDs from.
+fn dump_restored_elsewhere(backend: &str) {
+    let scratch = tempfile::tempdir().unwrap();
+    let store = Operator::fresh(backend, scratch.path());
+    let here = Host::new();
+    let mut issued = Issued::default();
+    let take = |issued: &mut Issued| {
+        let exit = issued.run(&mut here.on(probe_key(
+            &store.address,
+            "shared",
+            &["--threads", "2", "--count", "300", "--step-max", "10"],
+        )));
+        assert_eq!(exit.code, Some(0), "{}", exit.stderr);
+    };
+    take(&mut issued);
+    let dump = store.dump_tables();
+    take(&mut issued);
+    let elsewhere = dump.into_new_database();
+    newcomer(&here, &elsewhere, &mut issued).assert_refused(
+        "REWOUND",
+        "this host's record of the ranges it took",
+        "a new process on the dump loaded into another database",
+    );
+}
+
 /// `max_id` garbled under four running processes: they stop with a store error that names
 /// it rather than read a number into it, and so do new processes on this host and another.
 fn value_garbled(backend: &str) {
@@ -251,7 +279,9 @@ macro_rules! faults_on {
 
 // The matrix. file_aliased_or_deleted is SQLite's alone: a server's table is reached by its
 // address, not by a file name a link or a mount could double, and its files are the
-// server's (a server losing them is all_records_lost or dump_restored).
+// server's (a server losing them is all_records_lost or dump_restored). A SQL server's
+// tables can be restored beside the live ones, into another database
+// (dump_restored_elsewhere); a SQLite file's copy under another name is in dump_restored.
 faults_on!(
     sqlite: record_lost,
     all_records_lost,
@@ -266,6 +296,7 @@ faults_on!(
     all_records_lost,
     table_moved_back,
     dump_restored,
+    dump_restored_elsewhere,
     value_garbled,
 );
 faults_on!(
@@ -274,6 +305,7 @@ faults_on!(
     all_records_lost,
     table_moved_back,
     dump_restored,
+    dump_restored_elsewhere,
     value_garbled,
 );
 faults_on!(

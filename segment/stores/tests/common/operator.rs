@@ -126,6 +126,29 @@ impl Operator {
         }
     }
 
+    /// The table, its marks and its id dumped now (`pg_dump -t`, `mariadb-dump`), for
+    /// [`TableDump::into_new_database`].
+    pub fn dump_tables(&self) -> TableDump {
+        let tables = ["", "_marks", "_store"].map(|suffix| format!("{}{suffix}", self.name));
+        let text = match self.backend {
+            "postgres" => {
+                let mut c = Command::new("pg_dump");
+                c.arg(base_url("postgres"));
+                for table in &tables {
+                    c.args(["-t", table]);
+                }
+                run(&mut c)
+            }
+            "mysql" => run(mariadb_client("mariadb-dump", None).args(&tables)),
+            other => panic!("{other} has no tables to dump"),
+        };
+        TableDump {
+            backend: self.backend,
+            table: self.name.clone(),
+            text,
+        }
+    }
+
     /// Runs `statements` with the table's own client; `{table}` names the table.
     fn sql(&self, statements: &str) {
         let mut command = match self.backend {
@@ -145,15 +168,8 @@ impl Operator {
                 c
             }
             _ => {
-                let url = url::Url::parse(&base_url("mysql")).unwrap();
-                let mut c = Command::new("mariadb");
-                c.arg("--no-defaults")
-                    .arg(format!("-h{}", url.host_str().unwrap()))
-                    .arg(format!("-P{}", url.port().unwrap()))
-                    .arg(format!("-u{}", url.username()))
-                    .arg(format!("-D{}", url.path().trim_start_matches('/')))
-                    .arg("-e")
-                    .arg(statements.replace("{table}", &self.name));
+                let mut c = mariadb_client("mariadb", None);
+                c.arg("-e").arg(statements.replace("{table}", &self.name));
                 c
             }
         };
@@ -164,6 +180,69 @@ impl Operator {
         run(Command::new("redis-cli")
             .args(["-u", &base_url("redis")])
             .args(args));
+    }
+}
+
+/// The test server's `program` (`mariadb`, `mariadb-dump`) on `database`, or the one the
+/// test address names.
+fn mariadb_client(program: &str, database: Option<&str>) -> Command {
+    let url = url::Url::parse(&base_url("mysql")).unwrap();
+    let mut c = Command::new(program);
+    c.arg("--no-defaults")
+        .arg(format!("-h{}", url.host_str().unwrap()))
+        .arg(format!("-P{}", url.port().unwrap()))
+        .arg(format!("-u{}", url.username()))
+        .arg(database.unwrap_or_else(|| url.path().trim_start_matches('/')));
+    c
+}
+
+/// A SQL store's tables as a dump of them made them ([`Operator::dump_tables`]).
+pub struct TableDump {
+    backend: &'static str,
+    table: String,
+    text: String,
+}
+
+impl TableDump {
+    /// Loads the dump into a new database on the same server, as an operator restoring a
+    /// backup beside the live data does, and returns the store's address there.
+    pub fn into_new_database(self) -> String {
+        let database = unique("restored");
+        let load = |command: &mut Command| {
+            let mut child = command
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(self.text.as_bytes())
+                .unwrap();
+            assert!(child.wait().unwrap().success(), "{command:?} failed");
+        };
+        let mut url = url::Url::parse(&base_url(self.backend)).unwrap();
+        match self.backend {
+            "postgres" => {
+                run(Command::new("psql")
+                    .arg(url.as_str())
+                    .args(["-c", &format!("CREATE DATABASE {database}")]));
+                url.set_path(&database);
+                load(
+                    Command::new("psql")
+                        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1"])
+                        .arg(url.as_str()),
+                );
+            }
+            _ => {
+                run(mariadb_client("mariadb", None)
+                    .args(["-e", &format!("CREATE DATABASE {database}")]));
+                load(&mut mariadb_client("mariadb", Some(&database)));
+                url.set_path(&database);
+            }
+        }
+        format!("{url}?table={}", self.table)
     }
 }
 
@@ -217,7 +296,8 @@ pub fn data_dir(backend: &str) -> PathBuf {
     }
 }
 
-fn run(command: &mut Command) {
+/// Runs `command`, which must succeed; its standard output.
+fn run(command: &mut Command) -> String {
     let out = command.output().unwrap();
     assert!(
         out.status.success(),
@@ -225,4 +305,5 @@ fn run(command: &mut Command) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
