@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ferroflake::Options;
 
-use crate::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_WINDOW};
+use crate::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_RENEW_EVERY, LONGEST_WINDOW};
 use crate::LeaseError;
 
 /// How a [`LeasedGenerator`](crate::LeasedGenerator) holds its lease.
@@ -22,7 +22,9 @@ pub struct LeaseConfig {
     /// records, new claims wait this long plus the quarantine, so that a holder of the
     /// lost records has stopped issuing before anyone else starts.
     pub max_ttl: Duration,
-    /// How often the background thread renews (default TTL / 3).
+    /// How often the background thread renews (default TTL / 3, at most
+    /// [`LONGEST_RENEW_EVERY`], 3.3 s, so that a holder with a long TTL still sees a loss
+    /// within the floor a claimant with default timings waits).
     pub renew_every: Duration,
     /// How soon a failed renewal is retried (default TTL / 20, at least 10 ms).
     pub retry_every: Duration,
@@ -67,7 +69,7 @@ impl LeaseConfig {
         LeaseConfig {
             ttl,
             max_ttl: ttl.max(DEFAULT_MAX_TTL),
-            renew_every: ttl / 3,
+            renew_every: (ttl / 3).min(LONGEST_RENEW_EVERY),
             retry_every: (ttl / 20).max(Duration::from_millis(10)),
             safety_margin: ttl / 10,
             quarantine: ttl / 5,

@@ -22,6 +22,17 @@ pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(10);
 /// cut to this, so no floor stalls claims for longer.
 pub const LONGEST_WINDOW: Duration = Duration::from_secs(600);
 
+/// The longest a holder goes between renewals unless its
+/// [`LeaseConfig`](crate::LeaseConfig) says otherwise, whatever its TTL: a third of
+/// [`DEFAULT_MAX_TTL`].
+///
+/// A holder learns at its next renewal that the registry lost its record. When the
+/// registry lost its record of the holders' longest TTL too (every file or key gone), a
+/// claimant floors by its own window, which default timings make at least
+/// `DEFAULT_MAX_TTL`; a holder with a longer TTL renewing at a third of it would go on
+/// issuing past that floor. At this cadence it sees the loss in time.
+pub const LONGEST_RENEW_EVERY: Duration = Duration::from_millis(3_333);
+
 /// The quarantine of [`LeaseConfig::default`](crate::LeaseConfig): with
 /// [`DEFAULT_MAX_TTL`] it makes the default lost-records window.
 pub const DEFAULT_QUARANTINE: Duration = Duration::from_secs(2);

@@ -512,3 +512,100 @@ fn a_leased_generator_can_be_shared_across_threads_and_wrapped_by_bindings() {
     });
     assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 8_000);
 }
+
+/// Grants without the floor a new registry starts with, so that a holder with a long TTL
+/// can start at once; everything else goes to the real registry.
+struct FloorSkipped(Arc<dyn Registry>);
+
+impl Registry for FloorSkipped {
+    fn acquire(
+        &self,
+        request: &ferroflake_lease::LeaseRequest,
+    ) -> Result<ferroflake_lease::Grant, LeaseError> {
+        let mut grant = self.0.acquire(request)?;
+        grant.floor_wait = Duration::ZERO;
+        Ok(grant)
+    }
+    fn renew(
+        &self,
+        grant: &ferroflake_lease::Grant,
+        ttl: Duration,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        self.0.renew(grant, ttl, high_water_ms)
+    }
+    fn release(
+        &self,
+        grant: &ferroflake_lease::Grant,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        self.0.release(grant, high_water_ms)
+    }
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        self.0.restored(window)
+    }
+    fn list(&self) -> Result<ferroflake_lease::RegistryView, LeaseError> {
+        self.0.list()
+    }
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+}
+
+/// Every file of the registry deleted under a holder with a 60 s TTL: the record of its
+/// longest TTL goes too, so a claimant with default timings floors by its own 12 s. The
+/// holder renews within 3.3 s whatever its TTL, sees the loss and stops before the
+/// claimant issues its first ID.
+#[test]
+fn a_long_ttl_holder_stops_before_a_default_claimant_after_every_file_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(dir.path()).unwrap());
+    let long = LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        Arc::new(FloorSkipped(Arc::clone(&registry))),
+        LeaseConfig::with_ttl(Duration::from_secs(60)),
+    )
+    .unwrap();
+    long.next_id().expect("the long holder issues");
+    for file in ["leases.json", "leases.lock"] {
+        std::fs::remove_file(dir.path().join(file)).unwrap();
+    }
+    std::thread::scope(|scope| {
+        let issuing = scope.spawn(|| {
+            let mut ids = Vec::new();
+            // Bounded: the 60 s TTL would end it anyway.
+            let give_up = Instant::now() + Duration::from_secs(70);
+            while Instant::now() < give_up {
+                match long.next_id() {
+                    Ok(id) => ids.push(id),
+                    Err(_) if long.status() == LeaseStatus::Lost => break,
+                    Err(_) => std::thread::yield_now(),
+                }
+            }
+            (ids, Instant::now())
+        });
+        let claimant = LeasedGenerator::start(
+            single_node_layout(),
+            ferroflake::SystemClock,
+            registry,
+            LeaseConfig::default(),
+        )
+        .unwrap();
+        let claimant_began = Instant::now();
+        let claimant_ids: HashSet<u64> = (0..10_000)
+            .map(|_| claimant.next_id().expect("the claimant issues"))
+            .collect();
+        let (long_ids, long_stopped) = issuing.join().unwrap();
+        assert!(!long_ids.is_empty());
+        assert_eq!(long.status(), LeaseStatus::Lost);
+        assert!(
+            long_stopped < claimant_began,
+            "the long holder went on issuing after the claimant began"
+        );
+        assert!(
+            long_ids.iter().all(|id| !claimant_ids.contains(id)),
+            "an ID issued by both holders of node 0"
+        );
+    });
+}
