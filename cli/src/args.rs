@@ -346,7 +346,7 @@ pub struct SegmentCreateArgs {
     /// The key (1 to 128 bytes).
     pub key: String,
 
-    /// The first ID (0 or more; a negative start is read, and refused, as a number).
+    /// The first ID (1 or more; 0 and negative starts are read, and refused, as numbers).
     #[arg(long, allow_negative_numbers = true)]
     pub start: i64,
 

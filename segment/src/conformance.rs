@@ -310,16 +310,16 @@ pub fn leaf_ranges(fresh: Fresh<'_>) {
         (1350, 100),
         "the row after two allocations"
     );
-    store.create("other", 0, 1).unwrap();
+    store.create("other", 1, 1).unwrap();
     assert_eq!(
         store.allocate("other", 1).unwrap().range,
-        Range { start: 0, end: 1 },
-        "keys are independent, and 0 is a valid start"
+        Range { start: 1, end: 2 },
+        "keys are independent"
     );
 }
 
-/// Duplicate keys, empty and over-long keys, a step of 0 or above 2^31 - 1 and a negative
-/// start are refused with typed errors; a 128-byte key is accepted.
+/// Duplicate keys, empty and over-long keys, a step of 0 or above 2^31 - 1 and a start
+/// below 1 are refused with typed errors; a 128-byte key is accepted.
 pub fn create_refuses_bad_input(fresh: Fresh<'_>) {
     let store = fresh();
     store.create("k", 1, 10).unwrap();
@@ -366,13 +366,15 @@ pub fn create_refuses_bad_input(fresh: Fresh<'_>) {
             "allocate with step {step} must be InvalidConfig"
         );
     }
-    assert!(
-        matches!(
-            store.create("n", -1, 10),
-            Err(SegmentError::InvalidConfig { .. })
-        ),
-        "a negative start must be InvalidConfig"
-    );
+    for start in [-1, 0] {
+        assert!(
+            matches!(
+                store.create("n", start, 10),
+                Err(SegmentError::InvalidConfig { .. })
+            ),
+            "start {start} must be InvalidConfig"
+        );
+    }
     assert_eq!(
         store.peek("n").unwrap(),
         None,

@@ -135,7 +135,7 @@ pub trait SegmentStore: Send + Sync {
     /// [`SegmentError::KeyExists`] if the key has a row; [`SegmentError::Rewound`] if it has
     /// none but once reached above `start` ([`marks`](crate::marks)); [`SegmentError::InvalidKey`] or
     /// [`SegmentError::InvalidConfig`] for what [`check_key`] and [`check_step`] refuse,
-    /// or a negative start.
+    /// or a start below 1.
     fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError>;
 
     /// Takes the next `step` IDs of `key` in one atomic update (`max_id = max_id + step`)
@@ -233,9 +233,13 @@ pub fn check_step(step: u64) -> Result<(), SegmentError> {
 pub fn check_create(key: &str, start: i64, step: u64) -> Result<u64, SegmentError> {
     check_key(key)?;
     check_step(step)?;
-    u64::try_from(start).map_err(|_| SegmentError::InvalidConfig {
-        detail: format!("start {start} is negative: IDs are positive"),
-    })
+    // 0 is refused too: many languages, ORMs and columns read it as "no ID".
+    u64::try_from(start)
+        .ok()
+        .filter(|&first| first >= 1)
+        .ok_or_else(|| SegmentError::InvalidConfig {
+            detail: format!("start {start} is below 1: IDs are positive"),
+        })
 }
 
 /// Checks a give-back's arguments: the rest must end at the expected `max_id`.
