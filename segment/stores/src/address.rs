@@ -158,6 +158,20 @@ fn accepts_lost_writes(url: &StoreUrl) -> Result<bool, String> {
     }
 }
 
+/// The refusal of a server that may lose writes it acknowledged, unless the address says
+/// `accept=lost-writes`: `server` names it, `why` gives the setting found, `fix` the
+/// setting that makes it durable.
+pub(crate) fn may_lose_writes(server: &str, why: &str, fix: &str) -> SegmentError {
+    SegmentError::InvalidConfig {
+        detail: format!(
+            "this {server} may lose writes it acknowledged ({why}): after a crash it can come \
+             back below IDs it handed out, and each key then stops with REWOUND until an \
+             operator recovers it; {fix}, or accept that by adding accept=lost-writes to the \
+             address"
+        ),
+    }
+}
+
 /// An absolute file path for the SQLite store.
 fn sqlite_path(path: &str) -> Result<StoreAddress, &'static str> {
     if !path.starts_with('/') {

@@ -278,16 +278,14 @@ impl Connection {
                 .query_first("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
                 .map_err(failure)?;
             if flush.as_deref() != Some("1") {
-                return Err(Failure::Said(SegmentError::InvalidConfig {
-                    detail: format!(
-                        "this MySQL may lose commits it acknowledged \
-                         (innodb_flush_log_at_trx_commit = {}): after a crash it can come back \
-                         below IDs it handed out, and each key then stops with REWOUND until \
-                         an operator recovers it; set innodb_flush_log_at_trx_commit = 1, or \
-                         accept that by adding accept=lost-writes to the address",
+                return Err(Failure::Said(crate::address::may_lose_writes(
+                    "MySQL",
+                    &format!(
+                        "innodb_flush_log_at_trx_commit = {}",
                         flush.as_deref().unwrap_or("unknown")
                     ),
-                }));
+                    "set innodb_flush_log_at_trx_commit = 1",
+                )));
             }
         }
         let charset = marks_collated_as_keys(&mut conn, sql)?;

@@ -253,14 +253,11 @@ impl Connection {
                 .and_then(|row| row.try_get(0))
                 .map_err(failure)?;
             if fsync != "on" {
-                return Err(Failure::Said(SegmentError::InvalidConfig {
-                    detail: "this PostgreSQL may lose commits it acknowledged (fsync is off): \
-                             after a crash it can come back below IDs it handed out, and each \
-                             key then stops with REWOUND until an operator recovers it; turn \
-                             fsync on, or accept that by adding accept=lost-writes to the \
-                             address"
-                        .into(),
-                }));
+                return Err(Failure::Said(crate::address::may_lose_writes(
+                    "PostgreSQL",
+                    "fsync is off",
+                    "turn fsync on",
+                )));
             }
         }
         sql::prepare_table(STORE, sql, |text| {

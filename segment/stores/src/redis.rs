@@ -280,16 +280,14 @@ impl RedisStore {
         if appendonly && store.fsync_always()? {
             return Ok(store);
         }
-        Err(SegmentError::InvalidConfig {
-            detail: format!(
-                "this Redis may lose writes it acknowledged (appendonly {}, appendfsync not \
-                 always, or not readable with CONFIG GET): after a crash or restart it can come \
-                 back below IDs it handed out, and each key then stops with REWOUND until an \
-                 operator recovers it; set appendonly yes and appendfsync always, or accept \
-                 that by adding accept=lost-writes to the address",
+        Err(crate::address::may_lose_writes(
+            "Redis",
+            &format!(
+                "appendonly {}, appendfsync not always, or not readable with CONFIG GET",
                 if appendonly { "yes" } else { "no" }
             ),
-        })
+            "set appendonly yes and appendfsync always",
+        ))
     }
 
     /// As [`connect`](Self::connect), but also to a Redis that may lose acknowledged writes
