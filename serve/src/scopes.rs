@@ -94,7 +94,8 @@ impl Need<'_> {
             Need::Open => "none".to_owned(),
             Need::Read => "read (or admin)".to_owned(),
             Need::Issue(key) => {
-                let shown: String = key.chars().take(128).collect();
+                // Escaped: the key comes from the path, and may hold a NUL or a newline.
+                let shown: String = key.chars().take(128).flat_map(char::escape_debug).collect();
                 format!("issue:{shown} (or a matching issue:PREFIX*, issue:* or admin)")
             }
             Need::Admin => "admin".to_owned(),
@@ -113,6 +114,13 @@ mod tests {
 
     fn parsed(texts: &[&str]) -> Vec<Scope> {
         texts.iter().map(|t| Scope::parse(t).unwrap()).collect()
+    }
+
+    #[test]
+    fn the_scope_wanted_shows_control_characters_escaped() {
+        let wanted = Need::Issue("a\0b\nc").wanted();
+        assert!(wanted.starts_with("issue:a\\0b\\nc "), "{wanted}");
+        assert!(!wanted.chars().any(char::is_control), "{wanted:?}");
     }
 
     #[test]

@@ -3,10 +3,15 @@
 //! SIGHUP, so a name pointed at something that is not a small regular file (a FIFO, which
 //! would block the reload for good; `/dev/zero` or a huge file, which would fill memory)
 //! is refused at once with a clear error, and the files already loaded stay in force.
+//!
+//! These files decide who may call the service (tokens), who it is (TLS) and how it
+//! behaves (config), so one that users other than its owner may write is refused, as
+//! `sshd` refuses such an `authorized_keys`: whoever could write it could grant themselves
+//! the admin scope.
 
 use std::fs::OpenOptions;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// The largest file read: far above any tokens file, certificate chain or key.
@@ -28,6 +33,17 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
+        ));
+    }
+    let mode = metadata.permissions().mode();
+    if mode & 0o022 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "writable by users other than its owner (mode {:04o}), who could change \
+                 what the service trusts: chmod go-w it",
+                mode & 0o7777
+            ),
         ));
     }
     let too_large = || {
@@ -93,6 +109,16 @@ mod tests {
             .to_string()
             .contains("not a regular file"));
         assert!(read(dir.path()).is_err(), "a directory");
+
+        for (mode, refused) in [(0o644, false), (0o600, false), (0o664, true), (0o646, true)] {
+            std::fs::set_permissions(&small, std::fs::Permissions::from_mode(mode)).unwrap();
+            let read = read(&small);
+            assert_eq!(read.is_err(), refused, "mode {mode:o}: {read:?}");
+            if refused {
+                assert!(read.unwrap_err().to_string().contains("chmod go-w"));
+            }
+        }
+        std::fs::set_permissions(&small, std::fs::Permissions::from_mode(0o600)).unwrap();
 
         std::fs::write(&small, [0xff, 0xfe]).unwrap();
         assert!(read_to_string(&small)

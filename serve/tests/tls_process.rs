@@ -439,3 +439,45 @@ fn a_certificate_without_its_key_or_a_missing_file_stops_the_start() {
     // Refused before anything opened.
     assert!(!dir.path().join("segments.db").exists());
 }
+
+#[test]
+fn plain_http_to_the_tls_port_is_logged_at_most_once_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    create_key(dir.path());
+    let pair = TestCert::new();
+    let (cert, key) = pair.write(dir.path());
+    let service = Service::start(
+        dir.path(),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    const TRIES: usize = 200;
+    let began = Instant::now();
+    for _ in 0..TRIES {
+        let mut plain = TcpStream::connect(service.addr).unwrap();
+        plain
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        // Until the server closes it, having refused the handshake.
+        let _ = std::io::Read::read_to_end(&mut plain, &mut Vec::new());
+    }
+    let took = began.elapsed();
+    let (status, _, log) = service.stop();
+    assert_eq!(status.code(), Some(0), "{log}");
+    let warnings = log
+        .lines()
+        .filter(|line| line.contains("\"level\":\"WARN\"") || line.contains("\"level\":\"ERROR\""))
+        .count();
+    // One line for the first failure, then one a second at most, whoever logs it.
+    let allowed = 2 + took.as_secs() as usize;
+    assert!(
+        warnings <= allowed,
+        "{warnings} warnings for {TRIES} refused handshakes in {took:?}:\n{log}"
+    );
+}
