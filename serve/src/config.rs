@@ -312,6 +312,7 @@ impl Config {
         }
         if self.snowflake {
             self.lease_config()?;
+            self.lease_address()?;
         }
         if ferroflake::Format::from_name(&self.mask_format).is_none() {
             return Err(format!(
@@ -382,6 +383,17 @@ impl Config {
         lease.max_ttl = Duration::from_millis(self.lease_max_ttl_ms);
         lease.validate().map_err(|e| e.to_string())?;
         Ok(lease)
+    }
+
+    /// The lease registry's address, read whole as its client would read it: a mistake in
+    /// it is a setting that cannot work, not an outage to retry.
+    pub(crate) fn lease_address(&self) -> Result<ferroflake_lease_stores::RegistryAddress, String> {
+        match &self.lease {
+            Some(address) => {
+                ferroflake_lease_stores::RegistryAddress::parse(address).map_err(|e| e.to_string())
+            }
+            None => Ok(ferroflake_lease_stores::RegistryAddress::Default),
+        }
     }
 
     pub(crate) fn lease_ttl(&self) -> Duration {
@@ -608,6 +620,24 @@ mod tests {
             ..args
         };
         assert!(Config::from_args(&segment_only).is_ok());
+    }
+
+    #[test]
+    fn a_lease_address_its_client_refuses_is_a_bad_setting_exit_2() {
+        for address in [
+            "postgres://u:SeCrEt@127.0.0.1:1/db?foo=bar",
+            "etcd://127.0.0.1:1?x=y",
+        ] {
+            let args = ServeArgs {
+                lease: Some(address.to_owned()),
+                ..ServeArgs::default()
+            };
+            let refusal = Config::from_args(&args).unwrap_err();
+            assert!(refusal.contains("bad registry address"), "{refusal}");
+            assert!(!refusal.contains("SeCrEt"), "{refusal}");
+            // Refused before anything opens, rather than retried for good.
+            assert_eq!(crate::run(&args), 2);
+        }
     }
 
     #[test]

@@ -57,10 +57,7 @@ impl Snowflake {
     /// A lease address or timings that cannot work.
     pub fn new(config: &Config, metrics: Arc<Metrics>) -> Result<Self, String> {
         let layout = config.layout()?;
-        let registry = match &config.lease {
-            Some(address) => RegistryAddress::parse(address).map_err(|e| e.to_string())?,
-            None => RegistryAddress::Default,
-        };
+        let registry = config.lease_address()?;
         let lease_config = config.lease_config()?;
         let counters = config
             .snowflake_keys

@@ -71,12 +71,17 @@ impl StoreAddress {
             "redis" => {
                 url.allow_only(&["prefix"]).map_err(|e| bad(&e))?;
                 let (url, prefix) = url.redis("lease").map_err(|e| bad(&e))?;
+                // What the client would refuse at connect is refused here, at once.
+                #[cfg(feature = "redis")]
+                crate::redis::client(&url)?;
                 Ok(StoreAddress::Redis { url, prefix })
             }
             "postgres" | "postgresql" => {
                 url.allow_only(&["table", "connect_timeout", "sslmode", "application_name"])
                     .map_err(|e| bad(&e))?;
                 let (url, table) = url.sql("ferroflake_leases").map_err(|e| bad(&e))?;
+                #[cfg(feature = "postgres")]
+                crate::postgres::client_config(&url)?;
                 Ok(StoreAddress::Postgres { url, table })
             }
             other => Err(bad(&format!(

@@ -149,6 +149,15 @@ async fn now_us(tx: &Transaction<'_>) -> Result<u64, Abort> {
     })
 }
 
+/// The client's reading of `url`: [`LeaseError::BadAddress`] for what it refuses.
+pub(crate) fn client_config(url: &str) -> Result<Config, LeaseError> {
+    url.parse()
+        .map_err(|e: tokio_postgres::Error| LeaseError::BadAddress {
+            address: redact(url),
+            detail: e.to_string(),
+        })
+}
+
 impl PostgresRegistry {
     /// Connects with `url` (`postgres://user@host:port/db`), creating `table` if missing.
     ///
@@ -156,12 +165,7 @@ impl PostgresRegistry {
     /// [`LeaseError::BadAddress`] if the URL is refused; [`LeaseError::Unavailable`] if the
     /// server does not answer within a few seconds.
     pub fn connect(url: &str, table: &str) -> Result<Self, LeaseError> {
-        let mut config: Config =
-            url.parse()
-                .map_err(|e: tokio_postgres::Error| LeaseError::BadAddress {
-                    address: redact(url),
-                    detail: e.to_string(),
-                })?;
+        let mut config = client_config(url)?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.application_name("ferroflake-lease");
         let registry = PostgresRegistry {

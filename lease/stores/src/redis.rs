@@ -166,6 +166,15 @@ fn stored(tagged: &str) -> Option<&str> {
     tagged.strip_prefix(PRESENT)
 }
 
+/// The client for `url`, which it only reads: [`LeaseError::BadAddress`] for what it
+/// refuses.
+pub(crate) fn client(url: &str) -> Result<Client, LeaseError> {
+    Client::open(url).map_err(|e| LeaseError::BadAddress {
+        address: redact(url),
+        detail: e.to_string(),
+    })
+}
+
 impl RedisRegistry {
     /// Connects to `url` (`redis://host:port/db`), keeping keys under `prefix`, and checks
     /// that Redis answers and cannot evict the registry's keys.
@@ -176,10 +185,7 @@ impl RedisRegistry {
     /// [`LeaseError::InvalidConfig`] if Redis may evict keys (see the module docs).
     pub fn connect(url: &str, prefix: &str) -> Result<Self, LeaseError> {
         let io = Blocking::new("redis")?;
-        let client = Client::open(url).map_err(|e| LeaseError::BadAddress {
-            address: redact(url),
-            detail: e.to_string(),
-        })?;
+        let client = client(url)?;
         let registry = RedisRegistry {
             io,
             client,

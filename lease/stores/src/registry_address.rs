@@ -50,6 +50,9 @@ impl RegistryAddress {
         if let Some(scheme) = scheme_of(address) {
             let rest = &address[scheme.len() + 1..];
             if STORE_SCHEMES.contains(&scheme) && rest.starts_with("//") {
+                // Read whole now, so that a mistake stops the start rather than every
+                // later attempt to connect.
+                crate::StoreAddress::parse(address)?;
                 return Ok(RegistryAddress::Store(address.to_owned()));
             }
             if STORE_SCHEMES.contains(&scheme) || scheme == "file" {
@@ -127,6 +130,7 @@ impl RegistryAddress {
 #[cfg(test)]
 mod tests {
     use super::RegistryAddress;
+    use ferroflake_lease::LeaseError;
     use std::path::PathBuf;
 
     fn refused(address: &str) -> String {
@@ -156,22 +160,30 @@ mod tests {
         assert!(RegistryAddress::parse("").is_err());
     }
 
-    /// A store's client refusing an address (a bad parameter value) must not quote the
-    /// password the address carries.
+    /// An address a store's client would refuse (a bad parameter value), or with a
+    /// parameter nobody reads, is refused when read, not at every attempt to connect, and
+    /// the refusal does not quote the password the address carries.
     #[cfg(all(feature = "postgres", feature = "redis"))]
     #[test]
-    fn an_address_the_client_refuses_is_shown_without_its_password() {
+    fn an_address_the_client_refuses_is_refused_when_read_without_its_password() {
         for address in [
             "postgres://u:SeCrEtXYZ@127.0.0.1:1/db?sslmode=bogus",
             "postgres://u:SeCrEtXYZ@127.0.0.1:1/db?connect_timeout=abc",
             "redis://:SeCrEtXYZ@127.0.0.1:1/x",
+            "redis://:SeCrEtXYZ@127.0.0.1:1/0?foo=bar",
+            "etcd://127.0.0.1:1?x=y",
+            "zk://127.0.0.1:1/x?y=z",
         ] {
-            let Err(e) = RegistryAddress::parse(address).and_then(|a| a.open()) else {
-                panic!("{address} opened");
+            // Refused as read, before any attempt to connect.
+            let Err(e) = RegistryAddress::parse(address) else {
+                panic!("{address} was accepted");
             };
+            assert!(matches!(e, LeaseError::BadAddress { .. }), "{e:?}");
             let shown = e.to_string();
             assert!(!shown.contains("SeCrEtXYZ"), "{shown}");
-            assert!(shown.contains("***"), "{shown}");
+            if address.contains("SeCrEtXYZ") {
+                assert!(shown.contains("***"), "{shown}");
+            }
         }
     }
 

@@ -161,6 +161,7 @@ fn accepts_lost_writes(url: &StoreUrl) -> Result<bool, String> {
 /// The refusal of a server that may lose writes it acknowledged, unless the address says
 /// `accept=lost-writes`: `server` names it, `why` gives the setting found, `fix` the
 /// setting that makes it durable.
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "redis"))]
 pub(crate) fn may_lose_writes(server: &str, why: &str, fix: &str) -> SegmentError {
     SegmentError::InvalidConfig {
         detail: format!(
