@@ -314,6 +314,9 @@ impl Config {
             self.lease_config()?;
             self.lease_address()?;
         }
+        if let (true, Some(store)) = (self.segment, &self.store) {
+            crate::store_address::parse_store_address(store).map_err(|e| e.to_string())?;
+        }
         if ferroflake::Format::from_name(&self.mask_format).is_none() {
             return Err(format!(
                 "mask_format {:?} is not base62, base32 or dec",
@@ -636,6 +639,21 @@ mod tests {
             assert!(refusal.contains("bad registry address"), "{refusal}");
             assert!(!refusal.contains("SeCrEt"), "{refusal}");
             // Refused before anything opens, rather than retried for good.
+            assert_eq!(crate::run(&args), 2);
+        }
+    }
+
+    #[test]
+    fn a_store_address_that_cannot_be_read_is_a_bad_setting_exit_2() {
+        for address in ["postgres://u:SeCrEt@127.0.0.1:1/db?foo=bar", "relative.db"] {
+            let args = ServeArgs {
+                store: Some(address.to_owned()),
+                modes: Some(vec![Mode::Segment]),
+                ..ServeArgs::default()
+            };
+            let refusal = Config::from_args(&args).unwrap_err();
+            assert!(refusal.contains("store address"), "{refusal}");
+            assert!(!refusal.contains("SeCrEt"), "{refusal}");
             assert_eq!(crate::run(&args), 2);
         }
     }
