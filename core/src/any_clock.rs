@@ -56,4 +56,7 @@ impl Clock for AnyClock {
             AnyClock::Manual(c) => c.wait_until_ms(target_ms),
         }
     }
+    fn tracks_real_time(&self) -> bool {
+        !matches!(self, AnyClock::Manual(_))
+    }
 }

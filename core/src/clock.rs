@@ -14,6 +14,13 @@ pub trait Clock {
     /// Blocks until `now_ms() >= target_ms`, or until about `target_ms - now_ms()` ms of
     /// real time have passed if the clock does not get there (it may have been set back).
     fn wait_until_ms(&self, target_ms: u64);
+
+    /// Whether this clock follows real time (true by default), so that comparing it with
+    /// another wall clock means something: a leased generator checks it against its
+    /// registry's clock. A [`ManualClock`] reads what it is told, and answers false.
+    fn tracks_real_time(&self) -> bool {
+        true
+    }
 }
 
 /// Clocks behind references and smart pointers are clocks too.
@@ -27,6 +34,9 @@ macro_rules! forward_clock {
             }
             fn wait_until_ms(&self, target_ms: u64) {
                 (**self).wait_until_ms(target_ms);
+            }
+            fn tracks_real_time(&self) -> bool {
+                (**self).tracks_real_time()
             }
         }
     )*};
@@ -168,5 +178,8 @@ impl Clock for ManualClock {
     }
     fn wait_until_ms(&self, target_ms: u64) {
         self.now_ms.fetch_max(target_ms, Ordering::SeqCst);
+    }
+    fn tracks_real_time(&self) -> bool {
+        false
     }
 }

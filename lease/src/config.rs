@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use ferroflake::Options;
 
-use crate::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_RENEW_EVERY, LONGEST_WINDOW};
+use crate::protocol::{
+    widest_clock_skew, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_RENEW_EVERY, LONGEST_WINDOW,
+};
 use crate::LeaseError;
 
 /// How a [`LeasedGenerator`](crate::LeasedGenerator) holds its lease.
@@ -36,6 +38,14 @@ pub struct LeaseConfig {
     /// How far past the previous holder's high-water mark the clock must be before this
     /// generator issues: covers clock differences between hosts (default 1 s).
     pub skew_allowance: Duration,
+    /// How far the generator's clock may be from the registry's
+    /// ([`Registry::wall_clock_ms`](crate::Registry::wall_clock_ms)), checked before the
+    /// first ID and at every renewal: beyond it the start is refused and a running holder
+    /// stops issuing until its clock is back within it ([`LeaseError::ClockSkew`]).
+    /// `None` (the default): half of quarantine + safety margin (1.5 s by default), which
+    /// is also the most it may be. Not checked for a clock that does not follow real time
+    /// (a `ManualClock`), nor on a registry that reports no clock (etcd).
+    pub max_clock_skew: Option<Duration>,
     /// How far ahead of the clock each renewal reserves the high-water mark (default TTL).
     pub reserve_ahead: Duration,
     /// How long a start may hold back its first ID, in all: for the registry's floor
@@ -75,6 +85,7 @@ impl LeaseConfig {
             quarantine: ttl / 5,
             skew_allowance: Duration::from_secs(1),
             reserve_ahead: ttl,
+            max_clock_skew: None,
             max_start_wait: None,
             holder: default_holder(),
             options: Options::default(),
@@ -97,6 +108,12 @@ impl LeaseConfig {
             .saturating_add(self.quarantine)
             .saturating_add(self.reserve_ahead)
             .saturating_add(self.skew_allowance)
+    }
+
+    /// The clock skew in force: [`max_clock_skew`](Self::max_clock_skew), or its default.
+    pub fn clock_skew_limit(&self) -> Duration {
+        self.max_clock_skew
+            .unwrap_or_else(|| widest_clock_skew(self.quarantine, self.safety_margin))
     }
 
     /// Checks that the timings can keep a lease: renewals come before the deadline, and
@@ -133,6 +150,15 @@ impl LeaseConfig {
                 "max_ttl {:?} + quarantine {:?} exceeds {LONGEST_WINDOW:?}, the longest any \
                  registry makes claims wait after lost records",
                 self.max_ttl, self.quarantine
+            ));
+        }
+        let widest = widest_clock_skew(self.quarantine, self.safety_margin);
+        if self.clock_skew_limit() > widest {
+            return bad(format!(
+                "max_clock_skew {:?} exceeds {widest:?}, half of quarantine + safety_margin: \
+                 two holders that far from the registry's clock on either side could issue \
+                 one ID twice after the registry loses its records",
+                self.clock_skew_limit()
             ));
         }
         if self.retry_every.is_zero() {

@@ -139,6 +139,7 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     floor_covers_the_longest_ttl(fresh, timing);
     restored_starts_a_floor(fresh, timing);
     list_shows_holders_and_states(fresh, timing);
+    wall_clock_is_the_registrys(fresh, timing);
 }
 
 /// Claims get distinct ids in range, distinct ≥128-bit tokens, and distinct epochs.
@@ -699,4 +700,35 @@ pub fn list_shows_holders_and_states(fresh: Fresh<'_>, timing: Timing) {
         after.now_ms
     );
     assert_eq!(after.nodes.len(), 2, "`restored` changes no record");
+}
+
+/// [`Registry::wall_clock_ms`]: every registry but etcd (which keeps no clock it reports)
+/// answers its clock, Unix ms, and on one host it agrees with this process's wall clock to
+/// within the round trip and a few ms of the clock's grain.
+pub fn wall_clock_is_the_registrys(fresh: Fresh<'_>, _timing: Timing) {
+    let registry = fresh().registry;
+    for _ in 0..3 {
+        let before = unix_ms();
+        let answer = registry
+            .wall_clock_ms()
+            .unwrap_or_else(|e| panic!("reading the registry's clock: {e}"));
+        let after = unix_ms();
+        let Some(registry_ms) = answer else {
+            assert_eq!(registry.name(), "etcd", "only etcd reports no clock");
+            return;
+        };
+        assert!(
+            before.saturating_sub(20) <= registry_ms && registry_ms <= after + 20,
+            "the {} registry's clock reads {registry_ms}, outside this host's {before}..={after}",
+            registry.name()
+        );
+    }
+}
+
+/// This process's wall clock, Unix ms.
+fn unix_ms() -> u64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970");
+    crate::protocol::ms(since)
 }

@@ -34,7 +34,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::container::container_mark;
 use crate::dir_lock::DirLock;
-use crate::host_clock::{boot_id, host_now_ms, BOOT_ID};
+use crate::host_clock::{boot_id, host_now_ms, host_wall_clock_ms, BOOT_ID};
 use crate::private_dir;
 use crate::protocol::{lost_records_window, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, LONGEST_WINDOW};
 use crate::records::{Claim, Records, FORMAT};
@@ -411,6 +411,10 @@ impl Registry for EmbeddedRegistry {
             0
         };
         Ok(RegistryView::new(now_ms, floor, nodes))
+    }
+
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        Ok(Some(host_wall_clock_ms()))
     }
 
     fn name(&self) -> &str {

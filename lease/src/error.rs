@@ -48,6 +48,24 @@ pub enum LeaseError {
         /// The limit the start was given.
         max_start_wait: Duration,
     },
+    /// The generator's clock is further from the registry's than
+    /// [`LeaseConfig::max_clock_skew`](crate::LeaseConfig::max_clock_skew) allows: the
+    /// protocol's safety after lost records no longer covers it. Refuses a start; a
+    /// running holder stops issuing until its clock is back within the limit.
+    ClockSkew {
+        /// Which registry.
+        registry: String,
+        /// The generator's clock, Unix ms, in the middle of the reading.
+        ours_ms: u64,
+        /// The registry's clock, Unix ms.
+        registry_ms: u64,
+        /// Ours minus the registry's, ms (positive: ours is ahead).
+        skew_ms: i64,
+        /// Half the reading's round trip, ms: the true skew is within this of `skew_ms`.
+        uncertainty_ms: u64,
+        /// The limit in force.
+        limit: Duration,
+    },
     /// A registry address that cannot be used.
     BadAddress {
         /// The address given.
@@ -80,7 +98,7 @@ pub enum LeaseError {
 impl LeaseError {
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`,
-    /// `BAD_ADDRESS`, `GENERATOR`, `INVALID_CONFIG`, `STOPPED` or `STORE`. A `GENERATOR` error carries the core's
+    /// `CLOCK_SKEW`, `BAD_ADDRESS`, `GENERATOR`, `INVALID_CONFIG`, `STOPPED` or `STORE`. A `GENERATOR` error carries the core's
     /// own kind ([`ferroflake::ErrorKind::name`]), which faces report instead.
     pub fn name(&self) -> &'static str {
         match self {
@@ -89,6 +107,7 @@ impl LeaseError {
             Self::Lost { .. } => "LOST",
             Self::BehindHighWater { .. } => "BEHIND_HIGH_WATER",
             Self::StartWaitTooLong { .. } => "START_WAIT_TOO_LONG",
+            Self::ClockSkew { .. } => "CLOCK_SKEW",
             Self::BadAddress { .. } => "BAD_ADDRESS",
             Self::Generator(_) => "GENERATOR",
             Self::InvalidConfig { .. } => "INVALID_CONFIG",
@@ -138,6 +157,25 @@ impl fmt::Display for LeaseError {
                  stays in the registry and shortens as time passes",
                 humantime::format_duration(Duration::from_millis(crate::protocol::ms(*floor_wait))),
                 humantime::format_duration(*max_start_wait),
+            ),
+            Self::ClockSkew {
+                registry,
+                ours_ms,
+                registry_ms,
+                skew_ms,
+                uncertainty_ms,
+                limit,
+            } => write!(
+                f,
+                "this clock reads {} and the {registry} registry's {}: {} {} (± {uncertainty_ms} \
+                 ms), beyond max_clock_skew {}; the registry cannot keep holders this far \
+                 apart from issuing one ID twice, so nothing is issued until the clocks \
+                 agree. Fix the clock (NTP), or the registry's",
+                iso_ms(*ours_ms),
+                iso_ms(*registry_ms),
+                humantime::format_duration(Duration::from_millis(skew_ms.unsigned_abs())),
+                if *skew_ms >= 0 { "ahead" } else { "behind" },
+                humantime::format_duration(*limit),
             ),
             Self::BadAddress { address, detail } => {
                 write!(f, "bad registry address {address:?}: {detail}")

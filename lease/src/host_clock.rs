@@ -17,6 +17,15 @@ pub fn host_now_ms() -> u64 {
     (ns.max(0) / 1_000_000) as u64
 }
 
+/// The host's wall clock (`CLOCK_REALTIME`) in Unix ms, read from the kernel (rustix
+/// calls the vDSO itself), so a library that fakes the C library's clock for this process
+/// (`faketime`) does not fake this one. Time namespaces do not shift `CLOCK_REALTIME`.
+pub fn host_wall_clock_ms() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    let ns = i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
+    (ns.max(0) / 1_000_000) as u64
+}
+
 /// How far this process's `CLOCK_BOOTTIME` is set ahead of the host's, in nanoseconds.
 ///
 /// A process in a time namespace of its own (`unshare --time`, some container runtimes)

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ferroflake::{Clock, Generator, Layout};
 
 use crate::error::iso_ms;
-use crate::protocol::{self, ms};
+use crate::protocol::{self, ms, ClockReading};
 use crate::{Grant, LeaseConfig, LeaseError, LeaseRequest, Registry};
 
 /// Where a leased generator's lease stands.
@@ -109,6 +109,8 @@ struct RenewalState {
     renew_now: bool,
     /// Renewal attempts finished by the renewal thread, so a caller can wait for the next.
     attempts: u64,
+    /// The last reading of the generator's clock against the registry's, if both have one.
+    clock: Option<ClockReading>,
 }
 
 impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
@@ -222,6 +224,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 stop: false,
                 renew_now: false,
                 attempts: 0,
+                clock: None,
             }),
             grant,
             config,
@@ -301,6 +304,10 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 _ => format!("node id {node} was lost at the {registry} registry"),
             },
             LeaseStatus::Failing {
+                last_error: skew @ LeaseError::ClockSkew { .. },
+                ..
+            } => format!("node id {node}: {skew}"),
+            LeaseStatus::Failing {
                 failures,
                 last_error,
             } => format!(
@@ -341,6 +348,15 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     /// Where the lease stands now.
     pub fn status(&self) -> LeaseStatus {
         self.lease.state().status.clone()
+    }
+
+    /// The generator's clock against the registry's, as the last renewal read it: `None`
+    /// if the registry reports no clock (etcd) or the generator's clock does not follow
+    /// real time (a `ManualClock`). Beyond
+    /// [`LeaseConfig::max_clock_skew`](crate::LeaseConfig::max_clock_skew), nothing is
+    /// issued and the status says why ([`LeaseError::ClockSkew`]).
+    pub fn clock_skew(&self) -> Option<ClockReading> {
+        self.lease.state().clock
     }
 
     /// The high-water mark the registry holds for this lease (Unix ms).
@@ -432,13 +448,49 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         let sent = Instant::now();
         self.registry.renew(&self.grant, self.config.ttl, mark)?;
         let deadline = sent + (self.config.ttl - self.config.safety_margin);
+        let clock_check = self.read_clocks();
         {
             let mut state = self.state();
             state.reserved_ms = mark;
             state.deadline = deadline;
+            if let Ok(reading) = &clock_check {
+                state.clock = *reading;
+            }
+        }
+        if let Err(skewed) = clock_check {
+            // Renewed, but issuing on this clock is not covered: stopped until it agrees.
+            self.generator.set_fence_ms(0);
+            return Err(skewed);
         }
         self.fence_at(mark, deadline);
         Ok(())
+    }
+
+    /// Reads the generator's clock against the registry's: `Ok(None)` if either has none
+    /// to compare, [`LeaseError::ClockSkew`] beyond the limit.
+    fn read_clocks(&self) -> Result<Option<ClockReading>, LeaseError> {
+        let clock = self.generator.clock();
+        if !clock.tracks_real_time() {
+            return Ok(None);
+        }
+        let before_ms = clock.now_ms();
+        let Some(registry_ms) = self.registry.wall_clock_ms()? else {
+            return Ok(None);
+        };
+        let reading = ClockReading::new(before_ms, registry_ms, clock.now_ms());
+        let limit = self.config.clock_skew_limit();
+        if reading.beyond(limit) {
+            self.state().clock = Some(reading);
+            return Err(LeaseError::ClockSkew {
+                registry: self.registry.name().to_owned(),
+                ours_ms: registry_ms.saturating_add_signed(reading.skew_ms),
+                registry_ms,
+                skew_ms: reading.skew_ms,
+                uncertainty_ms: reading.uncertainty_ms,
+                limit,
+            });
+        }
+        Ok(Some(reading))
     }
 
     /// Fence = min(mark, the deadline as a time on the generator's clock); closed if the

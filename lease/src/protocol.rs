@@ -233,6 +233,52 @@ pub fn final_mark(last_issued_ms: u64, tick_ms: u64, inherited_mark_ms: u64) -> 
         .max(inherited_mark_ms)
 }
 
+/// A holder's wall clock read against its registry's: the holder's clock just before it
+/// asked (`before_ms`) and just after the answer (`after_ms`), and the registry's clock in
+/// the answer (`store_ms`), which a true clock would put in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockReading {
+    /// The holder's clock minus the registry's, in ms, from the middle of the round trip
+    /// (positive: the holder is ahead).
+    pub skew_ms: i64,
+    /// Half the round trip, in ms: the true skew is within this of `skew_ms`.
+    pub uncertainty_ms: u64,
+}
+
+impl ClockReading {
+    /// The reading of one round trip. A holder's clock that stepped back during it counts
+    /// as a round trip the other way.
+    pub fn new(before_ms: u64, store_ms: u64, after_ms: u64) -> ClockReading {
+        let (low, high) = (before_ms.min(after_ms), before_ms.max(after_ms));
+        let middle = low + (high - low) / 2;
+        let skew = i128::from(middle) - i128::from(store_ms);
+        ClockReading {
+            skew_ms: skew.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+            uncertainty_ms: (high - low).div_ceil(2),
+        }
+    }
+
+    /// How far apart the clocks are at the least: the skew less its uncertainty.
+    pub fn least_skew_ms(&self) -> u64 {
+        self.skew_ms
+            .unsigned_abs()
+            .saturating_sub(self.uncertainty_ms)
+    }
+
+    /// Whether the clocks are surely further apart than `limit`.
+    pub fn beyond(&self, limit: Duration) -> bool {
+        self.least_skew_ms() > ms(limit)
+    }
+}
+
+/// The widest skew from the registry's clock a holder may issue with: half of quarantine +
+/// safety margin. After lost records, safety needs any two holders' wall clocks within
+/// quarantine + safety margin of each other; two holders each within half of it of the
+/// registry's clock, on either side, are.
+pub fn widest_clock_skew(quarantine: Duration, safety_margin: Duration) -> Duration {
+    quarantine.saturating_add(safety_margin) / 2
+}
+
 /// Whole milliseconds, saturating.
 pub fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -241,6 +287,26 @@ pub fn ms(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clock_reading_takes_the_middle_of_the_round_trip() {
+        let ahead = ClockReading::new(1_000, 900, 1_010);
+        assert_eq!((ahead.skew_ms, ahead.uncertainty_ms), (105, 5));
+        assert_eq!(ahead.least_skew_ms(), 100);
+        assert!(ahead.beyond(Duration::from_millis(99)));
+        assert!(!ahead.beyond(Duration::from_millis(100)));
+        let behind = ClockReading::new(1_000, 1_500, 1_000);
+        assert_eq!((behind.skew_ms, behind.uncertainty_ms), (-500, 0));
+        // A clock stepped back in the middle of the trip: a trip the other way round.
+        assert_eq!(ClockReading::new(1_010, 1_005, 1_000).uncertainty_ms, 5);
+        // A slow answer makes no claim it cannot back.
+        assert!(!ClockReading::new(0, 1_000, 4_000).beyond(Duration::from_millis(1)));
+        assert_eq!(ClockReading::new(u64::MAX, 0, u64::MAX).skew_ms, i64::MAX);
+        assert_eq!(
+            widest_clock_skew(Duration::from_secs(2), Duration::from_secs(1)),
+            Duration::from_millis(1_500)
+        );
+    }
 
     #[test]
     fn standing_follows_ttl_then_quarantine() {

@@ -325,6 +325,18 @@ pub trait Registry: Send + Sync {
     /// if a record is unreadable (as a claim would report it: never skipped).
     fn list(&self) -> Result<RegistryView, LeaseError>;
 
+    /// The store's wall clock now, Unix ms, which holders compare theirs with
+    /// ([`LeaseConfig::max_clock_skew`](crate::LeaseConfig::max_clock_skew)): Redis `TIME`,
+    /// PostgreSQL `clock_timestamp()`, the `mtime` ZooKeeper gives a write, the host's
+    /// `CLOCK_REALTIME` read from the kernel for the embedded registry. `None` where the
+    /// store reports no clock (etcd, and the default).
+    ///
+    /// # Errors
+    /// [`LeaseError::Unavailable`] if the store cannot be reached.
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        Ok(None)
+    }
+
     /// A short name for messages: "embedded", "etcd", "redis", "zookeeper", "postgres".
     fn name(&self) -> &str;
 }

@@ -547,6 +547,9 @@ impl Registry for FloorSkipped {
     fn list(&self) -> Result<ferroflake_lease::RegistryView, LeaseError> {
         self.0.list()
     }
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        self.0.wall_clock_ms()
+    }
     fn name(&self) -> &str {
         self.0.name()
     }
@@ -608,4 +611,117 @@ fn a_long_ttl_holder_stops_before_a_default_claimant_after_every_file_is_lost() 
             "an ID issued by both holders of node 0"
         );
     });
+}
+
+/// Quick timings on the system clock: a 1 s TTL, so a clock check allows 150 ms.
+fn quick_on_the_system_clock() -> (tempfile::TempDir, Arc<Switchable>, LeaseConfig) {
+    let (dir, real) = embedded();
+    (dir, Switchable::new(real), quick_config())
+}
+
+#[test]
+fn a_clock_too_far_from_the_registrys_is_refused_at_start_and_the_id_released() {
+    let (_dir, registry, config) = quick_on_the_system_clock();
+    assert_eq!(config.clock_skew_limit(), Duration::from_millis(150));
+    for offset_ms in [-10_000, 2_000] {
+        registry.set_clock_offset_ms(offset_ms);
+        let refused = LeasedGenerator::start(
+            single_node_layout(),
+            ferroflake::SystemClock,
+            registry.clone(),
+            config.clone(),
+        )
+        .unwrap_err();
+        let LeaseError::ClockSkew {
+            skew_ms,
+            uncertainty_ms,
+            limit,
+            ..
+        } = &refused
+        else {
+            panic!("offset {offset_ms}: {refused:?}");
+        };
+        assert!(
+            (skew_ms + offset_ms).unsigned_abs() <= uncertainty_ms + 20,
+            "offset {offset_ms}: {refused}"
+        );
+        assert_eq!(*limit, Duration::from_millis(150));
+        let text = refused.to_string();
+        assert!(
+            text.contains(if offset_ms < 0 { "ahead" } else { "behind" }),
+            "{text}"
+        );
+        assert_eq!(refused.name(), "CLOCK_SKEW");
+    }
+    // Each refused start gave node 0 back: a start on agreeing clocks takes it.
+    registry.set_clock_offset_ms(0);
+    let held = LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        registry.clone(),
+        config,
+    )
+    .unwrap();
+    assert_eq!(held.node(), 0);
+    let reading = held
+        .clock_skew()
+        .expect("the embedded registry reports a clock");
+    assert!(reading.least_skew_ms() <= 20, "{reading:?}");
+}
+
+#[test]
+fn a_holder_whose_clock_drifts_away_stops_issuing_until_it_agrees_again() {
+    let (_dir, registry, config) = quick_on_the_system_clock();
+    let held = LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        registry.clone(),
+        config,
+    )
+    .unwrap();
+    held.next_id().expect("issues on agreeing clocks");
+    registry.set_clock_offset_ms(5_000);
+    wait_for(
+        "a renewal to find the clocks apart",
+        Duration::from_secs(5),
+        || {
+            matches!(
+                held.status(),
+                LeaseStatus::Failing {
+                    last_error: LeaseError::ClockSkew { .. },
+                    ..
+                }
+            )
+        },
+    );
+    assert!(matches!(held.next_id(), Err(Error::LeaseExpired { .. })));
+    assert!(held.clock_skew().unwrap().skew_ms < -4_000);
+    registry.set_clock_offset_ms(0);
+    wait_for(
+        "a renewal on agreeing clocks",
+        Duration::from_secs(5),
+        || held.status() == LeaseStatus::Held,
+    );
+    held.next_id().expect("issues again once the clocks agree");
+}
+
+#[test]
+fn a_manual_clock_is_not_checked_against_the_registry() {
+    let (_dir, registry, config) = quick_on_the_system_clock();
+    registry.set_clock_offset_ms(-3_600_000);
+    let clock = Arc::new(ManualClock::new(T0));
+    let held = LeasedGenerator::start(single_node_layout(), clock, registry, config).unwrap();
+    held.next_id()
+        .expect("a manual clock reads what it is told");
+    assert_eq!(held.clock_skew(), None);
+}
+
+#[test]
+fn a_clock_skew_limit_beyond_what_the_protocol_covers_is_refused() {
+    let mut config = quick_config();
+    config.max_clock_skew = Some(Duration::from_millis(151));
+    let refused = config.validate().unwrap_err().to_string();
+    assert!(refused.contains("max_clock_skew"), "{refused}");
+    config.max_clock_skew = Some(Duration::from_millis(150));
+    config.validate().unwrap();
 }

@@ -612,6 +612,8 @@ enum Op<'a> {
     Renew(&'a Grant, Duration, u64),
     Release(&'a Grant, u64),
     Restored(Duration),
+    /// Reads the database's clock.
+    Clock,
 }
 
 /// What a transaction that went through gives back.
@@ -620,6 +622,8 @@ enum Answer {
     Nothing,
     /// How long claims wait from now.
     Floor(Duration),
+    /// The database's clock, Unix µs.
+    Clock(u64),
 }
 
 impl PostgresRegistry {
@@ -640,6 +644,7 @@ impl PostgresRegistry {
             Op::Restored(window) => {
                 Outcome::Done(Answer::Floor(self.restored_tx(tx, window).await?))
             }
+            Op::Clock => Outcome::Done(Answer::Clock(now_us(tx).await?)),
         })
     }
 }
@@ -779,6 +784,16 @@ impl Registry for PostgresRegistry {
     fn list(&self) -> Result<RegistryView, LeaseError> {
         self.io
             .run("listing the records", CALL_TIMEOUT, self.view())
+    }
+
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        let outcome = self.io.run("reading the clock", CALL_TIMEOUT, async {
+            self.transact("reading the clock", Op::Clock).await
+        })?;
+        match outcome {
+            Outcome::Done(Answer::Clock(us)) => Ok(Some(us / 1000)),
+            _ => unreachable!("reading the clock answers with the clock"),
+        }
     }
 
     fn name(&self) -> &str {

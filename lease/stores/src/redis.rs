@@ -696,6 +696,13 @@ impl Registry for RedisRegistry {
             .run("listing the records", CALL_TIMEOUT * 2, self.view())
     }
 
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        let snapshot = self
+            .io
+            .run("reading the clock", CALL_TIMEOUT, self.read(&[]))?;
+        Ok(Some(snapshot.now_ms()))
+    }
+
     fn name(&self) -> &str {
         "redis"
     }

@@ -721,6 +721,16 @@ impl Registry for ZooKeeperRegistry {
             .run("listing the records", CALL_TIMEOUT * 2, self.view(&client))
     }
 
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        let client = self.client()?;
+        let now_ms = self.io.run(
+            "reading the clock",
+            CALL_TIMEOUT,
+            self.server_now_ms(&client),
+        )?;
+        Ok(Some(now_ms))
+    }
+
     fn name(&self) -> &str {
         "zookeeper"
     }

@@ -82,6 +82,7 @@ macro_rules! all_checks {
             floor_covers_the_longest_ttl,
             restored_starts_a_floor,
             list_shows_holders_and_states,
+            wall_clock_is_the_registrys,
         );
     )*};
 }

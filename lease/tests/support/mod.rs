@@ -1,7 +1,7 @@
 //! Test helpers shared by the lease tests.
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,11 +22,13 @@ pub enum Mode {
     StallRenewals = 3,
 }
 
-/// A registry wrapper whose failures a test switches on and off; it counts renewals.
+/// A registry wrapper whose failures a test switches on and off; it counts renewals, and
+/// can report the registry's clock set off by some ms.
 pub struct Switchable {
     pub inner: Arc<dyn Registry>,
     mode: AtomicU8,
     renewals: AtomicU64,
+    clock_offset_ms: AtomicI64,
 }
 
 impl Switchable {
@@ -35,7 +37,12 @@ impl Switchable {
             inner,
             mode: AtomicU8::new(Mode::Pass as u8),
             renewals: AtomicU64::new(0),
+            clock_offset_ms: AtomicI64::new(0),
         })
+    }
+    /// Reports the registry's clock `offset_ms` off from now on (0: as it is).
+    pub fn set_clock_offset_ms(&self, offset_ms: i64) {
+        self.clock_offset_ms.store(offset_ms, Ordering::SeqCst);
     }
     /// Renewal calls so far, whatever they were answered.
     pub fn renewals(&self) -> u64 {
@@ -90,6 +97,16 @@ impl Registry for Switchable {
             return Err(Self::unreachable());
         }
         self.inner.list()
+    }
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        if self.mode() == Mode::Unreachable as u8 {
+            return Err(Self::unreachable());
+        }
+        let offset = self.clock_offset_ms.load(Ordering::SeqCst);
+        Ok(self
+            .inner
+            .wall_clock_ms()?
+            .map(|ms| ms.saturating_add_signed(offset)))
     }
     fn name(&self) -> &str {
         "switchable"
