@@ -442,25 +442,35 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
 
     /// Renews once, reserving the mark ahead, and moves the fence on success.
     fn renew_once(&self) -> Result<(), LeaseError> {
+        // The clocks first: a mark reserved on a clock far from the registry's (years
+        // ahead) would hold the id back from every later holder for as long.
+        let skewed = match self.read_clocks() {
+            Ok(reading) => {
+                self.state().clock = reading;
+                None
+            }
+            Err(skew @ LeaseError::ClockSkew { .. }) => Some(skew),
+            Err(other) => return Err(other),
+        };
         let clock = self.generator.clock();
         let reserved = self.state().reserved_ms;
-        let mark = protocol::reserve_mark(reserved, clock.now_ms(), self.config.reserve_ahead);
+        let mark = match skewed {
+            None => protocol::reserve_mark(reserved, clock.now_ms(), self.config.reserve_ahead),
+            Some(_) => reserved,
+        };
         let sent = Instant::now();
         self.registry.renew(&self.grant, self.config.ttl, mark)?;
         let deadline = sent + (self.config.ttl - self.config.safety_margin);
-        let clock_check = self.read_clocks();
         {
             let mut state = self.state();
             state.reserved_ms = mark;
             state.deadline = deadline;
-            if let Ok(reading) = &clock_check {
-                state.clock = *reading;
-            }
         }
-        if let Err(skewed) = clock_check {
-            // Renewed, but issuing on this clock is not covered: stopped until it agrees.
+        if let Some(skew) = skewed {
+            // Renewed, keeping the mark, but issuing on this clock is not covered: stopped
+            // until it agrees.
             self.generator.set_fence_ms(0);
-            return Err(skewed);
+            return Err(skew);
         }
         self.fence_at(mark, deadline);
         Ok(())

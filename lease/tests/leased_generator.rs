@@ -623,7 +623,7 @@ fn quick_on_the_system_clock() -> (tempfile::TempDir, Arc<Switchable>, LeaseConf
 fn a_clock_too_far_from_the_registrys_is_refused_at_start_and_the_id_released() {
     let (_dir, registry, config) = quick_on_the_system_clock();
     assert_eq!(config.clock_skew_limit(), Duration::from_millis(150));
-    for offset_ms in [-10_000, 2_000] {
+    for offset_ms in [-315_360_000_000, -10_000, 2_000] {
         registry.set_clock_offset_ms(offset_ms);
         let refused = LeasedGenerator::start(
             single_node_layout(),
@@ -653,6 +653,13 @@ fn a_clock_too_far_from_the_registrys_is_refused_at_start_and_the_id_released() 
         );
         assert_eq!(refused.name(), "CLOCK_SKEW");
     }
+    // No mark was reserved on the far clock: the registry holds none past this instant.
+    let now_ms = ferroflake::SystemClock.now_ms();
+    let view = registry.list().unwrap();
+    assert!(
+        view.nodes.iter().all(|n| n.high_water_ms <= now_ms),
+        "a mark reserved on a clock far from the registry's: {view:?}"
+    );
     // Each refused start gave node 0 back: a start on agreeing clocks takes it.
     registry.set_clock_offset_ms(0);
     let held = LeasedGenerator::start(
@@ -724,4 +731,60 @@ fn a_clock_skew_limit_beyond_what_the_protocol_covers_is_refused() {
     assert!(refused.contains("max_clock_skew"), "{refused}");
     config.max_clock_skew = Some(Duration::from_millis(150));
     config.validate().unwrap();
+}
+
+/// The system clock set `offset_ms` off, which a test moves: a host whose clock stepped.
+struct SteppedClock {
+    offset_ms: std::sync::atomic::AtomicI64,
+}
+
+impl Clock for SteppedClock {
+    fn now_ms(&self) -> u64 {
+        let offset = self.offset_ms.load(std::sync::atomic::Ordering::SeqCst);
+        ferroflake::SystemClock
+            .now_ms()
+            .saturating_add_signed(offset)
+    }
+    fn wait_until_ms(&self, target_ms: u64) {
+        let left = target_ms.saturating_sub(self.now_ms()).min(1_000);
+        std::thread::sleep(Duration::from_millis(left));
+    }
+}
+
+#[test]
+fn a_clock_stepped_years_ahead_reserves_no_mark_on_it() {
+    let (_dir, registry, config) = quick_on_the_system_clock();
+    let clock = Arc::new(SteppedClock {
+        offset_ms: std::sync::atomic::AtomicI64::new(0),
+    });
+    let held = LeasedGenerator::start(
+        single_node_layout(),
+        Arc::clone(&clock),
+        registry.clone(),
+        config,
+    )
+    .unwrap();
+    held.next_id().expect("issues on agreeing clocks");
+    // Ten years ahead: renewals go on keeping the lease, but raise no mark on that clock,
+    // which would hold the id back from every later holder for ten years.
+    clock
+        .offset_ms
+        .store(315_360_000_000, std::sync::atomic::Ordering::SeqCst);
+    assert!(held.next_id().is_err(), "past the fence at once");
+    wait_for(
+        "a renewal to find the clock years ahead",
+        Duration::from_secs(5),
+        || {
+            held.clock_skew()
+                .is_some_and(|r| r.skew_ms > 300_000_000_000)
+        },
+    );
+    let renewals = registry.renewals();
+    wait_for("two more renewals", Duration::from_secs(5), || {
+        registry.renewals() >= renewals + 2
+    });
+    let now_ms = ferroflake::SystemClock.now_ms();
+    assert!(held.reserved_high_water_ms() < now_ms + 2_000);
+    let mark = registry.list().unwrap().nodes[0].high_water_ms;
+    assert!(mark < now_ms + 2_000, "a mark reserved years ahead: {mark}");
 }
