@@ -156,14 +156,16 @@ export declare class LeasedGenerator {
    *   uses; default the larger of 10,000 and `ttlMs`; every holder must agree),
    *   `maxStartWaitMs` (the longest the first ID is held back, for a floor and a previous
    *   holder's mark together; default 30,000, or the longest the timings ask for if
-   *   longer), `maxDriftTicks`, `maxBackwardWaitMs`.
+   *   longer), `maxClockSkewMs` (how far this clock may be from the registry's, checked
+   *   before the first ID and at each renewal; default and most: half of quarantine +
+   *   safety margin), `maxDriftTicks`, `maxBackwardWaitMs`.
    *
    * Bad options throw at once; a registry that cannot be reached, or no free node id,
    * rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out
    * `maxTtlMs` plus the quarantine (about 12 s by default), since it cannot tell itself
    * from one whose records were lost under a running holder.
    */
-  static open(options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }): Promise<LeasedGenerator>
+  static open(options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxClockSkewMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }): Promise<LeasedGenerator>
   /**
    * Refused: a leased generator comes from `LeasedGenerator.open()`, which waits for the
    * registry off the event loop.
@@ -514,6 +516,17 @@ export interface LeaseInfo {
   lastError?: string
   /** The fence (Unix ms): no ID is issued from this instant on until a renewal moves it. */
   fenceMs?: number
+  /**
+   * This clock minus the registry's at the last renewal, ms (positive: ahead); absent
+   * if the registry reports no clock (etcd). Beyond `maxClockSkewMs` nothing is issued
+   * (`ERR_FERROFLAKE_LEASE_CLOCK_SKEW`).
+   */
+  clockSkewMs?: number
+  /**
+   * Half the round trip of that reading, ms: the true skew is within this of
+   * `clockSkewMs`.
+   */
+  clockSkewUncertaintyMs?: number
 }
 
 /** What `MaskKeyring.prototype.toJSON` gives: versions only. */

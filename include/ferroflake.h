@@ -56,6 +56,13 @@
  */
 #define FERROFLAKE_NO_FENCE UINT64_MAX
 
+#if defined(FERROFLAKE_UNIX)
+/**
+ * `clock_skew_ms` of a lease whose registry reports no clock to read.
+ */
+#define FERROFLAKE_NO_CLOCK_SKEW INT64_MIN
+#endif
+
 /**
  * A buffer of this many bytes holds any masked text of any width in any format, with its
  * NUL terminator (the widest: 64 bits in decimal, 22 characters).
@@ -312,6 +319,12 @@ enum ferroflake_result
      * `max_start_wait_ms` allows; the claim was given back.
      */
     FERROFLAKE_RESULT_START_WAIT_TOO_LONG = 124,
+    /**
+     * The generator's clock is further from the lease registry's than `max_clock_skew_ms`
+     * allows: a start is refused, and a running generator issues nothing until the clocks
+     * agree again.
+     */
+    FERROFLAKE_RESULT_CLOCK_SKEW = 125,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -657,6 +670,12 @@ typedef struct ferroflake_lease_options {
      * backward wait, resume point). NULL: the defaults.
      */
     const struct ferroflake_generator_options *generator_options;
+    /**
+     * How far the generator's clock may be from the registry's, checked before the first
+     * id and at every renewal (`CLOCK_SKEW` beyond it). 0: half of quarantine + safety
+     * margin, which is also the most it may be.
+     */
+    uint64_t max_clock_skew_ms;
 } ferroflake_lease_options;
 #endif
 
@@ -707,6 +726,16 @@ typedef struct ferroflake_lease_status {
      * `FERROFLAKE_NO_FENCE` if none.
      */
     uint64_t fence_ms;
+    /**
+     * The generator's clock minus the registry's at the last reading, in ms (positive:
+     * ahead). `FERROFLAKE_NO_CLOCK_SKEW` if the registry reports no clock (etcd).
+     */
+    int64_t clock_skew_ms;
+    /**
+     * Half the last reading's round trip, in ms: the true skew is within this of
+     * `clock_skew_ms`.
+     */
+    uint64_t clock_skew_uncertainty_ms;
 } ferroflake_lease_status;
 #endif
 
@@ -1493,7 +1522,7 @@ ferroflake_result ferroflake_lease_status_init(size_t struct_size,
  * seconds.
  *
  * Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `NO_FREE_NODE`,
- * `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
+ * `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `CLOCK_SKEW`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
  * unknown clock), `INVALID_UTF8`, a core code (`EPOCH_IN_FUTURE`, `LAYOUT_EXHAUSTED`, ...)
  * or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the details.
  *

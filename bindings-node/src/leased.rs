@@ -44,12 +44,13 @@ use crate::numbers::number_array;
 use crate::pool::{self, PoolTask};
 use crate::text::format_option;
 
-const OPTION_KEYS: [&str; 7] = [
+const OPTION_KEYS: [&str; 8] = [
     "registry",
     "layout",
     "ttlMs",
     "maxTtlMs",
     "maxStartWaitMs",
+    "maxClockSkewMs",
     "maxDriftTicks",
     "maxBackwardWaitMs",
 ];
@@ -60,6 +61,7 @@ struct Settings {
     ttl_ms: Option<u64>,
     max_ttl_ms: Option<u64>,
     max_start_wait_ms: Option<u64>,
+    max_clock_skew_ms: Option<u64>,
     max_drift_ticks: u64,
     max_backward_wait_ms: u64,
 }
@@ -69,10 +71,12 @@ impl Settings {
     fn describe(&self) -> String {
         let ms = |v: Option<u64>| v.map_or_else(|| "default".to_owned(), |v| v.to_string());
         format!(
-            "ttlMs {}, maxTtlMs {}, maxStartWaitMs {}, maxDriftTicks {}, maxBackwardWaitMs {}",
+            "ttlMs {}, maxTtlMs {}, maxStartWaitMs {}, maxClockSkewMs {}, maxDriftTicks {}, \
+             maxBackwardWaitMs {}",
             ms(self.ttl_ms),
             ms(self.max_ttl_ms),
             ms(self.max_start_wait_ms),
+            ms(self.max_clock_skew_ms),
             self.max_drift_ticks,
             self.max_backward_wait_ms
         )
@@ -89,6 +93,7 @@ impl Settings {
         if let Some(ms) = self.max_start_wait_ms {
             config.max_start_wait = Some(Duration::from_millis(ms));
         }
+        config.max_clock_skew = self.max_clock_skew_ms.map(Duration::from_millis);
         config.options.max_drift_ticks = self.max_drift_ticks;
         config.options.max_backward_wait_ms = self.max_backward_wait_ms;
         config
@@ -327,6 +332,13 @@ pub struct LeaseInfo {
     pub last_error: Option<String>,
     /// The fence (Unix ms): no ID is issued from this instant on until a renewal moves it.
     pub fence_ms: Option<f64>,
+    /// This clock minus the registry's at the last renewal, ms (positive: ahead); absent
+    /// if the registry reports no clock (etcd). Beyond `maxClockSkewMs` nothing is issued
+    /// (`ERR_FERROFLAKE_LEASE_CLOCK_SKEW`).
+    pub clock_skew_ms: Option<f64>,
+    /// Half the round trip of that reading, ms: the true skew is within this of
+    /// `clockSkewMs`.
+    pub clock_skew_uncertainty_ms: Option<f64>,
 }
 
 /// IDs under a node id leased from a registry: never a guessed or shared node id.
@@ -373,14 +385,16 @@ impl LeasedGenerator {
     ///   uses; default the larger of 10,000 and `ttlMs`; every holder must agree),
     ///   `maxStartWaitMs` (the longest the first ID is held back, for a floor and a previous
     ///   holder's mark together; default 30,000, or the longest the timings ask for if
-    ///   longer), `maxDriftTicks`, `maxBackwardWaitMs`.
+    ///   longer), `maxClockSkewMs` (how far this clock may be from the registry's, checked
+    ///   before the first ID and at each renewal; default and most: half of quarantine +
+    ///   safety margin), `maxDriftTicks`, `maxBackwardWaitMs`.
     ///
     /// Bad options throw at once; a registry that cannot be reached, or no free node id,
     /// rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out
     /// `maxTtlMs` plus the quarantine (about 12 s by default), since it cannot tell itself
     /// from one whose records were lost under a running holder.
     #[napi(
-        ts_args_type = "options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }",
+        ts_args_type = "options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxClockSkewMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }",
         ts_return_type = "Promise<LeasedGenerator>"
     )]
     pub fn open(
@@ -529,12 +543,14 @@ impl LeasedGenerator {
             failures: 0,
             last_error: None,
             fence_ms: None,
+            clock_skew_ms: None,
+            clock_skew_uncertainty_ms: None,
         };
         let Ok(slot) = self.lease_use.live() else {
             return Ok(released());
         };
         // What the lease says, read under the lock; JS values are made after it is let go.
-        let (status, node, epoch, fence_ms) = {
+        let (status, node, epoch, fence_ms, clock) = {
             let lease = slot.lease.read().unwrap_or_else(PoisonError::into_inner);
             let Some(leased) = lease.as_ref() else {
                 return Ok(released());
@@ -544,6 +560,7 @@ impl LeasedGenerator {
                 leased.node(),
                 leased.grant().epoch,
                 leased.generator().fence_ms(),
+                leased.clock_skew(),
             )
         };
         let (state, failures, last_error) = match status {
@@ -565,6 +582,9 @@ impl LeasedGenerator {
             fence_ms: fence_ms
                 .map(|ms| to_number(&env, ms, "fenceMs"))
                 .transpose()?,
+            // Far below 2^53 for any clock that issues: a larger one reads approximately.
+            clock_skew_ms: clock.map(|r| r.skew_ms as f64),
+            clock_skew_uncertainty_ms: clock.map(|r| r.uncertainty_ms as f64),
         })
     }
 
@@ -611,6 +631,7 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
         ttl_ms: ms("ttlMs")?,
         max_ttl_ms: ms("maxTtlMs")?,
         max_start_wait_ms: ms("maxStartWaitMs")?,
+        max_clock_skew_ms: ms("maxClockSkewMs")?,
         max_drift_ticks: unsigned_or("maxDriftTicks", defaults.max_drift_ticks)?,
         max_backward_wait_ms: unsigned_or("maxBackwardWaitMs", defaults.max_backward_wait_ms)?,
     };

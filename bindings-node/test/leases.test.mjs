@@ -382,3 +382,30 @@ test('a worker ended while its open() waits gives its use of the lease back', { 
   assert.equal(main.isShared, false, 'no use of the lease was left counted for the ended worker')
   main.close()
 })
+
+test('the clock is read against the registry\'s, and one an hour ahead is refused', { timeout: 60_000 }, async () => {
+  const registry = registryDir()
+  const generator = await LeasedGenerator.open({ ...FAST, registry, layout: Layout.custom(ONE_NODE) })
+  const { clockSkewMs, clockSkewUncertaintyMs } = generator.status()
+  // The embedded registry's clock is this host's: off by the reading's round trip at most.
+  assert.equal(typeof clockSkewMs, 'number')
+  assert.ok(Math.abs(clockSkewMs) <= clockSkewUncertaintyMs + 2, `${clockSkewMs} ± ${clockSkewUncertaintyMs}`)
+  generator.close()
+  assert.equal(generator.status().clockSkewMs, undefined)
+  // Bad options throw at once.
+  assert.throws(() => LeasedGenerator.open({ ...FAST, registry, maxClockSkewMs: 60_000 }), (e) => {
+    assert.equal(e.code, 'ERR_FERROFLAKE_LEASE_INVALID_CONFIG')
+    assert.match(e.message, /max_clock_skew/)
+    return true
+  })
+
+  // libfaketime sets a child's clock an hour ahead; the embedded registry reads the
+  // kernel's, which it does not fake.
+  const faketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1'
+  const env = { ...process.env, LD_PRELOAD: faketime, FAKETIME: '+1h', FAKETIME_DONT_FAKE_MONOTONIC: '1' }
+  const options = { ...FAST, registry: registryDir() }
+  const { stdout } = await execFileAsync(process.execPath, [fixture('leased-open.mjs'), JSON.stringify(options)], { env, timeout: 30_000 })
+  const said = JSON.parse(stdout)
+  assert.equal(said.code, 'ERR_FERROFLAKE_LEASE_CLOCK_SKEW', stdout)
+  assert.match(said.message, /1h .*ahead/)
+})

@@ -130,6 +130,10 @@ impl Clock for GeneratorClock {
         self.0.now_ms()
     }
 
+    fn tracks_real_time(&self) -> bool {
+        self.0.tracks_real_time()
+    }
+
     fn wait_until_ms(&self, target_ms: u64) {
         match &self.0 {
             // Waiting on a manual clock only moves it: nothing to detach for.
@@ -185,6 +189,10 @@ mod caller {
         #[inline]
         fn now_ms(&self) -> u64 {
             self.0.now_ms()
+        }
+
+        fn tracks_real_time(&self) -> bool {
+            self.0.tracks_real_time()
         }
 
         fn wait_until_ms(&self, target_ms: u64) {

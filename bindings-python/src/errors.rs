@@ -119,6 +119,7 @@ pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyEr
         E::Lost { .. } => "LeaseLostError",
         E::BehindHighWater { .. } => "BehindHighWaterError",
         E::StartWaitTooLong { .. } => "StartWaitTooLongError",
+        E::ClockSkew { .. } => "ClockSkewError",
         E::BadAddress { .. } => "RegistryAddressError",
         E::InvalidConfig { .. } => "LeaseConfigError",
         E::Store { .. } => "RegistryError",

@@ -225,8 +225,8 @@ impl PyLeasedGenerator {
     /// the `ferroflake` logger.
     #[new]
     #[pyo3(
-        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None),
-        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None)"
+        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None),
+        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -237,6 +237,7 @@ impl PyLeasedGenerator {
         #[pyo3(from_py_with = optional_uint)] max_ttl_ms: Option<u64>,
         #[pyo3(from_py_with = optional_uint)] quarantine_ms: Option<u64>,
         #[pyo3(from_py_with = optional_uint)] max_start_wait_ms: Option<u64>,
+        #[pyo3(from_py_with = optional_uint)] max_clock_skew_ms: Option<u64>,
         clock: ClockChoice,
         #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
         #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
@@ -252,6 +253,7 @@ impl PyLeasedGenerator {
             config.quarantine = millis(quarantine_ms);
         }
         config.max_start_wait = max_start_wait_ms.map(millis);
+        config.max_clock_skew = max_clock_skew_ms.map(millis);
         if let Some(holder) = holder {
             config.holder = holder;
         }
@@ -427,6 +429,27 @@ impl PyLeasedGenerator {
         self.with_leased(py, |leased| Ok(leased.generator().fence_ms()))
             .ok()
             .flatten()
+    }
+
+    /// This clock minus the registry's at the last renewal, ms (positive: ahead); `None`
+    /// if the registry reports no clock (etcd), the clock is a manual one, or after
+    /// `close()`. Beyond `max_clock_skew_ms` nothing is issued (`ClockSkewError`).
+    #[getter]
+    fn clock_skew_ms(&self, py: Python<'_>) -> Option<i64> {
+        self.with_leased(py, |leased| Ok(leased.clock_skew().map(|r| r.skew_ms)))
+            .ok()
+            .flatten()
+    }
+
+    /// Half the round trip of the last clock reading, ms: the true skew is within this of
+    /// `clock_skew_ms`. `None` when `clock_skew_ms` is.
+    #[getter]
+    fn clock_skew_uncertainty_ms(&self, py: Python<'_>) -> Option<u64> {
+        self.with_leased(py, |leased| {
+            Ok(leased.clock_skew().map(|r| r.uncertainty_ms))
+        })
+        .ok()
+        .flatten()
     }
 
     /// The high-water mark the registry holds for this lease (Unix ms).

@@ -304,6 +304,7 @@ def test_lease_and_segment_errors_sit_under_their_own_bases() -> None:
         ferroflake.LeaseLostError,
         ferroflake.BehindHighWaterError,
         ferroflake.StartWaitTooLongError,
+        ferroflake.ClockSkewError,
         ferroflake.RegistryAddressError,
         ferroflake.LeaseConfigError,
         ferroflake.RegistryError,

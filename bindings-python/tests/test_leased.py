@@ -543,3 +543,45 @@ def test_status_and_repr(registry: str) -> None:
         assert "node_id=0" in text and "held" in text
         assert json.dumps(gen.status) == '"held"'
         assert gen.epoch > 0 and gen.counters.waits >= 0
+
+
+def test_the_clock_is_read_against_the_registrys(registry: str) -> None:
+    with LeasedGenerator(ONE_NODE, registry, **FAST) as gen:
+        # The embedded registry's clock is this host's: off by no more than the reading's
+        # round trip and a millisecond's grain.
+        skew, uncertainty = gen.clock_skew_ms, gen.clock_skew_uncertainty_ms
+        assert skew is not None and uncertainty is not None
+        assert abs(skew) <= uncertainty + 2, (skew, uncertainty)
+    assert gen.clock_skew_ms is None  # closed
+    hour_behind = ferroflake.ManualClock(int(time.time() * 1000) - 3_600_000)
+    # On a registry of its own: the one above released node 0 with a mark an hour ahead.
+    with LeasedGenerator(ONE_NODE, registry + "-manual", clock=hour_behind, **FAST) as manual:
+        assert manual.clock_skew_ms is None  # a manual clock reads what it is told
+    with pytest.raises(LeaseConfigError, match="max_clock_skew"):
+        LeasedGenerator(ONE_NODE, registry, max_clock_skew_ms=60_000, **FAST)
+
+
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+AHEAD = """
+import sys
+import ferroflake
+try:
+    ferroflake.LeasedGenerator(ferroflake.Layout.custom(41, 0, 12), sys.argv[1], ttl_ms=1000, max_ttl_ms=1000)
+except ferroflake.ClockSkewError as e:
+    print(e.kind, isinstance(e, ferroflake.LeaseError), e)
+"""
+
+
+@pytest.mark.skipif(not Path(FAKETIME).exists(), reason="libfaketime is missing")
+def test_a_clock_an_hour_ahead_of_the_registrys_is_refused(registry: str) -> None:
+    # libfaketime sets this process's clock an hour ahead; the embedded registry reads the
+    # kernel's, which it does not fake.
+    env = dict(os.environ, LD_PRELOAD=FAKETIME, FAKETIME="+1h", FAKETIME_DONT_FAKE_MONOTONIC="1")
+    done = subprocess.run(
+        [sys.executable, "-c", AHEAD, registry], env=env, timeout=60, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    kind, is_lease_error, message = done.stdout.split(" ", 2)
+    assert (kind, is_lease_error) == ("CLOCK_SKEW", "True"), done.stdout
+    assert "1h" in message and "ahead" in message, message

@@ -50,6 +50,10 @@ pub struct ferroflake_lease_options {
     /// The generator's options (clock: `FERROFLAKE_CLOCK_SYSTEM` or `_FAST`; drift,
     /// backward wait, resume point). NULL: the defaults.
     pub generator_options: *const ferroflake_generator_options,
+    /// How far the generator's clock may be from the registry's, checked before the first
+    /// id and at every renewal (`CLOCK_SKEW` beyond it). 0: half of quarantine + safety
+    /// margin, which is also the most it may be.
+    pub max_clock_skew_ms: u64,
 }
 
 impl ferroflake_lease_options {
@@ -65,6 +69,7 @@ impl ferroflake_lease_options {
             max_start_wait_ms: 0,
             holder: core::ptr::null(),
             generator_options: core::ptr::null(),
+            max_clock_skew_ms: 0,
         }
     }
 
@@ -95,6 +100,9 @@ impl ferroflake_lease_options {
         if self.max_start_wait_ms != 0 {
             config.max_start_wait = Some(Duration::from_millis(self.max_start_wait_ms));
         }
+        if self.max_clock_skew_ms != 0 {
+            config.max_clock_skew = Some(Duration::from_millis(self.max_clock_skew_ms));
+        }
         if !self.holder.is_null() {
             // SAFETY: the caller's promise above.
             config.holder = unsafe { borrow_str(self.holder)? }.to_owned();
@@ -115,7 +123,8 @@ unsafe impl Versioned for ferroflake_lease_options {
     }
     fn fields() -> &'static [(usize, usize)] {
         field_spans!(ferroflake_lease_options; struct_size, ttl_ms, max_ttl_ms, renew_every_ms,
-            safety_margin_ms, quarantine_ms, max_start_wait_ms, holder, generator_options)
+            safety_margin_ms, quarantine_ms, max_start_wait_ms, holder, generator_options,
+            max_clock_skew_ms)
     }
 }
 
@@ -174,7 +183,16 @@ pub struct ferroflake_lease_status {
     /// The generator's fence (Unix ms): ids of ticks at or after it are refused.
     /// `FERROFLAKE_NO_FENCE` if none.
     pub fence_ms: u64,
+    /// The generator's clock minus the registry's at the last reading, in ms (positive:
+    /// ahead). `FERROFLAKE_NO_CLOCK_SKEW` if the registry reports no clock (etcd).
+    pub clock_skew_ms: i64,
+    /// Half the last reading's round trip, in ms: the true skew is within this of
+    /// `clock_skew_ms`.
+    pub clock_skew_uncertainty_ms: u64,
 }
+
+/// `clock_skew_ms` of a lease whose registry reports no clock to read.
+pub const FERROFLAKE_NO_CLOCK_SKEW: i64 = i64::MIN;
 
 impl ferroflake_lease_status {
     fn empty() -> Self {
@@ -187,6 +205,8 @@ impl ferroflake_lease_status {
             last_error: FERROFLAKE_RESULT_OK,
             reserved_high_water_ms: 0,
             fence_ms: crate::generator::FERROFLAKE_NO_FENCE,
+            clock_skew_ms: FERROFLAKE_NO_CLOCK_SKEW,
+            clock_skew_uncertainty_ms: 0,
         }
     }
 }
@@ -199,7 +219,7 @@ unsafe impl Versioned for ferroflake_lease_status {
     }
     fn fields() -> &'static [(usize, usize)] {
         field_spans!(ferroflake_lease_status; struct_size, state, node, epoch, failures,
-            last_error, reserved_high_water_ms, fence_ms)
+            last_error, reserved_high_water_ms, fence_ms, clock_skew_ms, clock_skew_uncertainty_ms)
     }
 }
 
@@ -229,6 +249,7 @@ pub(crate) fn lease_failure(error: LeaseError) -> Failure {
         LeaseError::Lost { .. } => FERROFLAKE_RESULT_LEASE_LOST,
         LeaseError::BehindHighWater { .. } => FERROFLAKE_RESULT_BEHIND_HIGH_WATER,
         LeaseError::StartWaitTooLong { .. } => FERROFLAKE_RESULT_START_WAIT_TOO_LONG,
+        LeaseError::ClockSkew { .. } => FERROFLAKE_RESULT_CLOCK_SKEW,
         LeaseError::BadAddress { .. } => FERROFLAKE_RESULT_BAD_ADDRESS,
         LeaseError::Generator(core) => from_kind(core.kind()),
         LeaseError::InvalidConfig { .. } => FERROFLAKE_RESULT_INVALID_CONFIG,
@@ -320,7 +341,7 @@ impl ferroflake_leased_generator {
 /// seconds.
 ///
 /// Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `NO_FREE_NODE`,
-/// `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
+/// `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `CLOCK_SKEW`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
 /// unknown clock), `INVALID_UTF8`, a core code (`EPOCH_IN_FUTURE`, `LAYOUT_EXHAUSTED`, ...)
 /// or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the details.
 ///
@@ -540,6 +561,10 @@ pub unsafe extern "C" fn ferroflake_leased_generator_status(
             .generator()
             .fence_ms()
             .unwrap_or(crate::generator::FERROFLAKE_NO_FENCE);
+        if let Some(reading) = generator.clock_skew() {
+            status.clock_skew_ms = reading.skew_ms.max(FERROFLAKE_NO_CLOCK_SKEW + 1);
+            status.clock_skew_uncertainty_ms = reading.uncertainty_ms;
+        }
         status.state = match generator.status() {
             LeaseStatus::Held => FERROFLAKE_LEASE_HELD,
             LeaseStatus::Failing {

@@ -134,6 +134,10 @@ pub enum ferroflake_result {
     /// The lease registry's floor after lost records holds the first id back longer than
     /// `max_start_wait_ms` allows; the claim was given back.
     FERROFLAKE_RESULT_START_WAIT_TOO_LONG = 124,
+    /// The generator's clock is further from the lease registry's than `max_clock_skew_ms`
+    /// allows: a start is refused, and a running generator issues nothing until the clocks
+    /// agree again.
+    FERROFLAKE_RESULT_CLOCK_SKEW = 125,
 }
 
 use ferroflake_result::*;
@@ -229,6 +233,7 @@ messages! {
     FERROFLAKE_RESULT_REWOUND => "the segment key went back in the store",
     FERROFLAKE_RESULT_START_WAIT_TOO_LONG =>
         "the registry's floor after lost records is longer than the start may wait",
+    FERROFLAKE_RESULT_CLOCK_SKEW => "this clock is too far from the lease registry's",
 }
 
 impl ferroflake_result {

@@ -223,7 +223,19 @@ static void bad_input_is_refused(void) {
     assert(status.state == FERROFLAKE_LEASE_HELD && status.node == 0 && status.failures == 0);
     assert(status.last_error == FERROFLAKE_RESULT_OK && status.fence_ms != FERROFLAKE_NO_FENCE);
     assert(status.reserved_high_water_ms >= status.fence_ms);
+    /* The embedded registry's clock is this host's: read, and no further off than the
+     * reading's own round trip and a millisecond's grain. */
+    assert(status.clock_skew_ms != FERROFLAKE_NO_CLOCK_SKEW);
+    assert((uint64_t)llabs(status.clock_skew_ms) <= status.clock_skew_uncertainty_ms + 2);
     CHECK_OK(ferroflake_leased_generator_release(g));
+
+    /* A clock skew limit wider than the protocol covers (half of quarantine + margin). */
+    options.max_clock_skew_ms = 60000;
+    CHECK_CODE(ferroflake_leased_generator_new(single, dir, &options, &other),
+               FERROFLAKE_RESULT_INVALID_CONFIG);
+    assert(strstr(ferroflake_last_error_message(), "max_clock_skew") != NULL);
+    assert(other == sentinel);
+    options.max_clock_skew_ms = 0;
 
     /* The next holder must start after the released mark plus the skew allowance (1 s):
      * allowed to wait only 1 ms, it is refused. */

@@ -40,6 +40,9 @@ pub const LEASE_NODE: &str = "ferroflake_lease_node_id";
 pub const LEASE_FENCE_MS: &str = "ferroflake_lease_fence_ms";
 /// The high-water mark the registry holds for the lease, Unix ms.
 pub const LEASE_MARK_MS: &str = "ferroflake_lease_reserved_high_water_ms";
+/// The lease's clock minus its registry's at the last renewal, in seconds (absent where
+/// the registry reports no clock). Beyond the limit nothing is issued.
+pub const LEASE_CLOCK_SKEW: &str = "ferroflake_lease_clock_skew_seconds";
 /// 1 while the server reports ready.
 pub const READY: &str = "ferroflake_ready";
 /// HTTP connections open now.

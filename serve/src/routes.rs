@@ -611,6 +611,7 @@ fn snowflake_json(state: &AppState) -> Value {
                 "node": held.map(|g| g.node()),
                 "fence_ms": held.and_then(|g| g.generator().fence_ms()),
                 "reserved_high_water_ms": held.map(|g| g.reserved_high_water_ms()),
+                "clock_skew_ms": held.and_then(|g| g.clock_skew()).map(|r| r.skew_ms),
                 "problem": s.readiness().err(),
             })
         }

@@ -19,7 +19,8 @@ use metrics::Counter;
 
 use crate::config::Config;
 use crate::metrics::{
-    Metrics, IDS_ISSUED, LEASE_FENCE_MS, LEASE_MARK_MS, LEASE_NODE, LEASE_STATE, LEASE_STATES,
+    Metrics, IDS_ISSUED, LEASE_CLOCK_SKEW, LEASE_FENCE_MS, LEASE_MARK_MS, LEASE_NODE, LEASE_STATE,
+    LEASE_STATES,
 };
 use ferroflake_lease_stores::RegistryAddress;
 
@@ -179,6 +180,11 @@ impl Snowflake {
             self.metrics
                 .gauge(LEASE_MARK_MS, &[])
                 .set(g.reserved_high_water_ms() as f64);
+            if let Some(reading) = g.clock_skew() {
+                self.metrics
+                    .gauge(LEASE_CLOCK_SKEW, &[])
+                    .set(reading.skew_ms as f64 / 1000.0);
+            }
         }
     }
 

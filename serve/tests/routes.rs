@@ -294,6 +294,11 @@ fn decode_status_and_operations() {
     let all = server.get("/v1/status").json();
     assert_eq!(all["snowflake"]["state"], "held");
     assert!(all["snowflake"]["fence_ms"].as_u64().unwrap() > parts.timestamp_ms);
+    let skew = all["snowflake"]["clock_skew_ms"].as_i64().unwrap();
+    assert!(
+        skew.abs() < 1_000,
+        "the host's clock against itself: {skew} ms"
+    );
     let keys: HashSet<&str> = all["segment"]["keys"]
         .as_array()
         .unwrap()
@@ -325,6 +330,8 @@ fn decode_status_and_operations() {
         "ferroflake_lease_state{state=\"held\"} 1",
         "ferroflake_lease_fence_ms ",
         "ferroflake_lease_node_id ",
+        // The embedded registry reports the host's clock.
+        "ferroflake_lease_clock_skew_seconds ",
         "ferroflake_refusals_total{mode=\"snowflake\",kind=\"BAD_ID\"}",
         "ferroflake_ready 1",
     ] {

@@ -34,6 +34,7 @@ from . import _native
 from ._errors import (
     BehindHighWaterError,
     StartWaitTooLongError,
+    ClockSkewError,
     ClockMovedBackwardsError,
     ClockStalledError,
     FerroflakeError,
@@ -84,6 +85,7 @@ __all__ = [
     "PRESET_NAMES",
     "BehindHighWaterError",
     "StartWaitTooLongError",
+    "ClockSkewError",
     "ClockMovedBackwardsError",
     "ClockStalledError",
     "Counters",

@@ -31,6 +31,8 @@ Hierarchy::
     │   ├── BehindHighWaterError the clock did not pass the previous holder's mark in time
     │   ├── StartWaitTooLongError  the registry's floor after lost records is longer than
     │   │                        max_start_wait_ms
+    │   ├── ClockSkewError       this clock is further from the registry's than
+    │   │                        max_clock_skew_ms
     │   ├── RegistryAddressError (also ValueError)  an address that cannot name a registry,
     │   │                        or a server registry this build leaves out
     │   ├── LeaseConfigError (also ValueError)  lease timings that cannot work together
@@ -148,6 +150,11 @@ class BehindHighWaterError(LeaseError):
 class StartWaitTooLongError(LeaseError):
     """The registry's floor after lost records would hold the first ID back longer than
     ``max_start_wait_ms``; the claim was given back."""
+
+
+class ClockSkewError(LeaseError):
+    """This clock is further from the registry's than ``max_clock_skew_ms`` allows: a start
+    is refused, and a running generator issues nothing until the clocks agree again."""
 
 
 class RegistryAddressError(LeaseError, ValueError):

@@ -187,6 +187,7 @@ class LeasedGenerator:
         max_ttl_ms: int | None = None,
         quarantine_ms: int | None = None,
         max_start_wait_ms: int | None = None,
+        max_clock_skew_ms: int | None = None,
         clock: Literal["system", "fast"] | ManualClock = "system",
         max_drift_ticks: int = 0,
         max_backward_wait_ms: int = 5,
@@ -216,6 +217,10 @@ class LeasedGenerator:
     def ttl_ms(self) -> int: ...
     @property
     def fence_ms(self) -> int | None: ...
+    @property
+    def clock_skew_ms(self) -> int | None: ...
+    @property
+    def clock_skew_uncertainty_ms(self) -> int | None: ...
     @property
     def reserved_high_water_ms(self) -> int: ...
     @property
