@@ -619,19 +619,26 @@ fn quick_on_the_system_clock() -> (tempfile::TempDir, Arc<Switchable>, LeaseConf
     (dir, Switchable::new(real), quick_config())
 }
 
+/// A generator of one node id on the system clock, leased from `registry`.
+fn on_the_system_clock(
+    registry: &Arc<Switchable>,
+    config: LeaseConfig,
+) -> Result<LeasedGenerator<ferroflake::SystemClock>, LeaseError> {
+    LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        registry.clone(),
+        config,
+    )
+}
+
 #[test]
 fn a_clock_too_far_from_the_registrys_is_refused_at_start_and_the_id_released() {
     let (_dir, registry, config) = quick_on_the_system_clock();
     assert_eq!(config.clock_skew_limit(), Duration::from_millis(150));
     for offset_ms in [-315_360_000_000, -10_000, 2_000] {
         registry.set_clock_offset_ms(offset_ms);
-        let refused = LeasedGenerator::start(
-            single_node_layout(),
-            ferroflake::SystemClock,
-            registry.clone(),
-            config.clone(),
-        )
-        .unwrap_err();
+        let refused = on_the_system_clock(&registry, config.clone()).unwrap_err();
         let LeaseError::ClockSkew {
             skew_ms,
             uncertainty_ms,
@@ -662,13 +669,7 @@ fn a_clock_too_far_from_the_registrys_is_refused_at_start_and_the_id_released() 
     );
     // Each refused start gave node 0 back: a start on agreeing clocks takes it.
     registry.set_clock_offset_ms(0);
-    let held = LeasedGenerator::start(
-        single_node_layout(),
-        ferroflake::SystemClock,
-        registry.clone(),
-        config,
-    )
-    .unwrap();
+    let held = on_the_system_clock(&registry, config).unwrap();
     assert_eq!(held.node(), 0);
     let reading = held
         .clock_skew()
@@ -679,13 +680,7 @@ fn a_clock_too_far_from_the_registrys_is_refused_at_start_and_the_id_released() 
 #[test]
 fn a_holder_whose_clock_drifts_away_stops_issuing_until_it_agrees_again() {
     let (_dir, registry, config) = quick_on_the_system_clock();
-    let held = LeasedGenerator::start(
-        single_node_layout(),
-        ferroflake::SystemClock,
-        registry.clone(),
-        config,
-    )
-    .unwrap();
+    let held = on_the_system_clock(&registry, config).unwrap();
     held.next_id().expect("issues on agreeing clocks");
     registry.set_clock_offset_ms(5_000);
     wait_for(

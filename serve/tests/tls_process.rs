@@ -11,7 +11,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -193,28 +193,38 @@ fn create_key(dir: &Path) {
     }
 }
 
+/// The key `k` in a store in `dir`, a new certificate pair written there, and a child
+/// serving HTTPS with that pair and `args`: the pair, its two files, and the child.
+fn start_tls(dir: &Path, args: &[&str]) -> (TestCert, PathBuf, PathBuf, Service) {
+    create_key(dir);
+    let pair = TestCert::new();
+    let (cert, key) = pair.write(dir);
+    let mut all = vec![
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    all.extend(args);
+    let service = Service::start(dir, &all);
+    (pair, cert, key, service)
+}
+
 #[test]
 fn sighup_rotates_the_pair_and_a_bad_pair_keeps_the_one_in_force() {
     let dir = tempfile::tempdir().unwrap();
-    create_key(dir.path());
-    let old = TestCert::new();
-    let (cert, key) = old.write(dir.path());
     let tokens = dir.path().join("tokens.toml");
     write_whole(
         &tokens,
         &tokens_toml(&[("app", "t-app-3333", &["issue:*"])]),
     );
-    let service = Service::start(
+    let (old, cert, _key, service) = start_tls(
         dir.path(),
         &[
             "--listen",
             "0.0.0.0:0",
             "--tokens-file",
             tokens.to_str().unwrap(),
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
         ],
     );
     let id = |cert: &TestCert| service.get(cert, "/api/segment/get/k", Some("t-app-3333"));
@@ -261,23 +271,11 @@ fn sighup_rotates_the_pair_and_a_bad_pair_keeps_the_one_in_force() {
 #[test]
 fn sighup_refuses_a_device_or_a_fifo_at_once_and_keeps_what_it_has() {
     let dir = tempfile::tempdir().unwrap();
-    create_key(dir.path());
-    let pair = TestCert::new();
-    let (cert, key) = pair.write(dir.path());
     let tokens = dir.path().join("tokens.toml");
     let token_file = tokens_toml(&[("app", "t-app-5555", &["issue:*"])]);
     write_whole(&tokens, &token_file);
-    let service = Service::start(
-        dir.path(),
-        &[
-            "--tokens-file",
-            tokens.to_str().unwrap(),
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-        ],
-    );
+    let (pair, _cert, key, service) =
+        start_tls(dir.path(), &["--tokens-file", tokens.to_str().unwrap()]);
     let id = || service.get(&pair, "/api/segment/get/k", Some("t-app-5555"));
     assert_eq!(id().unwrap().body, "1");
 
@@ -316,20 +314,13 @@ fn sighup_refuses_a_device_or_a_fifo_at_once_and_keeps_what_it_has() {
 #[test]
 fn sigterm_with_a_half_done_handshake_exits_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    create_key(dir.path());
-    let pair = TestCert::new();
-    let (cert, key) = pair.write(dir.path());
     // A stop timeout and a header timeout far beyond the bound below: a drain that
     // waited for the handshake would wait a minute.
-    let service = Service::start(
+    let (pair, _cert, _key, service) = start_tls(
         dir.path(),
         &[
             "--listen",
             "127.0.0.1:0",
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
             "--shutdown-timeout-ms",
             "60000",
             "--header-read-timeout-ms",
@@ -443,20 +434,7 @@ fn a_certificate_without_its_key_or_a_missing_file_stops_the_start() {
 #[test]
 fn plain_http_to_the_tls_port_is_logged_at_most_once_a_second() {
     let dir = tempfile::tempdir().unwrap();
-    create_key(dir.path());
-    let pair = TestCert::new();
-    let (cert, key) = pair.write(dir.path());
-    let service = Service::start(
-        dir.path(),
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-        ],
-    );
+    let (_pair, _cert, _key, service) = start_tls(dir.path(), &["--listen", "127.0.0.1:0"]);
     const TRIES: usize = 200;
     let began = Instant::now();
     for _ in 0..TRIES {
