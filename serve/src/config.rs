@@ -169,7 +169,14 @@ impl Config {
     pub fn from_file(path: &Path) -> Result<Self, String> {
         let text = crate::small_file::read_to_string(path)
             .map_err(|e| format!("cannot read the config file {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("config file {}: {e}", path.display()))
+        toml::from_str(&text).map_err(|e| {
+            // Not the error's own text: it quotes the line, which may hold a password.
+            let line = e.span().map_or(0, |span| {
+                text[..span.start.min(text.len())].matches('\n').count() + 1
+            });
+            let message = ferroflake_store_address::redact_words(e.message());
+            format!("config file {}, line {line}: {message}", path.display())
+        })
     }
 
     /// The settings `args` give: the file it names (if any), then each flag or environment
@@ -445,7 +452,12 @@ pub struct ServeArgs {
     /// Lease the node id from this registry: an absolute directory (the embedded registry),
     /// etcd://, redis://, zk:// or postgres:// (builds with the `stores` feature)
     /// [default: the embedded registry].
-    #[arg(long, env = "FERROFLAKE_LEASE", value_name = "URL")]
+    #[arg(
+        long,
+        env = "FERROFLAKE_LEASE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
     pub lease: Option<String>,
 
     /// The lease's TTL in ms [default: 10000].
@@ -459,7 +471,12 @@ pub struct ServeArgs {
 
     /// The segment store: an absolute path or sqlite:///path, postgres://, mysql://,
     /// redis:// (builds with the `stores` feature) [default: the embedded SQLite file].
-    #[arg(long, env = "FERROFLAKE_STORE", value_name = "URL")]
+    #[arg(
+        long,
+        env = "FERROFLAKE_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
     pub store: Option<String>,
 
     /// Segment keys to load before reporting ready (comma-separated or repeated).
@@ -640,6 +657,41 @@ mod tests {
             assert!(!refusal.contains("SeCrEt"), "{refusal}");
             // Refused before anything opens, rather than retried for good.
             assert_eq!(crate::run(&args), 2);
+        }
+    }
+
+    #[test]
+    fn a_config_file_error_and_the_help_show_no_password() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("serve.toml");
+        for text in [
+            "listen = \"127.0.0.1:1\"\nstore = \"postgres://app:SeCrEt@db/ids\" x\n",
+            "store = 5\nlease = [\"redis://:SeCrEt@cache/0\"]\n",
+            "lease = [\"redis://:SeCrEt@cache/0\"]\n",
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let refusal = Config::from_file(&file).unwrap_err();
+            assert!(refusal.contains("line "), "{refusal}");
+            assert!(!refusal.contains("SeCrEt"), "{refusal}");
+        }
+        use clap::CommandFactory;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        // The help shows the variables' values, but not of these (the environment is not
+        // set here: other tests read it at the same time).
+        let command = Cli::command();
+        for secret in ["store", "lease"] {
+            let arg = command
+                .get_arguments()
+                .find(|a| a.get_id() == secret)
+                .unwrap();
+            assert!(
+                arg.is_hide_env_values_set(),
+                "--{secret} shows its variable's value"
+            );
         }
     }
 

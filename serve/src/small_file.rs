@@ -5,13 +5,13 @@
 //! is refused at once with a clear error, and the files already loaded stay in force.
 //!
 //! These files decide who may call the service (tokens), who it is (TLS) and how it
-//! behaves (config), so one that users other than its owner may write is refused, as
-//! `sshd` refuses such an `authorized_keys`: whoever could write it could grant themselves
-//! the admin scope.
+//! behaves (config), so one owned by another user than the service's or root, or that
+//! users other than its owner may write, is refused, as `sshd` refuses such an
+//! `authorized_keys`: whoever could write it could grant themselves the admin scope.
 
 use std::fs::OpenOptions;
 use std::io::{self, Read};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// The largest file read: far above any tokens file, certificate chain or key.
@@ -33,6 +33,16 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
+        ));
+    }
+    let (owner, me) = (metadata.uid(), rustix::process::geteuid().as_raw());
+    if owner != me && owner != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "owned by uid {owner}, neither this service's ({me}) nor root's: whoever owns \
+                 it could change what the service trusts"
+            ),
         ));
     }
     let mode = metadata.permissions().mode();
@@ -119,6 +129,14 @@ mod tests {
             }
         }
         std::fs::set_permissions(&small, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Another user's file, whatever its mode (needs root to make one).
+        if rustix::process::geteuid().is_root() {
+            let theirs = dir.path().join("theirs");
+            std::fs::write(&theirs, "text").unwrap();
+            std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+            let refused = read(&theirs).unwrap_err().to_string();
+            assert!(refused.contains("owned by uid 65534"), "{refused}");
+        }
 
         std::fs::write(&small, [0xff, 0xfe]).unwrap();
         assert!(read_to_string(&small)

@@ -201,32 +201,18 @@ pub fn check_table(table: &str) -> Result<(), String> {
 /// parser could not find.
 pub fn redact(address: &str) -> String {
     let Some(mut url) = Url::parse(address).ok().filter(|url| url.host().is_some()) else {
-        return hide_before_last_at(address);
+        return hide_secret_parameters(&hide_before_last_at(address));
     };
     let mut changed = false;
     if url.password().is_some() {
         let _ = url.set_password(Some("***"));
         changed = true;
     }
-    let secret = |name: &str| {
-        let name = name.to_ascii_lowercase();
-        [
-            "pass",
-            "pwd",
-            "secret",
-            "token",
-            "auth",
-            "key",
-            "credential",
-        ]
-        .iter()
-        .any(|word| name.contains(word))
-    };
-    if url.query_pairs().any(|(name, _)| secret(&name)) {
+    if url.query_pairs().any(|(name, _)| names_a_secret(&name)) {
         let pairs: Vec<(String, String)> = url
             .query_pairs()
             .map(|(name, value)| {
-                let value = if secret(&name) {
+                let value = if names_a_secret(&name) {
                     "***".into()
                 } else {
                     value.into_owned()
@@ -242,6 +228,64 @@ pub fn redact(address: &str) -> String {
     } else {
         address.to_owned()
     }
+}
+
+/// `text` with every word in it that reads as an address (`scheme:` then more) shown as
+/// [`redact`] shows it: for messages of other libraries that quote what they were given.
+pub fn redact_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if scheme_of(word).is_some() {
+            out.push_str(&redact(word));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | '(' | ')' | '[' | ']') {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Whether a query parameter of this name holds a secret.
+fn names_a_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "auth",
+        "key",
+        "credential",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+}
+
+/// `address` with the value of each query parameter that [`names_a_secret`] shown as
+/// `***`, read as text: for addresses the URL parser does not take whole (a libpq socket
+/// address, `postgres:///ids?password=...`, has no host).
+fn hide_secret_parameters(address: &str) -> String {
+    let Some((base, query)) = address.split_once('?') else {
+        return address.to_owned();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if names_a_secret(name) => format!("{name}=***"),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{base}?{}", pairs.join("&"))
 }
 
 /// `address` with all between its scheme (and the slashes after it) and its last `@`
@@ -345,6 +389,24 @@ mod tests {
             "redis:/***@127.0.0.1:6379/0"
         );
         assert_eq!(redact("etcd:u:HUNTER2@h:2379"), "etcd:***@h:2379");
+        // Host-less addresses (libpq's socket form) keep their secret parameters too.
+        for (address, shown) in [
+            (
+                "postgres:///ids?password=HUNTER2",
+                "postgres:///ids?password=***",
+            ),
+            (
+                "postgres://:5432/ids?sslmode=disable&password=HUNTER2",
+                "postgres://:5432/ids?sslmode=disable&password=***",
+            ),
+            ("redis:///0?password=HUNTER2", "redis:///0?password=***"),
+        ] {
+            assert_eq!(redact(address), shown);
+        }
+        assert_eq!(
+            redact_words("invalid type: string \"postgres://app:HUNTER2@db/ids\", expected x"),
+            "invalid type: string \"postgres://app:***@db/ids\", expected x"
+        );
         for plain in [
             "postgres://app@db/ids",
             "redis://cache/0?prefix=a@b",
