@@ -44,6 +44,7 @@ use metrics::{Counter, Gauge};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
+use tokio_io_timeout::TimeoutStream;
 use tower::ServiceExt;
 
 use crate::config::Config;
@@ -112,6 +113,7 @@ pub async fn serve(
         handshakes,
         open: metrics.gauge(CONNECTIONS_OPEN, &[]),
         header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
+        write_timeout: header_read_timeout,
     });
     let refused = metrics.counter(CONNECTIONS_REFUSED, &[("reason", "limit")]);
     let mut refusals = Throttled::default();
@@ -203,6 +205,10 @@ struct Shared {
     handshakes: Option<Handshakes>,
     open: Gauge,
     header_timeouts: Counter,
+    /// How long a write may wait for the client to take what was sent: a client that
+    /// pipelines requests and reads none of the answers is closed then, rather than hold
+    /// its slot for good.
+    write_timeout: Duration,
 }
 
 /// The `reason` labels of [`TLS_HANDSHAKE_FAILURES`], in [`Handshakes::failed`]'s order.
@@ -239,6 +245,9 @@ impl Shared {
     async fn hold(&self, stream: TcpStream, peer: SocketAddr, mut stop: watch::Receiver<bool>) {
         self.open.increment(1.0);
         let _ = stream.set_nodelay(true);
+        let mut stream = TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(self.write_timeout));
+        let stream = Box::pin(stream);
         match &self.handshakes {
             None => self.answer(stream, &mut stop, None).await,
             Some(handshakes) => {

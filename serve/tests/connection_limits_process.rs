@@ -275,3 +275,44 @@ fn a_half_sent_request_does_not_hold_sigterm() {
         .unwrap();
     assert_eq!(row.max_id, 2, "the rest went back");
 }
+
+#[test]
+fn clients_that_read_none_of_their_answers_lose_their_slots() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::start(
+        dir.path(),
+        &["--max-connections", "4", "--header-read-timeout-ms", "1000"],
+    );
+    // Every slot taken by a client that pipelines requests and reads no answer: the
+    // answers fill its socket, and the server's next write waits on the client.
+    let request = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".repeat(2_000);
+    let hogs: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = TcpStream::connect(service.addr).unwrap();
+            s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+            for _ in 0..50 {
+                if s.write_all(&request).is_err() {
+                    break; // the server stopped reading: its writes wait on us
+                }
+            }
+            s
+        })
+        .collect();
+    // Within a few header-read timeouts their slots are free again, though they never
+    // closed them, and /healthz answers. (Bounded: it fails rather than hangs.)
+    let agent = common::agent();
+    let began = Instant::now();
+    loop {
+        let a = common::answer(agent.get(&format!("{}/healthz", service.base)).call());
+        if a.status == 200 {
+            break;
+        }
+        assert_eq!(a.status, 503, "{a:?}");
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "the slots stayed taken by clients that read nothing"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(hogs);
+}
