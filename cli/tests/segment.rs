@@ -657,3 +657,47 @@ fn set_step_changes_the_stored_step_and_nothing_else() {
         assert_eq!(error["error"]["kind"], kind, "{args:?}: {error}");
     }
 }
+
+/// One user's environments share one default table and one host record, whether or not
+/// they set XDG_STATE_HOME (a desktop session does, cron does not): two would hand out the
+/// same IDs.
+#[test]
+fn the_default_table_is_the_same_in_every_environment_of_a_user() {
+    if !Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n")
+    {
+        eprintln!("skipped: needs root to run as another user");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
+    let home_var = format!("HOME={}", home.path().display());
+    let as_nobody = |xdg: &str, args: &[&str]| {
+        let xdg_var = format!("XDG_STATE_HOME={}/{xdg}", home.path().display());
+        Command::new("/usr/sbin/runuser")
+            .args([
+                "-u",
+                "nobody",
+                "--",
+                "/usr/bin/env",
+                "-i",
+                &home_var,
+                &xdg_var,
+                BIN,
+            ])
+            .args(args)
+            .env_clear()
+            .output()
+            .unwrap()
+    };
+    let created = as_nobody(
+        "session",
+        &["segment", "create", "k", "--start", "1", "--step", "10"],
+    );
+    assert!(created.status.success(), "{created:?}");
+    let next = as_nobody("cron", &["segment", "next", "k"]);
+    assert!(next.status.success(), "{}", stderr(&next));
+    assert_eq!(String::from_utf8_lossy(&next.stdout).trim(), "1");
+}

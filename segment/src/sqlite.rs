@@ -63,8 +63,8 @@ impl std::fmt::Debug for SqliteStore {
 
 impl SqliteStore {
     /// The per-user default file: `segments.db` in ferroflake's state directory,
-    /// `/var/lib/ferroflake` for root, else `$XDG_STATE_HOME/ferroflake`
-    /// (`~/.local/state/ferroflake`): a directory the OS does not clean, unlike `/var/tmp`
+    /// `/var/lib/ferroflake` for root, else `~/.local/state/ferroflake`: a directory the
+    /// OS does not clean, unlike `/var/tmp`
     /// (created mode 0700; it must belong to the caller).
     /// Without a state directory ([`state_dir`](crate::state_dir)) the path is shown as
     /// `$HOME/.local/state/ferroflake/segments.db`, and [`open_default`](Self::open_default)
