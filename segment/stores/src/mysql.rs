@@ -290,6 +290,20 @@ impl Connection {
         }
         let charset = marks_collated_as_keys(&mut conn, sql)?;
         sql::prepare_table(STORE, sql, |text| conn.query_drop(text).map_err(failure))?;
+        let kind: Option<String> = conn
+            .exec_first(
+                "SELECT TABLE_TYPE FROM information_schema.TABLES \
+                 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+                (&sql.table,),
+            )
+            .map_err(failure)?;
+        if let Some(kind) = kind.filter(|kind| kind != "BASE TABLE") {
+            return Err(Failure::Said(sql::not_a_base_table(
+                STORE,
+                &sql.table,
+                &kind.to_lowercase(),
+            )));
+        }
         let store_id = conn
             .query_first::<String, _>(&sql.read_store_id)
             .ok()

@@ -263,6 +263,21 @@ impl Connection {
         sql::prepare_table(STORE, sql, |text| {
             client.batch_execute(text).map_err(failure)
         })?;
+        let kind: Option<String> = client
+            .query_opt(
+                "SELECT CASE relkind WHEN 'r' THEN NULL WHEN 'p' THEN NULL \
+                 WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' \
+                 ELSE 'relation of kind ' || relkind::text END \
+                 FROM pg_class WHERE oid = to_regclass($1)",
+                &[&sql.table],
+            )
+            .map_err(failure)?
+            .and_then(|row| row.get(0));
+        if let Some(kind) = kind {
+            return Err(Failure::Said(sql::not_a_base_table(
+                STORE, &sql.table, &kind,
+            )));
+        }
         let mut prepare = |text: &str| client.prepare(text).map_err(failure);
         let (insert, increment) = (prepare(&sql.insert)?, prepare(&sql.increment)?);
         let (read, lower) = (prepare(&sql.read)?, prepare(&sql.lower)?);

@@ -263,6 +263,18 @@ pub(crate) fn unavailable(store: &str, detail: impl Into<String>) -> SegmentErro
 }
 
 /// [`SegmentError::Store`] from `store`.
+/// The refusal of a table name that names a view (`kind`, as the server calls it): one
+/// table under two names would keep two marks tables, two ids and two host records, and
+/// recreate under one name a key the other took ranges from.
+pub(crate) fn not_a_base_table(store: &str, table: &str, kind: &str) -> SegmentError {
+    SegmentError::InvalidConfig {
+        detail: format!(
+            "{store}: {table} is a {kind}, not a table: name the table it shows; under two \
+             names one table would be two stores, each unaware of the other's ranges"
+        ),
+    }
+}
+
 pub(crate) fn store_error(store: &str, detail: impl Into<String>) -> SegmentError {
     SegmentError::Store {
         store: store.into(),

@@ -105,3 +105,21 @@ fn a_server_that_may_lose_commits_is_refused_unless_accepted() {
     store.create("k", 1, 10).unwrap();
     assert_eq!(store.allocate("k", 10).unwrap().range.start, 1);
 }
+
+#[test]
+#[ignore = "needs a MySQL or MariaDB server: FERROFLAKE_TEST_MYSQL"]
+fn a_view_over_the_table_is_refused() {
+    let (table, alias) = (common::unique("based"), common::unique("alias"));
+    let base = common::base_url("mysql");
+    let store = open_address(&StoreAddress::parse(&format!("{base}?table={table}")).unwrap());
+    store.unwrap().create("k", 1, 10).unwrap();
+    admin()
+        .query_drop(format!("CREATE VIEW {alias} AS SELECT * FROM {table}"))
+        .unwrap();
+    let address = format!("{base}?table={alias}");
+    let Err(refused) = open_address(&StoreAddress::parse(&address).unwrap()) else {
+        panic!("a view was taken for a table of its own");
+    };
+    assert_eq!(refused.name(), "INVALID_CONFIG", "{refused}");
+    assert!(refused.to_string().contains("is a view"), "{refused}");
+}
