@@ -44,14 +44,19 @@ impl StoreUrl {
     /// Parses `address` as a URL with a host.
     ///
     /// # Errors
-    /// Not a URL, no host, or a query parameter given twice (one reader would take the
-    /// first, another the last: two stores for one address).
+    /// Not a URL, no host, a query parameter given twice (one reader would take the
+    /// first, another the last: two stores for one address), or a `#` fragment.
     pub fn parse(address: &str) -> Result<Self, String> {
         let url = Url::parse(address).map_err(|e| format!("not a URL: {e}"))?;
         let host = match url.host_str() {
             Some(h) if !h.is_empty() => h.to_owned(),
             _ => return Err("no host".into()),
         };
+        if url.fragment().is_some() {
+            // Clients disagree on it (libpq reads `/ids#x` as the database `ids#x`), so one
+            // database would have two names.
+            return Err("a '#' is not part of an address: write it as %23".into());
+        }
         let path = url.path().trim_end_matches('/').to_owned();
         let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
         let repeated =
@@ -356,6 +361,9 @@ mod tests {
             let refused = StoreUrl::parse(twice).unwrap_err();
             assert!(refused.contains("given twice"), "{twice}: {refused}");
         }
+        let refused = StoreUrl::parse("postgres://h/ids#x").unwrap_err();
+        assert!(refused.contains("%23"), "{refused}");
+        assert_eq!(StoreUrl::parse("postgres://h/ids%23x").unwrap().path(), "/ids%23x");
     }
 
     #[test]
