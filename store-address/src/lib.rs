@@ -363,7 +363,10 @@ mod tests {
         }
         let refused = StoreUrl::parse("postgres://h/ids#x").unwrap_err();
         assert!(refused.contains("%23"), "{refused}");
-        assert_eq!(StoreUrl::parse("postgres://h/ids%23x").unwrap().path(), "/ids%23x");
+        assert_eq!(
+            StoreUrl::parse("postgres://h/ids%23x").unwrap().path(),
+            "/ids%23x"
+        );
     }
 
     #[test]
