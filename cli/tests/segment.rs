@@ -93,6 +93,14 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
+/// Whether this process may run others as another user.
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n")
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()
 }
@@ -194,11 +202,7 @@ fn a_table_file_lost_whole_is_refused_below_what_this_host_took() {
 /// are refused, not put in /var/tmp, which the OS cleans.
 #[test]
 fn no_home_means_no_default_store() {
-    if !Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout == b"0\n")
-    {
+    if !is_root() {
         eprintln!("skipped: needs root to run as another user");
         return;
     }
@@ -266,7 +270,7 @@ fn refusals_are_typed_in_text_and_in_json() {
     let store = Store::new();
     store.create("taken", 1, 10);
     let long = "k".repeat(129);
-    let cases: [(&[&str], i32, &str, &str); 8] = [
+    let cases: [(&[&str], i32, &str, &str); 9] = [
         (
             &["next", "missing"],
             1,
@@ -309,7 +313,13 @@ fn refusals_are_typed_in_text_and_in_json() {
             &["create", "negative", "--start", "-5", "--step", "10"],
             2,
             "INVALID_CONFIG",
-            "start -5 is negative",
+            "start -5 is below 1",
+        ),
+        (
+            &["create", "zero", "--start", "0", "--step", "10"],
+            2,
+            "INVALID_CONFIG",
+            "start 0 is below 1",
         ),
     ];
     for (args, code, kind, expected) in cases {
@@ -663,11 +673,7 @@ fn set_step_changes_the_stored_step_and_nothing_else() {
 /// same IDs.
 #[test]
 fn the_default_table_is_the_same_in_every_environment_of_a_user() {
-    if !Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout == b"0\n")
-    {
+    if !is_root() {
         eprintln!("skipped: needs root to run as another user");
         return;
     }

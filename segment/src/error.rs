@@ -34,7 +34,7 @@ pub enum SegmentError {
         detail: String,
     },
     /// Settings or arguments that cannot work: a step of 0 or above 2^31 - 1 (`int`), a
-    /// negative start, a prefetch share outside (0, 1], ...
+    /// start below 1, a prefetch share outside (0, 1], ...
     InvalidConfig {
         /// What is wrong.
         detail: String,

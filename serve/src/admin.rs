@@ -13,7 +13,7 @@
 //! | refusal | status, kind |
 //! |---|---|
 //! | a parameter missing or not a whole number | 400 `BAD_PARAMETER` |
-//! | a key or step the store cannot hold, a negative start | 400 `INVALID_KEY`, `INVALID_CONFIG` |
+//! | a key or step the store cannot hold, a start below 1 | 400 `INVALID_KEY`, `INVALID_CONFIG` |
 //! | create: the key has a row | 409 `KEY_EXISTS` |
 //! | create: the key had a row that went above `start` | 409 `REWOUND`, with the store's message |
 //! | step: the key has no row | 404 `UNKNOWN_KEY` (409 `REWOUND` if it had one that is gone) |

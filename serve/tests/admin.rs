@@ -152,7 +152,12 @@ fn create_adds_a_key_the_server_then_issues_from() {
         (
             "/v1/admin/segment/k?start=-5&step=10",
             "INVALID_CONFIG",
-            "negative",
+            "below 1",
+        ),
+        (
+            "/v1/admin/segment/k?start=0&step=10",
+            "INVALID_CONFIG",
+            "below 1",
         ),
         (
             "/v1/admin/segment/k?start=1&step=4294967296",
