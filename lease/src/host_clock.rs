@@ -17,10 +17,30 @@ pub fn host_now_ms() -> u64 {
     (ns.max(0) / 1_000_000) as u64
 }
 
-/// The host's wall clock (`CLOCK_REALTIME`) in Unix ms, read from the kernel (rustix
-/// calls the vDSO itself), so a library that fakes the C library's clock for this process
-/// (`faketime`) does not fake this one. Time namespaces do not shift `CLOCK_REALTIME`.
+/// The host's wall clock (`CLOCK_REALTIME`) in Unix ms, read by the system call itself on
+/// Linux rather than through the C library (or rustix, which may use it), so that a
+/// library preloaded to fake this process's clock (libfaketime) does not fake this one.
+/// Time namespaces do not shift `CLOCK_REALTIME`.
 pub fn host_wall_clock_ms() -> u64 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; the call only writes to it.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_clock_gettime,
+                libc::CLOCK_REALTIME,
+                &mut ts as *mut libc::timespec,
+            )
+        };
+        if rc == 0 {
+            let ns = i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec);
+            return (ns.max(0) / 1_000_000) as u64;
+        }
+    }
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
     let ns = i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
     (ns.max(0) / 1_000_000) as u64
