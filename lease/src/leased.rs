@@ -84,6 +84,9 @@ pub enum LeaseStatus {
 pub struct LeasedGenerator<C: Clock + Send + Sync + 'static> {
     lease: Arc<Lease<C>>,
     renewer: Option<thread::JoinHandle<()>>,
+    /// With a state file: the thread that keeps its local mark ahead of the clock, apart
+    /// from renewals, so that a registry call that hangs does not hold issuing back.
+    keeper: Option<thread::JoinHandle<()>>,
     released: bool,
 }
 
@@ -117,6 +120,9 @@ struct RenewalState {
     /// With a state file: nothing above this (issuing time) is issued until the file says
     /// so, so that a process that resumes the claim issues above it. `u64::MAX` without one.
     local_mark_ms: u64,
+    /// The fence is shut (a clock too far off, a lost lease, a stop) until a renewal on an
+    /// agreeing clock opens it again: moving the local mark on must not open it.
+    shut: bool,
 }
 
 impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
@@ -287,6 +293,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 attempts: 0,
                 clock: None,
                 local_mark_ms: if state_file.is_some() { 0 } else { u64::MAX },
+                shut: false,
             }),
             grant,
             config,
@@ -297,9 +304,10 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         Self::run(lease)
     }
 
-    /// Resumes the claim a state file kept: asks the registry first, and if it answers
-    /// that the claim is gone, hands everything back for a fresh claim; if it cannot be
-    /// reached, issues from the file's marks until the claim's deadline, renewing meanwhile.
+    /// Resumes the claim a state file kept, as if the process had never stopped: it issues
+    /// from the file's marks until the claim's deadline, renewing meanwhile. The registry is
+    /// asked first, for at most [`RESUME_ANSWER`]: if it says the claim is gone, the file
+    /// is handed back for a fresh claim instead.
     #[allow(clippy::too_many_arguments)]
     fn resume(
         layout: Layout,
@@ -314,8 +322,9 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         let Resumable {
             node_id,
             claim,
-            deadline,
+            mut deadline,
         } = resumable;
+        let path = file.path().display().to_string();
         let grant = Grant {
             node_id,
             token: claim.token.clone(),
@@ -324,17 +333,20 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             previous_high_water_ms: claim.local_mark_ms,
             floor_wait: Duration::ZERO,
         };
-        let path = file.path().display().to_string();
-        let offline = match registry.renew(&grant, config.ttl, claim.reserved_ms) {
-            Ok(()) => None,
-            Err(LeaseError::Lost { why, .. }) => {
+        let status = match ask_within(registry, &grant, &config, claim.reserved_ms) {
+            Answer::Renewed(sent) => {
+                deadline = deadline.max(sent + (config.ttl - config.safety_margin));
+                LeaseStatus::Held
+            }
+            Answer::Refused(LeaseError::Lost { why, .. }) => {
                 report(&format!(
-                    "state file {path}: the {} registry says the claim on node id {node_id}                      {}; claiming afresh",
+                    "state file {path}: the {} registry says the claim on node id {node_id} \
+                     {}; claiming afresh",
                     registry.name(),
                     why.describe()
                 ));
-                let mut released = Saved::released(registry.name(), layout.max_node() + 1, node_id);
-                file.save(&mut released)?;
+                let node_count = layout.max_node() + 1;
+                file.save(&mut Saved::released(registry.name(), node_count, node_id))?;
                 return Ok(Resumed::Gone(Box::new(Afresh {
                     layout,
                     clock,
@@ -342,8 +354,29 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                     file,
                 })));
             }
-            Err(error) => Some(error),
+            Answer::Refused(error) => LeaseStatus::Failing {
+                failures: 1,
+                last_error: error,
+            },
+            Answer::Silent => LeaseStatus::Failing {
+                failures: 0,
+                last_error: LeaseError::Unavailable {
+                    registry: registry.name().to_owned(),
+                    detail: format!("no answer within {RESUME_ANSWER:?} of the restart"),
+                },
+            },
         };
+        if let LeaseStatus::Failing { last_error, .. } = &status {
+            report(&format!(
+                "state file {path}: resuming node id {node_id} without the {} registry \
+                 ({last_error}); issuing until the claim's deadline in {} unless a renewal \
+                 succeeds first",
+                registry.name(),
+                humantime::format_duration(round_ms(
+                    deadline.saturating_duration_since(Instant::now())
+                )),
+            ));
+        }
         // Issue above everything the last process may have issued: its local mark.
         let began = Instant::now();
         let limit = config.start_wait_limit();
@@ -383,54 +416,56 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             state: Mutex::new(RenewalState {
                 reserved_ms: claim.reserved_ms,
                 deadline,
-                status: LeaseStatus::Held,
+                status,
                 loss: None,
                 stop: false,
                 renew_now: false,
                 attempts: 0,
                 clock: None,
                 local_mark_ms: claim.local_mark_ms,
+                shut: false,
             }),
             grant,
             config,
             wake: Condvar::new(),
             state_file: Some(Mutex::new(file)),
         });
-        match offline {
-            None => lease.renew_once()?,
-            Some(error) => {
-                report(&format!(
-                    "state file {path}: resuming node id {node_id} without the {} registry                      ({error}); issuing until the claim's deadline in {} unless a renewal                      succeeds first",
-                    lease.registry.name(),
-                    humantime::format_duration(round_ms(
-                        deadline.saturating_duration_since(Instant::now())
-                    )),
-                ));
-                lease.keep_local_mark()?;
-                lease.state().status = LeaseStatus::Failing {
-                    failures: 1,
-                    last_error: error,
-                };
-            }
+        if lease.state().status == LeaseStatus::Held {
+            lease.renew_once()?; // the clock check before the first ID, and the fence
+        } else {
+            lease.keep_local_mark()?;
         }
         Self::run(lease).map(Resumed::Started)
     }
 
-    /// Starts the renewal thread of a lease whose first renewal is done.
+    /// Starts the renewal thread of a lease whose first renewal is done (and, with a state
+    /// file, the thread that keeps its local mark ahead).
     fn run(lease: Arc<Lease<C>>) -> Result<Self, LeaseError> {
-        let for_thread = Arc::clone(&lease);
-        let renewer = thread::Builder::new()
-            .name("ferroflake-lease".into())
-            .spawn(move || for_thread.renew_until_stopped())
-            .map_err(|e| LeaseError::Store {
-                registry: lease.registry.name().to_owned(),
-                detail: format!("cannot start the renewal thread: {e}"),
-            })?;
-        Ok(LeasedGenerator {
-            lease,
+        let spawn = |name: &str, work: fn(&Lease<C>)| {
+            let for_thread = Arc::clone(&lease);
+            thread::Builder::new()
+                .name(name.into())
+                .spawn(move || work(&for_thread))
+                .map_err(|e| LeaseError::Store {
+                    registry: lease.registry.name().to_owned(),
+                    detail: format!("cannot start the {name} thread: {e}"),
+                })
+        };
+        let renewer = spawn("ferroflake-lease", Lease::renew_until_stopped).inspect_err(|_| {
+            // The claim will be given back: the file must not keep it.
+            let _ = lease.save_gone();
+        })?;
+        let mut generator = LeasedGenerator {
+            lease: Arc::clone(&lease),
             renewer: Some(renewer),
+            keeper: None,
             released: false,
-        })
+        };
+        if lease.state_file.is_some() {
+            // On failure, dropping `generator` stops the renewal thread and releases.
+            generator.keeper = Some(spawn("ferroflake-lease-state", Lease::keep_until_stopped)?);
+        }
+        Ok(generator)
     }
 
     /// The next ID.
@@ -572,12 +607,16 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             // joined), and the parent still issues under it. Releasing it here would let
             // another process claim the node id while the parent issues.
             std::mem::forget(self.renewer.take());
+            std::mem::forget(self.keeper.take());
             return Ok(());
         }
         self.lease.state().stop = true;
         self.lease.wake.notify_all();
-        if let Some(renewer) = self.renewer.take() {
-            let _ = renewer.join();
+        for thread in [self.renewer.take(), self.keeper.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = thread.join();
         }
         // We own the generator now (no caller can hold `&self`), so nothing is issued
         // after this fence, and the last issued tick is final.
@@ -597,8 +636,15 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         if was_lost {
             return Ok(());
         }
+        // With a state file, the file gives the claim up first: a restart must never
+        // resume a claim the registry may have handed on. If it cannot, the claim is left
+        // to lapse instead, so that the next holder waits out the whole reserved mark.
+        self.lease.save_gone()?;
         let released = self.lease.registry.release(&self.lease.grant, final_mark);
-        self.lease.save_final(released.is_ok(), final_mark)?;
+        if released.is_err() {
+            // Kept, with the exact final mark, so that a restart resumes it at once.
+            let _ = self.lease.save_final(final_mark);
+        }
         released
     }
 }
@@ -654,21 +700,24 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             let mut state = self.state();
             state.reserved_ms = mark;
             state.deadline = deadline;
+            if let Some(skew) = skewed {
+                // Renewed, keeping the mark, but issuing on this clock is not covered:
+                // stopped until it agrees.
+                state.shut = true;
+                self.generator.set_fence_ms(0);
+                return Err(skew);
+            }
+            state.shut = false;
         }
-        if let Some(skew) = skewed {
-            // Renewed, keeping the mark, but issuing on this clock is not covered: stopped
-            // until it agrees.
-            self.generator.set_fence_ms(0);
-            return Err(skew);
-        }
+        // With a state file, the fence follows the local mark once it is on disk.
         self.keep_local_mark()?;
-        self.fence_at(mark, deadline);
+        self.open_fence(&self.state());
         Ok(())
     }
 
     /// With a state file: moves the local mark on to [`local_ahead`] past the clock (never
     /// past the reserved mark), writes the claim, and only then lets the fence follow.
-    /// Nothing to do past the deadline, or without a state file.
+    /// Nothing to do past the deadline, with the fence shut, or without a state file.
     ///
     /// # Errors
     /// [`LeaseError::StateFile`] if the file cannot be written; the fence stays where it
@@ -677,8 +726,13 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         let Some(file) = &self.state_file else {
             return Ok(());
         };
+        // Held throughout, so that the file's mark and the one in memory only grow.
+        let mut file = lock(file);
         let (reserved, deadline, local) = {
             let state = self.state();
+            if state.shut {
+                return Ok(());
+            }
             (state.reserved_ms, state.deadline, state.local_mark_ms)
         };
         let Some(left) = deadline
@@ -693,7 +747,16 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             .now_ms()
             .saturating_add(ms(local_ahead(self.config.ttl)));
         let mark = local.max(ahead.min(reserved));
-        let mut saved = Saved {
+        file.save(&mut self.saved_claim(reserved, left, mark))?;
+        let mut state = self.state();
+        state.local_mark_ms = state.local_mark_ms.max(mark);
+        self.open_fence(&state);
+        Ok(())
+    }
+
+    /// The state file's contents for this claim.
+    fn saved_claim(&self, reserved_ms: u64, left: Duration, local_mark_ms: u64) -> Saved {
+        Saved {
             generation: 0,
             lock_file: (0, 0),
             registry: self.registry.name().to_owned(),
@@ -704,48 +767,26 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 epoch: self.grant.epoch,
                 boot_id: String::new(),
                 deadline_boot_ms: state_file::boot_deadline_ms(left),
-                reserved_ms: reserved,
-                local_mark_ms: mark,
+                reserved_ms,
+                local_mark_ms,
             }),
-        };
-        lock(file).save(&mut saved)?;
-        self.state().local_mark_ms = mark;
-        self.fence_at(reserved, deadline);
-        Ok(())
+        }
     }
 
-    /// With a state file, after the last issue: the claim given back (`released`: only
-    /// the node id is kept, to be asked for first), or kept with the exact final mark so
-    /// that a restart resumes it without waiting.
-    fn save_final(&self, released: bool, final_mark: u64) -> Result<(), LeaseError> {
+    /// With a state file, after the last issue, when the release failed: the claim kept
+    /// with the exact final mark, so that a restart resumes it without waiting.
+    fn save_final(&self, final_mark: u64) -> Result<(), LeaseError> {
         let Some(file) = &self.state_file else {
             return Ok(());
         };
-        let node_count = self.generator.layout().max_node() + 1;
-        let mut saved = if released {
-            Saved::released(self.registry.name(), node_count, self.grant.node_id)
-        } else {
+        let (reserved, deadline) = {
             let state = self.state();
-            let Some(left) = state.deadline.checked_duration_since(Instant::now()) else {
-                return Ok(()); // past the deadline: the claim cannot be resumed anyway
-            };
-            Saved {
-                generation: 0,
-                lock_file: (0, 0),
-                registry: self.registry.name().to_owned(),
-                node_count,
-                node_id: self.grant.node_id,
-                claim: Some(SavedClaim {
-                    token: self.grant.token.clone(),
-                    epoch: self.grant.epoch,
-                    boot_id: String::new(),
-                    deadline_boot_ms: state_file::boot_deadline_ms(left),
-                    reserved_ms: state.reserved_ms,
-                    local_mark_ms: final_mark.min(state.local_mark_ms),
-                }),
-            }
+            (state.reserved_ms, state.deadline)
         };
-        lock(file).save(&mut saved)
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            return Ok(()); // past the deadline: the claim cannot be resumed anyway
+        };
+        lock(file).save(&mut self.saved_claim(reserved, left, final_mark))
     }
 
     /// Reads the generator's clock against the registry's: `Ok(None)` if either has none
@@ -775,11 +816,11 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         Ok(Some(reading))
     }
 
-    /// Fence = min(mark, the deadline as a time on the generator's clock); closed if the
-    /// deadline has passed.
-    fn fence_at(&self, mark: u64, deadline: Instant) {
-        let left = deadline.checked_duration_since(Instant::now());
-        let mark = mark.min(self.state().local_mark_ms);
+    /// Sets the fence from `state`: min(reserved mark, local mark, the deadline as a time
+    /// on the generator's clock); closed if the deadline has passed or the fence is shut.
+    fn open_fence(&self, state: &RenewalState) {
+        let left = deadline_left(state.deadline).filter(|_| !state.shut);
+        let mark = state.reserved_ms.min(state.local_mark_ms);
         let fence = protocol::fence_ms(mark, left, self.generator.clock().now_ms());
         self.generator.set_fence_ms(fence);
     }
@@ -824,39 +865,29 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     }
 
     /// The renewal thread: renew every `renew_every`; on failure retry every
-    /// `retry_every`, waking at the deadline to close the fence, and every
-    /// [`local_every`] to keep a state file's local mark ahead; stop on `Lost` or stop.
+    /// `retry_every`, waking at the deadline to close the fence; stop on `Lost` or stop.
     fn renew_until_stopped(&self) {
         let mut failures = match self.state().status {
             LeaseStatus::Failing { failures, .. } => failures,
             _ => 0,
         };
-        let pause = |failures: u32| {
-            jitter(if failures == 0 {
+        loop {
+            let mut state = self.state();
+            let every = if failures == 0 {
                 self.config.renew_every
             } else {
                 self.config.retry_every
-            })
-        };
-        let mut due = Instant::now() + pause(failures);
-        loop {
-            let mut state = self.state();
-            let now = Instant::now();
-            let mut wake_at = due;
-            if state.deadline > now {
-                // Wake at the deadline at the latest, to close the fence there if unrenewed.
-                wake_at = wake_at.min(state.deadline);
-            }
-            if self.state_file.is_some() {
-                wake_at = wake_at.min(now + local_every(self.config.ttl));
-            }
+            };
+            // Wake at the deadline at the latest, to close the fence there if unrenewed.
+            let pause = match deadline_left(state.deadline) {
+                Some(left) if !left.is_zero() => jitter(every).min(left),
+                _ => jitter(every),
+            };
+            let wake_at = Instant::now() + pause;
             while !state.stop && !state.renew_now {
-                let Some(left) = wake_at.checked_duration_since(Instant::now()) else {
+                let Some(left) = deadline_left(wake_at).filter(|left| !left.is_zero()) else {
                     break;
                 };
-                if left.is_zero() {
-                    break;
-                }
                 state = self
                     .wake
                     .wait_timeout(state, left)
@@ -866,22 +897,13 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             if state.stop {
                 return;
             }
+            state.renew_now = false;
             if Instant::now() >= state.deadline {
                 // Unrenewed at the deadline: the fence already stops issuing there on the
                 // generator's clock; closing it also holds if that clock was set back.
                 self.generator.set_fence_ms(0);
             }
-            let renew = std::mem::take(&mut state.renew_now) || Instant::now() >= due;
             drop(state);
-            if !renew {
-                if let Err(error) = self.keep_local_mark() {
-                    self.state().status = LeaseStatus::Failing {
-                        failures: failures.max(1),
-                        last_error: error,
-                    };
-                }
-                continue;
-            }
             let outcome = self.renew_once();
             let mut state = self.state();
             state.attempts += 1;
@@ -892,6 +914,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                     state.status = LeaseStatus::Held;
                 }
                 Err(lost @ LeaseError::Lost { .. }) => {
+                    state.shut = true;
                     self.generator.set_fence_ms(0);
                     state.status = LeaseStatus::Lost;
                     state.loss = Some(lost);
@@ -913,7 +936,41 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                     };
                 }
             }
-            due = Instant::now() + pause(failures);
+        }
+    }
+
+    /// The state file's thread: every [`local_every`], moves the local mark on (and the
+    /// fence with it), whatever the registry calls are doing; stops with the lease.
+    fn keep_until_stopped(&self) {
+        let every = local_every(self.config.ttl);
+        loop {
+            {
+                let mut state = self.state();
+                let wake_at = Instant::now() + every;
+                while !state.stop {
+                    let Some(left) = deadline_left(wake_at).filter(|left| !left.is_zero()) else {
+                        break;
+                    };
+                    state = self
+                        .wake
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .0;
+                }
+                if state.stop || state.status == LeaseStatus::Lost {
+                    return;
+                }
+            }
+            if let Err(error) = self.keep_local_mark() {
+                // Issuing stops at the mark already on disk; the status says why.
+                let mut state = self.state();
+                if state.status == LeaseStatus::Held {
+                    state.status = LeaseStatus::Failing {
+                        failures: 0,
+                        last_error: error,
+                    };
+                }
+            }
         }
     }
 
@@ -948,12 +1005,55 @@ struct Afresh<C> {
     file: StateFile,
 }
 
+/// What the registry said to a resumed claim's first renewal.
+enum Answer {
+    /// Renewed; the renewal was sent then.
+    Renewed(Instant),
+    /// Refused or failed.
+    Refused(LeaseError),
+    /// No answer in time (the call goes on, and its answer is dropped).
+    Silent,
+}
+
+/// Renews `grant` with `mark`, waiting at most [`RESUME_ANSWER`] for the answer: a registry
+/// that hangs must not hold back a claim that can be resumed without it.
+fn ask_within(
+    registry: &Arc<dyn Registry>,
+    grant: &Grant,
+    config: &LeaseConfig,
+    mark: u64,
+) -> Answer {
+    let (tell, answer) = std::sync::mpsc::channel();
+    let (registry, grant, ttl) = (Arc::clone(registry), grant.clone(), config.ttl);
+    let asked = thread::Builder::new()
+        .name("ferroflake-resume".into())
+        .spawn(move || {
+            let sent = Instant::now();
+            let _ = tell.send(registry.renew(&grant, ttl, mark).map(|()| sent));
+        });
+    if let Err(e) = asked {
+        return Answer::Refused(LeaseError::Store {
+            registry: String::new(),
+            detail: format!("cannot start a thread: {e}"),
+        });
+    }
+    match answer.recv_timeout(RESUME_ANSWER) {
+        Ok(Ok(sent)) => Answer::Renewed(sent),
+        Ok(Err(e)) => Answer::Refused(e),
+        Err(_) => Answer::Silent,
+    }
+}
+
 /// `mutex` locked, as plain data even if a panic elsewhere poisoned it.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// How long a resumed claim waits for the registry's first answer before it issues without
+/// it: long enough for a registry that answers, short enough to ride out one that hangs.
+const RESUME_ANSWER: Duration = Duration::from_millis(1_000);
 
 /// How often a waiting start asks whether it should stop.
 const STOP_POLL: Duration = Duration::from_millis(50);
@@ -1088,6 +1188,11 @@ impl StartWaits<'_> {
 /// the C library and the Node addon, so that a start that waits is never silent.
 pub fn report_to_stderr(text: &str) {
     eprintln!("ferroflake: {text}");
+}
+
+/// How long until `deadline`, `None` once it has passed.
+fn deadline_left(deadline: Instant) -> Option<Duration> {
+    deadline.checked_duration_since(Instant::now())
 }
 
 /// `d` shortened by a random 0-20%, so that holders that failed together (a store

@@ -247,3 +247,38 @@ fn a_restart_with_the_clock_set_back_waits_for_the_saved_mark() {
     let resumed = start(quick).unwrap();
     assert!(resumed.next_id().unwrap() > last);
 }
+
+#[test]
+fn keeping_the_local_mark_never_reopens_a_fence_shut_by_a_skewed_clock() {
+    let (_dir, registry, state) = setup();
+    let generator = start(&registry, &state, &mut Vec::new()).unwrap();
+    generator.next_id().unwrap();
+    // The registry's clock an hour away: the next renewal shuts the fence.
+    registry.set_clock_offset_ms(3_600_000);
+    let renewals = registry.renewals();
+    wait_for(
+        "a renewal that sees the skew",
+        Duration::from_secs(5),
+        || registry.renewals() >= renewals + 2 && generator.next_id().is_err(),
+    );
+    // Refused throughout several periods of the state file's thread (it keeps the mark
+    // every 50 ms under this TTL) and of the renewals.
+    let (seen, began) = (registry.renewals(), Instant::now());
+    while registry.renewals() < seen + 4 {
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "renewals stopped"
+        );
+        if let Ok(id) = generator.next_id() {
+            panic!("issued {id} on a clock an hour from the registry's");
+        }
+    }
+    let refused = generator.next_id().unwrap_err();
+    assert!(
+        generator
+            .explain(&refused)
+            .contains("beyond max_clock_skew"),
+        "{}",
+        generator.explain(&refused)
+    );
+}
