@@ -159,13 +159,17 @@ export declare class LeasedGenerator {
    *   longer), `maxClockSkewMs` (how far this clock may be from the registry's, checked
    *   before the first ID and at each renewal; default and most: half of quarantine +
    *   safety margin), `maxDriftTicks`, `maxBackwardWaitMs`.
+   * - `stateFile`: a path where the lease keeps its claim, so that a process restarted
+   *   while the registry cannot be reached resumes it until its deadline, and one
+   *   restarted later asks for the same node id first. It must be this user's alone; one
+   *   live process uses it at a time (`ERR_FERROFLAKE_LEASE_STATE_FILE`).
    *
    * Bad options throw at once; a registry that cannot be reached, or no free node id,
    * rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out
    * `maxTtlMs` plus the quarantine (about 12 s by default), since it cannot tell itself
    * from one whose records were lost under a running holder.
    */
-  static open(options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxClockSkewMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }): Promise<LeasedGenerator>
+  static open(options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxClockSkewMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint; stateFile?: string }): Promise<LeasedGenerator>
   /**
    * Refused: a leased generator comes from `LeasedGenerator.open()`, which waits for the
    * registry off the event loop.

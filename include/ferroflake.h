@@ -325,6 +325,11 @@ enum ferroflake_result
      * agree again.
      */
     FERROFLAKE_RESULT_CLOCK_SKEW = 125,
+    /**
+     * The lease's state file (`state_file`) cannot be used: not the caller's alone,
+     * held by another live process, or unreadable or unwritable.
+     */
+    FERROFLAKE_RESULT_STATE_FILE = 126,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -676,6 +681,14 @@ typedef struct ferroflake_lease_options {
      * margin, which is also the most it may be.
      */
     uint64_t max_clock_skew_ms;
+    /**
+     * A file where the holder keeps its claim (UTF-8 path), so that a process restarted
+     * while the registry cannot be reached resumes it until its deadline, and one
+     * restarted later asks for the same node id first. It holds the lease's owner token:
+     * it must be the caller's alone, and one live process uses it at a time
+     * (`STATE_FILE` otherwise). NULL: none.
+     */
+    const char *state_file;
 } ferroflake_lease_options;
 #endif
 
@@ -1522,7 +1535,7 @@ ferroflake_result ferroflake_lease_status_init(size_t struct_size,
  * seconds.
  *
  * Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `NO_FREE_NODE`,
- * `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `CLOCK_SKEW`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
+ * `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `CLOCK_SKEW`, `STATE_FILE`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
  * unknown clock), `INVALID_UTF8`, a core code (`EPOCH_IN_FUTURE`, `LAYOUT_EXHAUSTED`, ...)
  * or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the details.
  *

@@ -117,13 +117,14 @@ impl JsClass {
 
 /// The kinds of a lease registry's refusals, as `LEASE_<kind>` codes. A lease that cannot
 /// start because the generator refused its layout or clock carries the core's kind instead.
-pub(crate) const LEASE_KINDS: [&str; 9] = [
+pub(crate) const LEASE_KINDS: [&str; 10] = [
     "UNAVAILABLE",
     "NO_FREE_NODE",
     "LOST",
     "BEHIND_HIGH_WATER",
     "START_WAIT_TOO_LONG",
     "CLOCK_SKEW",
+    "STATE_FILE",
     "BAD_ADDRESS",
     "INVALID_CONFIG",
     "STORE",

@@ -44,7 +44,7 @@ use crate::numbers::number_array;
 use crate::pool::{self, PoolTask};
 use crate::text::format_option;
 
-const OPTION_KEYS: [&str; 8] = [
+const OPTION_KEYS: [&str; 9] = [
     "registry",
     "layout",
     "ttlMs",
@@ -53,10 +53,11 @@ const OPTION_KEYS: [&str; 8] = [
     "maxClockSkewMs",
     "maxDriftTicks",
     "maxBackwardWaitMs",
+    "stateFile",
 ];
 
 /// The lease settings a caller can choose; two users of one lease must agree on them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Settings {
     ttl_ms: Option<u64>,
     max_ttl_ms: Option<u64>,
@@ -64,6 +65,7 @@ struct Settings {
     max_clock_skew_ms: Option<u64>,
     max_drift_ticks: u64,
     max_backward_wait_ms: u64,
+    state_file: Option<String>,
 }
 
 impl Settings {
@@ -72,13 +74,14 @@ impl Settings {
         let ms = |v: Option<u64>| v.map_or_else(|| "default".to_owned(), |v| v.to_string());
         format!(
             "ttlMs {}, maxTtlMs {}, maxStartWaitMs {}, maxClockSkewMs {}, maxDriftTicks {}, \
-             maxBackwardWaitMs {}",
+             maxBackwardWaitMs {}, stateFile {}",
             ms(self.ttl_ms),
             ms(self.max_ttl_ms),
             ms(self.max_start_wait_ms),
             ms(self.max_clock_skew_ms),
             self.max_drift_ticks,
-            self.max_backward_wait_ms
+            self.max_backward_wait_ms,
+            self.state_file.as_deref().unwrap_or("none"),
         )
     }
 
@@ -96,6 +99,7 @@ impl Settings {
         config.max_clock_skew = self.max_clock_skew_ms.map(Duration::from_millis);
         config.options.max_drift_ticks = self.max_drift_ticks;
         config.options.max_backward_wait_ms = self.max_backward_wait_ms;
+        config.state_file = self.state_file.as_ref().map(Into::into);
         config
     }
 }
@@ -156,19 +160,24 @@ impl Slot {
                          settings ({}); one process holds one lease per registry: ask with \
                          the same settings to share it",
                         key.registry.describe(),
-                        users.settings.map(|s| s.describe()).unwrap_or_default()
+                        users
+                            .settings
+                            .as_ref()
+                            .map(Settings::describe)
+                            .unwrap_or_default()
                     ),
                 ));
             }
             users.count += 1;
             return Ok(true);
         }
-        let registry = key.registry.open().map_err(lease_refusal)?;
+        let config = settings.config();
+        let registry = key.registry.open_for(&config).map_err(lease_refusal)?;
         let leased = CoreLeased::start_reporting(
             key.layout,
             SystemClock,
             registry,
-            settings.config(),
+            config,
             &mut ferroflake_lease::report_to_stderr,
         )
         .map_err(lease_refusal)?;
@@ -388,13 +397,17 @@ impl LeasedGenerator {
     ///   longer), `maxClockSkewMs` (how far this clock may be from the registry's, checked
     ///   before the first ID and at each renewal; default and most: half of quarantine +
     ///   safety margin), `maxDriftTicks`, `maxBackwardWaitMs`.
+    /// - `stateFile`: a path where the lease keeps its claim, so that a process restarted
+    ///   while the registry cannot be reached resumes it until its deadline, and one
+    ///   restarted later asks for the same node id first. It must be this user's alone; one
+    ///   live process uses it at a time (`ERR_FERROFLAKE_LEASE_STATE_FILE`).
     ///
     /// Bad options throw at once; a registry that cannot be reached, or no free node id,
     /// rejects with `ERR_FERROFLAKE_LEASE_*`. A new registry makes the first lease wait out
     /// `maxTtlMs` plus the quarantine (about 12 s by default), since it cannot tell itself
     /// from one whose records were lost under a running holder.
     #[napi(
-        ts_args_type = "options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxClockSkewMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint }",
+        ts_args_type = "options?: { registry?: string; layout?: Layout | string; ttlMs?: number; maxTtlMs?: number; maxStartWaitMs?: number; maxClockSkewMs?: number; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint; stateFile?: string }",
         ts_return_type = "Promise<LeasedGenerator>"
     )]
     pub fn open(
@@ -634,6 +647,9 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
         max_clock_skew_ms: ms("maxClockSkewMs")?,
         max_drift_ticks: unsigned_or("maxDriftTicks", defaults.max_drift_ticks)?,
         max_backward_wait_ms: unsigned_or("maxBackwardWaitMs", defaults.max_backward_wait_ms)?,
+        state_file: get("stateFile")?
+            .map(|value| args::string(env, value, "stateFile"))
+            .transpose()?,
     };
     settings
         .config()

@@ -164,6 +164,31 @@ function runWorker(workerData) {
   })
 }
 
+test('a state file: one live process at a time, and a holder killed with SIGKILL is resumed at once, above its IDs', { timeout: 90_000 }, async () => {
+  const registry = registryDir()
+  const stateFile = join(registry + '-state', 'lease.state')
+  const settings = { registry, ...FAST, layout: ONE_NODE, stateFile }
+  const first = holder(settings)
+  const started = await first.read()
+  assert.equal(started.nodeId, 0)
+  const last = (await first.ask()).id
+  await assert.rejects(
+    LeasedGenerator.open({ ...settings, layout: Layout.custom(ONE_NODE) }),
+    (error) => error.code === 'ERR_FERROFLAKE_LEASE_STATE_FILE' && /another live process/.test(error.message),
+  )
+  first.child.kill('SIGKILL')
+  await new Promise((resolve) => first.child.once('exit', resolve))
+  // The one node id is still held at the registry by the killed process's claim: only
+  // its state file lets a restart have it now.
+  const resumed = await LeasedGenerator.open({ ...settings, layout: Layout.custom(ONE_NODE) })
+  try {
+    assert.equal(resumed.nodeId, 0)
+    assert.ok(resumed.nextId() > last, 'above every ID the killed holder issued')
+  } finally {
+    resumed.close()
+  }
+})
+
 test('worker_threads share one lease: the same node id, 0 duplicates, released by the last close', { timeout: 60_000 }, async () => {
   const registry = registryDir()
   const options = { registry, ...FAST }

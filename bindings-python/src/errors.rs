@@ -120,6 +120,7 @@ pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyEr
         E::BehindHighWater { .. } => "BehindHighWaterError",
         E::StartWaitTooLong { .. } => "StartWaitTooLongError",
         E::ClockSkew { .. } => "ClockSkewError",
+        E::StateFile { .. } => "StateFileError",
         E::BadAddress { .. } => "RegistryAddressError",
         E::InvalidConfig { .. } => "LeaseConfigError",
         E::Store { .. } => "RegistryError",

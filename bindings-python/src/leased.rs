@@ -222,11 +222,14 @@ impl PyLeasedGenerator {
     /// lease is held and any wait the registry asks for (a previous holder's mark, lost
     /// records) is over: `max_start_wait_ms` bounds that wait (`None`: 30 s, or the
     /// longest the timings ask for if longer), which is announced first as a warning of
-    /// the `ferroflake` logger.
+    /// the `ferroflake` logger. `state_file` (a path) keeps the claim on this host, so that
+    /// a process restarted while the registry cannot be reached resumes it until its
+    /// deadline (`StateFileError` if it is not the caller's alone or another live process
+    /// uses it).
     #[new]
     #[pyo3(
-        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None),
-        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None)"
+        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None, state_file=None),
+        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None, state_file=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -242,6 +245,7 @@ impl PyLeasedGenerator {
         #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
         #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
         holder: Option<String>,
+        state_file: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
         let layout = layout.map_or_else(Layout::twitter, |l| l.get().inner);
         let address = registry_address(py, registry)?;
@@ -257,12 +261,13 @@ impl PyLeasedGenerator {
         if let Some(holder) = holder {
             config.holder = holder;
         }
+        config.state_file = state_file;
         config.options.max_drift_ticks = max_drift_ticks;
         config.options.max_backward_wait_ms = max_backward_wait_ms;
         let clock = CallerClock(clock.any_clock(layout.tick_ms()));
         let described = address.describe();
         let started = py.detach(move || {
-            let registry = address.open()?;
+            let registry = address.open_for(&config)?;
             Leased::start_reporting(layout, clock, registry, config, &mut log_wait)
         });
         let leased = started.map_err(|e| lease_to_pyerr(py, e))?;

@@ -305,6 +305,7 @@ def test_lease_and_segment_errors_sit_under_their_own_bases() -> None:
         ferroflake.BehindHighWaterError,
         ferroflake.StartWaitTooLongError,
         ferroflake.ClockSkewError,
+        ferroflake.StateFileError,
         ferroflake.RegistryAddressError,
         ferroflake.LeaseConfigError,
         ferroflake.RegistryError,

@@ -409,6 +409,42 @@ def test_a_holder_stopped_past_its_ttl_is_fenced_and_repeats_nothing(registry: s
         holder.wait(timeout=30)
 
 
+STATEFUL = r"""
+import sys, ferroflake
+layout = ferroflake.Layout.custom(41, 0, 12, epoch=ferroflake.Layout.twitter().epoch_ms)
+gen = ferroflake.LeasedGenerator(layout, sys.argv[1], ttl_ms=1000, max_ttl_ms=1000, state_file=sys.argv[2])
+print(gen.node_id, gen.next_id(), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_state_file_has_one_live_process_and_resumes_a_killed_holder_at_once(
+    registry: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "state" / "lease.state"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", STATEFUL, registry, str(state)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    try:
+        node, last = map(int, holder.stdout.readline().split())
+        assert node == 0
+        with pytest.raises(ferroflake.StateFileError, match="another live process"):
+            LeasedGenerator(ONE_NODE, registry, **FAST, state_file=state)
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert oct(state.stat().st_mode & 0o777) == "0o600"
+    # The one node id is still held at the registry by the killed holder's claim: only
+    # its state file lets a restart have it now, above every ID it issued.
+    with LeasedGenerator(ONE_NODE, registry, **FAST, state_file=state) as resumed:
+        assert resumed.node_id == 0
+        assert resumed.next_id() > last
+
+
 # --- bad input ------------------------------------------------------------------------
 
 

@@ -54,6 +54,12 @@ pub struct ferroflake_lease_options {
     /// id and at every renewal (`CLOCK_SKEW` beyond it). 0: half of quarantine + safety
     /// margin, which is also the most it may be.
     pub max_clock_skew_ms: u64,
+    /// A file where the holder keeps its claim (UTF-8 path), so that a process restarted
+    /// while the registry cannot be reached resumes it until its deadline, and one
+    /// restarted later asks for the same node id first. It holds the lease's owner token:
+    /// it must be the caller's alone, and one live process uses it at a time
+    /// (`STATE_FILE` otherwise). NULL: none.
+    pub state_file: *const c_char,
 }
 
 impl ferroflake_lease_options {
@@ -70,13 +76,15 @@ impl ferroflake_lease_options {
             holder: core::ptr::null(),
             generator_options: core::ptr::null(),
             max_clock_skew_ms: 0,
+            state_file: core::ptr::null(),
         }
     }
 
     /// The lease crate's settings, and the generator's clock.
     ///
     /// # Safety
-    /// `holder` and `generator_options` are NULL or valid, as documented on the struct.
+    /// `holder`, `generator_options` and `state_file` are NULL or valid, as documented on
+    /// the struct.
     unsafe fn to_config(self, tick_ms: u64) -> Result<(LeaseConfig, AnyClock), Failure> {
         // SAFETY: the caller's promise above.
         let generator = unsafe { ferroflake_generator_options::read(self.generator_options)? };
@@ -107,6 +115,11 @@ impl ferroflake_lease_options {
             // SAFETY: the caller's promise above.
             config.holder = unsafe { borrow_str(self.holder)? }.to_owned();
         }
+        if !self.state_file.is_null() {
+            // SAFETY: the caller's promise above.
+            let path = unsafe { borrow_str(self.state_file)? };
+            config.state_file = Some(path.into());
+        }
         config.options = generator.to_core();
         Ok((config, clock))
     }
@@ -124,7 +137,7 @@ unsafe impl Versioned for ferroflake_lease_options {
     fn fields() -> &'static [(usize, usize)] {
         field_spans!(ferroflake_lease_options; struct_size, ttl_ms, max_ttl_ms, renew_every_ms,
             safety_margin_ms, quarantine_ms, max_start_wait_ms, holder, generator_options,
-            max_clock_skew_ms)
+            max_clock_skew_ms, state_file)
     }
 }
 
@@ -253,27 +266,34 @@ pub(crate) fn lease_failure(error: LeaseError) -> Failure {
         LeaseError::BadAddress { .. } => FERROFLAKE_RESULT_BAD_ADDRESS,
         LeaseError::Generator(core) => from_kind(core.kind()),
         LeaseError::InvalidConfig { .. } => FERROFLAKE_RESULT_INVALID_CONFIG,
+        LeaseError::StateFile { .. } => FERROFLAKE_RESULT_STATE_FILE,
         LeaseError::Store { .. } => FERROFLAKE_RESULT_STORE_ERROR,
         _ => FERROFLAKE_RESULT_UNMAPPED_ERROR,
     };
     Failure::new(code, error)
 }
 
-/// Opens the registry at `address` (NULL: the embedded default directory).
+/// Opens the registry at `address` (NULL: the embedded default directory) for a holder
+/// with `config`.
 fn open_registry(
     address: Option<&str>,
+    config: &LeaseConfig,
 ) -> Result<std::sync::Arc<dyn ferroflake_lease::Registry>, Failure> {
     let address = match address {
         None => RegistryAddress::Default,
         Some(text) => RegistryAddress::parse(text).map_err(lease_failure)?,
     };
-    address.open().map_err(|error| match (&address, &error) {
-        // A store scheme this build left out: the lease crate's words, a code of its own.
-        (RegistryAddress::Store(_), LeaseError::BadAddress { .. }) if !cfg!(feature = "stores") => {
-            Failure::new(FERROFLAKE_RESULT_NOT_BUILT, error)
-        }
-        _ => lease_failure(error),
-    })
+    address
+        .open_for(config)
+        .map_err(|error| match (&address, &error) {
+            // A store scheme this build left out: the lease crate's words, a code of its own.
+            (RegistryAddress::Store(_), LeaseError::BadAddress { .. })
+                if !cfg!(feature = "stores") =>
+            {
+                Failure::new(FERROFLAKE_RESULT_NOT_BUILT, error)
+            }
+            _ => lease_failure(error),
+        })
 }
 
 /// Issues ids under a node id leased from a registry, and only while the lease is held.
@@ -341,7 +361,7 @@ impl ferroflake_leased_generator {
 /// seconds.
 ///
 /// Returns `BAD_ADDRESS`, `NOT_BUILT`, `UNAVAILABLE`, `STORE_ERROR`, `NO_FREE_NODE`,
-/// `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `CLOCK_SKEW`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
+/// `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`, `CLOCK_SKEW`, `STATE_FILE`, `INVALID_CONFIG`, `STRUCT_SIZE`, `UNKNOWN_ENUM_VALUE` (a manual or
 /// unknown clock), `INVALID_UTF8`, a core code (`EPOCH_IN_FUTURE`, `LAYOUT_EXHAUSTED`, ...)
 /// or `NULL_ARGUMENT`; `ferroflake_last_error_message` has the details.
 ///
@@ -377,7 +397,7 @@ pub unsafe extern "C" fn ferroflake_leased_generator_new(
         };
         // SAFETY: the caller's promise above.
         let (config, clock) = unsafe { options.to_config(layout.tick_ms())? };
-        let registry = open_registry(address)?;
+        let registry = open_registry(address, &config)?;
         let inner = LeasedGenerator::start_reporting(
             layout,
             clock,

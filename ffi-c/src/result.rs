@@ -138,6 +138,9 @@ pub enum ferroflake_result {
     /// allows: a start is refused, and a running generator issues nothing until the clocks
     /// agree again.
     FERROFLAKE_RESULT_CLOCK_SKEW = 125,
+    /// The lease's state file (`state_file`) cannot be used: not the caller's alone,
+    /// held by another live process, or unreadable or unwritable.
+    FERROFLAKE_RESULT_STATE_FILE = 126,
 }
 
 use ferroflake_result::*;
@@ -234,6 +237,7 @@ messages! {
     FERROFLAKE_RESULT_START_WAIT_TOO_LONG =>
         "the registry's floor after lost records is longer than the start may wait",
     FERROFLAKE_RESULT_CLOCK_SKEW => "this clock is too far from the lease registry's",
+    FERROFLAKE_RESULT_STATE_FILE => "the lease's state file cannot be used",
 }
 
 impl ferroflake_result {

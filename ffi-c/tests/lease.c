@@ -260,6 +260,30 @@ static void bad_input_is_refused(void) {
     }
     options = short_lease();
 
+    /* A state file keeps the claim, private to its owner, for one live process at a time:
+     * a second generator on it is refused with STATE_FILE; once the first is released the
+     * file is free again. */
+    {
+        char state[512];
+        struct stat st;
+        ferroflake_leased_generator *first = NULL;
+        int n;
+        new_registry(dir, sizeof dir);
+        n = snprintf(state, sizeof state, "%s-state/lease.state", dir);
+        assert(n > 0 && (size_t)n < sizeof state);
+        options.state_file = state;
+        CHECK_OK(ferroflake_leased_generator_new(single, dir, &options, &first));
+        assert(stat(state, &st) == 0 && (st.st_mode & 0777) == 0600);
+        CHECK_CODE(ferroflake_leased_generator_new(single, dir, &options, &other),
+                   FERROFLAKE_RESULT_STATE_FILE);
+        assert(strstr(ferroflake_last_error_message(), "another live process") != NULL);
+        assert(other == sentinel);
+        CHECK_OK(ferroflake_leased_generator_release(first));
+        CHECK_OK(ferroflake_leased_generator_new(single, dir, &options, &first));
+        CHECK_OK(ferroflake_leased_generator_release(first));
+    }
+    options = short_lease();
+
     /* A start that waits says why, first, in one line on stderr: captured through a pipe. */
     {
         int pipe_fds[2], saved_stderr;

@@ -33,6 +33,8 @@ Hierarchy::
     │   │                        max_start_wait_ms
     │   ├── ClockSkewError       this clock is further from the registry's than
     │   │                        max_clock_skew_ms
+    │   ├── StateFileError       the state file is not the caller's alone, another live
+    │   │                        process uses it, or it cannot be read or written
     │   ├── RegistryAddressError (also ValueError)  an address that cannot name a registry,
     │   │                        or a server registry this build leaves out
     │   ├── LeaseConfigError (also ValueError)  lease timings that cannot work together
@@ -155,6 +157,11 @@ class StartWaitTooLongError(LeaseError):
 class ClockSkewError(LeaseError):
     """This clock is further from the registry's than ``max_clock_skew_ms`` allows: a start
     is refused, and a running generator issues nothing until the clocks agree again."""
+
+
+class StateFileError(LeaseError):
+    """The lease's ``state_file`` cannot be used: it or its directory is not the caller's
+    alone, another live process holds it, or it cannot be read or written."""
 
 
 class RegistryAddressError(LeaseError, ValueError):

@@ -40,6 +40,17 @@ pub enum StoreAddress {
 }
 
 impl StoreAddress {
+    /// The backend's name, as its registry's [`Registry::name`](ferroflake_lease::Registry::name)
+    /// gives it: "etcd", "redis", "zookeeper" or "postgres".
+    pub fn name(&self) -> &'static str {
+        match self {
+            StoreAddress::Etcd { .. } => "etcd",
+            StoreAddress::Redis { .. } => "redis",
+            StoreAddress::ZooKeeper { .. } => "zookeeper",
+            StoreAddress::Postgres { .. } => "postgres",
+        }
+    }
+
     /// Parses `address`.
     ///
     /// # Errors

@@ -78,6 +78,7 @@ mod address;
     feature = "postgres"
 ))]
 mod blocking;
+mod deferred;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "postgres")]

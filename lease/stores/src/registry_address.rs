@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ferroflake_lease::{EmbeddedRegistry, LeaseError, Registry};
+use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseError, Registry};
 use ferroflake_store_address::{redact, scheme_of};
 
 /// Schemes served by this crate's backends (each behind its cargo feature).
@@ -123,6 +123,22 @@ impl RegistryAddress {
             RegistryAddress::Default => Ok(Arc::new(EmbeddedRegistry::open_default()?)),
             RegistryAddress::Embedded(dir) => Ok(Arc::new(EmbeddedRegistry::open(dir)?)),
             RegistryAddress::Store(url) => crate::connect(url),
+        }
+    }
+
+    /// Opens the registry for a holder with `config`: as [`open`](Self::open) does,
+    /// except that with a [state file](ferroflake_lease::LeaseConfig::state_file), a server
+    /// that cannot be reached now is connected at the first call that finds it up, so that
+    /// a restart during an outage gets as far as the file and resumes its claim there.
+    pub fn open_for(&self, config: &LeaseConfig) -> Result<Arc<dyn Registry>, LeaseError> {
+        match (self.open(), self) {
+            (Err(LeaseError::Unavailable { .. }), RegistryAddress::Store(url))
+                if config.state_file.is_some() =>
+            {
+                let name = crate::StoreAddress::parse(url)?.name();
+                Ok(Arc::new(crate::deferred::Deferred::new(url, name)))
+            }
+            (opened, _) => opened,
         }
     }
 }

@@ -648,6 +648,104 @@ fn boot_id_hidden(b: &Backend) {
     );
 }
 
+/// A server killed for a while: started again when dropped, also when a test fails.
+struct Outage(&'static str);
+
+impl Outage {
+    fn begin(b: &Backend) -> Outage {
+        ctl("kill", b.name);
+        Outage(b.name)
+    }
+}
+
+impl Drop for Outage {
+    fn drop(&mut self) {
+        ctl("start", self.0);
+    }
+}
+
+/// A holder killed (SIGKILL) while its registry cannot be reached, restarted with its
+/// state file: the restart resumes the claim and issues, above every ID the killed one
+/// wrote, until the claim's deadline, then is refused. Once the registry is back, a
+/// process that takes the id issues none of the same IDs.
+fn restart_in_an_outage(b: &Backend) {
+    let address = b.fresh_address("outage");
+    let dir = scratch("outage");
+    let state = dir.join("state").join("lease.state");
+    let ttl_ms = 4_000;
+    let probe = || {
+        let mut cmd = Command::new(PROBE);
+        cmd.args(["--registry", &address, "--node-bits", "0"])
+            .args(["--ttl-ms", &ttl_ms.to_string(), "--skew-ms", "50"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    let holder = |out: &Path, give_up_ms: &str| {
+        let mut cmd = probe();
+        cmd.args(["--state-file", state.to_str().unwrap()])
+            .args(["issue", "--run-ms", "60000", "--per-ms", "20"])
+            .args(["--give-up-ms", give_up_ms, "--out", out.to_str().unwrap()]);
+        cmd
+    };
+    let (first_out, resumed_out) = (dir.join("first.ids"), dir.join("resumed.ids"));
+    let mut first = holder(&first_out, "60000").spawn().unwrap();
+    started_on_node_0(&mut first, "the first holder");
+    wait_for("the first holder to issue", Duration::from_secs(30), || {
+        read_ids(&first_out).len() >= 1_000
+    });
+
+    let outage = Outage::begin(b);
+    signal(&first, "-KILL");
+    first.wait().unwrap();
+    let killed = read_ids(&first_out);
+    let resumed = holder(&resumed_out, "1000").spawn().unwrap();
+    let r = finish(resumed, Duration::from_secs(30), "the resumed holder");
+    assert_eq!(
+        (r.code(), r.nodes()),
+        (5, vec![0]),
+        "{}: the restart resumes node 0, then is refused at the deadline: {}{}",
+        b.name,
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("resuming node id 0 without"),
+        "{}",
+        r.stderr
+    );
+    let resumed = read_ids(&resumed_out);
+    assert!(
+        !resumed.is_empty(),
+        "{}: the restart issued nothing",
+        b.name
+    );
+    assert!(
+        resumed[0] > *killed.last().unwrap(),
+        "{}: the restart issued at or below what the killed holder wrote",
+        b.name
+    );
+    drop(outage);
+
+    // The claim lapses at the registry; a process without the file takes the id.
+    let taker_out = dir.join("taker.ids");
+    let taker = probe()
+        .args(["issue", "--count", "5000", "--acquire-retry-ms", "30000"])
+        .args(["--out", taker_out.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let t = finish(taker, Duration::from_secs(60), "the taker");
+    assert_eq!(t.code(), 0, "{}: {}{}", b.name, t.stdout, t.stderr);
+    let taken = read_ids(&taker_out);
+    assert!(
+        taken[0] > *resumed.last().unwrap(),
+        "{}: the taker went below",
+        b.name
+    );
+    let mut all: Vec<u64> = killed.into_iter().chain(resumed).chain(taken).collect();
+    assert_unique(&mut all, &layout(0));
+}
+
 /// One `#[test]` per scenario for a backend, in a module named after it; `#[ignore]` for
 /// the servers, which scripts/test-lease-stores.sh starts.
 macro_rules! backend_tests {
@@ -680,10 +778,10 @@ backend_tests!(embedded: race, merged, handover, stopped_holder, wall_clock_step
 backend_tests!(#[ignore] etcd: race, merged, handover, stopped_holder, server_restart, unreachable);
 
 backend_tests!(#[ignore] redis: race, merged, handover, stopped_holder, server_restart, unreachable,
-    evicting_redis_refused);
+    evicting_redis_refused, restart_in_an_outage);
 
 backend_tests!(#[ignore] zookeeper: race, merged, handover, stopped_holder, server_restart,
     unreachable);
 
 backend_tests!(#[ignore] postgres: race, merged, handover, stopped_holder, server_restart,
-    unreachable);
+    unreachable, restart_in_an_outage);

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! ferroflake-lease-probe --registry ADDRESS [--node-bits B] [--ttl-ms T] [--quarantine-ms Q]
-//!     [--skew-ms S] race --answered-dir DIR --racers N [--start-at-ms WALL]
+//!     [--skew-ms S] [--state-file FILE] race --answered-dir DIR --racers N [--start-at-ms WALL]
 //! ferroflake-lease-probe --registry ADDRESS ... issue --out FILE (--count N | --run-ms D)
 //!     [--per-ms K] [--acquire-retry-ms R] [--together-dir DIR --together N]
 //!     [--reacquire] [--give-up-ms G]
@@ -53,6 +53,9 @@ struct Cli {
     /// How far a new holder's clock may lag the previous holder's mark.
     #[arg(long, default_value_t = 100)]
     skew_ms: u64,
+    /// Keep the claim in this state file, so that a restart resumes it.
+    #[arg(long)]
+    state_file: Option<PathBuf>,
     #[command(subcommand)]
     mode: Mode,
 }
@@ -124,7 +127,7 @@ fn main() -> ExitCode {
             return ExitCode::from(64);
         }
     };
-    let registry = match open(&cli.registry) {
+    let registry = match open(&cli) {
         Ok(r) => r,
         Err(e) => return start_error(&e),
     };
@@ -134,12 +137,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// The registry at `address`: a directory path, or a URL for ferroflake-lease-stores.
-fn open(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
-    if Path::new(address).is_absolute() {
-        Ok(Arc::new(EmbeddedRegistry::open(address)?))
+/// The registry at `address`: a directory path, or a URL for ferroflake-lease-stores
+/// (with a state file, one that is down now is connected later).
+fn open(cli: &Cli) -> Result<Arc<dyn Registry>, LeaseError> {
+    if Path::new(&cli.registry).is_absolute() {
+        Ok(Arc::new(EmbeddedRegistry::open(&cli.registry)?))
     } else {
-        ferroflake_lease_stores::connect(address)
+        ferroflake_lease_stores::RegistryAddress::parse(&cli.registry)?.open_for(&config(cli))
     }
 }
 
@@ -161,6 +165,7 @@ fn config(cli: &Cli) -> LeaseConfig {
     config.max_ttl = config.ttl;
     config.skew_allowance = Duration::from_millis(cli.skew_ms);
     config.holder = format!("probe {}", std::process::id());
+    config.state_file.clone_from(&cli.state_file);
     config
 }
 
@@ -171,7 +176,13 @@ fn start(cli: &Cli, registry: &Arc<dyn Registry>, retry: Duration) -> Result<Lea
         .build()?;
     let until = Instant::now() + retry;
     let generator = loop {
-        match LeasedGenerator::start(layout, SystemClock, Arc::clone(registry), config(cli)) {
+        match LeasedGenerator::start_reporting(
+            layout,
+            SystemClock,
+            Arc::clone(registry),
+            config(cli),
+            &mut |line| say(line),
+        ) {
             Ok(g) => break g,
             Err(LeaseError::NoFreeNode { .. }) if Instant::now() < until => {
                 thread::sleep(Duration::from_millis(50));
