@@ -41,6 +41,7 @@ fn request(holder: &str) -> LeaseRequest {
         quarantine: Duration::from_secs(2),
         holder: holder.into(),
         max_ttl: Duration::from_secs(10),
+        prefer_node: None,
     }
 }
 

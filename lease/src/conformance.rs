@@ -34,7 +34,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry};
+use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry, Renewal};
 
 /// A registry over a fresh, empty namespace, and ways to lose its records.
 pub struct Namespace {
@@ -119,6 +119,7 @@ impl Timing {
             quarantine: self.quarantine,
             holder: holder.into(),
             max_ttl: self.ttl,
+            prefer_node: None,
         }
     }
 }
@@ -256,7 +257,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
     while Instant::now() < until {
         thread::sleep(timing.ttl / 3);
         registry
-            .renew(&grant, timing.ttl, 0)
+            .renew(&grant, &Renewal::new(timing.ttl, 0))
             .unwrap_or_else(|e| panic!("renewing a held claim failed: {e}"));
     }
     match registry.acquire(&request) {
@@ -267,7 +268,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
         token: "0".repeat(32),
         ..grant.clone()
     };
-    match registry.renew(&forged, timing.ttl, 0) {
+    match registry.renew(&forged, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("renew under a wrong token must be Lost, got {other:?}"),
     }
@@ -281,7 +282,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
     registry
         .release(&grant, 0)
         .expect("release of a held claim");
-    match registry.renew(&grant, timing.ttl, 0) {
+    match registry.renew(&grant, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("renew after release must be Lost, got {other:?}"),
     }
@@ -311,7 +312,7 @@ pub fn lost_after_expiry_and_takeover(fresh: Fresh<'_>, timing: Timing) {
         .unwrap_or_else(|e| panic!("an id past TTL + quarantine must be claimable: {e}"));
     assert_eq!(new.node_id, old.node_id);
     assert!(new.epoch > old.epoch, "takeover must raise the epoch");
-    match registry.renew(&old, timing.ttl, 0) {
+    match registry.renew(&old, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id, .. }) if node_id == old.node_id => {}
         other => panic!("the old holder's renew after takeover must be Lost, got {other:?}"),
     }
@@ -319,7 +320,7 @@ pub fn lost_after_expiry_and_takeover(fresh: Fresh<'_>, timing: Timing) {
         .release(&old, 0)
         .expect("the old holder's release is a no-op");
     registry
-        .renew(&new, timing.ttl, 0)
+        .renew(&new, &Renewal::new(timing.ttl, 0))
         .unwrap_or_else(|e| panic!("the old holder's release must not touch the new claim: {e}"));
 }
 
@@ -359,10 +360,10 @@ pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
         "a fresh namespace has no mark"
     );
     registry
-        .renew(&first, timing.ttl, T + 5_000)
+        .renew(&first, &Renewal::new(timing.ttl, T + 5_000))
         .expect("renew");
     registry
-        .renew(&first, timing.ttl, T + 3_000)
+        .renew(&first, &Renewal::new(timing.ttl, T + 3_000))
         .expect("renew with a lower mark");
     registry.release(&first, T + 4_000).expect("release");
     let second = registry.acquire(&request).expect("released id");
@@ -375,10 +376,10 @@ pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
         T + 5_000
     );
     registry
-        .renew(&second, timing.ttl, T + 9_000)
+        .renew(&second, &Renewal::new(timing.ttl, T + 9_000))
         .expect("renew");
     registry
-        .renew(&second, timing.ttl, T + 8_000)
+        .renew(&second, &Renewal::new(timing.ttl, T + 8_000))
         .expect("renew with a lower mark");
     // The second holder dies without releasing: its mark must survive expiry.
     thread::sleep(timing.ttl + timing.quarantine + timing.slack);
@@ -429,7 +430,7 @@ pub fn no_renewal_after_expiry(fresh: Fresh<'_>, timing: Timing) {
     let request = timing.request(1, "conformance stale renewal");
     let grant = registry.acquire(&request).expect("free id");
     thread::sleep(timing.ttl + timing.slack);
-    match registry.renew(&grant, timing.ttl, 0) {
+    match registry.renew(&grant, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("a renewal after the TTL must be Lost, got {other:?}"),
     }
@@ -478,10 +479,10 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
     let old = registry.acquire(&request).expect("free id");
     let renewed = Instant::now();
     registry
-        .renew(&old, timing.ttl, 1_700_000_000_000)
+        .renew(&old, &Renewal::new(timing.ttl, 1_700_000_000_000))
         .expect("renew before the loss");
     namespace.lose_records();
-    match registry.renew(&old, timing.ttl, 1_700_000_000_000) {
+    match registry.renew(&old, &Renewal::new(timing.ttl, 1_700_000_000_000)) {
         Err(LeaseError::Lost {
             node_id: 0,
             why: crate::Loss::Missing,
@@ -508,7 +509,7 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
         old.epoch,
         new.epoch
     );
-    match registry.renew(&old, timing.ttl, 0) {
+    match registry.renew(&old, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("the old holder's renewal after a new claim must be Lost, got {other:?}"),
     }
@@ -516,7 +517,7 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
         .release(&old, 0)
         .expect("the old holder's release is a no-op");
     registry
-        .renew(&new, timing.ttl, 0)
+        .renew(&new, &Renewal::new(timing.ttl, 0))
         .unwrap_or_else(|e| panic!("the old holder must not disturb the new claim: {e}"));
 }
 
@@ -539,10 +540,10 @@ pub fn floor_covers_the_longest_ttl(fresh: Fresh<'_>, timing: Timing) {
     let holder = registry.acquire(&long).expect("second free id");
     let renewed = Instant::now();
     registry
-        .renew(&holder, long_ttl, 1_700_000_000_000)
+        .renew(&holder, &Renewal::new(long_ttl, 1_700_000_000_000))
         .expect("renew before the loss");
     namespace.lose_node_records();
-    match registry.renew(&holder, long_ttl, 1_700_000_000_000) {
+    match registry.renew(&holder, &Renewal::new(long_ttl, 1_700_000_000_000)) {
         Err(LeaseError::Lost {
             why: crate::Loss::Missing,
             ..
@@ -644,7 +645,7 @@ pub fn list_shows_holders_and_states(fresh: Fresh<'_>, timing: Timing) {
         .expect("free id");
     let (released_mark, renewed_mark) = (1_700_000_000_123, 1_700_000_000_456);
     registry
-        .renew(&second, timing.ttl, renewed_mark)
+        .renew(&second, &Renewal::new(timing.ttl, renewed_mark))
         .unwrap_or_else(|e| panic!("renewing a fresh claim: {e}"));
     registry
         .release(&first, released_mark)

@@ -8,7 +8,7 @@ use ferroflake::{Clock, Generator, Layout};
 
 use crate::error::iso_ms;
 use crate::protocol::{self, ms, ClockReading};
-use crate::{Grant, LeaseConfig, LeaseError, LeaseRequest, Registry};
+use crate::{Grant, LeaseConfig, LeaseError, LeaseRequest, Registry, Renewal};
 
 /// Where a leased generator's lease stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,6 +171,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             quarantine: config.quarantine,
             holder: config.holder.clone(),
             max_ttl: config.max_ttl,
+            prefer_node: None,
         };
         let grant = registry.acquire(&request)?;
         let previous = grant.previous_high_water_ms;
@@ -231,6 +232,12 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             wake: Condvar::new(),
         });
         lease.renew_once()?;
+        crate::peer_clocks::check(
+            lease.registry.as_ref(),
+            lease.generator.clock(),
+            lease.grant.node_id,
+            lease.config.clock_skew_limit(),
+        )?;
         let for_thread = Arc::clone(&lease);
         let renewer = thread::Builder::new()
             .name("ferroflake-lease".into())
@@ -444,12 +451,12 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     fn renew_once(&self) -> Result<(), LeaseError> {
         // The clocks first: a mark reserved on a clock far from the registry's (years
         // ahead) would hold the id back from every later holder for as long.
-        let skewed = match self.read_clocks() {
+        let (skewed, skew_ms) = match self.read_clocks() {
             Ok(reading) => {
                 self.state().clock = reading;
-                None
+                (None, reading.map(|r| r.skew_ms))
             }
-            Err(skew @ LeaseError::ClockSkew { .. }) => Some(skew),
+            Err(skew @ LeaseError::ClockSkew { skew_ms, .. }) => (Some(skew), Some(skew_ms)),
             Err(other) => return Err(other),
         };
         let clock = self.generator.clock();
@@ -459,7 +466,11 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             Some(_) => reserved,
         };
         let sent = Instant::now();
-        self.registry.renew(&self.grant, self.config.ttl, mark)?;
+        let renewal = Renewal {
+            clock_skew_ms: skew_ms,
+            ..Renewal::new(self.config.ttl, mark)
+        };
+        self.registry.renew(&self.grant, &renewal)?;
         let deadline = sent + (self.config.ttl - self.config.safety_margin);
         {
             let mut state = self.state();
@@ -498,6 +509,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 skew_ms: reading.skew_ms,
                 uncertainty_ms: reading.uncertainty_ms,
                 limit,
+                peers_skew_ms: None,
             });
         }
         Ok(Some(reading))
@@ -645,11 +657,8 @@ impl StartWaits<'_> {
             });
         }
         if renewed.elapsed() >= self.config.renew_every {
-            self.registry.renew(
-                self.grant,
-                self.config.ttl,
-                self.grant.previous_high_water_ms,
-            )?;
+            let renewal = Renewal::new(self.config.ttl, self.grant.previous_high_water_ms);
+            self.registry.renew(self.grant, &renewal)?;
             *renewed = Instant::now();
         }
         Ok(())

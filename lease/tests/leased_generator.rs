@@ -529,10 +529,9 @@ impl Registry for FloorSkipped {
     fn renew(
         &self,
         grant: &ferroflake_lease::Grant,
-        ttl: Duration,
-        high_water_ms: u64,
+        renewal: &ferroflake_lease::Renewal,
     ) -> Result<(), LeaseError> {
-        self.0.renew(grant, ttl, high_water_ms)
+        self.0.renew(grant, renewal)
     }
     fn release(
         &self,
