@@ -1,5 +1,6 @@
 //! The timings and options of a leased generator.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use ferroflake::Options;
@@ -59,6 +60,13 @@ pub struct LeaseConfig {
     pub max_start_wait: Option<Duration>,
     /// Who holds the lease, recorded for operators (default `host:pid`).
     pub holder: String,
+    /// A file where the holder keeps its claim (default `None`: none), so that a process
+    /// restarted on the same host while the registry cannot be reached resumes the claim
+    /// and issues until its deadline, and one restarted later asks for the same node id
+    /// first. It holds the owner token: it must be the caller's alone (mode 0600, in a
+    /// directory no other user can write), and one live process uses it at a time. See
+    /// [`LeasedGenerator`](crate::LeasedGenerator)'s guarantees.
+    pub state_file: Option<PathBuf>,
     /// The generator's options; `resume_after_ms` is raised to the previous holder's mark.
     pub options: Options,
 }
@@ -88,6 +96,7 @@ impl LeaseConfig {
             max_clock_skew: None,
             max_start_wait: None,
             holder: default_holder(),
+            state_file: None,
             options: Options::default(),
         }
     }

@@ -90,6 +90,15 @@ pub enum LeaseError {
         /// What is wrong, and how to fix it.
         detail: String,
     },
+    /// The holder's state file ([`LeaseConfig::state_file`](crate::LeaseConfig::state_file))
+    /// cannot be used: its directory or the file is not the caller's alone, another live
+    /// process holds it, or it cannot be read or written.
+    StateFile {
+        /// The file.
+        path: String,
+        /// What is wrong, and how to fix it.
+        detail: String,
+    },
     /// The start was told to stop while it waited (a signal arrived), and released its
     /// claim again.
     Stopped {
@@ -108,7 +117,8 @@ pub enum LeaseError {
 impl LeaseError {
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`,
-    /// `CLOCK_SKEW`, `BAD_ADDRESS`, `GENERATOR`, `INVALID_CONFIG`, `STOPPED` or `STORE`. A `GENERATOR` error carries the core's
+    /// `CLOCK_SKEW`, `BAD_ADDRESS`, `GENERATOR`, `INVALID_CONFIG`, `STATE_FILE`, `STOPPED` or
+    /// `STORE`. A `GENERATOR` error carries the core's
     /// own kind ([`ferroflake::ErrorKind::name`]), which faces report instead.
     pub fn name(&self) -> &'static str {
         match self {
@@ -121,6 +131,7 @@ impl LeaseError {
             Self::BadAddress { .. } => "BAD_ADDRESS",
             Self::Generator(_) => "GENERATOR",
             Self::InvalidConfig { .. } => "INVALID_CONFIG",
+            Self::StateFile { .. } => "STATE_FILE",
             Self::Stopped { .. } => "STOPPED",
             Self::Store { .. } => "STORE",
         }
@@ -214,6 +225,7 @@ impl fmt::Display for LeaseError {
             }
             Self::Generator(e) => write!(f, "generator refused: {e}"),
             Self::InvalidConfig { detail } => write!(f, "invalid lease settings: {detail}"),
+            Self::StateFile { path, detail } => write!(f, "lease state file {path}: {detail}"),
             Self::Stopped { node_id } => write!(
                 f,
                 "stopped while waiting to issue under node id {node_id}; the claim was \

@@ -8,6 +8,7 @@ use ferroflake::{Clock, Generator, Layout};
 
 use crate::error::iso_ms;
 use crate::protocol::{self, ms, ClockReading};
+use crate::state_file::{self, local_ahead, local_every, Resumable, Saved, SavedClaim, StateFile};
 use crate::{Grant, LeaseConfig, LeaseError, LeaseRequest, Registry, Renewal};
 
 /// Where a leased generator's lease stands.
@@ -94,6 +95,8 @@ struct Lease<C: Clock> {
     config: LeaseConfig,
     state: Mutex<RenewalState>,
     wake: Condvar,
+    /// The claim kept on disk ([`LeaseConfig::state_file`]), if asked for.
+    state_file: Option<Mutex<StateFile>>,
 }
 
 struct RenewalState {
@@ -111,6 +114,9 @@ struct RenewalState {
     attempts: u64,
     /// The last reading of the generator's clock against the registry's, if both have one.
     clock: Option<ClockReading>,
+    /// With a state file: nothing above this (issuing time) is issued until the file says
+    /// so, so that a process that resumes the claim issues above it. `u64::MAX` without one.
+    local_mark_ms: u64,
 }
 
 impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
@@ -165,6 +171,58 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     ) -> Result<Self, LeaseError> {
         config.validate()?;
         layout.check_usable_at(clock.now_ms())?;
+        let node_count = layout.max_node() + 1;
+        let mut state_file = None;
+        if let Some(path) = &config.state_file {
+            let (file, saved) = StateFile::open(path, report)?;
+            if let Some(claim) = saved.and_then(|saved| {
+                saved
+                    .resumable(registry.name(), node_count)
+                    .map_err(|why| {
+                        report(&format!(
+                            "state file {}: not resuming its claim on node id {}: {why}",
+                            path.display(),
+                            saved.node_id
+                        ))
+                    })
+                    .ok()
+            }) {
+                match Self::resume(layout, clock, &registry, config, file, claim, report, stop)? {
+                    Resumed::Started(generator) => return Ok(generator),
+                    Resumed::Gone(afresh) => {
+                        let Afresh {
+                            layout,
+                            clock,
+                            config,
+                            file,
+                        } = *afresh;
+                        return Self::claim_afresh(
+                            layout,
+                            clock,
+                            registry,
+                            config,
+                            Some(file),
+                            report,
+                            stop,
+                        );
+                    }
+                }
+            }
+            state_file = Some(file);
+        }
+        Self::claim_afresh(layout, clock, registry, config, state_file, report, stop)
+    }
+
+    /// Claims a node id from the registry and starts under it.
+    fn claim_afresh(
+        layout: Layout,
+        clock: C,
+        registry: Arc<dyn Registry>,
+        config: LeaseConfig,
+        state_file: Option<StateFile>,
+        report: &mut dyn FnMut(&str),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Self, LeaseError> {
         let request = LeaseRequest {
             node_count: layout.max_node() + 1,
             ttl: config.ttl,
@@ -181,6 +239,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             Arc::clone(&registry),
             grant.clone(),
             config,
+            state_file,
             report,
             stop,
         )
@@ -190,12 +249,14 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn start_with_grant(
         layout: Layout,
         clock: C,
         registry: Arc<dyn Registry>,
         grant: Grant,
         config: LeaseConfig,
+        state_file: Option<StateFile>,
         report: &mut dyn FnMut(&str),
         stop: &dyn Fn() -> bool,
     ) -> Result<Self, LeaseError> {
@@ -226,10 +287,12 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 renew_now: false,
                 attempts: 0,
                 clock: None,
+                local_mark_ms: if state_file.is_some() { 0 } else { u64::MAX },
             }),
             grant,
             config,
             wake: Condvar::new(),
+            state_file: state_file.map(Mutex::new),
         });
         lease.renew_once()?;
         crate::peer_clocks::check(
@@ -238,6 +301,130 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             lease.grant.node_id,
             lease.config.clock_skew_limit(),
         )?;
+        Self::run(lease)
+    }
+
+    /// Resumes the claim a state file kept: asks the registry first, and if it answers
+    /// that the claim is gone, hands everything back for a fresh claim; if it cannot be
+    /// reached, issues from the file's marks until the claim's deadline, renewing meanwhile.
+    #[allow(clippy::too_many_arguments)]
+    fn resume(
+        layout: Layout,
+        clock: C,
+        registry: &Arc<dyn Registry>,
+        config: LeaseConfig,
+        mut file: StateFile,
+        resumable: Resumable,
+        report: &mut dyn FnMut(&str),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Resumed<C>, LeaseError> {
+        let Resumable {
+            node_id,
+            claim,
+            deadline,
+        } = resumable;
+        let grant = Grant {
+            node_id,
+            token: claim.token.clone(),
+            epoch: claim.epoch,
+            // Nothing above the local mark was issued: a release records at least it.
+            previous_high_water_ms: claim.local_mark_ms,
+            floor_wait: Duration::ZERO,
+        };
+        let path = file.path().display().to_string();
+        let offline = match registry.renew(&grant, &Renewal::new(config.ttl, claim.reserved_ms)) {
+            Ok(()) => None,
+            Err(LeaseError::Lost { why, .. }) => {
+                report(&format!(
+                    "state file {path}: the {} registry says the claim on node id {node_id}                      {}; claiming afresh",
+                    registry.name(),
+                    why.describe()
+                ));
+                let mut released = Saved::released(registry.name(), layout.max_node() + 1, node_id);
+                file.save(&mut released)?;
+                return Ok(Resumed::Gone(Box::new(Afresh {
+                    layout,
+                    clock,
+                    config,
+                    file,
+                })));
+            }
+            Err(error) => Some(error),
+        };
+        // Issue above everything the last process may have issued: its local mark.
+        let began = Instant::now();
+        let limit = config.start_wait_limit();
+        while clock.now_ms() <= claim.local_mark_ms {
+            if stop() {
+                return Err(LeaseError::Stopped { node_id });
+            }
+            if began.elapsed() >= limit {
+                return Err(LeaseError::BehindHighWater {
+                    node_id,
+                    resume_after_ms: claim.local_mark_ms,
+                    now_ms: clock.now_ms(),
+                });
+            }
+            let now = clock.now_ms();
+            clock.wait_until_ms(
+                claim
+                    .local_mark_ms
+                    .saturating_add(1)
+                    .min(now + ms(STOP_POLL)),
+            );
+            if clock.now_ms() == now {
+                thread::sleep(Duration::from_millis(1)); // a clock that did not move: no spin
+            }
+        }
+        let mut options = config.options;
+        options.resume_after_ms = Some(
+            options
+                .resume_after_ms
+                .map_or(claim.local_mark_ms, |m| m.max(claim.local_mark_ms)),
+        );
+        let generator = Generator::with_clock(layout, node_id, clock, options)?;
+        generator.set_fence_ms(0);
+        let lease = Arc::new(Lease {
+            generator,
+            registry: Arc::clone(registry),
+            state: Mutex::new(RenewalState {
+                reserved_ms: claim.reserved_ms,
+                deadline,
+                status: LeaseStatus::Held,
+                loss: None,
+                stop: false,
+                renew_now: false,
+                attempts: 0,
+                clock: None,
+                local_mark_ms: claim.local_mark_ms,
+            }),
+            grant,
+            config,
+            wake: Condvar::new(),
+            state_file: Some(Mutex::new(file)),
+        });
+        match offline {
+            None => lease.renew_once()?,
+            Some(error) => {
+                report(&format!(
+                    "state file {path}: resuming node id {node_id} without the {} registry                      ({error}); issuing until the claim's deadline in {} unless a renewal                      succeeds first",
+                    lease.registry.name(),
+                    humantime::format_duration(round_ms(
+                        deadline.saturating_duration_since(Instant::now())
+                    )),
+                ));
+                lease.keep_local_mark()?;
+                lease.state().status = LeaseStatus::Failing {
+                    failures: 1,
+                    last_error: error,
+                };
+            }
+        }
+        Self::run(lease).map(Resumed::Started)
+    }
+
+    /// Starts the renewal thread of a lease whose first renewal is done.
+    fn run(lease: Arc<Lease<C>>) -> Result<Self, LeaseError> {
         let for_thread = Arc::clone(&lease);
         let renewer = thread::Builder::new()
             .name("ferroflake-lease".into())
@@ -417,7 +604,9 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         if was_lost {
             return Ok(());
         }
-        self.lease.registry.release(&self.lease.grant, final_mark)
+        let released = self.lease.registry.release(&self.lease.grant, final_mark);
+        self.lease.save_final(released.is_ok(), final_mark)?;
+        released
     }
 }
 
@@ -483,8 +672,91 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             self.generator.set_fence_ms(0);
             return Err(skew);
         }
+        self.keep_local_mark()?;
         self.fence_at(mark, deadline);
         Ok(())
+    }
+
+    /// With a state file: moves the local mark on to [`local_ahead`] past the clock (never
+    /// past the reserved mark), writes the claim, and only then lets the fence follow.
+    /// Nothing to do past the deadline, or without a state file.
+    ///
+    /// # Errors
+    /// [`LeaseError::StateFile`] if the file cannot be written; the fence stays where it
+    /// was.
+    fn keep_local_mark(&self) -> Result<(), LeaseError> {
+        let Some(file) = &self.state_file else {
+            return Ok(());
+        };
+        let (reserved, deadline, local) = {
+            let state = self.state();
+            (state.reserved_ms, state.deadline, state.local_mark_ms)
+        };
+        let Some(left) = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|left| !left.is_zero())
+        else {
+            return Ok(());
+        };
+        let ahead = self
+            .generator
+            .clock()
+            .now_ms()
+            .saturating_add(ms(local_ahead(self.config.ttl)));
+        let mark = local.max(ahead.min(reserved));
+        let mut saved = Saved {
+            generation: 0,
+            lock_file: (0, 0),
+            registry: self.registry.name().to_owned(),
+            node_count: self.generator.layout().max_node() + 1,
+            node_id: self.grant.node_id,
+            claim: Some(SavedClaim {
+                token: self.grant.token.clone(),
+                epoch: self.grant.epoch,
+                boot_id: String::new(),
+                deadline_boot_ms: state_file::boot_deadline_ms(left),
+                reserved_ms: reserved,
+                local_mark_ms: mark,
+            }),
+        };
+        lock(file).save(&mut saved)?;
+        self.state().local_mark_ms = mark;
+        self.fence_at(reserved, deadline);
+        Ok(())
+    }
+
+    /// With a state file, after the last issue: the claim given back (`released`: only
+    /// the node id is kept, to be asked for first), or kept with the exact final mark so
+    /// that a restart resumes it without waiting.
+    fn save_final(&self, released: bool, final_mark: u64) -> Result<(), LeaseError> {
+        let Some(file) = &self.state_file else {
+            return Ok(());
+        };
+        let node_count = self.generator.layout().max_node() + 1;
+        let mut saved = if released {
+            Saved::released(self.registry.name(), node_count, self.grant.node_id)
+        } else {
+            let state = self.state();
+            let Some(left) = state.deadline.checked_duration_since(Instant::now()) else {
+                return Ok(()); // past the deadline: the claim cannot be resumed anyway
+            };
+            Saved {
+                generation: 0,
+                lock_file: (0, 0),
+                registry: self.registry.name().to_owned(),
+                node_count,
+                node_id: self.grant.node_id,
+                claim: Some(SavedClaim {
+                    token: self.grant.token.clone(),
+                    epoch: self.grant.epoch,
+                    boot_id: String::new(),
+                    deadline_boot_ms: state_file::boot_deadline_ms(left),
+                    reserved_ms: state.reserved_ms,
+                    local_mark_ms: final_mark.min(state.local_mark_ms),
+                }),
+            }
+        };
+        lock(file).save(&mut saved)
     }
 
     /// Reads the generator's clock against the registry's: `Ok(None)` if either has none
@@ -519,6 +791,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     /// deadline has passed.
     fn fence_at(&self, mark: u64, deadline: Instant) {
         let left = deadline.checked_duration_since(Instant::now());
+        let mark = mark.min(self.state().local_mark_ms);
         let fence = protocol::fence_ms(mark, left, self.generator.clock().now_ms());
         self.generator.set_fence_ms(fence);
     }
@@ -563,22 +836,32 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     }
 
     /// The renewal thread: renew every `renew_every`; on failure retry every
-    /// `retry_every`, waking at the deadline to close the fence; stop on `Lost` or stop.
+    /// `retry_every`, waking at the deadline to close the fence, and every
+    /// [`local_every`] to keep a state file's local mark ahead; stop on `Lost` or stop.
     fn renew_until_stopped(&self) {
-        let mut failures = 0u32;
-        loop {
-            let mut state = self.state();
-            let every = if failures == 0 {
+        let mut failures = match self.state().status {
+            LeaseStatus::Failing { failures, .. } => failures,
+            _ => 0,
+        };
+        let pause = |failures: u32| {
+            jitter(if failures == 0 {
                 self.config.renew_every
             } else {
                 self.config.retry_every
-            };
-            // Wake at the deadline at the latest, to close the fence there if unrenewed.
-            let pause = match state.deadline.checked_duration_since(Instant::now()) {
-                Some(left) if !left.is_zero() => jitter(every).min(left),
-                _ => jitter(every),
-            };
-            let wake_at = Instant::now() + pause;
+            })
+        };
+        let mut due = Instant::now() + pause(failures);
+        loop {
+            let mut state = self.state();
+            let now = Instant::now();
+            let mut wake_at = due;
+            if state.deadline > now {
+                // Wake at the deadline at the latest, to close the fence there if unrenewed.
+                wake_at = wake_at.min(state.deadline);
+            }
+            if self.state_file.is_some() {
+                wake_at = wake_at.min(now + local_every(self.config.ttl));
+            }
             while !state.stop && !state.renew_now {
                 let Some(left) = wake_at.checked_duration_since(Instant::now()) else {
                     break;
@@ -595,13 +878,22 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             if state.stop {
                 return;
             }
-            state.renew_now = false;
             if Instant::now() >= state.deadline {
                 // Unrenewed at the deadline: the fence already stops issuing there on the
                 // generator's clock; closing it also holds if that clock was set back.
                 self.generator.set_fence_ms(0);
             }
+            let renew = std::mem::take(&mut state.renew_now) || Instant::now() >= due;
             drop(state);
+            if !renew {
+                if let Err(error) = self.keep_local_mark() {
+                    self.state().status = LeaseStatus::Failing {
+                        failures: failures.max(1),
+                        last_error: error,
+                    };
+                }
+                continue;
+            }
             let outcome = self.renew_once();
             let mut state = self.state();
             state.attempts += 1;
@@ -615,6 +907,9 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                     self.generator.set_fence_ms(0);
                     state.status = LeaseStatus::Lost;
                     state.loss = Some(lost);
+                    drop(state);
+                    // Best effort: the claim is gone; keep only the node id to ask for.
+                    let _ = self.save_gone();
                     return;
                 }
                 Err(error) => {
@@ -630,8 +925,46 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                     };
                 }
             }
+            due = Instant::now() + pause(failures);
         }
     }
+
+    /// With a state file: the claim is gone; only the node id is kept, to be asked for
+    /// first.
+    fn save_gone(&self) -> Result<(), LeaseError> {
+        let Some(file) = &self.state_file else {
+            return Ok(());
+        };
+        let node_count = self.generator.layout().max_node() + 1;
+        lock(file).save(&mut Saved::released(
+            self.registry.name(),
+            node_count,
+            self.grant.node_id,
+        ))
+    }
+}
+
+/// What resuming a saved claim came to.
+enum Resumed<C: Clock + Send + Sync + 'static> {
+    /// Issuing under the saved claim.
+    Started(LeasedGenerator<C>),
+    /// The registry says the claim is gone: what a fresh claim needs back.
+    Gone(Box<Afresh<C>>),
+}
+
+/// What a fresh claim needs, handed back by a resume that found its claim gone.
+struct Afresh<C> {
+    layout: Layout,
+    clock: C,
+    config: LeaseConfig,
+    file: StateFile,
+}
+
+/// `mutex` locked, as plain data even if a panic elsewhere poisoned it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// How often a waiting start asks whether it should stop.

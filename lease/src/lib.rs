@@ -60,6 +60,7 @@ mod private_dir;
 pub mod protocol;
 mod records;
 mod registry;
+mod state_file;
 mod token;
 mod witness;
 

@@ -1,0 +1,424 @@
+//! A holder's claim kept on its own host ([`LeaseConfig::state_file`]), so that a process
+//! restarted while the registry cannot be reached resumes the claim instead of stopping.
+//!
+//! The file holds what a holder needs to go on without the registry: the node id, owner
+//! token and epoch; the mark the registry reserved; the lease's local deadline on the
+//! host's boot clock, with the boot id; and a local mark, kept a little ahead of the clock
+//! and synced to disk before IDs up to it are issued. A process that resumes issues above
+//! the local mark and up to the earlier of the reserved mark and the deadline: IDs the
+//! registry has already reserved for this claim, so the next holder is kept above them as
+//! before, and no clock assumption is added.
+//!
+//! The same rules as the embedded registry: a directory only its owner can change, no
+//! symbolic links, atomic replaces, and one live process per file, by a lock on a file
+//! beside it (`<file>.lock`). The lock file also counts the writes. A state file that does
+//! not carry the lock file's count, or names another lock file, is a copy, a hard link
+//! left behind or a restored backup: its local mark may be older than what was issued
+//! under it, so it is not resumed.
+//!
+//! [`LeaseConfig::state_file`]: crate::LeaseConfig::state_file
+
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dir_lock::DirLock;
+use crate::host_clock::{boot_id, host_now_ms};
+use crate::witness::Witness;
+use crate::{private_dir, LeaseError};
+
+/// How far ahead of the clock the local mark is kept under a lease of `ttl`: a tenth of
+/// it, within 100 ms to 2 s. A process resumed after a crash waits at most this long for
+/// its clock to pass the mark.
+pub(crate) fn local_ahead(ttl: Duration) -> Duration {
+    (ttl / 10).clamp(Duration::from_millis(100), Duration::from_secs(2))
+}
+
+/// How often the local mark is moved on: four times before the clock could reach it.
+pub(crate) fn local_every(ttl: Duration) -> Duration {
+    local_ahead(ttl) / 4
+}
+
+/// The file's contents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Saved {
+    /// The lock file's write count when this was written.
+    pub generation: u64,
+    /// The lock file's device and inode: a copy of the state file beside another lock
+    /// file is not this one.
+    pub lock_file: (u64, u64),
+    /// The registry's name ([`Registry::name`](crate::Registry::name)).
+    pub registry: String,
+    /// The layout's node count.
+    pub node_count: u64,
+    /// The node id last held: a fresh claim asks for it first.
+    pub node_id: u64,
+    /// The claim, while one is held (`None` once released or lost).
+    pub claim: Option<SavedClaim>,
+}
+
+/// A claim as the file keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SavedClaim {
+    /// The owner token (a secret: the file is its owner's only).
+    pub token: String,
+    /// The claim's fencing epoch.
+    pub epoch: u64,
+    /// The boot the deadline was taken on.
+    pub boot_id: String,
+    /// The lease's local deadline on the host's boot clock, ms.
+    pub deadline_boot_ms: u64,
+    /// The mark the registry holds for the claim (Unix ms).
+    pub reserved_ms: u64,
+    /// Nothing above this (Unix ms) was issued under the claim.
+    pub local_mark_ms: u64,
+}
+
+/// A claim that may be resumed now, with its deadline on this process's monotonic clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resumable {
+    pub node_id: u64,
+    pub claim: SavedClaim,
+    pub deadline: Instant,
+}
+
+/// The open, locked state file of one live process.
+pub(crate) struct StateFile {
+    path: PathBuf,
+    lock: DirLock,
+    lock_file: (u64, u64),
+    generation: u64,
+    /// This boot's id, which every saved claim carries.
+    boot_id: String,
+}
+
+impl std::fmt::Debug for StateFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StateFile {
+    /// Locks the state file at `path` for this process, and reads what it holds.
+    ///
+    /// `Ok((file, None))` if there is nothing to go on (no file, or one that is not this
+    /// lock file's latest: then `why_not` says why, for the start's report).
+    ///
+    /// # Errors
+    /// [`LeaseError::StateFile`] if the directory or the file cannot be trusted (another
+    /// owner, writable by others, a link), another live process holds the lock, or the
+    /// file is unreadable.
+    pub fn open(
+        path: &Path,
+        why_not: &mut dyn FnMut(&str),
+    ) -> Result<(StateFile, Option<Saved>), LeaseError> {
+        let fail = |detail: String| LeaseError::StateFile {
+            path: path.display().to_string(),
+            detail,
+        };
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        if path.file_name().is_none() {
+            return Err(fail("names a directory, not a file".into()));
+        }
+        private_dir::prepare(dir).map_err(fail)?;
+        let lock_path = lock_path(path);
+        let lock = DirLock::acquire(&lock_path, Duration::ZERO).map_err(|e| {
+            fail(match e.kind() {
+                std::io::ErrorKind::TimedOut => format!(
+                    "another live process holds it (its lock {} is taken): one process \
+                     per state file",
+                    lock_path.display()
+                ),
+                _ => format!("cannot lock {}: {e}", lock_path.display()),
+            })
+        })?;
+        let meta = lock.file().metadata().map_err(|e| fail(e.to_string()))?;
+        let lock_file = (meta.dev(), meta.ino());
+        let boot_id = boot_id().map_err(|e| fail(format!("cannot read this boot's id: {e}")))?;
+        let generation = Witness::read(lock.file())
+            .map_err(|e| fail(e.to_string()))?
+            .map_or(0, |w| w.generation);
+        let mut file = StateFile {
+            path: path.to_owned(),
+            lock,
+            lock_file,
+            generation,
+            boot_id,
+        };
+        let saved = file.read().map_err(fail)?;
+        let saved = match saved {
+            Some(saved) if saved.lock_file != lock_file => {
+                why_not(&format!(
+                    "state file {} was written beside another lock file (it is a copy): \
+                     its claim is not resumed",
+                    path.display()
+                ));
+                None
+            }
+            Some(saved) if saved.generation != generation => {
+                why_not(&format!(
+                    "state file {} is not the latest its lock file vouches for (write {} \
+                     of {generation}: a restored or left-behind copy, or a write cut short): \
+                     its claim is not resumed",
+                    path.display(),
+                    saved.generation
+                ));
+                None
+            }
+            other => other,
+        };
+        // Whatever was read, the next write starts from the lock file's count.
+        file.generation = generation;
+        Ok((file, saved))
+    }
+
+    /// Reads and checks the state file itself: owned by us, private, one link.
+    fn read(&self) -> Result<Option<Saved>, String> {
+        let Some(text) =
+            private_dir::read_nofollow(&self.path).map_err(|e| format!("cannot read it: {e}"))?
+        else {
+            return Ok(None);
+        };
+        let meta = std::fs::symlink_metadata(&self.path).map_err(|e| e.to_string())?;
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(format!(
+                "it belongs to uid {}, not to us (uid {me}): refusing a claim someone else \
+                 wrote",
+                meta.uid()
+            ));
+        }
+        if meta.permissions().mode() & 0o077 != 0 {
+            return Err(format!(
+                "it is readable or writable by other users (mode {:o}): it holds the lease's \
+                 owner token; make it private with chmod 600",
+                meta.permissions().mode() & 0o7777
+            ));
+        }
+        if meta.nlink() != 1 {
+            return Err(format!(
+                "it has {} hard links: another path could resume the same claim",
+                meta.nlink()
+            ));
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("unreadable ({e}); move it aside to start afresh"))
+    }
+
+    /// Writes `saved` (its count, lock file and boot set here): the lock file's count first, then
+    /// the state file, replaced whole and synced. Returns only once both are on disk.
+    ///
+    /// # Errors
+    /// [`LeaseError::StateFile`] if either cannot be written.
+    pub fn save(&mut self, saved: &mut Saved) -> Result<(), LeaseError> {
+        let generation = self.generation + 1;
+        saved.generation = generation;
+        saved.lock_file = self.lock_file;
+        if let Some(claim) = &mut saved.claim {
+            claim.boot_id.clone_from(&self.boot_id);
+        }
+        let fail = |e: std::io::Error| LeaseError::StateFile {
+            path: self.path.display().to_string(),
+            detail: format!("cannot write it: {e}"),
+        };
+        Witness {
+            generation,
+            ..Witness::default()
+        }
+        .write(self.lock.file())
+        .map_err(fail)?;
+        self.generation = generation;
+        let mut bytes = serde_json::to_vec_pretty(saved)
+            .map_err(std::io::Error::other)
+            .map_err(fail)?;
+        bytes.push(b'\n');
+        private_dir::replace(&self.path, &bytes).map_err(fail)?;
+        if let Ok(dir) = File::open(self.path.parent().unwrap_or(Path::new("."))) {
+            // The rename itself is durable only once the directory is synced.
+            dir.sync_all().map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The lock file beside a state file: `<file>.lock`.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+impl Saved {
+    /// A file with no claim, keeping `node_id` to be asked for first.
+    pub fn released(registry: &str, node_count: u64, node_id: u64) -> Saved {
+        Saved {
+            generation: 0,
+            lock_file: (0, 0),
+            registry: registry.to_owned(),
+            node_count,
+            node_id,
+            claim: None,
+        }
+    }
+
+    /// The claim, if it may be resumed now by a holder of `registry` with `node_count`
+    /// ids: same registry and layout, same boot, deadline not passed. Otherwise why not.
+    pub fn resumable(&self, registry: &str, node_count: u64) -> Result<Resumable, String> {
+        let Some(claim) = &self.claim else {
+            return Err("its claim was released".into());
+        };
+        if self.registry != registry {
+            return Err(format!(
+                "it holds a claim on a {} registry, not this {registry} one",
+                self.registry
+            ));
+        }
+        if self.node_count != node_count {
+            return Err(format!(
+                "it holds a claim among {} node ids, not {node_count}",
+                self.node_count
+            ));
+        }
+        let boot = boot_id().map_err(|e| format!("cannot read this boot's id: {e}"))?;
+        if claim.boot_id != boot {
+            return Err("its claim was taken before the host last booted".into());
+        }
+        let (now, at) = (host_now_ms(), Instant::now());
+        let left = claim.deadline_boot_ms.saturating_sub(now);
+        if left == 0 {
+            return Err("its claim's deadline has passed".into());
+        }
+        Ok(Resumable {
+            node_id: self.node_id,
+            claim: claim.clone(),
+            deadline: at + Duration::from_millis(left),
+        })
+    }
+}
+
+/// The deadline `left` from now, on the host's boot clock (ms, rounded down so that it
+/// never moves later).
+pub(crate) fn boot_deadline_ms(left: Duration) -> u64 {
+    host_now_ms().saturating_add(crate::protocol::ms(left))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(claim: Option<SavedClaim>) -> Saved {
+        Saved {
+            generation: 0,
+            lock_file: (0, 0),
+            registry: "embedded".into(),
+            node_count: 1024,
+            node_id: 7,
+            claim,
+        }
+    }
+
+    fn claim(left_ms: u64) -> SavedClaim {
+        SavedClaim {
+            token: "t".into(),
+            epoch: 1,
+            boot_id: boot_id().unwrap(),
+            deadline_boot_ms: host_now_ms() + left_ms,
+            reserved_ms: 10,
+            local_mark_ms: 5,
+        }
+    }
+
+    #[test]
+    fn a_saved_claim_reads_back_for_the_next_process_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.state");
+        let (mut file, none) = StateFile::open(&path, &mut |_| {}).unwrap();
+        assert_eq!(none, None);
+        let mut written = saved(Some(claim(60_000)));
+        file.save(&mut written).unwrap();
+        let busy = StateFile::open(&path, &mut |_| {}).unwrap_err();
+        assert!(busy.to_string().contains("another live process"), "{busy}");
+        drop(file);
+        let (_file, read) = StateFile::open(&path, &mut |_| {}).unwrap();
+        assert_eq!(read, Some(written));
+    }
+
+    #[test]
+    fn a_copy_or_an_older_version_is_not_resumed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.state");
+        let (mut file, _) = StateFile::open(&path, &mut |_| {}).unwrap();
+        file.save(&mut saved(Some(claim(60_000)))).unwrap();
+        let older = std::fs::read(&path).unwrap();
+        file.save(&mut saved(Some(claim(60_000)))).unwrap();
+        drop(file);
+
+        // The older version put back: the lock file has counted past it.
+        std::fs::write(&path, &older).unwrap();
+        let mut said = String::new();
+        let (_file, read) = StateFile::open(&path, &mut |why| said = why.to_owned()).unwrap();
+        assert_eq!(read, None);
+        assert!(said.contains("not the latest"), "{said}");
+        drop(_file);
+
+        // A copy beside another lock file.
+        let copy = dir.path().join("copy.state");
+        std::fs::copy(&path, &copy).unwrap();
+        let mut said = String::new();
+        let (_file, read) = StateFile::open(&copy, &mut |why| said = why.to_owned()).unwrap();
+        assert_eq!(read, None);
+        assert!(said.contains("another lock file"), "{said}");
+    }
+
+    #[test]
+    fn a_shared_or_linked_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.state");
+        let (mut file, _) = StateFile::open(&path, &mut |_| {}).unwrap();
+        file.save(&mut saved(Some(claim(60_000)))).unwrap();
+        drop(file);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let open = StateFile::open(&path, &mut |_| {}).unwrap_err();
+        assert!(open.to_string().contains("chmod 600"), "{open}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::hard_link(&path, dir.path().join("other.state")).unwrap();
+        let linked = StateFile::open(&path, &mut |_| {}).unwrap_err();
+        assert!(linked.to_string().contains("hard links"), "{linked}");
+    }
+
+    #[test]
+    fn only_a_live_claim_of_the_same_registry_and_layout_resumes() {
+        assert!(saved(Some(claim(60_000)))
+            .resumable("embedded", 1024)
+            .is_ok());
+        let stale = saved(Some(claim(0)))
+            .resumable("embedded", 1024)
+            .unwrap_err();
+        assert!(stale.contains("deadline has passed"), "{stale}");
+        assert!(saved(None).resumable("embedded", 1024).is_err());
+        assert!(saved(Some(claim(60_000))).resumable("redis", 1024).is_err());
+        assert!(saved(Some(claim(60_000)))
+            .resumable("embedded", 16)
+            .is_err());
+        let mut rebooted = claim(60_000);
+        rebooted.boot_id = "another boot".into();
+        let other = saved(Some(rebooted))
+            .resumable("embedded", 1024)
+            .unwrap_err();
+        assert!(other.contains("booted"), "{other}");
+    }
+}
