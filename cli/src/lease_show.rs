@@ -47,7 +47,11 @@ fn write_text(
         format!(
             "{} (the holder's clock {} the registry's at that renewal)",
             skew(s),
-            if s >= 0 { "ahead of" } else { "behind" }
+            match s {
+                0 => "level with",
+                1.. => "ahead of",
+                _ => "behind",
+            }
         )
     };
     let lines = [
