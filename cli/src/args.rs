@@ -456,10 +456,31 @@ pub enum LeaseCommand {
     /// fail against the restored records. Safe to run at any time; it only delays starts.
     Restored(LeaseRestoredArgs),
     /// Show a registry's node ids: who holds each (as the holder named itself), its
-    /// state (held, quarantined, expired, released), when the claim expires unless
-    /// renewed, and the high-water mark the next holder waits past; and the lost-records
-    /// floor, if one runs. Reads only: it claims nothing and starts no floor.
+    /// state (held, quarantined, expired, released), when it was claimed and last renewed,
+    /// the holder's clock skew from the registry's at that renewal, when the claim expires
+    /// unless renewed, and the high-water mark the next holder waits past; and the
+    /// lost-records floor, if one runs. Reads only: it claims nothing and starts no floor.
     List(LeaseListArgs),
+    /// Show one node id's record: its holder (as the holder named itself, "host:pid" by
+    /// default), state, when it was claimed and last renewed, when it expires, its
+    /// high-water mark, the holder's clock skew at its last renewal, and its epoch. Exit 1
+    /// if the registry has no record of the id. Reads only, as `list`.
+    Show(LeaseShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LeaseShowArgs {
+    /// The node id.
+    pub node: u64,
+
+    /// The registry: an absolute directory path or file:///path (the embedded registry),
+    /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
+    #[arg(long, value_name = "URL")]
+    pub lease: String,
+
+    /// How to print the record.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
 }
 
 #[derive(Debug, Args)]
@@ -474,13 +495,14 @@ pub struct LeaseListArgs {
     pub format: ListFormat,
 }
 
-/// How `lease list` prints.
+/// How `lease list` and `lease show` print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
-    /// An aligned table, one node id per line, under a line naming the registry.
+    /// `list`: an aligned table, one node id per line, under a line naming the registry;
+    /// `show`: one field a line, under that line.
     Text,
-    /// One JSON object: the registry (any password hidden), its clock, the floor and the
-    /// node ids.
+    /// One JSON object: the registry (any password hidden), its clock, and, for `list`,
+    /// the floor and the node ids; for `show`, the node id's fields.
     Json,
 }
 

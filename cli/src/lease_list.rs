@@ -1,9 +1,10 @@
-//! `ferroflake lease list`: a registry's node ids, holders, states and marks.
+//! `ferroflake lease list`: a registry's node ids, holders, states, times and marks.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
-use ferroflake_lease::{LeaseError, NodeView, RegistryView};
+use ferroflake_lease::{LeaseError, NodeView, Registry, RegistryView};
 use ferroflake_lease_stores::{redact, RegistryAddress};
 
 use crate::args::{LeaseListArgs, ListFormat};
@@ -11,11 +12,30 @@ use crate::failure::{output_error, Failure};
 use crate::iso::iso_ms;
 
 pub fn run(args: &LeaseListArgs, out: &mut impl Write) -> Result<(), Failure> {
-    let address = RegistryAddress::parse(&args.lease).map_err(|e| Failure::Input(e.to_string()))?;
+    let (address, registry, view) = read_view(&args.lease, "list")?;
+    let written = match args.format {
+        ListFormat::Text => write_text(out, &address.describe(), &view),
+        ListFormat::Json => {
+            let json = view.to_json(&redact(&args.lease), registry.name());
+            writeln!(out, "{json}")
+        }
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::Run(output_error(&e)))
+}
+
+/// Opens the registry at `lease` and reads its records, for `lease list` and `lease
+/// show` (`verb` names the command in messages).
+pub fn read_view(
+    lease: &str,
+    verb: &str,
+) -> Result<(RegistryAddress, Arc<dyn Registry>, RegistryView), Failure> {
+    let address = RegistryAddress::parse(lease).map_err(|e| Failure::Input(e.to_string()))?;
     // As `next` reports it: an address the build cannot use, or a store set up so that
     // it cannot hold a registry, is the caller's to fix (exit 2).
     let cannot = |e: LeaseError| {
-        let message = format!("cannot list {}: {e}", address.describe());
+        let message = format!("cannot {verb} {}: {e}", address.describe());
         match e {
             LeaseError::BadAddress { .. } | LeaseError::InvalidConfig { .. } => {
                 Failure::Input(message)
@@ -31,33 +51,45 @@ pub fn run(args: &LeaseListArgs, out: &mut impl Write) -> Result<(), Failure> {
     };
     if let Some(dir) = dir.filter(|d| !d.exists()) {
         return Err(Failure::Run(format!(
-            "cannot list {}: {} does not exist, so no registry is there",
+            "cannot {verb} {}: {} does not exist, so no registry is there",
             address.describe(),
             dir.display()
         )));
     }
     let registry = address.open().map_err(cannot)?;
     let view = registry.list().map_err(cannot)?;
-    let written = match args.format {
-        ListFormat::Text => write_text(out, &address.describe(), &view),
-        ListFormat::Json => {
-            let json = view.to_json(&redact(&args.lease), registry.name());
-            writeln!(out, "{json}")
-        }
-    };
-    written
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure::Run(output_error(&e)))
+    Ok((address, registry, view))
 }
 
 /// How long from `now_ms` until `until_ms` (both on the registry's clock), as text.
-fn left(until_ms: u64, now_ms: u64) -> String {
+pub fn left(until_ms: u64, now_ms: u64) -> String {
     humantime::format_duration(Duration::from_millis(until_ms.saturating_sub(now_ms))).to_string()
+}
+
+/// How long before `now_ms` `at_ms` was (both on the registry's clock), as text: to the
+/// second from a second on, else to the ms.
+pub fn ago(at_ms: u64, now_ms: u64) -> String {
+    let ms = now_ms.saturating_sub(at_ms);
+    let shown = if ms >= 1_000 { ms - ms % 1_000 } else { ms };
+    format!(
+        "{} ago",
+        humantime::format_duration(Duration::from_millis(shown))
+    )
+}
+
+/// A holder's clock skew as text: `+12ms` (ahead of the registry's), `-3ms` (behind).
+pub fn skew(skew_ms: i64) -> String {
+    format!("{}{skew_ms}ms", if skew_ms >= 0 { "+" } else { "" })
+}
+
+/// A value or `-` if none is recorded.
+pub fn or_dash<T>(value: Option<T>, show: impl FnOnce(T) -> String) -> String {
+    value.map_or_else(|| "-".to_owned(), show)
 }
 
 /// A holder's name as the holder gave it, with control characters escaped so that it
 /// cannot move the terminal's cursor or break the table.
-fn printable(name: &str) -> String {
+pub fn printable(name: &str) -> String {
     name.chars()
         .flat_map(|c| {
             let escaped: Vec<char> = if c.is_control() {
@@ -70,16 +102,26 @@ fn printable(name: &str) -> String {
         .collect()
 }
 
-fn row(node: &NodeView, now_ms: u64) -> [String; 5] {
+/// The recorded high-water mark as text, `-` if none.
+pub fn mark(high_water_ms: u64) -> String {
+    match high_water_ms {
+        0 => "-".to_owned(),
+        mark => iso_ms(mark),
+    }
+}
+
+const COLUMNS: usize = 8;
+
+fn row(node: &NodeView, now_ms: u64) -> [String; COLUMNS] {
     [
         node.node_id.to_string(),
-        node.holder.as_deref().map_or("-".to_owned(), printable),
+        or_dash(node.holder.as_deref(), printable),
         node.state.as_str().to_owned(),
-        node.expires_ms.map_or("-".to_owned(), |e| left(e, now_ms)),
-        match node.high_water_ms {
-            0 => "-".to_owned(),
-            mark => iso_ms(mark),
-        },
+        or_dash(node.since_ms, |at| ago(at, now_ms)),
+        or_dash(node.last_renewal_ms, |at| ago(at, now_ms)),
+        or_dash(node.clock_skew_ms, skew),
+        or_dash(node.expires_ms, |e| left(e, now_ms)),
+        mark(node.high_water_ms),
     ]
 }
 
@@ -100,11 +142,21 @@ fn write_text(out: &mut impl Write, described: &str, view: &RegistryView) -> std
     if view.nodes.is_empty() {
         return Ok(());
     }
-    let header = ["NODE", "HOLDER", "STATE", "EXPIRES IN", "HIGH-WATER MARK"].map(String::from);
-    let rows: Vec<[String; 5]> = std::iter::once(header)
+    let header = [
+        "NODE",
+        "HOLDER",
+        "STATE",
+        "SINCE",
+        "LAST RENEWAL",
+        "SKEW",
+        "EXPIRES IN",
+        "HIGH-WATER MARK",
+    ]
+    .map(String::from);
+    let rows: Vec<[String; COLUMNS]> = std::iter::once(header)
         .chain(view.nodes.iter().map(|n| row(n, view.now_ms)))
         .collect();
-    let mut widths = [0; 5];
+    let mut widths = [0; COLUMNS];
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());

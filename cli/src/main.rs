@@ -10,6 +10,7 @@ mod iso;
 mod layout_view;
 mod lease_list;
 mod lease_restored;
+mod lease_show;
 mod mask;
 mod next;
 mod segment;
@@ -59,6 +60,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Segment(command) => segment::run(command, &mut out),
         Command::Lease(args::LeaseCommand::Restored(args)) => lease_restored::run(args, &mut out),
         Command::Lease(args::LeaseCommand::List(args)) => lease_list::run(args, &mut out),
+        Command::Lease(args::LeaseCommand::Show(args)) => lease_show::run(args, &mut out),
         Command::Serve(_) => unreachable!("main runs the service before this"),
     };
     let flushed = out.flush();

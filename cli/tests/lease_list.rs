@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry};
+use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry, Renewal};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
 
@@ -41,6 +41,7 @@ fn request(holder: &str) -> LeaseRequest {
         quarantine: Duration::from_secs(2),
         holder: holder.into(),
         max_ttl: Duration::from_secs(10),
+        prefer_node: None,
     }
 }
 
@@ -53,6 +54,11 @@ fn lists_holders_states_and_marks() {
     let gone = registry.acquire(&request("web-1:41")).unwrap();
     let kept = registry.acquire(&request("batch host:7\x1b[2J")).unwrap();
     registry.release(&gone, 1_700_000_000_123).unwrap();
+    let skewed = Renewal {
+        clock_skew_ms: Some(-37),
+        ..Renewal::new(Duration::from_secs(10), 0)
+    };
+    registry.renew(&kept, &skewed).unwrap();
     let path = dir.to_str().unwrap();
 
     let text = stdout(&ferroflake(&["lease", "list", "--lease", path]));
@@ -72,6 +78,22 @@ fn lists_holders_states_and_marks() {
     assert_eq!(&released[at("HOLDER")..][..8], "web-1:41", "{text}");
     assert_eq!(&released[at("STATE")..][..8], "released", "{text}");
     assert_eq!(&released[at("EXPIRES IN")..][..1], "-", "{text}");
+    assert!(
+        released[at("SINCE")..].starts_with("0s ago") || released[at("SINCE")..].contains("ms ago"),
+        "claimed just now: {text}"
+    );
+    assert_eq!(
+        &released[at("LAST RENEWAL")..][..2],
+        "- ",
+        "never renewed: {text}"
+    );
+    assert_eq!(&released[at("SKEW")..][..2], "- ", "{text}");
+    assert_eq!(&held[at("SKEW")..][..6], "-37ms ", "{text}");
+    assert!(
+        held[at("LAST RENEWAL")..].contains("ms ago")
+            || held[at("LAST RENEWAL")..].starts_with("0s ago"),
+        "renewed just now: {text}"
+    );
     assert_eq!(
         &released[at("HIGH-WATER MARK")..],
         "2023-11-14T22:13:20.123Z",
@@ -114,9 +136,19 @@ fn lists_holders_states_and_marks() {
     let left = held["expires_in_ms"].as_u64().unwrap();
     assert!(left > 0 && left <= 10_000, "{json}");
     assert!(held["high_water"].is_null(), "no mark yet: {json}");
-    for field in ["since_ms", "last_renewal_ms", "clock_skew_ms"] {
-        assert!(held[field].is_null(), "{field} is not recorded yet: {json}");
+    let now = view["now_ms"].as_u64().unwrap();
+    for node in [released, held] {
+        let since = node["since_ms"].as_u64().expect("a claim records its time");
+        assert!(since <= now, "{json}");
+        assert_eq!(node["since_ago_ms"], now - since, "{json}");
     }
+    assert!(
+        released["last_renewal_ms"].is_null(),
+        "never renewed: {json}"
+    );
+    assert!(released["clock_skew_ms"].is_null(), "{json}");
+    assert!(held["last_renewal_ms"].as_u64().unwrap() <= now, "{json}");
+    assert_eq!(held["clock_skew_ms"], -37, "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -161,6 +193,103 @@ fn lists_nothing_and_refuses_as_the_other_lease_commands() {
     assert!(output.stdout.is_empty());
     let message = stderr(&output);
     assert!(message.starts_with("ferroflake: cannot list "), "{message}");
+    assert!(!message.contains("s3cr3t"), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `lease show NODE`: one node id's record, as text (one field a line) and as JSON (the
+/// fields `list` gives each node, with the registry); a node id with no record is exit 1,
+/// one that is not a number exit 2; a store address shows no password.
+#[test]
+fn shows_one_node_ids_record() {
+    let dir = fresh_dir("show");
+    let registry = EmbeddedRegistry::open(&dir).unwrap();
+    let grant = registry.acquire(&request("web-2:99")).unwrap();
+    let renewal = Renewal {
+        clock_skew_ms: Some(12),
+        ..Renewal::new(Duration::from_secs(10), 1_700_000_000_123)
+    };
+    registry.renew(&grant, &renewal).unwrap();
+    let path = dir.to_str().unwrap();
+    let node = grant.node_id.to_string();
+
+    let text = stdout(&ferroflake(&["lease", "show", &node, "--lease", path]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("the embedded registry at {path}: node id {node}"),
+        "{text}"
+    );
+    let field = |name: &str| -> &str {
+        let line = lines[1..]
+            .iter()
+            .find(|l| l.starts_with(&format!("{name}  ")))
+            .unwrap_or_else(|| panic!("no {name} line: {text}"));
+        line[name.len()..].trim_start()
+    };
+    assert_eq!(field("holder"), "web-2:99");
+    assert_eq!(field("state"), "held");
+    assert!(field("since").ends_with(" ago"), "{text}");
+    assert!(field("last renewal").ends_with(" ago"), "{text}");
+    assert!(
+        field("expires in").starts_with('9') || field("expires in").starts_with("10s"),
+        "{text}"
+    );
+    assert_eq!(field("high-water mark"), "2023-11-14T22:13:20.123Z");
+    assert_eq!(
+        field("clock skew"),
+        "+12ms (the holder's clock ahead of the registry's at that renewal)"
+    );
+    assert_eq!(field("epoch"), grant.epoch.to_string());
+
+    let json = stdout(&ferroflake(&[
+        "lease", "show", &node, "--lease", path, "--format", "json",
+    ]));
+    let shown: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(shown["registry"], path);
+    assert_eq!(shown["backend"], "embedded");
+    assert_eq!(shown["node_id"], grant.node_id);
+    assert_eq!(shown["holder"], "web-2:99");
+    assert_eq!(shown["state"], "held");
+    assert_eq!(shown["epoch"], grant.epoch);
+    assert_eq!(shown["high_water_ms"], 1_700_000_000_123_u64);
+    assert_eq!(shown["clock_skew_ms"], 12);
+    let now = shown["now_ms"].as_u64().unwrap();
+    assert!(shown["since_ms"].as_u64().unwrap() <= now, "{json}");
+    assert!(shown["last_renewal_ms"].as_u64().unwrap() <= now, "{json}");
+    assert!(shown["expires_in_ms"].as_u64().unwrap() <= 10_000, "{json}");
+
+    let output = ferroflake(&["lease", "show", "7", "--lease", path]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).contains("has no record of node id 7"),
+        "{output:?}"
+    );
+
+    for not_a_number in ["x", "-1", "1.5"] {
+        let output = ferroflake(&["lease", "show", not_a_number, "--lease", path]);
+        assert_eq!(output.status.code(), Some(2), "{not_a_number}: {output:?}");
+        assert!(output.stdout.is_empty());
+    }
+
+    let missing = dir.join("not-there");
+    let output = ferroflake(&["lease", "show", "0", "--lease", missing.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(stderr(&output).contains("does not exist"), "{output:?}");
+    assert!(!missing.exists(), "showing makes no registry");
+
+    let output = ferroflake(&[
+        "lease",
+        "show",
+        "0",
+        "--lease",
+        "redis://u:s3cr3t@127.0.0.1:1/",
+    ]);
+    assert!(!output.status.success());
+    assert!(output.stdout.is_empty());
+    let message = stderr(&output);
+    assert!(message.starts_with("ferroflake: cannot show "), "{message}");
     assert!(!message.contains("s3cr3t"), "{message}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -430,6 +430,7 @@ fn sigterm_under_load_answers_every_request_rightly_releases_the_lease_and_gives
             quarantine: Duration::from_millis(200),
             holder: "test".into(),
             max_ttl: Duration::from_secs(1),
+            prefer_node: None,
         })
         .expect("node 0 is free at once");
     assert_eq!(grant.node_id, 0);

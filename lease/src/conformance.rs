@@ -34,7 +34,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry};
+use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry, Renewal};
 
 /// A registry over a fresh, empty namespace, and ways to lose its records.
 pub struct Namespace {
@@ -119,6 +119,7 @@ impl Timing {
             quarantine: self.quarantine,
             holder: holder.into(),
             max_ttl: self.ttl,
+            prefer_node: None,
         }
     }
 }
@@ -139,6 +140,8 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     floor_covers_the_longest_ttl(fresh, timing);
     restored_starts_a_floor(fresh, timing);
     list_shows_holders_and_states(fresh, timing);
+    list_shows_claim_and_renewal_times(fresh, timing);
+    preferred_node_first_if_free(fresh, timing);
     wall_clock_is_the_registrys(fresh, timing);
 }
 
@@ -256,7 +259,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
     while Instant::now() < until {
         thread::sleep(timing.ttl / 3);
         registry
-            .renew(&grant, timing.ttl, 0)
+            .renew(&grant, &Renewal::new(timing.ttl, 0))
             .unwrap_or_else(|e| panic!("renewing a held claim failed: {e}"));
     }
     match registry.acquire(&request) {
@@ -267,7 +270,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
         token: "0".repeat(32),
         ..grant.clone()
     };
-    match registry.renew(&forged, timing.ttl, 0) {
+    match registry.renew(&forged, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("renew under a wrong token must be Lost, got {other:?}"),
     }
@@ -281,7 +284,7 @@ pub fn renew_and_release(fresh: Fresh<'_>, timing: Timing) {
     registry
         .release(&grant, 0)
         .expect("release of a held claim");
-    match registry.renew(&grant, timing.ttl, 0) {
+    match registry.renew(&grant, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("renew after release must be Lost, got {other:?}"),
     }
@@ -311,7 +314,7 @@ pub fn lost_after_expiry_and_takeover(fresh: Fresh<'_>, timing: Timing) {
         .unwrap_or_else(|e| panic!("an id past TTL + quarantine must be claimable: {e}"));
     assert_eq!(new.node_id, old.node_id);
     assert!(new.epoch > old.epoch, "takeover must raise the epoch");
-    match registry.renew(&old, timing.ttl, 0) {
+    match registry.renew(&old, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id, .. }) if node_id == old.node_id => {}
         other => panic!("the old holder's renew after takeover must be Lost, got {other:?}"),
     }
@@ -319,7 +322,7 @@ pub fn lost_after_expiry_and_takeover(fresh: Fresh<'_>, timing: Timing) {
         .release(&old, 0)
         .expect("the old holder's release is a no-op");
     registry
-        .renew(&new, timing.ttl, 0)
+        .renew(&new, &Renewal::new(timing.ttl, 0))
         .unwrap_or_else(|e| panic!("the old holder's release must not touch the new claim: {e}"));
 }
 
@@ -359,10 +362,10 @@ pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
         "a fresh namespace has no mark"
     );
     registry
-        .renew(&first, timing.ttl, T + 5_000)
+        .renew(&first, &Renewal::new(timing.ttl, T + 5_000))
         .expect("renew");
     registry
-        .renew(&first, timing.ttl, T + 3_000)
+        .renew(&first, &Renewal::new(timing.ttl, T + 3_000))
         .expect("renew with a lower mark");
     registry.release(&first, T + 4_000).expect("release");
     let second = registry.acquire(&request).expect("released id");
@@ -375,10 +378,10 @@ pub fn high_water_mark_carried(fresh: Fresh<'_>, timing: Timing) {
         T + 5_000
     );
     registry
-        .renew(&second, timing.ttl, T + 9_000)
+        .renew(&second, &Renewal::new(timing.ttl, T + 9_000))
         .expect("renew");
     registry
-        .renew(&second, timing.ttl, T + 8_000)
+        .renew(&second, &Renewal::new(timing.ttl, T + 8_000))
         .expect("renew with a lower mark");
     // The second holder dies without releasing: its mark must survive expiry.
     thread::sleep(timing.ttl + timing.quarantine + timing.slack);
@@ -429,7 +432,7 @@ pub fn no_renewal_after_expiry(fresh: Fresh<'_>, timing: Timing) {
     let request = timing.request(1, "conformance stale renewal");
     let grant = registry.acquire(&request).expect("free id");
     thread::sleep(timing.ttl + timing.slack);
-    match registry.renew(&grant, timing.ttl, 0) {
+    match registry.renew(&grant, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("a renewal after the TTL must be Lost, got {other:?}"),
     }
@@ -478,10 +481,10 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
     let old = registry.acquire(&request).expect("free id");
     let renewed = Instant::now();
     registry
-        .renew(&old, timing.ttl, 1_700_000_000_000)
+        .renew(&old, &Renewal::new(timing.ttl, 1_700_000_000_000))
         .expect("renew before the loss");
     namespace.lose_records();
-    match registry.renew(&old, timing.ttl, 1_700_000_000_000) {
+    match registry.renew(&old, &Renewal::new(timing.ttl, 1_700_000_000_000)) {
         Err(LeaseError::Lost {
             node_id: 0,
             why: crate::Loss::Missing,
@@ -508,7 +511,7 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
         old.epoch,
         new.epoch
     );
-    match registry.renew(&old, timing.ttl, 0) {
+    match registry.renew(&old, &Renewal::new(timing.ttl, 0)) {
         Err(LeaseError::Lost { node_id: 0, .. }) => {}
         other => panic!("the old holder's renewal after a new claim must be Lost, got {other:?}"),
     }
@@ -516,7 +519,7 @@ pub fn records_lost_under_a_live_holder(fresh: Fresh<'_>, timing: Timing) {
         .release(&old, 0)
         .expect("the old holder's release is a no-op");
     registry
-        .renew(&new, timing.ttl, 0)
+        .renew(&new, &Renewal::new(timing.ttl, 0))
         .unwrap_or_else(|e| panic!("the old holder must not disturb the new claim: {e}"));
 }
 
@@ -539,10 +542,10 @@ pub fn floor_covers_the_longest_ttl(fresh: Fresh<'_>, timing: Timing) {
     let holder = registry.acquire(&long).expect("second free id");
     let renewed = Instant::now();
     registry
-        .renew(&holder, long_ttl, 1_700_000_000_000)
+        .renew(&holder, &Renewal::new(long_ttl, 1_700_000_000_000))
         .expect("renew before the loss");
     namespace.lose_node_records();
-    match registry.renew(&holder, long_ttl, 1_700_000_000_000) {
+    match registry.renew(&holder, &Renewal::new(long_ttl, 1_700_000_000_000)) {
         Err(LeaseError::Lost {
             why: crate::Loss::Missing,
             ..
@@ -644,7 +647,7 @@ pub fn list_shows_holders_and_states(fresh: Fresh<'_>, timing: Timing) {
         .expect("free id");
     let (released_mark, renewed_mark) = (1_700_000_000_123, 1_700_000_000_456);
     registry
-        .renew(&second, timing.ttl, renewed_mark)
+        .renew(&second, &Renewal::new(timing.ttl, renewed_mark))
         .unwrap_or_else(|e| panic!("renewing a fresh claim: {e}"));
     registry
         .release(&first, released_mark)
@@ -675,12 +678,13 @@ pub fn list_shows_holders_and_states(fresh: Fresh<'_>, timing: Timing) {
         view.now_ms
     );
     for n in &view.nodes {
-        assert_eq!(
-            (n.since_ms, n.last_renewal_ms, n.clock_skew_ms),
-            (None, None, None),
-            "not recorded yet"
-        );
+        assert!(n.since_ms.is_some(), "every claim records its time: {n:?}");
     }
+    assert_eq!(
+        released.last_renewal_ms, None,
+        "never renewed: {released:?}"
+    );
+    assert!(held.last_renewal_ms.is_some(), "renewed: {held:?}");
     if claimed_at.elapsed() + timing.slack < window {
         assert!(
             view.floor_until_ms.is_some(),
@@ -700,6 +704,127 @@ pub fn list_shows_holders_and_states(fresh: Fresh<'_>, timing: Timing) {
         after.now_ms
     );
     assert_eq!(after.nodes.len(), 2, "`restored` changes no record");
+}
+
+/// [`Registry::list`] shows when a claim was made and last renewed, on the registry's
+/// clock (between the listings before and after, give or take the slack), and the clock
+/// skew the holder gave at its last renewal: none before the first renewal; each renewal's
+/// own, `None` included; a new claim of the id starts afresh.
+pub fn list_shows_claim_and_renewal_times(fresh: Fresh<'_>, timing: Timing) {
+    let registry = fresh().registry;
+    let slack = crate::protocol::ms(timing.slack);
+    let request = timing.request(1, "conformance times");
+    let node = |view: &crate::RegistryView| -> NodeView {
+        view.node(0)
+            .unwrap_or_else(|| panic!("node 0 is listed: {view:?}"))
+            .clone()
+    };
+    let within = |what: &str, at: Option<u64>, before: u64, after: u64| {
+        let at = at.unwrap_or_else(|| panic!("{what} is recorded"));
+        assert!(
+            before.saturating_sub(slack) <= at && at <= after + slack,
+            "{what} at {at}, outside the listings' {before}..={after} (± {slack} ms)"
+        );
+        at
+    };
+    let list = || registry.list().unwrap_or_else(|e| panic!("listing: {e}"));
+
+    let before = list().now_ms;
+    let grant = registry.acquire(&request).expect("free id");
+    let claimed = list();
+    let since = within("the claim", node(&claimed).since_ms, before, claimed.now_ms);
+    assert_eq!(
+        (node(&claimed).last_renewal_ms, node(&claimed).clock_skew_ms),
+        (None, None),
+        "no renewal yet"
+    );
+
+    let skewed = Renewal {
+        clock_skew_ms: Some(-37),
+        ..Renewal::new(timing.ttl, 0)
+    };
+    registry
+        .renew(&grant, &skewed)
+        .unwrap_or_else(|e| panic!("renewing: {e}"));
+    let renewed = list();
+    let n = node(&renewed);
+    assert_eq!(n.since_ms, Some(since), "a renewal keeps the claim's time");
+    let first_renewal = within(
+        "the renewal",
+        n.last_renewal_ms,
+        claimed.now_ms,
+        renewed.now_ms,
+    );
+    assert_eq!(n.clock_skew_ms, Some(-37), "the skew the holder gave");
+
+    registry
+        .renew(&grant, &Renewal::new(timing.ttl, 0))
+        .unwrap_or_else(|e| panic!("renewing: {e}"));
+    let again = list();
+    let n = node(&again);
+    within(
+        "the second renewal",
+        n.last_renewal_ms,
+        first_renewal.max(renewed.now_ms),
+        again.now_ms,
+    );
+    assert_eq!(n.clock_skew_ms, None, "no skew read at the last renewal");
+
+    registry.release(&grant, 0).expect("release");
+    let reclaimed = registry.acquire(&request).expect("the released id");
+    let view = list();
+    let n = node(&view);
+    within("the new claim", n.since_ms, again.now_ms, view.now_ms);
+    assert_eq!(
+        (n.last_renewal_ms, n.clock_skew_ms),
+        (None, None),
+        "a new claim is not renewed yet"
+    );
+    registry.release(&reclaimed, 0).expect("release");
+}
+
+/// [`LeaseRequest::prefer_node`]: a claim takes the preferred id when it is free (before
+/// an id never claimed, and before a lower mark); a held one, or one out of range, is
+/// passed over as if none were preferred; an id never claimed is not taken out of turn.
+pub fn preferred_node_first_if_free(fresh: Fresh<'_>, timing: Timing) {
+    const T: u64 = 1_700_000_000_000;
+    let registry = fresh().registry;
+    let prefer = |id: Option<u64>| LeaseRequest {
+        prefer_node: id,
+        ..timing.request(5, "conformance prefer")
+    };
+    let claim = |id: Option<u64>| {
+        registry
+            .acquire(&prefer(id))
+            .unwrap_or_else(|e| panic!("claim preferring {id:?}: {e}"))
+    };
+    assert_eq!(
+        claim(Some(3)).node_id,
+        0,
+        "an id never claimed is not taken out of turn"
+    );
+    let one = claim(None);
+    let two = claim(None);
+    assert_eq!((one.node_id, two.node_id), (1, 2));
+    registry.release(&one, T + 9_000).expect("release");
+    registry.release(&two, T + 1_000).expect("release");
+    let again = claim(Some(1));
+    assert_eq!(
+        (again.node_id, again.previous_high_water_ms),
+        (1, T + 9_000),
+        "the preferred free id, before one never claimed and a lower mark"
+    );
+    assert_eq!(
+        claim(Some(0)).node_id,
+        3,
+        "a held id preferred: as if none were"
+    );
+    assert_eq!(
+        claim(Some(7)).node_id,
+        4,
+        "an id out of range preferred: as if none were"
+    );
+    assert_eq!(claim(Some(0)).node_id, 2, "then the last free id");
 }
 
 /// [`Registry::wall_clock_ms`]: every registry but etcd (which keeps no clock it reports)

@@ -40,7 +40,9 @@ use crate::protocol::{lost_records_window, DEFAULT_MAX_TTL, DEFAULT_QUARANTINE, 
 use crate::records::{Claim, Records, FORMAT};
 use crate::token::new_token;
 use crate::witness::{change_time_ns, Witness};
-use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry, RegistryView};
+use crate::{
+    Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal,
+};
 
 const RECORDS_FILE: &str = "leases.json";
 const LOCK_FILE: &str = "leases.lock";
@@ -50,7 +52,7 @@ const NAME: &str = "embedded";
 ///
 /// ```
 /// use std::time::Duration;
-/// use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry};
+/// use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry, Renewal};
 ///
 /// let dir = std::env::temp_dir().join(format!("ff-doc-{}", std::process::id()));
 /// let registry = EmbeddedRegistry::open(&dir)?;
@@ -60,9 +62,10 @@ const NAME: &str = "embedded";
 ///     quarantine: Duration::from_secs(2),
 ///     holder: "doc example".into(),
 ///     max_ttl: Duration::from_secs(10),
+///     prefer_node: None,
 /// };
 /// let grant = registry.acquire(&request)?;
-/// registry.renew(&grant, request.ttl, 1_700_000_000_000)?;
+/// registry.renew(&grant, &Renewal::new(request.ttl, 1_700_000_000_000))?;
 /// registry.release(&grant, 1_700_000_000_000)?;
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), ferroflake_lease::LeaseError>(())
@@ -325,11 +328,11 @@ impl Registry for EmbeddedRegistry {
         let token = new_token("embedded")?;
         self.with_records(Some(request.floor_window()), |records, moment| {
             let (now_ms, boot) = (moment.now_ms, moment.boot_id.as_str());
-            let node_id = records.pick_free(request.node_count, now_ms, boot).ok_or(
-                LeaseError::NoFreeNode {
+            let node_id = records
+                .pick_free(request.node_count, request.prefer_node, now_ms, boot)
+                .ok_or(LeaseError::NoFreeNode {
                     node_count: request.node_count,
-                },
-            )?;
+                })?;
             let claim = Claim {
                 ttl_ms: duration_ms(request.ttl),
                 quarantine_ms: duration_ms(request.quarantine),
@@ -349,19 +352,11 @@ impl Registry for EmbeddedRegistry {
         })
     }
 
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {
         self.with_records(None, |records, moment| {
             let (now_ms, boot) = (moment.now_ms, moment.boot_id.as_str());
-            let ttl_ms = duration_ms(ttl);
             records
-                .renew(
-                    grant.node_id,
-                    &grant.token,
-                    ttl_ms,
-                    high_water_ms,
-                    now_ms,
-                    boot,
-                )
+                .renew(grant.node_id, &grant.token, renewal, now_ms, boot)
                 .map(|()| ((), true))
                 .map_err(|why| grant.lost(why))
         })
@@ -395,6 +390,7 @@ impl Registry for EmbeddedRegistry {
             .map(|(&id, r)| {
                 // As a claim judges it: a record from an earlier boot has lapsed.
                 let state = NodeState::of(r.token.is_some(), r.standing(now_ms, &boot));
+                let (since, renewed, skew) = r.times(&boot);
                 NodeView::new(
                     id,
                     Some(r.holder.clone()),
@@ -403,6 +399,7 @@ impl Registry for EmbeddedRegistry {
                     r.expires_ms,
                     r.high_water_ms,
                 )
+                .with_times(since, renewed, skew)
             })
             .collect();
         let floor = if records.floor_boot_id == boot {

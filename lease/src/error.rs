@@ -52,6 +52,12 @@ pub enum LeaseError {
     /// [`LeaseConfig::max_clock_skew`](crate::LeaseConfig::max_clock_skew) allows: the
     /// protocol's safety after lost records no longer covers it. Refuses a start; a
     /// running holder stops issuing until its clock is back within the limit.
+    ///
+    /// Also the peer check's refusal of a start (`peers_skew_ms` is then set): the
+    /// generator's skew from the registry's clock is further than the limit from the
+    /// average skew the registry's other live holders recorded
+    /// ([`protocol::peer_clock_skew`](crate::protocol::peer_clock_skew)), which catches a
+    /// registry whose own clock is off while the fleet agrees.
     ClockSkew {
         /// Which registry.
         registry: String,
@@ -65,6 +71,10 @@ pub enum LeaseError {
         uncertainty_ms: u64,
         /// The limit in force.
         limit: Duration,
+        /// The average skew of the registry's other live holders, ms, when the peer check
+        /// refused the start for being further than `limit` from it; `None` when the
+        /// skew from the registry's clock itself is beyond `limit`.
+        peers_skew_ms: Option<i64>,
     },
     /// A registry address that cannot be used.
     BadAddress {
@@ -176,16 +186,38 @@ impl fmt::Display for LeaseError {
                 skew_ms,
                 uncertainty_ms,
                 limit,
+                peers_skew_ms: None,
             } => write!(
                 f,
-                "this clock reads {} and the {registry} registry's {}: {} {} (± {uncertainty_ms} \
+                "this clock reads {} and the {registry} registry's {}: {} (± {uncertainty_ms} \
                  ms), beyond max_clock_skew {}; the registry cannot keep holders this far \
                  apart from issuing one ID twice, so nothing is issued until the clocks \
                  agree. Fix the clock (NTP), or the registry's",
                 iso_ms(*ours_ms),
                 iso_ms(*registry_ms),
-                humantime::format_duration(Duration::from_millis(skew_ms.unsigned_abs())),
-                if *skew_ms >= 0 { "ahead" } else { "behind" },
+                skew_words(*skew_ms),
+                humantime::format_duration(*limit),
+            ),
+            Self::ClockSkew {
+                registry,
+                skew_ms,
+                uncertainty_ms,
+                limit,
+                peers_skew_ms: Some(peers),
+                ..
+            } => write!(
+                f,
+                "this clock is {} (± {uncertainty_ms} ms) of the {registry} registry's, and \
+                 the registry's other live holders are on average {} of it: this clock is {} \
+                 from theirs, beyond max_clock_skew {}. Either this clock is off, or the \
+                 registry's is and the fleet agrees without it; nothing is issued. Fix this \
+                 clock (NTP), or the registry's",
+                skew_words(*skew_ms),
+                skew_words(*peers),
+                humantime::format_duration(Duration::from_millis(
+                    u64::try_from((i128::from(*skew_ms) - i128::from(*peers)).unsigned_abs())
+                        .unwrap_or(u64::MAX)
+                )),
                 humantime::format_duration(*limit),
             ),
             Self::BadAddress { address, detail } => {
@@ -205,6 +237,15 @@ impl fmt::Display for LeaseError {
 }
 
 impl std::error::Error for LeaseError {}
+
+/// A skew in words: "1s 500ms ahead", "20ms behind".
+fn skew_words(skew_ms: i64) -> String {
+    format!(
+        "{} {}",
+        humantime::format_duration(Duration::from_millis(skew_ms.unsigned_abs())),
+        if skew_ms >= 0 { "ahead" } else { "behind" }
+    )
+}
 
 /// Unix ms as RFC 3339 UTC text, for messages.
 pub(crate) fn iso_ms(unix_ms: u64) -> String {

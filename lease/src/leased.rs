@@ -9,7 +9,7 @@ use ferroflake::{Clock, Generator, Layout};
 use crate::error::iso_ms;
 use crate::protocol::{self, ms, ClockReading};
 use crate::state_file::{self, local_ahead, local_every, Resumable, Saved, SavedClaim, StateFile};
-use crate::{Grant, LeaseConfig, LeaseError, LeaseRequest, Registry};
+use crate::{Grant, LeaseConfig, LeaseError, LeaseRequest, Registry, Renewal};
 
 /// Where a leased generator's lease stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,6 +235,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             quarantine: config.quarantine,
             holder: config.holder.clone(),
             max_ttl: config.max_ttl,
+            prefer_node: state_file.as_ref().and_then(StateFile::node_id),
         };
         let grant = registry.acquire(&request)?;
         let previous = grant.previous_high_water_ms;
@@ -301,6 +302,12 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             state_file: state_file.map(Mutex::new),
         });
         lease.renew_once()?;
+        crate::peer_clocks::check(
+            lease.registry.as_ref(),
+            lease.generator.clock(),
+            lease.grant.node_id,
+            lease.config.clock_skew_limit(),
+        )?;
         Self::run(lease)
     }
 
@@ -679,12 +686,12 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     fn renew_once(&self) -> Result<(), LeaseError> {
         // The clocks first: a mark reserved on a clock far from the registry's (years
         // ahead) would hold the id back from every later holder for as long.
-        let skewed = match self.read_clocks() {
+        let (skewed, skew_ms) = match self.read_clocks() {
             Ok(reading) => {
                 self.state().clock = reading;
-                None
+                (None, reading.map(|r| r.skew_ms))
             }
-            Err(skew @ LeaseError::ClockSkew { .. }) => Some(skew),
+            Err(skew @ LeaseError::ClockSkew { skew_ms, .. }) => (Some(skew), Some(skew_ms)),
             Err(other) => return Err(other),
         };
         let clock = self.generator.clock();
@@ -694,7 +701,11 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             Some(_) => reserved,
         };
         let sent = Instant::now();
-        self.registry.renew(&self.grant, self.config.ttl, mark)?;
+        let renewal = Renewal {
+            clock_skew_ms: skew_ms,
+            ..Renewal::new(self.config.ttl, mark)
+        };
+        self.registry.renew(&self.grant, &renewal)?;
         let deadline = sent + (self.config.ttl - self.config.safety_margin);
         {
             let mut state = self.state();
@@ -811,6 +822,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 skew_ms: reading.skew_ms,
                 uncertainty_ms: reading.uncertainty_ms,
                 limit,
+                peers_skew_ms: None,
             });
         }
         Ok(Some(reading))
@@ -1029,7 +1041,11 @@ fn ask_within(
         .name("ferroflake-resume".into())
         .spawn(move || {
             let sent = Instant::now();
-            let _ = tell.send(registry.renew(&grant, ttl, mark).map(|()| sent));
+            let _ = tell.send(
+                registry
+                    .renew(&grant, &Renewal::new(ttl, mark))
+                    .map(|()| sent),
+            );
         });
     if let Err(e) = asked {
         return Answer::Refused(LeaseError::Store {
@@ -1078,11 +1094,8 @@ impl StartWaits<'_> {
             });
         }
         if renewed.elapsed() >= self.config.renew_every {
-            self.registry.renew(
-                self.grant,
-                self.config.ttl,
-                self.grant.previous_high_water_ms,
-            )?;
+            let renewal = Renewal::new(self.config.ttl, self.grant.previous_high_water_ms);
+            self.registry.renew(self.grant, &renewal)?;
             *renewed = Instant::now();
         }
         Ok(())

@@ -51,6 +51,7 @@ mod embedded;
 mod error;
 mod host_clock;
 mod leased;
+mod peer_clocks;
 mod private_dir;
 #[doc = include_str!("../PROTOCOL.md")]
 ///
@@ -68,5 +69,5 @@ pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
 pub use leased::{report_to_stderr, LeaseStatus, LeasedGenerator};
 pub use protocol::Loss;
-pub use registry::{Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView};
+pub use registry::{Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal};
 pub use token::new_token;

@@ -75,17 +75,28 @@ pub struct Candidate {
     pub lost: bool,
 }
 
-/// Which node id a claim takes, so that its holder waits least: an id never claimed
+/// Which node id a claim takes: `prefer` (the request's
+/// [`prefer_node`](crate::LeaseRequest::prefer_node)) if it is among the `free` ids and its
+/// record was not lost, so that a holder that restarts takes its id back rather than use
+/// up another; else the id its holder waits least for: an id never claimed
 /// (`never_claimed`: the lowest id with no record that was never claimed, if any, below the
 /// node count); else a free id with a recorded mark, lowest mark first (the new holder waits
 /// until its clock passes the mark plus the skew allowance); ids whose record was lost last;
 /// ties to the lowest id. `None` if there is no candidate.
+///
+/// A preferred id never claimed is not taken out of turn: ids are first claimed lowest
+/// first, which the stores rely on to tell a lost record from an id never claimed.
 pub fn pick_node(
+    prefer: Option<u64>,
     never_claimed: Option<u64>,
     free: impl IntoIterator<Item = Candidate>,
 ) -> Option<u64> {
+    let free: Vec<Candidate> = free.into_iter().collect();
+    if let Some(wanted) = prefer.filter(|&p| free.iter().any(|c| c.id == p && !c.lost)) {
+        return Some(wanted);
+    }
     never_claimed.or_else(|| {
-        free.into_iter()
+        free.iter()
             .min_by_key(|c| (c.lost, c.mark_ms, c.id))
             .map(|c| c.id)
     })
@@ -279,6 +290,30 @@ pub fn widest_clock_skew(quarantine: Duration, safety_margin: Duration) -> Durat
     quarantine.saturating_add(safety_margin) / 2
 }
 
+/// The peer check of a holder that starts: its own reading of the registry's clock
+/// (`own`) against the clock skews the registry's other live holders recorded at their
+/// last renewals (`peers_ms`). `Some(average of peers_ms)` if the holder's skew is surely
+/// (less its reading's uncertainty) further than `limit` from that average: the start is
+/// refused. `None` if it is within, or there are no peers to compare with.
+///
+/// Each holder checks its own skew against the registry's clock at every renewal
+/// ([`ClockReading::beyond`]), but that measures every clock against one that may itself
+/// be off. When the registry's clock is off by nearly the limit and the fleet agrees with
+/// itself, a newcomer whose clock is off the other way passes that check while it is up to
+/// twice the limit from every holder; compared with the fleet's average, it is refused.
+pub fn peer_clock_skew(own: &ClockReading, peers_ms: &[i64], limit: Duration) -> Option<i64> {
+    if peers_ms.is_empty() {
+        return None;
+    }
+    let sum: i128 = peers_ms.iter().map(|&s| i128::from(s)).sum();
+    let count = i128::try_from(peers_ms.len()).unwrap_or(i128::MAX);
+    // The mean of i64s fits an i64.
+    let average = i64::try_from(sum / count).unwrap_or(0);
+    let apart = (i128::from(own.skew_ms) - i128::from(average)).unsigned_abs();
+    let least = apart.saturating_sub(u128::from(own.uncertainty_ms));
+    (least > u128::from(ms(limit))).then_some(average)
+}
+
 /// Whole milliseconds, saturating.
 pub fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -327,10 +362,81 @@ mod tests {
             c(2, 500, false),
             c(3, 500, false),
         ];
-        assert_eq!(pick_node(Some(7), free), Some(7));
-        assert_eq!(pick_node(None, free), Some(2));
-        assert_eq!(pick_node(None, [c(1, 0, true), c(4, 0, true)]), Some(1));
-        assert_eq!(pick_node(None, []), None);
+        assert_eq!(pick_node(None, Some(7), free), Some(7));
+        assert_eq!(pick_node(None, None, free), Some(2));
+        assert_eq!(
+            pick_node(None, None, [c(1, 0, true), c(4, 0, true)]),
+            Some(1)
+        );
+        assert_eq!(pick_node(None, None, []), None);
+    }
+
+    #[test]
+    fn a_preferred_id_is_taken_if_free_and_not_lost() {
+        let c = |id, mark_ms, lost| Candidate { id, mark_ms, lost };
+        let free = [
+            c(0, 900, false),
+            c(1, 0, true),
+            c(2, 500, false),
+            c(3, 500, false),
+        ];
+        assert_eq!(
+            pick_node(Some(0), Some(7), free),
+            Some(0),
+            "before a fresh id"
+        );
+        assert_eq!(
+            pick_node(Some(3), None, free),
+            Some(3),
+            "before a lower mark"
+        );
+        assert_eq!(
+            pick_node(Some(1), None, free),
+            Some(2),
+            "a lost record: as before"
+        );
+        assert_eq!(
+            pick_node(Some(5), None, free),
+            Some(2),
+            "not free: as before"
+        );
+        assert_eq!(
+            pick_node(Some(9), Some(7), free),
+            Some(7),
+            "never claimed: in turn"
+        );
+        assert_eq!(pick_node(Some(0), None, []), None);
+    }
+
+    #[test]
+    fn the_peer_check_compares_with_the_fleets_average() {
+        let limit = Duration::from_millis(100);
+        let at = |skew_ms, uncertainty_ms| ClockReading {
+            skew_ms,
+            uncertainty_ms,
+        };
+        assert_eq!(peer_clock_skew(&at(5_000, 0), &[], limit), None, "no peers");
+        assert_eq!(peer_clock_skew(&at(-80, 0), &[90, 110], limit), Some(100));
+        assert_eq!(
+            peer_clock_skew(&at(0, 0), &[90, 110], limit),
+            None,
+            "100 apart"
+        );
+        assert_eq!(peer_clock_skew(&at(201, 0), &[90, 110], limit), Some(100));
+        assert_eq!(
+            peer_clock_skew(&at(230, 30), &[90, 110], limit),
+            None,
+            "uncertain"
+        );
+        assert_eq!(
+            peer_clock_skew(&at(0, 0), &[i64::MAX, i64::MAX], limit),
+            Some(i64::MAX),
+            "no overflow"
+        );
+        assert_eq!(
+            peer_clock_skew(&at(i64::MIN, 0), &[i64::MAX], limit),
+            Some(i64::MAX)
+        );
     }
 
     #[test]

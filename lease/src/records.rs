@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::Standing;
 use crate::protocol::{self, Candidate, Loss, RecordView};
+use crate::Renewal;
 
 /// The whole records file.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -58,6 +59,17 @@ pub struct NodeRecord {
     /// The highest Unix ms up to which the holder may issue (reserved ahead, raised on
     /// renewal, set to the last issued tick's end on release).
     pub high_water_ms: u64,
+    /// Host-clock ms of the claim (of `boot_id`). Left out of the file when `None` (a
+    /// record written before it was kept), so that such a file's digest (see `witness`)
+    /// does not change on reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<u64>,
+    /// Host-clock ms of the last renewal (of `boot_id`); `None` before the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renewed_ms: Option<u64>,
+    /// The holder's clock skew at its last renewal, ms (see `Renewal::clock_skew_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_skew_ms: Option<i64>,
 }
 
 /// The file format this code writes and reads.
@@ -68,6 +80,17 @@ impl NodeRecord {
     pub fn standing(&self, now_ms: u64, boot_id: &str) -> Standing {
         let held = self.token.is_some() && self.boot_id == boot_id;
         protocol::standing(held, self.expires_ms, self.quarantine_ms, now_ms)
+    }
+
+    /// The times recorded at the claim and the last renewal, as
+    /// [`NodeView::with_times`](crate::NodeView::with_times) takes them: none for a
+    /// record of another boot, whose host clock was another.
+    pub fn times(&self, boot_id: &str) -> (Option<u64>, Option<u64>, Option<i64>) {
+        if self.boot_id == boot_id {
+            (self.since_ms, self.renewed_ms, self.clock_skew_ms)
+        } else {
+            (None, None, None)
+        }
     }
 
     /// The record as the protocol's renewal check sees it: a record from an earlier boot
@@ -108,10 +131,17 @@ impl Records {
         crate::witness::digest(&bytes)
     }
 
-    /// Picks a claimable id below `node_count`: one never claimed if any (lowest first),
-    /// else the free one with the lowest high-water mark, so a new holder rarely has to
-    /// wait for a previous holder's mark. `None` if every id is live or quarantined.
-    pub fn pick_free(&self, node_count: u64, now_ms: u64, boot_id: &str) -> Option<u64> {
+    /// Picks a claimable id below `node_count`: `prefer` if it is free, else one never
+    /// claimed if any (lowest first), else the free one with the lowest high-water mark, so
+    /// a new holder rarely has to wait for a previous holder's mark (see
+    /// [`protocol::pick_node`]). `None` if every id is live or quarantined.
+    pub fn pick_free(
+        &self,
+        node_count: u64,
+        prefer: Option<u64>,
+        now_ms: u64,
+        boot_id: &str,
+    ) -> Option<u64> {
         // The records are one file, lost whole or not at all: an id without a record was
         // never claimed.
         let never_claimed = (0..node_count).find(|id| !self.nodes.contains_key(id));
@@ -124,7 +154,7 @@ impl Records {
                 mark_ms: r.high_water_ms,
                 lost: false,
             });
-        protocol::pick_node(never_claimed, free)
+        protocol::pick_node(prefer, never_claimed, free)
     }
 
     /// Starts a floor of `window` at `now_ms`: the records were found missing.
@@ -179,18 +209,21 @@ impl Records {
                 quarantine_ms: claim.quarantine_ms,
                 boot_id: boot_id.to_owned(),
                 high_water_ms: previous_high_water_ms,
+                since_ms: Some(now_ms),
+                renewed_ms: None,
+                clock_skew_ms: None,
             },
         );
         (epoch, previous_high_water_ms)
     }
 
-    /// Extends a live claim held under `token`, or says why it is not held.
+    /// Extends a live claim held under `token`, recording when and the holder's clock
+    /// skew, or says why it is not held.
     pub fn renew(
         &mut self,
         node_id: u64,
         token: &str,
-        ttl_ms: u64,
-        high_water_ms: u64,
+        renewal: &Renewal,
         now_ms: u64,
         boot_id: &str,
     ) -> Result<(), Loss> {
@@ -204,8 +237,10 @@ impl Records {
             },
         )?;
         if let Some(r) = record {
-            r.expires_ms = now_ms.saturating_add(ttl_ms);
-            r.high_water_ms = r.high_water_ms.max(high_water_ms);
+            r.expires_ms = now_ms.saturating_add(protocol::ms(renewal.ttl));
+            r.high_water_ms = r.high_water_ms.max(renewal.high_water_ms);
+            r.renewed_ms = Some(now_ms);
+            r.clock_skew_ms = renewal.clock_skew_ms;
         }
         Ok(())
     }
@@ -232,8 +267,12 @@ mod tests {
 
     const BOOT: &str = "boot-a";
 
+    fn renewal(high_water_ms: u64) -> Renewal {
+        Renewal::new(std::time::Duration::from_millis(100), high_water_ms)
+    }
+
     fn claim(records: &mut Records, node_count: u64, now: u64, token: &str) -> Option<u64> {
-        let id = records.pick_free(node_count, now, BOOT)?;
+        let id = records.pick_free(node_count, None, now, BOOT)?;
         records.claim(
             id,
             Claim {
@@ -273,12 +312,12 @@ mod tests {
         assert!(r.release(0, "a", 500));
         assert!(r.release(1, "b", 200));
         // id 2 was never claimed: it wins over released ones.
-        assert_eq!(r.pick_free(3, 0, BOOT), Some(2));
+        assert_eq!(r.pick_free(3, None, 0, BOOT), Some(2));
         assert_eq!(claim(&mut r, 3, 0, "c"), Some(2));
         // Then the released id with the lower mark.
-        assert_eq!(r.pick_free(3, 0, BOOT), Some(1));
+        assert_eq!(r.pick_free(3, None, 0, BOOT), Some(1));
         assert_eq!(
-            r.pick_free(1, 0, BOOT),
+            r.pick_free(1, None, 0, BOOT),
             Some(0),
             "only ids below node_count count"
         );
@@ -288,20 +327,56 @@ mod tests {
     fn renew_checks_token_and_never_lowers_mark() {
         let mut r = Records::default();
         claim(&mut r, 1, 0, "a").unwrap();
-        assert_eq!(r.renew(0, "a", 100, 900, 50, BOOT), Ok(()));
-        assert_eq!(r.renew(0, "a", 100, 400, 60, BOOT), Ok(()));
+        assert_eq!(r.renew(0, "a", &renewal(900), 50, BOOT), Ok(()));
+        assert_eq!(r.renew(0, "a", &renewal(400), 60, BOOT), Ok(()));
         assert_eq!(r.nodes[&0].high_water_ms, 900);
-        assert_eq!(r.renew(0, "forged", 100, 1, 60, BOOT), Err(Loss::Taken));
         assert_eq!(
-            r.renew(0, "a", 100, 1, 160, BOOT),
+            r.renew(0, "forged", &renewal(1), 60, BOOT),
+            Err(Loss::Taken)
+        );
+        assert_eq!(
+            r.renew(0, "a", &renewal(1), 160, BOOT),
             Err(Loss::Expired),
             "expired claims are lost"
         );
-        assert_eq!(r.renew(5, "a", 100, 1, 60, BOOT), Err(Loss::Missing));
+        assert_eq!(r.renew(5, "a", &renewal(1), 60, BOOT), Err(Loss::Missing));
         assert_eq!(
-            r.renew(0, "a", 100, 1, 60, "boot-b"),
+            r.renew(0, "a", &renewal(1), 60, "boot-b"),
             Err(Loss::Expired),
             "a claim from an earlier boot is gone"
         );
+    }
+
+    #[test]
+    fn claims_and_renewals_record_their_times() {
+        let mut r = Records::default();
+        claim(&mut r, 1, 1_000, "a").unwrap();
+        assert_eq!(r.nodes[&0].times(BOOT), (Some(1_000), None, None));
+        let skewed = Renewal {
+            clock_skew_ms: Some(-7),
+            ..renewal(5)
+        };
+        r.renew(0, "a", &skewed, 1_050, BOOT).unwrap();
+        assert_eq!(
+            r.nodes[&0].times(BOOT),
+            (Some(1_000), Some(1_050), Some(-7))
+        );
+        r.renew(0, "a", &renewal(5), 1_060, BOOT).unwrap();
+        assert_eq!(r.nodes[&0].times(BOOT), (Some(1_000), Some(1_060), None));
+        assert_eq!(
+            r.nodes[&0].times("boot-b"),
+            (None, None, None),
+            "another boot's clock"
+        );
+    }
+
+    /// A record an earlier version wrote reads with no times and writes back byte for
+    /// byte, so the records' digest (see `witness`) does not change on an upgrade.
+    #[test]
+    fn a_record_written_before_the_times_reads_and_writes_back_alike() {
+        let old = r#"{"token":"a","holder":"h","epoch":1,"expires_ms":5,"quarantine_ms":2,"boot_id":"b","high_water_ms":0}"#;
+        let record: NodeRecord = serde_json::from_str(old).unwrap();
+        assert_eq!(record.times("b"), (None, None, None));
+        assert_eq!(serde_json::to_string(&record).unwrap(), old);
     }
 }

@@ -26,6 +26,10 @@ pub struct LeaseRequest {
     /// registry finds records missing, a holder of the lost records may go on issuing for
     /// this long, so new claims wait that out (see [`Grant::floor_wait`]).
     pub max_ttl: Duration,
+    /// A node id to take first if a claim may take it now, as
+    /// [`protocol::pick_node`](crate::protocol::pick_node) decides: a holder that restarts
+    /// asks for the id it held, so that restarts do not use up node ids. `None`: any id.
+    pub prefer_node: Option<u64>,
 }
 
 impl LeaseRequest {
@@ -100,6 +104,33 @@ impl Grant {
     }
 }
 
+/// What a holder asks of a renewal ([`Registry::renew`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Renewal {
+    /// The claim lives this long from the renewal, unless renewed again.
+    pub ttl: Duration,
+    /// The high-water mark to record (issuing time, Unix ms): it raises the recorded one,
+    /// never lowers it.
+    pub high_water_ms: u64,
+    /// The holder's wall clock minus the registry's, in ms, as the holder read it just
+    /// before this renewal ([`ClockReading`](crate::protocol::ClockReading)); `None` if it
+    /// read none (the registry reports no clock, as etcd, or the holder's clock does not
+    /// follow real time). Recorded for operators and for the peer check of holders that
+    /// start later ([`protocol::peer_clock_skew`](crate::protocol::peer_clock_skew)).
+    pub clock_skew_ms: Option<i64>,
+}
+
+impl Renewal {
+    /// A renewal for `ttl` raising the mark to `high_water_ms`, with no clock reading.
+    pub fn new(ttl: Duration, high_water_ms: u64) -> Renewal {
+        Renewal {
+            ttl,
+            high_water_ms,
+            clock_skew_ms: None,
+        }
+    }
+}
+
 /// Where a node id stands, as a claim made at the same instant would find it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -166,14 +197,18 @@ pub struct NodeView {
     pub expires_ms: Option<u64>,
     /// The recorded high-water mark (issuing time, Unix ms; 0 if none).
     pub high_water_ms: u64,
-    /// When the current claim was made (registry clock). Not recorded yet: always `None`
-    /// until registries record it at each claim.
+    /// When the current (or last) claim was made, on the registry's clock (see
+    /// [`RegistryView::now_ms`]). `None` in a record written before registries recorded
+    /// it, and on the embedded registry for a claim of an earlier boot (its clock then
+    /// was another).
     pub since_ms: Option<u64>,
-    /// When the claim was last renewed (registry clock). Not recorded yet: always `None`
-    /// until registries record it at each renewal.
+    /// When the current (or last) claim was last renewed, on the registry's clock; `None`
+    /// as for `since_ms`, and before the claim's first renewal.
     pub last_renewal_ms: Option<u64>,
-    /// The holder's wall clock minus the registry's at its last renewal, in ms. Not
-    /// recorded yet: always `None` until registries record it at each renewal.
+    /// The holder's wall clock minus the registry's at its last renewal, in ms, as the
+    /// holder read it ([`Renewal::clock_skew_ms`]). `None` if it read none (etcd reports
+    /// no clock; a holder on a clock that does not follow real time), or as for
+    /// `last_renewal_ms`.
     pub clock_skew_ms: Option<i64>,
 }
 
@@ -198,6 +233,21 @@ impl NodeView {
             since_ms: None,
             last_renewal_ms: None,
             clock_skew_ms: None,
+        }
+    }
+
+    /// This view with the times a registry records at claims and renewals.
+    pub fn with_times(
+        self,
+        since_ms: Option<u64>,
+        last_renewal_ms: Option<u64>,
+        clock_skew_ms: Option<i64>,
+    ) -> NodeView {
+        NodeView {
+            since_ms,
+            last_renewal_ms,
+            clock_skew_ms,
+            ..self
         }
     }
 }
@@ -229,31 +279,30 @@ impl RegistryView {
         }
     }
 
+    /// The clock skews the live holders other than `node_id` recorded at their last
+    /// renewals ([`NodeState::Held`] records with a [`NodeView::clock_skew_ms`]), for
+    /// [`protocol::peer_clock_skew`](crate::protocol::peer_clock_skew).
+    pub fn peer_clock_skews(&self, node_id: u64) -> Vec<i64> {
+        self.nodes
+            .iter()
+            .filter(|n| n.node_id != node_id && n.state == NodeState::Held)
+            .filter_map(|n| n.clock_skew_ms)
+            .collect()
+    }
+
+    /// One node id's record, if the registry has one.
+    pub fn node(&self, node_id: u64) -> Option<&NodeView> {
+        self.nodes.iter().find(|n| n.node_id == node_id)
+    }
+
     /// The view as JSON, the one shape `ferroflake lease list --format json` prints and the
     /// service's `GET /v1/admin/leases` answers: `registry` (the address as shown, without
-    /// secrets) and `backend` beside the view's fields, remaining times in `*_in_ms`, and
+    /// secrets) and `backend` beside the view's fields, remaining times in `*_in_ms`, times
+    /// past in `*_ago_ms`, and
     /// each high-water mark also as RFC 3339 text.
     pub fn to_json(&self, registry: &str, backend: &str) -> serde_json::Value {
         let left = |until: u64| until.saturating_sub(self.now_ms);
-        let nodes: Vec<serde_json::Value> = self
-            .nodes
-            .iter()
-            .map(|n| {
-                serde_json::json!({
-                    "node_id": n.node_id,
-                    "holder": n.holder,
-                    "epoch": n.epoch,
-                    "state": n.state.as_str(),
-                    "expires_ms": n.expires_ms,
-                    "expires_in_ms": n.expires_ms.map(left),
-                    "high_water_ms": n.high_water_ms,
-                    "high_water": (n.high_water_ms != 0).then(|| rfc3339_ms(n.high_water_ms)),
-                    "since_ms": n.since_ms,
-                    "last_renewal_ms": n.last_renewal_ms,
-                    "clock_skew_ms": n.clock_skew_ms,
-                })
-            })
-            .collect();
+        let nodes: Vec<serde_json::Value> = self.nodes.iter().map(|n| self.node_json(n)).collect();
         serde_json::json!({
             "registry": registry,
             "backend": backend,
@@ -261,6 +310,28 @@ impl RegistryView {
             "floor_until_ms": self.floor_until_ms,
             "floor_wait_ms": self.floor_until_ms.map(left),
             "nodes": nodes,
+        })
+    }
+
+    /// One node id's record as JSON, as [`RegistryView::to_json`] writes each of its
+    /// `nodes` (`ferroflake lease show` prints it), with times past in `*_ago_ms`.
+    pub fn node_json(&self, n: &NodeView) -> serde_json::Value {
+        let left = |until: u64| until.saturating_sub(self.now_ms);
+        let ago = |at: u64| self.now_ms.saturating_sub(at);
+        serde_json::json!({
+            "node_id": n.node_id,
+            "holder": n.holder,
+            "epoch": n.epoch,
+            "state": n.state.as_str(),
+            "expires_ms": n.expires_ms,
+            "expires_in_ms": n.expires_ms.map(left),
+            "high_water_ms": n.high_water_ms,
+            "high_water": (n.high_water_ms != 0).then(|| rfc3339_ms(n.high_water_ms)),
+            "since_ms": n.since_ms,
+            "since_ago_ms": n.since_ms.map(ago),
+            "last_renewal_ms": n.last_renewal_ms,
+            "last_renewal_ago_ms": n.last_renewal_ms.map(ago),
+            "clock_skew_ms": n.clock_skew_ms,
         })
     }
 }
@@ -278,7 +349,9 @@ fn rfc3339_ms(unix_ms: u64) -> String {
 
 /// A store that hands out node ids under leases.
 pub trait Registry: Send + Sync {
-    /// Claims a free node id (or one whose holder's TTL plus quarantine has passed).
+    /// Claims a free node id (or one whose holder's TTL plus quarantine has passed),
+    /// [`LeaseRequest::prefer_node`] first if it is one, and records the time of the claim
+    /// (on the registry's clock) for [`list`](Self::list).
     ///
     /// A registry that finds no trace of its namespace, or of an id's record, must not
     /// assume that nobody holds it: it reports the rest of the lost-records floor in
@@ -289,12 +362,14 @@ pub trait Registry: Send + Sync {
     /// [`LeaseError::InvalidConfig`].
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError>;
 
-    /// Extends the claim to `ttl` from now and raises the recorded high-water mark to
-    /// `high_water_ms` (never lowers it). [`LeaseError::Lost`] if the claim is no longer
+    /// Extends the claim to `renewal.ttl` from now, raises the recorded high-water mark to
+    /// `renewal.high_water_ms` (never lowers it), and records the time of the renewal (on
+    /// the registry's clock) and the holder's clock skew ([`Renewal::clock_skew_ms`]) for
+    /// [`list`](Self::list). [`LeaseError::Lost`] if the claim is no longer
     /// held under `grant.token`, as [`prove_held`](crate::protocol::prove_held) decides: a
     /// missing record, another token, or a TTL that has passed (even if nobody has taken the
     /// id yet), so issuing resumes only under a live claim.
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError>;
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError>;
 
     /// Gives the id back with `high_water_ms` as the final mark, recorded as given. It may
     /// be lower than the mark reserved by renewals: the holder has stopped issuing, so it

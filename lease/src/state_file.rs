@@ -93,6 +93,8 @@ pub(crate) struct StateFile {
     generation: u64,
     /// This boot's id, which every saved claim carries.
     boot_id: String,
+    /// The node id the file last named: a fresh claim asks for it first.
+    node_id: Option<u64>,
 }
 
 impl std::fmt::Debug for StateFile {
@@ -152,6 +154,7 @@ impl StateFile {
             lock_file,
             generation,
             boot_id,
+            node_id: None,
         };
         let saved = file.read().map_err(fail)?;
         let saved = match saved {
@@ -177,6 +180,7 @@ impl StateFile {
         };
         // Whatever was read, the next write starts from the lock file's count.
         file.generation = generation;
+        file.node_id = saved.as_ref().map(|saved| saved.node_id);
         Ok((file, saved))
     }
 
@@ -242,11 +246,18 @@ impl StateFile {
             .map_err(fail)?;
         bytes.push(b'\n');
         private_dir::replace(&self.path, &bytes).map_err(fail)?;
+        self.node_id = Some(saved.node_id);
         if let Ok(dir) = File::open(self.path.parent().unwrap_or(Path::new("."))) {
             // The rename itself is durable only once the directory is synced.
             dir.sync_all().map_err(fail)?;
         }
         Ok(())
+    }
+
+    /// The node id the file last named, if it can be trusted: what a fresh claim asks for
+    /// first, so that a process that restarts keeps its id when it is free.
+    pub fn node_id(&self) -> Option<u64> {
+        self.node_id
     }
 
     /// Where the file is.

@@ -6,7 +6,7 @@ use std::fs;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ferroflake_lease::{EmbeddedRegistry, Grant, LeaseRequest, Registry};
+use ferroflake_lease::{EmbeddedRegistry, Grant, LeaseRequest, Registry, Renewal};
 
 const TTL: Duration = Duration::from_millis(300);
 const QUARANTINE: Duration = Duration::from_millis(100);
@@ -20,6 +20,7 @@ fn request(holder: &str) -> LeaseRequest {
         quarantine: QUARANTINE,
         holder: holder.into(),
         max_ttl: TTL,
+        prefer_node: None,
     }
 }
 
@@ -33,7 +34,7 @@ fn settled() -> (tempfile::TempDir, EmbeddedRegistry, Grant) {
     // Renewing as a holder does while it waits the floor out.
     while let Some(left) = (asked + holder.floor_wait).checked_duration_since(Instant::now()) {
         thread::sleep(left.min(TTL / 3));
-        registry.renew(&holder, TTL, 0).unwrap();
+        registry.renew(&holder, &Renewal::new(TTL, 0)).unwrap();
     }
     (root, registry, holder)
 }
@@ -93,7 +94,7 @@ fn edit_records(registry: &EmbeddedRegistry, edit: impl FnOnce(&mut serde_json::
 fn a_record_deleted_by_hand_means_lost_records() {
     let (_root, registry, live) = settled();
     let other = registry.acquire(&request("another holder")).unwrap();
-    registry.renew(&other, TTL, 0).unwrap();
+    registry.renew(&other, &Renewal::new(TTL, 0)).unwrap();
     edit_records(&registry, |value| {
         let nodes = value["nodes"].as_object_mut().unwrap();
         assert!(nodes.remove(&live.node_id.to_string()).is_some());
@@ -140,7 +141,7 @@ fn a_restored_records_file_means_lost_records() {
     let later = registry
         .acquire(&request("claimed after the backup"))
         .unwrap();
-    registry.renew(&later, TTL, 0).unwrap();
+    registry.renew(&later, &Renewal::new(TTL, 0)).unwrap();
     fs::copy(&backup, records(&registry)).unwrap();
     assert_floor_after_loss(&registry, &later, "records restored from a backup");
 }
@@ -195,7 +196,7 @@ fn a_registry_restored_whole_means_lost_records() {
     let later = registry
         .acquire(&request("claimed after the backup"))
         .unwrap();
-    registry.renew(&later, TTL, 0).unwrap();
+    registry.renew(&later, &Renewal::new(TTL, 0)).unwrap();
     // Both files back, as a backup tool restores the directory: they agree with each other.
     for name in ["leases.json", "leases.lock"] {
         fs::copy(backup.join(name), registry.dir().join(name)).unwrap();

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use ferroflake_lease::{EmbeddedRegistry, LeaseError, LeaseRequest, Registry};
+use ferroflake_lease::{EmbeddedRegistry, LeaseError, LeaseRequest, Registry, Renewal};
 
 fn request() -> LeaseRequest {
     LeaseRequest {
@@ -17,6 +17,7 @@ fn request() -> LeaseRequest {
         quarantine: Duration::from_millis(50),
         holder: "hostile-dirs test".into(),
         max_ttl: Duration::from_millis(200),
+        prefer_node: None,
     }
 }
 
@@ -107,12 +108,14 @@ fn links_planted_in_the_directory_are_never_followed() {
         std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
     }
     let grant = registry.acquire(&request()).expect("claim");
-    registry.renew(&grant, request().ttl, 1).expect("renew");
+    registry
+        .renew(&grant, &Renewal::new(request().ttl, 1))
+        .expect("renew");
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
     // The records file itself replaced by a link: refused, and the victim untouched.
     fs::remove_file(dir.join("leases.json")).unwrap();
     std::os::unix::fs::symlink(&victim, dir.join("leases.json")).unwrap();
-    match registry.renew(&grant, request().ttl, 2) {
+    match registry.renew(&grant, &Renewal::new(request().ttl, 2)) {
         Err(LeaseError::Unavailable { .. }) => {}
         other => panic!("records behind a link must not be used, got {other:?}"),
     }

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use ferroflake::{Clock, Error, Layout, ManualClock, TWITTER_EPOCH_MS};
 use ferroflake_lease::{
-    EmbeddedRegistry, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator, Registry,
+    EmbeddedRegistry, LeaseConfig, LeaseError, LeaseRequest, LeaseStatus, LeasedGenerator,
+    NodeState, Registry, Renewal,
 };
 use support::{wait_for, Mode, Switchable};
 
@@ -529,10 +530,9 @@ impl Registry for FloorSkipped {
     fn renew(
         &self,
         grant: &ferroflake_lease::Grant,
-        ttl: Duration,
-        high_water_ms: u64,
+        renewal: &ferroflake_lease::Renewal,
     ) -> Result<(), LeaseError> {
-        self.0.renew(grant, ttl, high_water_ms)
+        self.0.renew(grant, renewal)
     }
     fn release(
         &self,
@@ -782,4 +782,104 @@ fn a_clock_stepped_years_ahead_reserves_no_mark_on_it() {
     assert!(held.reserved_high_water_ms() < now_ms + 2_000);
     let mark = registry.list().unwrap().nodes[0].high_water_ms;
     assert!(mark < now_ms + 2_000, "a mark reserved years ahead: {mark}");
+}
+
+/// The peer check: a start whose clock agrees with the registry's within the limit, but
+/// is further than the limit from the skews the live holders recorded (on average), is
+/// refused with both named, and gives its id back; once the holders' recorded skews agree
+/// with its own, it starts, and its renewals record its skew for the next starts.
+#[test]
+fn a_start_far_from_the_live_holders_clocks_is_refused() {
+    let (_dir, registry, config) = quick_on_the_system_clock();
+    // The new registry's floor, waited out once (on a manual clock: no peer check).
+    LeasedGenerator::start(
+        Layout::twitter(),
+        Arc::new(ManualClock::new(T0)),
+        registry.clone(),
+        config.clone(),
+    )
+    .unwrap()
+    .shutdown()
+    .unwrap();
+    let request = LeaseRequest {
+        node_count: 1 << 10,
+        ttl: config.ttl,
+        quarantine: config.quarantine,
+        holder: "peer".into(),
+        max_ttl: config.max_ttl,
+        prefer_node: None,
+    };
+    let peers = [
+        registry.acquire(&request).unwrap(),
+        registry.acquire(&request).unwrap(),
+    ];
+    let record_skews = |skews: [i64; 2]| {
+        for (peer, skew) in peers.iter().zip(skews) {
+            let renewal = Renewal {
+                clock_skew_ms: Some(skew),
+                ..Renewal::new(config.ttl, 0)
+            };
+            registry.inner.renew(peer, &renewal).unwrap();
+        }
+    };
+    let start = || {
+        LeasedGenerator::start(
+            Layout::twitter(),
+            ferroflake::SystemClock,
+            registry.clone(),
+            config.clone(),
+        )
+    };
+    // The registry's clock 120 ms behind this one: within the 150 ms limit.
+    registry.set_clock_offset_ms(-120);
+    record_skews([-110, -130]);
+    let refused = start().unwrap_err();
+    let LeaseError::ClockSkew {
+        skew_ms,
+        peers_skew_ms,
+        limit,
+        ..
+    } = &refused
+    else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(
+        *peers_skew_ms,
+        Some(-120),
+        "the holders' average: {refused}"
+    );
+    assert!((skew_ms - 120).abs() <= 20, "{refused}");
+    assert_eq!(*limit, Duration::from_millis(150));
+    assert_eq!(refused.name(), "CLOCK_SKEW");
+    let text = refused.to_string();
+    for words in [
+        "ahead",
+        "120ms behind",
+        "other live holders",
+        "max_clock_skew 150ms",
+    ] {
+        assert!(text.contains(words), "{words:?} in {text}");
+    }
+    let view = registry.list().unwrap();
+    assert!(
+        view.nodes
+            .iter()
+            .filter(|n| n.holder.as_deref() != Some("peer"))
+            .all(|n| n.state != NodeState::Held),
+        "the refused start gave its id back: {view:?}"
+    );
+
+    record_skews([110, 130]);
+    let held = start().expect("a clock that agrees with the holders' starts");
+    let view = registry.list().unwrap();
+    let ours = view.node(held.node()).unwrap();
+    let recorded = ours
+        .clock_skew_ms
+        .expect("the start's renewal records its skew");
+    assert!((recorded - 120).abs() <= 20, "{ours:?}");
+    assert!(
+        ours.since_ms.is_some() && ours.last_renewal_ms.is_some(),
+        "{ours:?}"
+    );
+    held.shutdown().unwrap();
 }

@@ -129,8 +129,10 @@ fn a_resumed_claim_renews_with_its_token_once_the_registry_answers() {
     assert!(issue(&resumed, 100)[0] > last);
     resumed.shutdown().unwrap();
 
-    // Released: the next start claims afresh, and asks for the same id first.
+    // Released: the next start claims afresh, and asks for the same id first (without
+    // the file it would take the lowest id never claimed, 1).
     let next = start(&registry, &state, &mut Vec::new()).unwrap();
+    assert_eq!(next.node(), node);
     assert!(issue(&next, 10)[0] > last);
 }
 
@@ -140,11 +142,12 @@ fn a_claim_the_registry_says_is_gone_is_claimed_afresh() {
     let first = start(&registry, &state, &mut Vec::new()).unwrap();
     let grant = first.grant().clone();
     let last = *issue(&first, 10).last().unwrap();
+    let mark = first.reserved_high_water_ms();
     registry.set(Mode::Unreachable);
     assert!(first.shutdown().is_err());
     // The claim ends at the registry meanwhile (an operator, or its TTL).
     registry.set(Mode::Pass);
-    registry.inner.release(&grant, last + 1).unwrap();
+    registry.inner.release(&grant, mark).unwrap();
     let mut said = Vec::new();
     let fresh = start(&registry, &state, &mut said).unwrap();
     assert!(

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ferroflake::{Generator, Layout, SystemClock};
-use ferroflake_lease::{EmbeddedRegistry, LeaseConfig, LeaseRequest, LeasedGenerator, Registry};
+use ferroflake_lease::{
+    EmbeddedRegistry, LeaseConfig, LeaseRequest, LeasedGenerator, Registry, Renewal,
+};
 
 /// 16 sequence bits: 65,536 IDs per ms, so a call never waits for the next tick and the
 /// benchmark measures the call, not the layout's capacity.
@@ -58,6 +60,7 @@ fn request() -> LeaseRequest {
         quarantine: Duration::from_secs(2),
         holder: "bench".into(),
         max_ttl: Duration::from_secs(10),
+        prefer_node: None,
     }
 }
 
@@ -92,7 +95,7 @@ fn lease_calls(c: &mut Criterion) {
         group.bench_function(format!("renew/{name}"), |b| {
             b.iter(|| {
                 registry
-                    .renew(&grant, Duration::from_secs(10), now_ms())
+                    .renew(&grant, &Renewal::new(Duration::from_secs(10), now_ms()))
                     .expect("renew")
             })
         });

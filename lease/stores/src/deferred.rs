@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry, RegistryView};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry, RegistryView, Renewal};
 
 /// A registry at a store address, connected by the first call that finds it reachable.
 pub(crate) struct Deferred {
@@ -41,8 +41,8 @@ impl Registry for Deferred {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
         self.registry()?.acquire(request)
     }
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        self.registry()?.renew(grant, ttl, high_water_ms)
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {
+        self.registry()?.renew(grant, renewal)
     }
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
         self.registry()?.release(grant, high_water_ms)

@@ -9,6 +9,10 @@
 //!   so that [`Registry::list`] still names who gave the id back;
 //! - `P/marks/ID` = the high-water mark, 20 zero-padded digits, never on a lease;
 //! - `P/epochs/ID` = the last epoch handed out for the id, never on a lease;
+//! - `P/since/ID` = when the current (or last) claim was made, and `P/renewals/ID` =
+//!   `RENEWED SKEW`, when it was last renewed and the holder's clock skew then (`-`: none
+//!   read), for [`Registry::list`]: ms on the writing host's wall clock (etcd has none),
+//!   never on a lease; a claim writes the first and deletes the second;
 //! - `P/namespace` = how many ids have ever been claimed (ids are first claimed
 //!   lowest-first, so every id below it has an epoch key), never on a lease;
 //! - `P/floor` and `P/floors/ID`: present while a lost-records floor lasts, each on an etcd
@@ -86,7 +90,7 @@ use etcd_client::{
 };
 use ferroflake_lease::protocol::{self, Candidate, RecordView};
 use ferroflake_lease::{
-    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
+    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView, Renewal,
 };
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
@@ -373,6 +377,7 @@ impl EtcdRegistry {
         grant: &Grant,
         mark: u64,
         then_delete: bool,
+        renewal: Option<String>,
     ) -> Result<bool, LeaseError> {
         let claim = self.key("claims", grant.node_id);
         let mut ops = vec![TxnOp::put(
@@ -380,6 +385,13 @@ impl EtcdRegistry {
             mark_value(mark),
             None,
         )];
+        if let Some(renewal) = renewal {
+            ops.push(TxnOp::put(
+                self.key("renewals", grant.node_id),
+                renewal,
+                None,
+            ));
+        }
         if then_delete {
             ops.push(TxnOp::delete(claim.clone(), None));
             ops.push(TxnOp::delete(self.key("holders", grant.node_id), None));
@@ -512,6 +524,25 @@ impl History {
 /// Zero-padded, so that etcd's byte-wise value order is numeric order.
 fn mark_value(mark: u64) -> String {
     format!("{mark:020}")
+}
+
+/// `P/renewals/ID`'s value: `RENEWED SKEW`, the skew `-` if none was read.
+fn renewal_value(renewed_ms: u64, skew_ms: Option<i64>) -> String {
+    match skew_ms {
+        Some(skew) => format!("{renewed_ms} {skew}"),
+        None => format!("{renewed_ms} -"),
+    }
+}
+
+/// [`renewal_value`] read back; `None` if garbled.
+fn parse_renewal(value: &[u8]) -> Option<(u64, Option<i64>)> {
+    let text = std::str::from_utf8(value).ok()?;
+    let (renewed, skew) = text.split_once(' ')?;
+    let renewed = crate::record::number(renewed)?;
+    match skew {
+        "-" => Some((renewed, None)),
+        skew => Some((renewed, Some(crate::record::signed(skew)?))),
+    }
 }
 
 /// A number as [`mark_value`] writes it: decimal digits only. `None` for anything else.
@@ -744,7 +775,8 @@ impl EtcdRegistry {
                     });
                 }
             }
-            let Some(node_id) = protocol::pick_node(never_claimed, free) else {
+            let Some(node_id) = protocol::pick_node(request.prefer_node, never_claimed, free)
+            else {
                 return Ok(None);
             };
             let epoch_key = self.key("epochs", node_id);
@@ -798,6 +830,12 @@ impl EtcdRegistry {
                     on_lease(),
                 ),
                 TxnOp::put(epoch_key, mark_value(epoch), None),
+                TxnOp::put(
+                    self.key("since", node_id),
+                    mark_value(local_now_us() / 1000),
+                    None,
+                ),
+                TxnOp::delete(self.key("renewals", node_id), None),
                 TxnOp::put(self.history_key(), history.encode(), None),
                 TxnOp::get(self.key("marks", node_id), None),
             ]);
@@ -941,6 +979,8 @@ impl EtcdRegistry {
         let holders = self.list_leased("holders").await?;
         let epochs = self.list("epochs").await?;
         let marks = self.list("marks").await?;
+        let since = self.list("since").await?;
+        let renewals = self.list("renewals").await?;
         let now_ms = local_now_us() / 1000;
         let ids: std::collections::BTreeSet<u64> = claims
             .keys()
@@ -983,7 +1023,27 @@ impl EtcdRegistry {
                 }
                 None => (NodeState::Expired, 0),
             };
-            nodes.push(NodeView::new(id, holder, epoch, state, expires_ms, mark));
+            let since_ms = match since.get(&id) {
+                Some(value) => Some(self.stored_number(&self.key("since", id), value)?),
+                None => None,
+            };
+            let (renewed_ms, skew_ms) = match renewals.get(&id) {
+                Some(value) => {
+                    let (renewed, skew) = parse_renewal(value).ok_or_else(|| {
+                        self.io.store_error(format!(
+                            "unreadable value at {}; delete it (it only says when the \
+                             claim was last renewed)",
+                            self.key("renewals", id)
+                        ))
+                    })?;
+                    (Some(renewed), skew)
+                }
+                None => (None, None),
+            };
+            nodes.push(
+                NodeView::new(id, holder, epoch, state, expires_ms, mark)
+                    .with_times(since_ms, renewed_ms, skew_ms),
+            );
         }
         let floor_until_ms = if floor_wait.is_zero() {
             0
@@ -1009,7 +1069,8 @@ impl Registry for EtcdRegistry {
             })
     }
 
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {
+        let (ttl, high_water_ms) = (renewal.ttl, renewal.high_water_ms);
         let lost = |why| grant.lost(why);
         let forget = || {
             self.keepers
@@ -1030,7 +1091,11 @@ impl Registry for EtcdRegistry {
                 forget();
                 return Err(lost(Loss::Expired));
             }
-            if self.write_mark_if_held(grant, mark, false).await? {
+            let renewed = renewal_value(local_now_us() / 1000, renewal.clock_skew_ms);
+            if self
+                .write_mark_if_held(grant, mark, false, Some(renewed))
+                .await?
+            {
                 Ok(())
             } else {
                 forget();
@@ -1078,6 +1143,26 @@ impl Registry for EtcdRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renewals_parse_back_and_garbled_ones_do_not() {
+        for (renewed, skew) in [(5, Some(-12)), (1_700_000_000_123, None), (0, Some(7))] {
+            let value = renewal_value(renewed, skew);
+            assert_eq!(parse_renewal(value.as_bytes()), Some((renewed, skew)));
+        }
+        for garbled in [
+            &b""[..],
+            b"5",
+            b"5 ",
+            b"x -",
+            b"5 +1",
+            b"5 - ",
+            b"-5 1",
+            b"\xff -",
+        ] {
+            assert_eq!(parse_renewal(garbled), None, "{garbled:?}");
+        }
+    }
 
     #[test]
     fn marks_sort_as_numbers_and_parse_back() {

@@ -83,7 +83,7 @@ mod deferred;
 pub mod etcd;
 #[cfg(feature = "postgres")]
 pub mod postgres;
-#[cfg(any(feature = "redis", feature = "zookeeper"))]
+#[cfg(any(feature = "etcd", feature = "redis", feature = "zookeeper"))]
 mod record;
 #[cfg(feature = "redis")]
 pub mod redis;

@@ -9,7 +9,10 @@
 //!   `claimed` must have a row). Claims lock it, so claims in one table take turns.
 //! - `node_id >= 0`: `token` (NULL once released), `holder` (kept on release, for
 //!   [`Registry::list`]), `expires_ms`, `high_water_ms`,
-//!   `epoch`, and `floor_until_ms` when the row was found lost.
+//!   `epoch`, and `floor_until_ms` when the row was found lost; for [`Registry::list`]
+//!   also `since_ms` (the claim), `renewed_ms` (the last renewal) and `clock_skew_ms`
+//!   (the holder's, at that renewal), NULL when unknown (in a row an earlier version
+//!   wrote, whose table gets the columns when a session opens).
 //!
 //! **Lost records.** When the marker is missing (a new table, `DELETE FROM`, `TRUNCATE`,
 //! `DROP TABLE` (the table is made again), a server restarted on a new data directory),
@@ -38,7 +41,7 @@ use std::time::Duration;
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
 use ferroflake_lease::{
-    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView,
+    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView, Renewal,
 };
 use ferroflake_store_address::redact;
 use tokio::sync::Mutex;
@@ -199,6 +202,10 @@ impl PostgresRegistry {
                  floor_until_ms bigint NOT NULL DEFAULT 0,
                  claimed        bigint NOT NULL DEFAULT 0
              );
+             ALTER TABLE {table}
+                 ADD COLUMN IF NOT EXISTS since_ms bigint,
+                 ADD COLUMN IF NOT EXISTS renewed_ms bigint,
+                 ADD COLUMN IF NOT EXISTS clock_skew_ms bigint;
              CREATE TABLE IF NOT EXISTS {table}_history (generation bigint NOT NULL);
              ALTER TABLE {table}_history
                  ADD COLUMN IF NOT EXISTS floor_window_ms bigint NOT NULL DEFAULT 0,
@@ -311,6 +318,21 @@ impl PostgresRegistry {
             .try_get(column)
             .map_err(|e| self.unreadable(node_id, format!("{column}: {e}")))?;
         stored(value).ok_or_else(|| self.unreadable(node_id, format!("{column} is {value}")))
+    }
+
+    /// As [`PostgresRegistry::number`] for a column that may be NULL (unknown).
+    fn maybe_number(
+        &self,
+        r: &tokio_postgres::Row,
+        node_id: i64,
+        column: &str,
+    ) -> Result<Option<u64>, Abort> {
+        let value: Option<i64> = r
+            .try_get(column)
+            .map_err(|e| self.unreadable(node_id, format!("{column}: {e}")))?;
+        value
+            .map(|v| stored(v).ok_or_else(|| self.unreadable(node_id, format!("{column} is {v}"))))
+            .transpose()
     }
 
     /// A row holding what no registry writes: an error, never read as zeros or missing.
@@ -494,7 +516,7 @@ impl PostgresRegistry {
             lost: true,
         }));
         let never_claimed = (claimed..n).find(|id| !recorded.contains(id));
-        let Some(node_id) = protocol::pick_node(never_claimed, free) else {
+        let Some(node_id) = protocol::pick_node(request.prefer_node, never_claimed, free) else {
             return Ok(Outcome::NoneFree);
         };
         let row = self.read_row(tx, i(node_id)).await?;
@@ -515,12 +537,13 @@ impl PostgresRegistry {
         tx.execute(
             &format!(
                 "INSERT INTO {t} AS l (node_id, holder, token, expires_ms, quarantine_ms,
-                                       high_water_ms, epoch, floor_until_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                                       high_water_ms, epoch, floor_until_ms, since_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                  ON CONFLICT (node_id) DO UPDATE SET holder = EXCLUDED.holder,
                      token = EXCLUDED.token, expires_ms = EXCLUDED.expires_ms,
                      quarantine_ms = EXCLUDED.quarantine_ms, epoch = EXCLUDED.epoch,
-                     floor_until_ms = EXCLUDED.floor_until_ms"
+                     floor_until_ms = EXCLUDED.floor_until_ms, since_ms = EXCLUDED.since_ms,
+                     renewed_ms = NULL, clock_skew_ms = NULL"
             ),
             &[
                 &i(node_id),
@@ -531,6 +554,7 @@ impl PostgresRegistry {
                 &i(mark),
                 &i(epoch),
                 &i(node_floor),
+                &i(now_ms),
             ],
         )
         .await?;
@@ -554,8 +578,7 @@ impl PostgresRegistry {
         &self,
         tx: &Transaction<'_>,
         grant: &Grant,
-        ttl: Duration,
-        mark: u64,
+        renewal: &Renewal,
     ) -> PgResult<()> {
         let now_ms = now_us(tx).await? / 1000;
         let id = i(grant.node_id);
@@ -567,14 +590,21 @@ impl PostgresRegistry {
         if let Err(loss) = protocol::prove_held(view, &grant.token, now_ms) {
             return Ok(Outcome::Lost(loss));
         }
-        let expires = now_ms.saturating_add(protocol::ms(ttl));
+        let expires = now_ms.saturating_add(protocol::ms(renewal.ttl));
         tx.execute(
             &format!(
-                "UPDATE {} SET expires_ms = $2, high_water_ms = GREATEST(high_water_ms, $3)
+                "UPDATE {} SET expires_ms = $2, high_water_ms = GREATEST(high_water_ms, $3),
+                     renewed_ms = $4, clock_skew_ms = $5
                  WHERE node_id = $1",
                 self.table
             ),
-            &[&id, &i(expires), &i(mark)],
+            &[
+                &id,
+                &i(expires),
+                &i(renewal.high_water_ms),
+                &i(now_ms),
+                &renewal.clock_skew_ms,
+            ],
         )
         .await?;
         Ok(Outcome::Done(()))
@@ -609,7 +639,7 @@ impl PostgresRegistry {
 /// What a transaction does.
 enum Op<'a> {
     Claim(&'a LeaseRequest, &'a str),
-    Renew(&'a Grant, Duration, u64),
+    Renew(&'a Grant, &'a Renewal),
     Release(&'a Grant, u64),
     Restored(Duration),
     /// Reads the database's clock.
@@ -639,7 +669,7 @@ impl PostgresRegistry {
                 Outcome::Lost(l) => Outcome::Lost(l),
                 Outcome::NoneFree => Outcome::NoneFree,
             },
-            Op::Renew(grant, ttl, mark) => some(self.renew_tx(tx, grant, ttl, mark).await?),
+            Op::Renew(grant, renewal) => some(self.renew_tx(tx, grant, renewal).await?),
             Op::Release(grant, mark) => some(self.release_tx(tx, grant, mark).await?),
             Op::Restored(window) => {
                 Outcome::Done(Answer::Floor(self.restored_tx(tx, window).await?))
@@ -664,7 +694,9 @@ impl PostgresRegistry {
                 .await?;
             let now_ms = now_us(&tx).await? / 1000;
             let sql = format!(
-                "SELECT node_id, holder, claimed, {ROW_COLUMNS} FROM {} ORDER BY node_id",
+                "SELECT node_id, holder, claimed, since_ms, renewed_ms, clock_skew_ms,
+                        {ROW_COLUMNS}
+                 FROM {} ORDER BY node_id",
                 self.table
             );
             let rows = match tx.query(&sql, &[]).await {
@@ -689,14 +721,21 @@ impl PostgresRegistry {
                     .map_err(|e| self.unreadable(node_id, format!("holder: {e}")))?;
                 let held = row.token.is_some();
                 let standing = protocol::standing(held, row.expires_ms, row.quarantine_ms, now_ms);
-                nodes.push(NodeView::new(
-                    self.number(r, node_id, "node_id")?,
-                    holder,
-                    row.epoch,
-                    NodeState::of(held, standing),
-                    row.expires_ms,
-                    row.high_water_ms,
-                ));
+                let time = |column: &str| self.maybe_number(r, node_id, column);
+                let skew: Option<i64> = r
+                    .try_get("clock_skew_ms")
+                    .map_err(|e| self.unreadable(node_id, format!("clock_skew_ms: {e}")))?;
+                nodes.push(
+                    NodeView::new(
+                        self.number(r, node_id, "node_id")?,
+                        holder,
+                        row.epoch,
+                        NodeState::of(held, standing),
+                        row.expires_ms,
+                        row.high_water_ms,
+                    )
+                    .with_times(time("since_ms")?, time("renewed_ms")?, skew),
+                );
             }
             // Unread otherwise, but a garbled window is refused here as claims refuse it;
             // last, since a missing table ends the transaction.
@@ -750,10 +789,9 @@ impl Registry for PostgresRegistry {
         }
     }
 
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
-        let outcome = self.io.run("renewing", renew_limit(ttl), async {
-            self.transact("renewing", Op::Renew(grant, ttl, high_water_ms))
-                .await
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {
+        let outcome = self.io.run("renewing", renew_limit(renewal.ttl), async {
+            self.transact("renewing", Op::Renew(grant, renewal)).await
         })?;
         match outcome {
             Outcome::Done(_) => Ok(()),

@@ -1,8 +1,14 @@
 //! The record formats the Redis and ZooKeeper registries share: a namespace marker and
 //! one record per node id, as short space-separated text (times on the store's clock, ms).
+//!
+//! A record is `epoch mark expires quarantine floor token holder` as earlier versions wrote
+//! it, or, since claims and renewals record their times, the same with `t` first and
+//! `since renewed skew` before the holder (each `-` when unknown; the skew signed): the
+//! holder, last, may hold spaces, so the times cannot follow it, and an epoch is digits
+//! only, so `t` tells the two apart. Both read; this version writes the second.
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
-use ferroflake_lease::{LeaseRequest, NodeState, NodeView};
+use ferroflake_lease::{LeaseRequest, NodeState, NodeView, Renewal};
 
 /// The namespace marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +44,16 @@ pub struct Record {
     pub floor_until_ms: u64,
     pub token: Option<String>,
     pub holder: String,
+    /// When the current (or last) claim was made (store clock, ms).
+    pub since_ms: Option<u64>,
+    /// When it was last renewed (store clock, ms).
+    pub renewed_ms: Option<u64>,
+    /// The holder's clock skew at that renewal, ms.
+    pub clock_skew_ms: Option<i64>,
 }
+
+/// The tag before a record with times.
+const WITH_TIMES: &str = "t";
 
 impl Record {
     /// What [`Registry::list`](ferroflake_lease::Registry::list) shows of node `id`'s
@@ -54,26 +69,35 @@ impl Record {
             self.expires_ms,
             self.mark,
         )
+        .with_times(self.since_ms, self.renewed_ms, self.clock_skew_ms)
     }
 
     pub fn encode(&self) -> String {
+        let or_dash = |n: Option<String>| n.unwrap_or_else(|| "-".to_owned());
         format!(
-            "{} {} {} {} {} {} {}",
+            "{WITH_TIMES} {} {} {} {} {} {} {} {} {} {}",
             self.epoch,
             self.mark,
             self.expires_ms,
             self.quarantine_ms,
             self.floor_until_ms,
             self.token.as_deref().unwrap_or("-"),
+            or_dash(self.since_ms.map(|n| n.to_string())),
+            or_dash(self.renewed_ms.map(|n| n.to_string())),
+            or_dash(self.clock_skew_ms.map(|n| n.to_string())),
             self.holder
         )
     }
 
-    /// `None` unless `raw` has all seven fields [`Record::encode`] writes (the holder, last,
-    /// may be empty or hold spaces): a truncated record is garbled, not a record with
-    /// zeros or no holder.
+    /// `None` unless `raw` has all the fields [`Record::encode`] writes, or all seven an
+    /// earlier version wrote (no times: `None`); the holder, last, may be empty or hold
+    /// spaces. A truncated record is garbled, not a record with zeros or no holder.
     pub fn decode(raw: &str) -> Option<Record> {
-        let mut parts = raw.splitn(7, ' ');
+        let (timed, raw) = match raw.strip_prefix(WITH_TIMES) {
+            Some(rest) => (true, rest.strip_prefix(' ')?),
+            None => (false, raw),
+        };
+        let mut parts = raw.splitn(if timed { 10 } else { 7 }, ' ');
         let mut next_number = || number(parts.next()?);
         let (epoch, mark, expires_ms, quarantine_ms, floor_until_ms) = (
             next_number()?,
@@ -83,6 +107,15 @@ impl Record {
             next_number()?,
         );
         let token = parts.next().filter(|t| !t.is_empty())?;
+        let (since_ms, renewed_ms, clock_skew_ms) = if timed {
+            (
+                unknown_or(parts.next()?, number)?,
+                unknown_or(parts.next()?, number)?,
+                unknown_or(parts.next()?, signed)?,
+            )
+        } else {
+            (None, None, None)
+        };
         let holder = parts.next()?;
         Some(Record {
             epoch,
@@ -92,6 +125,9 @@ impl Record {
             floor_until_ms,
             token: (token != "-").then(|| token.to_owned()),
             holder: holder.to_owned(),
+            since_ms,
+            renewed_ms,
+            clock_skew_ms,
         })
     }
 
@@ -122,15 +158,20 @@ impl Record {
             floor_until_ms,
             token: Some(token.to_owned()),
             holder: request.holder.clone(),
+            since_ms: Some(now_ms),
+            renewed_ms: None,
+            clock_skew_ms: None,
         }
     }
 
-    /// This record renewed at `now_ms` for `ttl`, its mark raised to `high_water_ms`
-    /// (never lowered).
-    pub fn renewed(&self, now_ms: u64, ttl: std::time::Duration, high_water_ms: u64) -> Record {
+    /// This record renewed at `now_ms` for `renewal.ttl`, its mark raised to
+    /// `renewal.high_water_ms` (never lowered), the renewal's time and clock skew recorded.
+    pub fn renewed(&self, now_ms: u64, renewal: &Renewal) -> Record {
         Record {
-            expires_ms: now_ms.saturating_add(protocol::ms(ttl)),
-            mark: self.mark.max(high_water_ms),
+            expires_ms: now_ms.saturating_add(protocol::ms(renewal.ttl)),
+            mark: self.mark.max(renewal.high_water_ms),
+            renewed_ms: Some(now_ms),
+            clock_skew_ms: renewal.clock_skew_ms,
             ..self.clone()
         }
     }
@@ -148,6 +189,24 @@ impl Record {
 pub fn number(text: &str) -> Option<u64> {
     let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     digits.then(|| text.parse().ok()).flatten()
+}
+
+/// A signed number as the stores write it: decimal digits with `-` first if negative.
+pub fn signed(text: &str) -> Option<i64> {
+    match text.strip_prefix('-') {
+        Some(digits) => number(digits).and_then(|n| 0i64.checked_sub_unsigned(n)),
+        None => number(text).and_then(|n| i64::try_from(n).ok()),
+    }
+}
+
+/// `None` inside for `-` (unknown), else what `parse` reads; `None` outside if it reads
+/// nothing.
+fn unknown_or<T>(text: &str, parse: impl Fn(&str) -> Option<T>) -> Option<Option<T>> {
+    if text == "-" {
+        Some(None)
+    } else {
+        parse(text).map(Some)
+    }
 }
 
 /// The ids a claim could take, for [`protocol::pick_node`]: ids whose record is free at
@@ -196,8 +255,27 @@ mod tests {
             floor_until_ms: 9,
             token: Some("ab".into()),
             holder: "host 12".into(),
+            since_ms: Some(3),
+            renewed_ms: Some(4),
+            clock_skew_ms: Some(-12),
         };
         assert_eq!(Record::decode(&record.encode()), Some(record.clone()));
+        assert_eq!(
+            record.encode(),
+            "t 7 1700000000123 5 2 9 ab 3 4 -12 host 12"
+        );
+        let untimed = Record {
+            since_ms: None,
+            renewed_ms: None,
+            clock_skew_ms: None,
+            ..record.clone()
+        };
+        assert_eq!(Record::decode(&untimed.encode()), Some(untimed.clone()));
+        assert_eq!(
+            Record::decode("7 1700000000123 5 2 9 ab host 12"),
+            Some(untimed),
+            "a record an earlier version wrote reads, with no times"
+        );
         let released = Record {
             token: None,
             ..record
@@ -229,6 +307,14 @@ mod tests {
             "7 +1700000000123 5 2 9 ab h", // a sign no encoder writes
             "7 17000000001x3 5 2 9 ab h",
             "7 99999999999999999999 5 2 9 ab h", // past u64
+            "t 7 1700000000123 5 2 9 ab 3 4 h",  // a time missing: the holder read as one
+            "t 7 1700000000123 5 2 9 ab 3 4 +1 h",
+            "t 7 1700000000123 5 2 9 ab 3 4 -- h",
+            "t 7 1700000000123 5 2 9 ab 3 4 -9223372036854775809 h",
+            "t 7 1700000000123 5 2 9 ab 3 x - h",
+            "t 7 1700000000123 5 2 9 ab",
+            "t7 1700000000123 5 2 9 ab - - - h",
+            "x 7 1700000000123 5 2 9 ab - - - h",
         ] {
             assert_eq!(Record::decode(garbled), None, "{garbled:?}");
         }

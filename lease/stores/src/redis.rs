@@ -43,7 +43,7 @@ use std::time::Duration;
 use ferroflake_lease::protocol;
 
 use crate::record::{candidates, number, Marker, Record};
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 
@@ -421,7 +421,8 @@ impl RedisRegistry {
                 quarantine,
                 now_ms,
             );
-            let Some(node_id) = protocol::pick_node(never_claimed, free) else {
+            let Some(node_id) = protocol::pick_node(request.prefer_node, never_claimed, free)
+            else {
                 return Ok(None);
             };
             let raw = snap.values[node_id as usize + 2].as_str();
@@ -657,12 +658,12 @@ impl Registry for RedisRegistry {
             })
     }
 
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {
         let proof = self.io.run(
             "renewing",
-            renew_limit(ttl),
+            renew_limit(renewal.ttl),
             self.update_held(grant, false, |record, now_ms| {
-                record.renewed(now_ms, ttl, high_water_ms)
+                record.renewed(now_ms, renewal)
             }),
         )?;
         proof.map_err(|why| grant.lost(why))

@@ -47,7 +47,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ferroflake_lease::protocol;
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal};
 use zookeeper_client::{
     Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat, StateWatcher,
 };
@@ -465,13 +465,18 @@ impl ZooKeeperRegistry {
         // An id never claimed needs no reads; only when every id has been claimed once are
         // the records read, to recycle the free one whose holder left the lowest mark.
         let never_claimed = (marker.claimed..request.node_count).find(|id| !present.contains(id));
+        // The preferred id's record is read in any case: it may be taken before one never
+        // claimed.
+        let to_read: Vec<u64> = if never_claimed.is_none() {
+            (0..request.node_count).collect()
+        } else {
+            request.prefer_node.into_iter().collect()
+        };
         let mut records = BTreeMap::new();
-        if never_claimed.is_none() {
-            for node_id in 0..request.node_count {
-                if present.contains(&node_id) {
-                    if let Some(found) = self.read_node(client, node_id).await? {
-                        records.insert(node_id, found);
-                    }
+        for node_id in to_read {
+            if node_id < request.node_count && present.contains(&node_id) {
+                if let Some(found) = self.read_node(client, node_id).await? {
+                    records.insert(node_id, found);
                 }
             }
         }
@@ -481,7 +486,7 @@ impl ZooKeeperRegistry {
             quarantine,
             now_ms,
         );
-        let Some(node_id) = protocol::pick_node(never_claimed, free) else {
+        let Some(node_id) = protocol::pick_node(request.prefer_node, never_claimed, free) else {
             return Ok(Ok(None));
         };
         let found = records.remove(&node_id);
@@ -678,14 +683,14 @@ impl Registry for ZooKeeperRegistry {
         })
     }
 
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {
         // The client is got outside the runtime: reconnecting blocks on it.
         let client = self.client()?;
         let proof = self.io.run(
             "renewing",
-            renew_limit(ttl),
+            renew_limit(renewal.ttl),
             self.update_held(client, grant, false, |record, now_ms| {
-                record.renewed(now_ms, ttl, high_water_ms)
+                record.renewed(now_ms, renewal)
             }),
         )?;
         proof.map_err(|why| grant.lost(why))

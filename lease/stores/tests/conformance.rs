@@ -82,6 +82,8 @@ macro_rules! all_checks {
             floor_covers_the_longest_ttl,
             restored_starts_a_floor,
             list_shows_holders_and_states,
+            list_shows_claim_and_renewal_times,
+            preferred_node_first_if_free,
             wall_clock_is_the_registrys,
         );
     )*};

@@ -250,6 +250,7 @@ fn settle(b: &Backend, address: &str) {
         quarantine: Duration::from_millis(timings.quarantine_ms),
         holder: "settling".into(),
         max_ttl: ttl,
+        prefer_node: None,
     };
     let grant = common::settled_claim(registry.as_ref(), &request);
     registry.release(&grant, wall_ms()).unwrap();

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ferroflake_lease::{LeaseError, LeaseRequest, Registry};
+use ferroflake_lease::{LeaseError, LeaseRequest, Registry, Renewal};
 use ferroflake_lease_stores::StoreAddress;
 
 /// One id, and a short floor window (max_ttl + quarantine) to wait out.
@@ -24,6 +24,7 @@ fn request() -> LeaseRequest {
         quarantine: Duration::from_millis(500),
         holder: "garbled test".into(),
         max_ttl: Duration::from_secs(1),
+        prefer_node: None,
     }
 }
 
@@ -137,10 +138,10 @@ fn renew_refuses(backend: &str, what: &str, garble: impl Fn(&StoreAddress)) {
     let grant = registry.acquire(&long_request()).expect("the claim");
     let ttl = long_request().ttl;
     registry
-        .renew(&grant, ttl, mark_now())
+        .renew(&grant, &Renewal::new(ttl, mark_now()))
         .expect("the first renewal");
     garble(&address);
-    store_error(what, registry.renew(&grant, ttl, mark_now()));
+    store_error(what, registry.renew(&grant, &Renewal::new(ttl, mark_now())));
 }
 
 fn block_on<F: Future>(future: F) -> F::Output {
@@ -349,7 +350,7 @@ mod etcd {
         let grant = registry.acquire(&long_request()).expect("the claim");
         let ttl = long_request().ttl;
         registry
-            .renew(&grant, ttl, mark_now())
+            .renew(&grant, &Renewal::new(ttl, mark_now()))
             .expect("the first renewal");
         let (_, granted) = keys.lease_ttl("claims/0");
         let give_up = Instant::now() + Duration::from_secs(20);
@@ -365,7 +366,10 @@ mod etcd {
             thread::sleep(Duration::from_millis(100));
         };
         keys.put("marks/0", "garbage");
-        store_error("a garbled mark", registry.renew(&grant, ttl, mark_now()));
+        store_error(
+            "a garbled mark",
+            registry.renew(&grant, &Renewal::new(ttl, mark_now())),
+        );
         let (after, _) = keys.lease_ttl("claims/0");
         assert!(
             after <= left,

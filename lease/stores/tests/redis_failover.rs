@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::redis_pair::Server;
-use ferroflake_lease::LeaseRequest;
+use ferroflake_lease::{LeaseRequest, Renewal};
 use ferroflake_lease_stores::StoreAddress;
 
 const TTL: Duration = Duration::from_secs(2);
@@ -24,6 +24,7 @@ fn request(node_count: u64) -> LeaseRequest {
         quarantine: QUARANTINE,
         holder: "redis failover test".into(),
         max_ttl: TTL,
+        prefer_node: None,
     }
 }
 
@@ -36,7 +37,7 @@ fn a_promoted_lagging_replica_makes_claims_wait() {
     let prefix = common::unique("failover");
     let on_primary = ferroflake_lease_stores::connect(&primary.url(&prefix)).unwrap();
     let first = common::settled_claim(on_primary.as_ref(), &request(4));
-    on_primary.renew(&first, TTL, 0).unwrap();
+    on_primary.renew(&first, &Renewal::new(TTL, 0)).unwrap();
     // The replica has the first claim; then it stops following and lags from here on.
     let Ok(StoreAddress::Redis { prefix: keys, .. }) = StoreAddress::parse(&primary.url(&prefix))
     else {
@@ -46,7 +47,7 @@ fn a_promoted_lagging_replica_makes_claims_wait() {
     replica.cli(&["REPLICAOF", "NO", "ONE"]);
     replica.wait_for("INFO replication", "role:master");
     let live = on_primary.acquire(&request(4)).unwrap();
-    on_primary.renew(&live, TTL, 0).unwrap();
+    on_primary.renew(&live, &Renewal::new(TTL, 0)).unwrap();
     // Clients now reach the promoted replica, which never saw `live`'s claim.
     let on_replica = ferroflake_lease_stores::connect(&replica.url(&prefix)).unwrap();
     let asked = Instant::now();

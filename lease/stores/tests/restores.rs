@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::strikes::{self, ctl};
-use ferroflake_lease::LeaseRequest;
+use ferroflake_lease::{LeaseRequest, Renewal};
 use ferroflake_lease_stores::StoreAddress;
 
 const TTL: Duration = Duration::from_secs(2);
@@ -31,6 +31,7 @@ fn request_for(ttl: Duration) -> LeaseRequest {
         quarantine: Duration::from_secs(1),
         holder: "restore test".into(),
         max_ttl: ttl,
+        prefer_node: None,
     }
 }
 
@@ -67,7 +68,7 @@ fn restored_store_makes_claims_wait(
     backup(&address);
     let live = registry.acquire(&request_for(ttl)).unwrap();
     let renewed = Instant::now();
-    registry.renew(&live, ttl, 0).unwrap();
+    registry.renew(&live, &Renewal::new(ttl, 0)).unwrap();
     restore(&address);
     assert!(
         renewed.elapsed() < ttl,
@@ -238,7 +239,7 @@ fn a_table_restored_from_a_dump_makes_claims_wait() {
     let dump = tempfile::NamedTempFile::new().unwrap();
     strikes::pg_dump_table(&url, dump.path());
     let live = registry.acquire(&request()).unwrap();
-    registry.renew(&live, TTL, 0).unwrap();
+    registry.renew(&live, &Renewal::new(TTL, 0)).unwrap();
     strikes::pg_restore_table(&url, dump.path());
     let asked = Instant::now();
     let newcomer = registry.acquire(&request()).unwrap();

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry, RegistryView};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry, RegistryView, Renewal};
 
 /// What a [`Switchable`] registry does with each call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl Registry for Switchable {
         }
         self.inner.acquire(request)
     }
-    fn renew(&self, grant: &Grant, ttl: Duration, high_water_ms: u64) -> Result<(), LeaseError> {
+    fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {
         self.renewals.fetch_add(1, Ordering::SeqCst);
         while self.mode() == Mode::StallRenewals as u8 {
             std::thread::sleep(Duration::from_millis(5));
@@ -80,7 +80,7 @@ impl Registry for Switchable {
                 node_id: grant.node_id,
                 why: ferroflake_lease::Loss::Taken,
             }),
-            _ => self.inner.renew(grant, ttl, high_water_ms),
+            _ => self.inner.renew(grant, renewal),
         }
     }
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
