@@ -686,15 +686,20 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     fn renew_once(&self) -> Result<(), LeaseError> {
         // The clocks first: a mark reserved on a clock far from the registry's (years
         // ahead) would hold the id back from every later holder for as long.
-        let (skewed, skew_ms) = match self.read_clocks() {
-            Ok(reading) => {
-                self.state().clock = reading;
-                (None, reading.map(|r| r.skew_ms))
+        let (skewed, read) = match self.read_clocks() {
+            Ok(read) => {
+                self.state().clock = read.map(|(reading, _)| reading);
+                (None, read)
             }
-            Err(skew @ LeaseError::ClockSkew { skew_ms, .. }) => (Some(skew), Some(skew_ms)),
+            Err(skew @ LeaseError::ClockSkew { .. }) => (Some(skew), None),
             Err(other) => return Err(other),
         };
+        let skew_ms = match &skewed {
+            Some(LeaseError::ClockSkew { skew_ms, .. }) => Some(*skew_ms),
+            _ => read.map(|(reading, _)| reading.skew_ms),
+        };
         let clock = self.generator.clock();
+        let read_at = (Instant::now(), clock.now_ms());
         let reserved = self.state().reserved_ms;
         let mark = match skewed {
             None => protocol::reserve_mark(reserved, clock.now_ms(), self.config.reserve_ahead),
@@ -707,6 +712,8 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         };
         self.registry.renew(&self.grant, &renewal)?;
         let deadline = sent + (self.config.ttl - self.config.safety_margin);
+        // The fence is set on the clock as it reads now: it must still agree.
+        let skewed = skewed.or_else(|| self.stepped_since(read?, read_at));
         {
             let mut state = self.state();
             state.reserved_ms = mark;
@@ -802,7 +809,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
 
     /// Reads the generator's clock against the registry's: `Ok(None)` if either has none
     /// to compare, [`LeaseError::ClockSkew`] beyond the limit.
-    fn read_clocks(&self) -> Result<Option<ClockReading>, LeaseError> {
+    fn read_clocks(&self) -> Result<Option<(ClockReading, u64)>, LeaseError> {
         let clock = self.generator.clock();
         if !clock.tracks_real_time() {
             return Ok(None);
@@ -812,20 +819,44 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             return Ok(None);
         };
         let reading = ClockReading::new(before_ms, registry_ms, clock.now_ms());
-        let limit = self.config.clock_skew_limit();
-        if reading.beyond(limit) {
-            self.state().clock = Some(reading);
-            return Err(LeaseError::ClockSkew {
-                registry: self.registry.name().to_owned(),
-                ours_ms: registry_ms.saturating_add_signed(reading.skew_ms),
-                registry_ms,
-                skew_ms: reading.skew_ms,
-                uncertainty_ms: reading.uncertainty_ms,
-                limit,
-                peers_skew_ms: None,
-            });
+        if reading.beyond(self.config.clock_skew_limit()) {
+            return Err(self.skewed(reading, registry_ms));
         }
-        Ok(Some(reading))
+        Ok(Some((reading, registry_ms)))
+    }
+
+    /// The reading `read` (with the registry's clock then), carried forward to now: the
+    /// generator's clock must have moved by the monotonic time that passed since `read_at`
+    /// (an instant and the clock then). `Some` refusal if the skew it then implies is past
+    /// the limit: the clock stepped after it was checked.
+    fn stepped_since(
+        &self,
+        (reading, registry_ms): (ClockReading, u64),
+        (at, clock_then_ms): (Instant, u64),
+    ) -> Option<LeaseError> {
+        let moved = i128::from(self.generator.clock().now_ms()) - i128::from(clock_then_ms);
+        let passed = i128::try_from(at.elapsed().as_millis()).unwrap_or(i128::MAX);
+        let stepped = i64::try_from(moved - passed).unwrap_or(i64::MAX);
+        let now = ClockReading {
+            skew_ms: reading.skew_ms.saturating_add(stepped),
+            ..reading
+        };
+        now.beyond(self.config.clock_skew_limit())
+            .then(|| self.skewed(now, registry_ms))
+    }
+
+    /// The refusal of a clock `reading` shows past the limit, kept as the last reading.
+    fn skewed(&self, reading: ClockReading, registry_ms: u64) -> LeaseError {
+        self.state().clock = Some(reading);
+        LeaseError::ClockSkew {
+            registry: self.registry.name().to_owned(),
+            ours_ms: registry_ms.saturating_add_signed(reading.skew_ms),
+            registry_ms,
+            skew_ms: reading.skew_ms,
+            uncertainty_ms: reading.uncertainty_ms,
+            limit: self.config.clock_skew_limit(),
+            peers_skew_ms: None,
+        }
     }
 
     /// Sets the fence from `state`: min(reserved mark, local mark, the deadline as a time

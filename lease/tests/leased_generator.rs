@@ -883,3 +883,90 @@ fn a_start_far_from_the_live_holders_clocks_is_refused() {
     );
     held.shutdown().unwrap();
 }
+
+/// The system clock, set off by an offset that a test can step.
+struct StepClock(Arc<std::sync::atomic::AtomicI64>);
+impl Clock for StepClock {
+    fn now_ms(&self) -> u64 {
+        let offset = self.0.load(std::sync::atomic::Ordering::SeqCst);
+        ferroflake::SystemClock
+            .now_ms()
+            .saturating_add_signed(offset)
+    }
+    fn wait_until_ms(&self, target_ms: u64) {
+        let offset = self.0.load(std::sync::atomic::Ordering::SeqCst);
+        ferroflake::SystemClock.wait_until_ms(target_ms.saturating_add_signed(-offset));
+    }
+}
+
+/// A registry whose renewals step the holder's clock while they are under way, after the
+/// holder read it against the registry's.
+struct StepsDuringRenewals {
+    inner: Arc<dyn Registry>,
+    offset: Arc<std::sync::atomic::AtomicI64>,
+    step_ms: std::sync::atomic::AtomicI64,
+}
+impl Registry for StepsDuringRenewals {
+    fn acquire(
+        &self,
+        request: &ferroflake_lease::LeaseRequest,
+    ) -> Result<ferroflake_lease::Grant, LeaseError> {
+        self.inner.acquire(request)
+    }
+    fn renew(&self, grant: &ferroflake_lease::Grant, renewal: &Renewal) -> Result<(), LeaseError> {
+        let step = self.step_ms.load(std::sync::atomic::Ordering::SeqCst);
+        self.offset
+            .fetch_add(step, std::sync::atomic::Ordering::SeqCst);
+        self.inner.renew(grant, renewal)
+    }
+    fn release(
+        &self,
+        grant: &ferroflake_lease::Grant,
+        high_water_ms: u64,
+    ) -> Result<(), LeaseError> {
+        self.inner.release(grant, high_water_ms)
+    }
+    fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
+        self.inner.restored(window)
+    }
+    fn list(&self) -> Result<ferroflake_lease::RegistryView, LeaseError> {
+        self.inner.list()
+    }
+    fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
+        self.inner.wall_clock_ms()
+    }
+    fn name(&self) -> &str {
+        "steps"
+    }
+}
+
+#[test]
+fn a_clock_that_steps_during_the_first_renewal_is_refused() {
+    let (_dir, real) = embedded();
+    let offset = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let registry = Arc::new(StepsDuringRenewals {
+        inner: real,
+        offset: Arc::clone(&offset),
+        step_ms: std::sync::atomic::AtomicI64::new(0),
+    });
+    let start = || {
+        LeasedGenerator::start(
+            single_node_layout(),
+            StepClock(Arc::clone(&offset)),
+            registry.clone(),
+            quick_config(),
+        )
+    };
+    // Past the new registry's floor, whose wait renews: the next start renews only once.
+    start().unwrap().shutdown().unwrap();
+    // The clock agrees when it is read; by the time the fence is set, after the renewal,
+    // it is a second ahead: the fence must not be opened on it.
+    registry
+        .step_ms
+        .store(1_000, std::sync::atomic::Ordering::SeqCst);
+    let refused = start().unwrap_err();
+    let LeaseError::ClockSkew { skew_ms, .. } = refused else {
+        panic!("{refused:?}");
+    };
+    assert!(skew_ms >= 900, "{skew_ms}");
+}

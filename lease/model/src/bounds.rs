@@ -25,15 +25,24 @@ pub enum Mutant {
     /// The registry takes restored records (older than its last write) as they are,
     /// instead of as lost records with a floor.
     NoRestoreCheck,
+    /// A holder does not read its clock against the registry's: it starts and issues
+    /// whatever its clock says.
+    NoClockCheck,
+    /// A holder checks its clock against a limit one unit wider than
+    /// `protocol::widest_clock_skew` (a `max_clock_skew` that `LeaseConfig::validate`
+    /// refuses).
+    WideClockSkew,
 }
 
 impl Mutant {
     /// Every mutant (not `None`).
-    pub const ALL: [Mutant; 4] = [
+    pub const ALL: [Mutant; 6] = [
         Mutant::NoFloor,
         Mutant::VersionOnlyRenewal,
         Mutant::WallClockFence,
         Mutant::NoRestoreCheck,
+        Mutant::NoClockCheck,
+        Mutant::WideClockSkew,
     ];
 }
 
@@ -44,9 +53,15 @@ pub struct Bounds {
     pub holders: usize,
     /// True time runs from 0 to this, in unit steps.
     pub max_time: u64,
-    /// Wall clocks read true time + an offset in `0..=skew`, which may change (a step
-    /// forward or back, or drift) at any moment: the skew between holders stays within it.
-    pub skew: u64,
+    /// How far behind the registry's clock (true time) a holder's wall clock may be. The
+    /// range reaches past the clock-skew limit, so that the check has clocks to refuse.
+    pub behind: u64,
+    /// How far ahead of the registry's clock a holder's wall clock may be.
+    pub ahead: u64,
+    /// How far a holder's wall clock may step (either way) during one `renew_once`, from
+    /// its reading of the clocks to the fence the renewal sets. The protocol assumes 0 (see
+    /// `lease/PROTOCOL.md`); the wall-clock-fence mutant needs a step to show.
+    pub step_in_renewal: u64,
     /// How often the registry may lose its records (deleted, evicted, wiped).
     pub max_wipes: u8,
     /// How often the registry's records may be restored from a backup: they go back to
@@ -70,6 +85,10 @@ pub struct Bounds {
     pub reserve_ahead: u64,
     /// Checker threads.
     pub threads: usize,
+    /// For a mutant: search breadth-first, for the shortest counterexample (`true`), or
+    /// depth-first, for any (`false`): far fewer states when the shortest lies past the
+    /// lost-records floor, but a longer trace.
+    pub shortest: bool,
     /// The broken guard, if any.
     pub mutant: Mutant,
 }
@@ -80,7 +99,9 @@ impl Bounds {
         Bounds {
             holders: 2,
             max_time: 5,
-            skew: 1,
+            behind: 2,
+            ahead: 2,
+            step_in_renewal: 0,
             max_wipes: 1,
             max_restores: 0,
             max_claims: 2,
@@ -92,14 +113,16 @@ impl Bounds {
             max_ttl: 3,
             reserve_ahead: 3,
             threads: 2,
+            shortest: true,
             mutant: Mutant::None,
         }
     }
 
     /// [`small`](Self::small), overridden by the environment:
-    /// `FERROFLAKE_MODEL_HOLDERS`, `FERROFLAKE_MODEL_TIME`, `FERROFLAKE_MODEL_SKEW`,
-    /// `FERROFLAKE_MODEL_WIPES`, `FERROFLAKE_MODEL_RESTORES`, `FERROFLAKE_MODEL_CLAIMS`, `FERROFLAKE_MODEL_IN_FLIGHT`,
-    /// `FERROFLAKE_MODEL_TTL`, `FERROFLAKE_MODEL_QUARANTINE`, `FERROFLAKE_MODEL_THREADS`.
+    /// `FERROFLAKE_MODEL_HOLDERS`, `FERROFLAKE_MODEL_TIME`, `FERROFLAKE_MODEL_BEHIND`,
+    /// `FERROFLAKE_MODEL_AHEAD`, `FERROFLAKE_MODEL_WIPES`, `FERROFLAKE_MODEL_RESTORES`,
+    /// `FERROFLAKE_MODEL_CLAIMS`, `FERROFLAKE_MODEL_IN_FLIGHT`, `FERROFLAKE_MODEL_TTL`,
+    /// `FERROFLAKE_MODEL_QUARANTINE`, `FERROFLAKE_MODEL_THREADS`.
     ///
     /// # Panics
     /// If a variable is set but is not a number.
@@ -117,8 +140,11 @@ impl Bounds {
         if let Some(v) = var("FERROFLAKE_MODEL_TIME") {
             b.max_time = v;
         }
-        if let Some(v) = var("FERROFLAKE_MODEL_SKEW") {
-            b.skew = v;
+        if let Some(v) = var("FERROFLAKE_MODEL_BEHIND") {
+            b.behind = v;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_AHEAD") {
+            b.ahead = v;
         }
         if let Some(v) = var("FERROFLAKE_MODEL_WIPES") {
             b.max_wipes = v as u8;
@@ -150,11 +176,19 @@ impl Bounds {
             "FERROFLAKE_MODEL_HOLDERS must be 1, 2 or 3"
         );
         assert!(
-            b.skew < 16 && b.max_time + b.skew + b.reserve_ahead < 64,
-            "ticks must fit a 64-bit mask: lower FERROFLAKE_MODEL_TIME or _SKEW"
+            b.behind + b.ahead < 16 && b.max_time + b.behind + b.ahead + b.reserve_ahead < 64,
+            "ticks must fit a 64-bit mask: lower FERROFLAKE_MODEL_TIME, _BEHIND or _AHEAD"
         );
         assert!(usize::from(b.max_claims) < crate::state::TOKENS.len());
         b
+    }
+
+    /// The same bounds with every wall clock on the registry's (true time): for checks
+    /// whose counterexamples need no skew, on a much smaller search.
+    pub fn exact_clocks(mut self) -> Self {
+        self.behind = 0;
+        self.ahead = 0;
+        self
     }
 
     /// The same bounds with `mutant`.

@@ -3,7 +3,9 @@
 //! (`records.rs`, `embedded.rs`) and `LeasedGenerator` (`leased.rs`) call. A [`Mutant`]
 //! swaps one call for a broken variant; nothing else in the model knows the mutants.
 
-use ferroflake_lease::protocol::{self, Loss, RecordView, Standing};
+use std::time::Duration;
+
+use ferroflake_lease::protocol::{self, ClockReading, Loss, RecordView, Standing};
 
 use crate::bounds::{Bounds, Mutant, TICK_MS};
 use crate::state::{LossKind, Record, TOKENS};
@@ -85,6 +87,28 @@ pub fn prove_renewal(
         Loss::Expired => LossKind::Expired,
         _ => LossKind::Released,
     })
+}
+
+/// The limit a holder checks its clock against (`LeaseConfig::clock_skew_limit` with no
+/// `max_clock_skew` set, which is also the most `LeaseConfig::validate` allows).
+pub fn clock_skew_limit(b: &Bounds) -> Duration {
+    let widest =
+        protocol::widest_clock_skew(Bounds::units(b.quarantine), Bounds::units(b.safety_margin));
+    match b.mutant {
+        Mutant::WideClockSkew => widest + Bounds::units(1),
+        _ => widest,
+    }
+}
+
+/// Whether `renew_once` finds the holder's clock beyond the limit (`read_clocks`): then it
+/// reserves no mark, and the fence stays closed after the renewal. The holder reads its
+/// wall clock (`wall`) and the registry's (`registry_wall`) at one instant: a reading with
+/// no round trip, so no uncertainty.
+pub fn clock_skewed(b: &Bounds, wall: u64, registry_wall: u64) -> bool {
+    match b.mutant {
+        Mutant::NoClockCheck => false,
+        _ => ClockReading::new(wall, registry_wall, wall).beyond(clock_skew_limit(b)),
+    }
 }
 
 /// The mark a `renew_once` reserves.

@@ -5,7 +5,8 @@
 //!
 //! Two or three holders and one registry compete for one node id. Holders claim, renew,
 //! issue, release, time out, pause (do nothing while time passes) and crash; their wall
-//! clocks step and drift within a skew bound; messages are delayed, reordered and lost; the
+//! clocks step and drift, past the clock-skew limit too, and each renewal reads them
+//! against the registry's clock (true time); messages are delayed, reordered and lost; the
 //! registry loses its records and recreates them. True time advances in unit steps (1 unit
 //! = 1 ms = 1 tick) up to a bound, with a TTL of a few units.
 //!
@@ -76,11 +77,20 @@ pub fn check(bounds: Bounds) -> Report {
     let builder = model.checker().threads(bounds.threads.max(1));
     // The real protocol: depth-first with symmetry reduction (holders are interchangeable),
     // every reachable state. A mutant: breadth-first (stateright reduces symmetry only
-    // depth-first), which gives the shortest counterexample, stopping at the first.
+    // depth-first), which gives the shortest counterexample, stopping at the first; or,
+    // unless `shortest`, depth-first too, stopping at the first.
     let checker: Box<dyn Checker<LeaseModel>> = if bounds.mutant == Mutant::None {
         Box::new(
             builder
                 .symmetry_fn(model::representative)
+                .spawn_dfs()
+                .join(),
+        )
+    } else if !bounds.shortest {
+        Box::new(
+            builder
+                .symmetry_fn(model::representative)
+                .finish_when(stateright::HasDiscoveries::AnyFailures)
                 .spawn_dfs()
                 .join(),
         )
@@ -95,7 +105,7 @@ pub fn check(bounds: Bounds) -> Report {
     let discoveries = checker
         .discoveries()
         .into_iter()
-        .map(|(name, path)| (name, trace::render(&path)))
+        .map(|(name, path)| (name, trace::render(&path, bounds.behind)))
         .collect();
     Report {
         bounds,

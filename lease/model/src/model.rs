@@ -5,11 +5,15 @@
 //! the first `renew_once`, which opens the fence; then issue below the fence and renew in
 //! the background; on `Lost` close the fence for good; on a failed renewal close it if the
 //! monotonic deadline has passed; on shutdown close it and release with the final mark.
+//! Every `renew_once` first reads the holder's clock against the registry's: beyond the
+//! limit it reserves no mark and leaves the fence closed (the first one fails the start).
 //! The registry follows the embedded registry (`records.rs`, `embedded.rs`) with per-record
 //! loss: a claim that finds the record missing starts a floor. The environment advances
-//! time, steps wall clocks within the skew, delivers, delays, reorders and drops messages,
-//! times calls out, stops processes (a process that does nothing while time passes is
-//! paused), crashes them, and wipes the registry's records.
+//! time, steps wall clocks (see [`LeaseModel::clock_steps`]), delivers, delays, reorders
+//! and drops messages, times calls out, stops processes (a process that does nothing while
+//! time passes is paused), crashes them, and wipes the registry's records.
+
+use std::ops::RangeInclusive;
 
 use stateright::{Model, Property};
 
@@ -37,15 +41,16 @@ fn span(holder: &Holder) -> u64 {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Action {
     /// True time advances one unit, and the wall clocks step (or drift) to new offsets
-    /// (within the skew): holder h's offset is `(offsets >> 4h) & 0xf`.
+    /// (see [`LeaseModel::clock_steps`]): holder h's offset is `(offsets >> 4h) & 0xf`.
     Tick {
         /// The new offsets, four bits each.
         offsets: u64,
     },
     /// Holder `h` sends a claim.
     Claim(u8),
-    /// Holder `h` sends a renewal.
-    Renew(u8),
+    /// Holder `h` sends a renewal, reading its wall clock at true time + the offset (see
+    /// [`LeaseModel::clock_steps`]).
+    Renew(u8, u64),
     /// Holder `h` gives up on its pending call (client timeout).
     Timeout(u8),
     /// Holder `h` shuts its generator down (stop issuing, release with the final mark).
@@ -108,12 +113,12 @@ impl LeaseModel {
     }
 
     /// The holder's generator is gone: its claim's ticks join the history; the process
-    /// may start again from scratch (its wall clock stays as it is).
-    fn reset(s: &mut State, h: usize) {
+    /// may start again from scratch.
+    fn reset(&self, s: &mut State, h: usize) {
         Self::orphan(s, h);
-        let (token, issued, offset) = {
+        let (token, issued) = {
             let holder = &s.holders[h];
-            (holder.token(), span(holder), holder.offset)
+            (holder.token(), span(holder))
         };
         if let (Some(token), Some(rec)) = (token, s.registry.record) {
             if rec.token == Some(token) && s.ghost.owner_gone_at.is_none() {
@@ -121,7 +126,7 @@ impl LeaseModel {
             }
         }
         s.ghost.history |= issued;
-        s.holders[h] = Holder::idle(offset);
+        s.holders[h] = Holder::idle(self.bounds.behind);
     }
 
     /// Sends a release nobody waits for (shutdown, or a start that failed).
@@ -135,7 +140,7 @@ impl LeaseModel {
             });
             s.net.sort();
         }
-        Self::reset(s, h);
+        self.reset(s, h);
     }
 
     fn can_send(&self, s: &State, h: usize) -> bool {
@@ -281,8 +286,32 @@ impl LeaseModel {
             (
                 Pending::Renew {
                     sent,
+                    mark,
+                    skewed: true,
+                    ..
+                },
+                Body::Renewed { version },
+            ) => {
+                // `renew_once` renewed, keeping the mark, and returns `ClockSkew`: the fence
+                // stays closed; a start fails and releases with the previous mark.
+                let holder = &mut s.holders[h];
+                if let Some(g) = holder.grant.as_mut() {
+                    g.version = version;
+                }
+                holder.reserved = mark;
+                holder.deadline = decisions::local_deadline(b, sent);
+                holder.fence = 0;
+                if holder.phase == Phase::Starting {
+                    let previous = holder.grant.map_or(0, |g| g.previous_mark);
+                    self.release_and_reset(s, h, previous);
+                }
+            }
+            (
+                Pending::Renew {
+                    sent,
                     sent_wall,
                     mark,
+                    skewed: false,
                 },
                 Body::Renewed { version },
             ) => {
@@ -370,16 +399,61 @@ impl LeaseModel {
         holder.last_issued = Some(holder.last_issued.map_or(wall, |l| l.max(wall)));
     }
 
+    /// Where holder `h`'s wall clock may be at the next tick (`tick`) or when it sends a
+    /// renewal (`!tick`), as offsets: anywhere in the range (`behind` to `ahead` of the
+    /// registry's clock), a step of any size, except:
+    ///
+    /// - during a `renew_once` (from its reading of the clocks to the fence it sets) it
+    ///   stays within `step_in_renewal` of its reading (the protocol assumes 0);
+    /// - while its fence is open it does not fall back (what it issues stays within the
+    ///   reading's limit; a step forward is stopped by the fence).
+    ///
+    /// A holder reads its clock only to renew and, fence open, to issue. Otherwise (idle,
+    /// claiming, starting, fenced) its clock is left unsaid (kept at the registry's, so that
+    /// such holders differ in nothing else) until the renewal that reads it, which may find
+    /// it anywhere: the same steps, with far fewer states.
+    pub fn clock_steps(&self, holder: &Holder, tick: bool) -> RangeInclusive<u64> {
+        let b = &self.bounds;
+        let top = b.behind + b.ahead;
+        match holder.pending {
+            Some(Pending::Renew {
+                sent, sent_wall, ..
+            }) => {
+                let read = sent_wall - sent;
+                read.saturating_sub(b.step_in_renewal)..=(read + b.step_in_renewal).min(top)
+            }
+            _ if holder.phase == Phase::Running && holder.fence > 0 => {
+                if tick {
+                    holder.offset..=top
+                } else {
+                    holder.offset..=holder.offset
+                }
+            }
+            _ if tick => b.behind..=b.behind,
+            _ => 0..=top,
+        }
+    }
+
+    /// Leaves unsaid the clocks that nothing reads until their next renewal (see
+    /// [`clock_steps`](Self::clock_steps)).
+    fn forget_unread_clocks(&self, s: &mut State) {
+        for holder in &mut s.holders {
+            if !holder.reads_clock() {
+                holder.offset = self.bounds.behind;
+            }
+        }
+    }
+
     fn may_issue(&self, s: &State, h: usize) -> bool {
         let holder = &s.holders[h];
         let wall = s.wall(h);
         holder.phase == Phase::Running
             && wall < holder.fence
             && holder.last_issued != Some(wall)
-            && holder
+            && !holder
                 .grant
                 .and_then(|g| g.resume_after)
-                .is_none_or(|r| wall > r)
+                .is_some_and(|r| wall <= r)
     }
 }
 
@@ -389,61 +463,44 @@ impl Model for LeaseModel {
 
     fn init_states(&self) -> Vec<State> {
         let b = &self.bounds;
-        // Every way the wall clocks can start within the skew.
-        let mut inits = vec![vec![]];
-        for _ in 0..b.holders {
-            inits = inits
-                .into_iter()
-                .flat_map(|offsets: Vec<u64>| {
-                    (0..=b.skew).map(move |o| {
-                        let mut v = offsets.clone();
-                        v.push(o);
-                        v
-                    })
-                })
-                .collect();
-        }
-        inits
-            .into_iter()
-            .map(|offsets| State {
-                now: 0,
-                holders: offsets.into_iter().map(Holder::idle).collect(),
-                // A registry in use: the record exists (released, no mark yet).
-                registry: Registry {
-                    before_claim: None,
-                    stale: false,
-                    record: Some(Record {
-                        token: None,
-                        expires: 0,
-                        quarantine: b.quarantine,
-                        mark: 0,
-                        epoch: 0,
-                        version: u32::from(b.mutant == crate::Mutant::VersionOnlyRenewal),
-                    }),
-                    floor_until: 0,
-                },
-                net: Vec::new(),
-                claims: 0,
-                wipes: 0,
-                restores: 0,
-                ghost: Ghost::default(),
-            })
-            .collect()
+        // Idle holders' clocks are unsaid until their first renewal.
+        vec![State {
+            now: 0,
+            holders: vec![Holder::idle(b.behind); b.holders],
+            // A registry in use: the record exists (released, no mark yet).
+            registry: Registry {
+                before_claim: None,
+                stale: false,
+                record: Some(Record {
+                    token: None,
+                    expires: 0,
+                    quarantine: b.quarantine,
+                    mark: 0,
+                    epoch: 0,
+                    version: u32::from(b.mutant == crate::Mutant::VersionOnlyRenewal),
+                }),
+                floor_until: 0,
+            },
+            net: Vec::new(),
+            claims: 0,
+            wipes: 0,
+            restores: 0,
+            ghost: Ghost::default(),
+        }]
     }
 
     fn actions(&self, s: &State, actions: &mut Vec<Action>) {
         let b = &self.bounds;
         if s.now < b.max_time {
-            let choices = (b.skew + 1).pow(s.holders.len() as u32);
-            for i in 0..choices {
-                let mut offsets = 0u64;
-                let mut rest = i;
-                for h in 0..s.holders.len() {
-                    offsets |= (rest % (b.skew + 1)) << (4 * h);
-                    rest /= b.skew + 1;
-                }
-                actions.push(Action::Tick { offsets });
+            let mut choices = vec![0u64];
+            for (h, holder) in s.holders.iter().enumerate() {
+                let steps = self.clock_steps(holder, true);
+                choices = choices
+                    .into_iter()
+                    .flat_map(|c| steps.clone().map(move |o| c | (o << (4 * h))))
+                    .collect();
             }
+            actions.extend(choices.into_iter().map(|offsets| Action::Tick { offsets }));
         }
         for (h, holder) in s.holders.iter().enumerate() {
             let hu = h as u8;
@@ -452,7 +509,9 @@ impl Model for LeaseModel {
                     actions.push(Action::Claim(hu));
                 }
                 Phase::Starting | Phase::Running if self.can_send(s, h) => {
-                    actions.push(Action::Renew(hu));
+                    for offset in self.clock_steps(holder, false) {
+                        actions.push(Action::Renew(hu, offset));
+                    }
                 }
                 _ => {}
             }
@@ -503,26 +562,30 @@ impl Model for LeaseModel {
                 s.holders[h].phase = Phase::Claiming;
                 s.holders[h].pending = Some(Pending::Claim);
             }
-            Action::Renew(h) => {
+            Action::Renew(h, offset) => {
                 let h = usize::from(h);
+                s.holders[h].offset = offset;
                 let wall = s.wall(h);
                 let holder = &s.holders[h];
                 let grant = holder.grant.expect("a claim to renew");
-                let ready = s.now >= grant.floor_end && grant.resume_after.is_none_or(|r| wall > r);
+                let ready =
+                    s.now >= grant.floor_end && !grant.resume_after.is_some_and(|r| wall <= r);
                 let (pending, mark) = if holder.phase == Phase::Starting && !ready {
                     (Pending::StartRenew, grant.previous_mark)
                 } else {
-                    let mark = decisions::reserve_mark(b, holder.reserved, wall);
+                    // `renew_once`: the clocks first, then the mark.
+                    let skewed = decisions::clock_skewed(b, wall, s.registry_wall(b.behind));
+                    let mark = if skewed {
+                        holder.reserved
+                    } else {
+                        decisions::reserve_mark(b, holder.reserved, wall)
+                    };
                     (
                         Pending::Renew {
                             sent: s.now,
-                            // Only the wall-clock-fence mutant reads it.
-                            sent_wall: if b.mutant == crate::Mutant::WallClockFence {
-                                wall
-                            } else {
-                                0
-                            },
+                            sent_wall: wall,
                             mark,
+                            skewed,
                         },
                         mark,
                     )
@@ -556,7 +619,7 @@ impl Model for LeaseModel {
                 let mark = decisions::final_mark(last_issued, grant.previous_mark);
                 self.release_and_reset(&mut s, h, mark);
             }
-            Action::Crash(h) => Self::reset(&mut s, usize::from(h)),
+            Action::Crash(h) => self.reset(&mut s, usize::from(h)),
             Action::Deliver(m) => {
                 let i = s.net.iter().position(|x| *x == m)?;
                 s.net.remove(i);
@@ -598,6 +661,7 @@ impl Model for LeaseModel {
                 self.issue(&mut s, h);
             }
         }
+        self.forget_unread_clocks(&mut s);
         Some(s)
     }
 

@@ -35,6 +35,12 @@ impl State {
     pub fn wall(&self, h: usize) -> u64 {
         self.now + self.holders[h].offset
     }
+
+    /// The registry's wall clock (`Registry::wall_clock_ms`): true time, shifted by
+    /// `behind` so that clocks behind it read no less than 0.
+    pub fn registry_wall(&self, behind: u64) -> u64 {
+        self.now + behind
+    }
 }
 
 /// Where a holder is in `LeasedGenerator`'s life.
@@ -82,17 +88,22 @@ pub enum Pending {
     Renew {
         /// Monotonic send time.
         sent: u64,
-        /// Wall-clock send time (only the wall-clock-fence mutant reads it).
+        /// Wall-clock send time, when the holder read the clocks.
         sent_wall: u64,
-        /// The mark it reserves.
+        /// The mark it reserves (the one reserved already, if `skewed`).
         mark: u64,
+        /// The holder's clock was beyond the limit when it read it against the registry's:
+        /// the renewal keeps the claim, but the fence stays closed.
+        skewed: bool,
     },
 }
 
 /// One process using a `LeasedGenerator`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Holder {
-    /// Wall clock = true time + offset.
+    /// Wall clock = true time + offset; the registry's clock is true time +
+    /// [`Bounds::behind`](crate::Bounds::behind), so the offset less that is how far the
+    /// holder's clock is ahead of the registry's.
     pub offset: u64,
     /// Where it is.
     pub phase: Phase,
@@ -130,6 +141,14 @@ impl Holder {
             last_issued: None,
             first_issued: None,
         }
+    }
+
+    /// Whether anything reads its wall clock before it next renews: a `renew_once` in
+    /// flight (the fence will be set on the clock it read), or an open fence (it issues on
+    /// it). Otherwise the model leaves the clock unsaid until the next renewal reads it.
+    pub fn reads_clock(&self) -> bool {
+        matches!(self.pending, Some(Pending::Renew { .. }))
+            || (self.phase == Phase::Running && self.fence > 0)
     }
 
     /// The owner token, while it has a claim.

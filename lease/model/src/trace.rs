@@ -1,5 +1,6 @@
 //! Counterexamples as readable traces: one line per step, with true time and the wall
-//! clocks, saying what happened and what it changed.
+//! clocks (R: the registry's, A, B, C: the holders'), saying what happened and what it
+//! changed.
 
 use std::fmt::Write;
 
@@ -42,8 +43,20 @@ fn message(m: &Msg) -> String {
     }
 }
 
-/// One step, told from the states before and after it.
-pub fn step(before: &State, action: &Action, after: &State) -> String {
+/// Where a clock at `offset` is against the registry's.
+fn against(offset: u64, behind: u64) -> String {
+    match offset.cmp(&behind) {
+        std::cmp::Ordering::Equal => "its clock on the registry's".into(),
+        std::cmp::Ordering::Greater => {
+            format!("its clock {} ahead of the registry's", offset - behind)
+        }
+        std::cmp::Ordering::Less => format!("its clock {} behind the registry's", behind - offset),
+    }
+}
+
+/// One step, told from the states before and after it; `behind` places the registry's
+/// clock ([`Bounds::behind`](crate::Bounds::behind)).
+pub fn step(before: &State, action: &Action, after: &State, behind: u64) -> String {
     let holder = |h: &u8| &after.holders[usize::from(*h)];
     match action {
         Action::Tick { .. } => {
@@ -67,11 +80,23 @@ pub fn step(before: &State, action: &Action, after: &State) -> String {
             out
         }
         Action::Claim(h) => format!("{} sends a claim", who(*h)),
-        Action::Renew(h) => {
+        Action::Renew(h, offset) => {
             let kind = match holder(h).pending {
-                Some(crate::state::Pending::Renew { mark, .. }) => {
-                    format!("renew_once reserving mark {mark}")
-                }
+                Some(crate::state::Pending::Renew {
+                    mark,
+                    skewed: false,
+                    ..
+                }) => format!(
+                    "renew_once reserving mark {mark} ({})",
+                    against(*offset, behind)
+                ),
+                Some(crate::state::Pending::Renew {
+                    mark, skewed: true, ..
+                }) => format!(
+                    "renew_once keeping mark {mark} ({}): beyond the limit, the fence stays \
+                     closed",
+                    against(*offset, behind)
+                ),
                 _ => "a renewal while starting (floor / previous mark)".into(),
             };
             format!("{} sends {kind}", who(*h))
@@ -128,24 +153,33 @@ pub fn step(before: &State, action: &Action, after: &State) -> String {
     }
 }
 
-/// The whole path, one numbered line per step.
-pub fn render(path: &Path<State, Action>) -> String {
+/// The wall clocks: the registry's (true time + `behind`), then each holder's (`?` where
+/// nothing reads it until its next renewal).
+fn walls(s: &State, behind: u64) -> String {
+    let mut out = format!("R={}", s.registry_wall(behind));
+    for (h, holder) in s.holders.iter().enumerate() {
+        if holder.reads_clock() {
+            let _ = write!(out, " {}={}", who(h as u8), s.wall(h));
+        } else {
+            let _ = write!(out, " {}=?", who(h as u8));
+        }
+    }
+    out
+}
+
+/// The whole path, one numbered line per step; `behind` is
+/// [`Bounds::behind`](crate::Bounds::behind), which places the registry's clock.
+pub fn render(path: &Path<State, Action>, behind: u64) -> String {
     let steps = path.clone().into_vec();
     let mut out = String::new();
     if let Some((first, _)) = steps.first() {
-        let walls: Vec<String> = (0..first.holders.len())
-            .map(|h| format!("{}={}", who(h as u8), first.wall(h)))
-            .collect();
-        let _ = writeln!(out, "start: time 0, wall clocks {}", walls.join(" "));
+        let _ = writeln!(out, "start: time 0, wall clocks {}", walls(first, behind));
     }
     for (i, pair) in steps.windows(2).enumerate() {
         let (before, action) = &pair[0];
         let (after, _) = &pair[1];
         let Some(action) = action else { continue };
-        let walls: Vec<String> = (0..after.holders.len())
-            .map(|h| format!("{}={}", who(h as u8), after.wall(h)))
-            .collect();
-        let mut line = step(before, action, after);
+        let mut line = step(before, action, after, behind);
         for (h, (x, y)) in before.holders.iter().zip(&after.holders).enumerate() {
             if y.last_issued.is_some()
                 && (x.first_issued, x.last_issued) != (y.first_issued, y.last_issued)
@@ -165,7 +199,7 @@ pub fn render(path: &Path<State, Action>) -> String {
             "{:>3}. [time {:>2} | wall {}] {}",
             i + 1,
             after.now,
-            walls.join(" "),
+            walls(after, behind),
             line
         );
     }

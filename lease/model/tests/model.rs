@@ -7,12 +7,15 @@ use ferroflake_lease_model::{check, names, Bounds, Mutant, Report};
 fn summary(report: &Report) -> String {
     let b = &report.bounds;
     format!(
-        "{:?}: {} holders, time 0..={}, skew {}, ttl {}, quarantine {}, margin {}, wipes {}, \
-         claims {}, in flight {}: {} states ({} distinct) in {:.1?}",
+        "{:?}: {} holders, time 0..={}, clocks -{}..=+{} (step in renewal {}), ttl {}, \
+         quarantine {}, margin {}, wipes {}, claims {}, in flight {}: {} states ({} distinct) \
+         in {:.1?}",
         b.mutant,
         b.holders,
         b.max_time,
-        b.skew,
+        b.behind,
+        b.ahead,
+        b.step_in_renewal,
         b.ttl,
         b.quarantine,
         b.safety_margin,
@@ -43,14 +46,11 @@ fn the_protocol_holds_every_property() {
     }
 }
 
-/// Runs `mutant` and returns the trace that breaks `property`.
-fn counterexample(mutant: Mutant, property: &str, skew: Option<u64>) -> String {
+/// Runs `bounds` (with a mutant) and returns the trace that breaks `property`.
+fn counterexample(mut bounds: Bounds, property: &str) -> String {
     // One thread: breadth-first then finds the shortest counterexample.
-    let mut bounds = Bounds::from_env().with_mutant(mutant);
     bounds.threads = 1;
-    if let Some(skew) = skew {
-        bounds.skew = skew;
-    }
+    let mutant = bounds.mutant;
     let report = check(bounds);
     println!("{}", summary(&report));
     let Some(trace) = report.counterexample(property) else {
@@ -63,20 +63,55 @@ fn counterexample(mutant: Mutant, property: &str, skew: Option<u64>) -> String {
     trace.to_owned()
 }
 
+fn mutant(mutant: Mutant) -> Bounds {
+    Bounds::from_env().with_mutant(mutant)
+}
+
+/// A mutant searched depth-first: its shortest counterexample lies past the lost-records
+/// floor, which breadth-first reaches only after some 12 M states (and gigabytes).
+fn any_path(mutant: Mutant) -> Bounds {
+    let mut bounds = Bounds::from_env().with_mutant(mutant);
+    bounds.shortest = false;
+    bounds
+}
+
 #[test]
 fn mutant_no_floor_after_lost_records_is_caught() {
-    counterexample(Mutant::NoFloor, names::UNIQUE, None);
+    counterexample(mutant(Mutant::NoFloor), names::UNIQUE);
 }
 
 #[test]
 fn mutant_version_only_renewal_is_caught() {
-    // Its counterexample needs no clock skew; without skew the search is 15 times smaller.
-    counterexample(Mutant::VersionOnlyRenewal, names::UNIQUE, Some(0));
+    // Its counterexample needs no clock skew; without skew the search is far smaller.
+    counterexample(
+        mutant(Mutant::VersionOnlyRenewal).exact_clocks(),
+        names::UNIQUE,
+    );
 }
 
 #[test]
 fn mutant_wall_clock_fence_is_caught() {
-    counterexample(Mutant::WallClockFence, names::DEADLINE, None);
+    // A deadline kept on the wall clock is stretched by a clock that falls back while the
+    // renewal is in flight. The real fence is not (the deadline property holds whatever the
+    // steps); without lost records no step breaks uniqueness either.
+    let mut bounds = mutant(Mutant::WallClockFence);
+    bounds.step_in_renewal = 1;
+    bounds.max_wipes = 0;
+    counterexample(bounds, names::DEADLINE);
+}
+
+#[test]
+fn mutant_no_clock_check_is_caught() {
+    // A holder whose clock is too far ahead reserves and issues ticks that a holder behind,
+    // after the records were lost, issues again once the floor has passed.
+    counterexample(any_path(Mutant::NoClockCheck), names::UNIQUE);
+}
+
+#[test]
+fn mutant_wide_clock_skew_is_caught() {
+    // One unit more than half of quarantine + safety margin is too much: the limit in
+    // force by default, and the most `LeaseConfig::validate` allows, is tight.
+    counterexample(any_path(Mutant::WideClockSkew), names::UNIQUE);
 }
 
 /// Bounds with the records restored once (and never wiped): a third claim is what a
@@ -86,8 +121,7 @@ fn with_a_restore(mutant: Mutant) -> Bounds {
     bounds.max_wipes = 0;
     bounds.max_restores = 1;
     bounds.max_claims = bounds.max_claims.max(3);
-    bounds.skew = 0;
-    bounds
+    bounds.exact_clocks()
 }
 
 #[test]
