@@ -746,6 +746,54 @@ fn sigterm_while_the_first_claim_waits_gives_the_claim_back() {
     assert!(held.is_empty(), "the claim was given back: {held:?}");
 }
 
+/// With a state file, a service killed with SIGKILL and started again keeps its node id
+/// (without the file the id stays held until its TTL, and the restart takes another) and
+/// issues above every ID it issued before.
+#[test]
+fn a_service_killed_and_restarted_with_its_state_file_keeps_its_node_id() {
+    let (dir, store, leases) = place();
+    let state = dir.path().join("state").join("lease.state");
+    let args = [
+        "--lease",
+        &leases,
+        "--store",
+        &store,
+        "--lease-ttl-ms",
+        "1000",
+        "--lease-max-ttl-ms",
+        "1000",
+        "--lease-state-file",
+        state.to_str().unwrap(),
+    ];
+    let agent = client();
+    let snowflake = |service: &Service| -> (u64, u64) {
+        let (code, body) = get(&agent, &format!("{}/v1/snowflake/k", service.base)).unwrap();
+        assert_eq!(code, 200, "{body}");
+        let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let id = answer["ids"][0].as_str().unwrap().parse().unwrap();
+        (answer["node"].as_u64().unwrap(), id)
+    };
+    let first = Service::start(&args);
+    wait_ready(&first.base);
+    let (node, last) = snowflake(&first);
+    drop(first); // SIGKILL
+    let second = Service::start(&args);
+    wait_ready(&second.base);
+    let (again, next) = snowflake(&second);
+    assert_eq!(again, node, "{:?}", second.log.lock().unwrap());
+    assert!(next > last);
+    assert!(
+        second
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|line| line.contains("resumed the claim")),
+        "{:?}",
+        second.log.lock().unwrap()
+    );
+}
+
 #[test]
 fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
     let (_dir, store, leases) = place();

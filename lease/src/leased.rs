@@ -373,6 +373,13 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 },
             },
         };
+        if status == LeaseStatus::Held {
+            report(&format!(
+                "state file {path}: resumed the claim on node id {node_id} (the {} registry \
+                 renewed it)",
+                registry.name()
+            ));
+        }
         if let LeaseStatus::Failing { last_error, .. } = &status {
             report(&format!(
                 "state file {path}: resuming node id {node_id} without the {} registry \

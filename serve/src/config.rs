@@ -46,6 +46,10 @@ pub struct Config {
     /// must use the same value. Default 10,000. After the registry loses records, new
     /// claims wait this plus the quarantine before they issue.
     pub lease_max_ttl_ms: u64,
+    /// A file where the service keeps its lease's claim, so that a restart while the
+    /// registry is down resumes it, and one after asks for the same node id first. `None`:
+    /// none.
+    pub lease_state_file: Option<PathBuf>,
     /// The segment store (`--store` of `ferroflake segment`). `None`: the embedded SQLite
     /// file.
     pub store: Option<String>,
@@ -136,6 +140,7 @@ impl Default for Config {
             lease: None,
             lease_ttl_ms: 10_000,
             lease_max_ttl_ms: 10_000,
+            lease_state_file: None,
             store: None,
             preload: Vec::new(),
             js_keys: Vec::new(),
@@ -203,6 +208,9 @@ impl Config {
         }
         if let Some(max_ttl) = args.lease_max_ttl_ms {
             config.lease_max_ttl_ms = max_ttl;
+        }
+        if let Some(state_file) = &args.lease_state_file {
+            config.lease_state_file = Some(state_file.clone());
         }
         if let Some(store) = &args.store {
             config.store = Some(store.clone());
@@ -391,6 +399,7 @@ impl Config {
     pub(crate) fn lease_config(&self) -> Result<ferroflake_lease::LeaseConfig, String> {
         let mut lease = ferroflake_lease::LeaseConfig::with_ttl(self.lease_ttl());
         lease.max_ttl = Duration::from_millis(self.lease_max_ttl_ms);
+        lease.state_file.clone_from(&self.lease_state_file);
         lease.validate().map_err(|e| e.to_string())?;
         Ok(lease)
     }
@@ -432,7 +441,8 @@ pub enum Mode {
 /// its help, and in the config file; a flag beats the variable, which beats the file.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServeArgs {
-    /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, store, preload,
+    /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, lease_state_file,
+    /// store, preload,
     /// js_keys, snowflake_keys, snowflake, segment, max_batch, max_keys, segment_max_wait_ms,
     /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format, tokens_file,
     /// allow_unauthenticated, max_connections, header_read_timeout_ms, request_timeout_ms,
@@ -468,6 +478,12 @@ pub struct ServeArgs {
     /// any holder asked for, and floors after lost records last that long [default: 10000].
     #[arg(long, env = "FERROFLAKE_LEASE_MAX_TTL_MS", value_name = "MS")]
     pub lease_max_ttl_ms: Option<u64>,
+
+    /// Keep the lease's claim in this file (the service's own, mode 0600), so that a
+    /// restart while the registry is down resumes it until its deadline, and one after asks
+    /// for the same node id first.
+    #[arg(long, env = "FERROFLAKE_LEASE_STATE_FILE", value_name = "FILE")]
+    pub lease_state_file: Option<PathBuf>,
 
     /// The segment store: an absolute path or sqlite:///path, postgres://, mysql://,
     /// redis:// (builds with the `stores` feature) [default: the embedded SQLite file].

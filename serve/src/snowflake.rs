@@ -275,7 +275,7 @@ impl Snowflake {
     }
 
     fn claim(&self) -> Result<Leased, LeaseError> {
-        let registry = self.registry.open()?;
+        let registry = self.registry.open_for(&self.lease_config)?;
         let registry_name = self.registry.describe();
         // A stop during a wait (a new registry's floor) gives the claim back at once,
         // rather than holding the id until its TTL.
