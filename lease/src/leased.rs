@@ -348,7 +348,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             Answer::Refused(LeaseError::Lost { why, .. }) => {
                 report(&format!(
                     "state file {path}: the {} registry says the claim on node id {node_id} \
-                     {}; claiming afresh",
+                     is gone ({}); claiming afresh",
                     registry.name(),
                     why.describe()
                 ));
@@ -394,6 +394,17 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         // Issue above everything the last process may have issued: its local mark.
         let began = Instant::now();
         let limit = config.start_wait_limit();
+        let behind = claim.local_mark_ms.saturating_sub(clock.now_ms());
+        if behind > ms(local_ahead(config.ttl)) {
+            report(&format!(
+                "state file {path}: this clock reads {} behind the mark the last run of this \
+                 claim reached ({}), further than it keeps ahead: the clock appears to have \
+                 been set back since; waiting for it to pass the mark (at most {})",
+                humantime::format_duration(Duration::from_millis(behind)),
+                iso_ms(claim.local_mark_ms),
+                humantime::format_duration(limit),
+            ));
+        }
         while clock.now_ms() <= claim.local_mark_ms {
             if stop() {
                 return Err(LeaseError::Stopped { node_id });
@@ -650,16 +661,13 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         if was_lost {
             return Ok(());
         }
-        // With a state file, the file gives the claim up first: a restart must never
-        // resume a claim the registry may have handed on. If it cannot, the claim is left
-        // to lapse instead, so that the next holder waits out the whole reserved mark.
+        // With a state file, the file gives the claim up first, for good: a restart must
+        // never resume a claim the registry may have handed on, and a release that failed
+        // may still have been applied (its answer lost). If the file cannot be written, the
+        // claim is left to lapse instead, so that the next holder waits out the whole
+        // reserved mark.
         self.lease.save_gone()?;
-        let released = self.lease.registry.release(&self.lease.grant, final_mark);
-        if released.is_err() {
-            // Kept, with the exact final mark, so that a restart resumes it at once.
-            let _ = self.lease.save_final(final_mark);
-        }
-        released
+        self.lease.registry.release(&self.lease.grant, final_mark)
     }
 }
 
@@ -784,6 +792,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         Saved {
             generation: 0,
             lock_file: (0, 0),
+            lock_changed_ns: 0,
             registry: self.registry.name().to_owned(),
             node_count: self.generator.layout().max_node() + 1,
             node_id: self.grant.node_id,
@@ -796,22 +805,6 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 local_mark_ms,
             }),
         }
-    }
-
-    /// With a state file, after the last issue, when the release failed: the claim kept
-    /// with the exact final mark, so that a restart resumes it without waiting.
-    fn save_final(&self, final_mark: u64) -> Result<(), LeaseError> {
-        let Some(file) = &self.state_file else {
-            return Ok(());
-        };
-        let (reserved, deadline) = {
-            let state = self.state();
-            (state.reserved_ms, state.deadline)
-        };
-        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-            return Ok(()); // past the deadline: the claim cannot be resumed anyway
-        };
-        lock(file).save(&mut self.saved_claim(reserved, left, final_mark))
     }
 
     /// Reads the generator's clock against the registry's: `Ok(None)` if either has none

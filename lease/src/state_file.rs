@@ -11,10 +11,12 @@
 //!
 //! The same rules as the embedded registry: a directory only its owner can change, no
 //! symbolic links, atomic replaces, and one live process per file, by a lock on a file
-//! beside it (`<file>.lock`). The lock file also counts the writes. A state file that does
-//! not carry the lock file's count, or names another lock file, is a copy, a hard link
-//! left behind or a restored backup: its local mark may be older than what was issued
-//! under it, so it is not resumed.
+//! beside it (`<file>.lock`). The lock file also counts the writes, and the state file
+//! records the lock file's change time after each count, which the kernel sets and no
+//! restore can set back. A state file that does not carry the lock file's count and change
+//! time, or names another lock file, is a copy, a hard link left behind or a restored
+//! backup (of one file or both): its local mark may be older than what was issued under
+//! it, so it is not resumed.
 //!
 //! [`LeaseConfig::state_file`]: crate::LeaseConfig::state_file
 
@@ -50,6 +52,10 @@ pub(crate) struct Saved {
     /// The lock file's device and inode: a copy of the state file beside another lock
     /// file is not this one.
     pub lock_file: (u64, u64),
+    /// The lock file's change time (ns) once this write's count was in it: a lock file
+    /// written since, or restored, has another.
+    #[serde(default)]
+    pub lock_changed_ns: u64,
     /// The registry's name ([`Registry::name`](crate::Registry::name)).
     pub registry: String,
     /// The layout's node count.
@@ -127,7 +133,7 @@ impl StateFile {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
             _ => Path::new("."),
         };
-        if path.file_name().is_none() {
+        if path.file_name().is_none() || path.as_os_str().as_encoded_bytes().ends_with(b"/") {
             return Err(fail("names a directory, not a file".into()));
         }
         private_dir::prepare(dir).map_err(fail)?;
@@ -139,11 +145,13 @@ impl StateFile {
                      per state file",
                     lock_path.display()
                 ),
-                _ => format!("cannot lock {}: {e}", lock_path.display()),
+                _ => format!("cannot lock {}: {}", lock_path.display(), link_said(&e)),
             })
         })?;
         let meta = lock.file().metadata().map_err(|e| fail(e.to_string()))?;
         let lock_file = (meta.dev(), meta.ino());
+        let lock_changed_ns =
+            crate::witness::change_time_ns(lock.file()).map_err(|e| fail(e.to_string()))?;
         let boot_id = boot_id().map_err(|e| fail(format!("cannot read this boot's id: {e}")))?;
         let generation = Witness::read(lock.file())
             .map_err(|e| fail(e.to_string()))?
@@ -160,13 +168,15 @@ impl StateFile {
         let saved = match saved {
             Some(saved) if saved.lock_file != lock_file => {
                 why_not(&format!(
-                    "state file {} was written beside another lock file (it is a copy): \
-                     its claim is not resumed",
+                    "state file {} was written beside another lock file (a copy, or its \
+                     lock file was deleted or replaced): its claim is not resumed",
                     path.display()
                 ));
                 None
             }
-            Some(saved) if saved.generation != generation => {
+            Some(saved)
+                if saved.generation != generation || saved.lock_changed_ns != lock_changed_ns =>
+            {
                 why_not(&format!(
                     "state file {} is not the latest its lock file vouches for (write {} \
                      of {generation}: a restored or left-behind copy, or a write cut short): \
@@ -186,8 +196,8 @@ impl StateFile {
 
     /// Reads and checks the state file itself: owned by us, private, one link.
     fn read(&self) -> Result<Option<Saved>, String> {
-        let Some(text) =
-            private_dir::read_nofollow(&self.path).map_err(|e| format!("cannot read it: {e}"))?
+        let Some(text) = private_dir::read_nofollow(&self.path)
+            .map_err(|e| format!("cannot read it: {}", link_said(&e)))?
         else {
             return Ok(None);
         };
@@ -241,6 +251,7 @@ impl StateFile {
         .write(self.lock.file())
         .map_err(fail)?;
         self.generation = generation;
+        saved.lock_changed_ns = crate::witness::change_time_ns(self.lock.file()).map_err(fail)?;
         let mut bytes = serde_json::to_vec_pretty(saved)
             .map_err(std::io::Error::other)
             .map_err(fail)?;
@@ -266,6 +277,16 @@ impl StateFile {
     }
 }
 
+/// An error opening a file, saying so when the path is a symbolic link (which is never
+/// followed: whoever planted it could point it at another file).
+fn link_said(e: &std::io::Error) -> String {
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+        "it is a symbolic link, which is never followed; use the file itself".to_owned()
+    } else {
+        e.to_string()
+    }
+}
+
 /// The lock file beside a state file: `<file>.lock`.
 fn lock_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_owned();
@@ -279,6 +300,7 @@ impl Saved {
         Saved {
             generation: 0,
             lock_file: (0, 0),
+            lock_changed_ns: 0,
             registry: registry.to_owned(),
             node_count,
             node_id,
@@ -335,6 +357,7 @@ mod tests {
         Saved {
             generation: 0,
             lock_file: (0, 0),
+            lock_changed_ns: 0,
             registry: "embedded".into(),
             node_count: 1024,
             node_id: 7,
