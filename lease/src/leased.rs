@@ -374,6 +374,9 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             },
         };
         if status == LeaseStatus::Held {
+            // Before waiting for the mark: a clock set far back is the clock's fault, and
+            // the registry can say so now.
+            read_clocks(&clock, registry.as_ref(), &config)?;
             report(&format!(
                 "state file {path}: resumed the claim on node id {node_id} (the {} registry \
                  renewed it)",
@@ -810,19 +813,21 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     /// Reads the generator's clock against the registry's: `Ok(None)` if either has none
     /// to compare, [`LeaseError::ClockSkew`] beyond the limit.
     fn read_clocks(&self) -> Result<Option<(ClockReading, u64)>, LeaseError> {
-        let clock = self.generator.clock();
-        if !clock.tracks_real_time() {
-            return Ok(None);
-        }
-        let before_ms = clock.now_ms();
-        let Some(registry_ms) = self.registry.wall_clock_ms()? else {
-            return Ok(None);
-        };
-        let reading = ClockReading::new(before_ms, registry_ms, clock.now_ms());
-        if reading.beyond(self.config.clock_skew_limit()) {
-            return Err(self.skewed(reading, registry_ms));
-        }
-        Ok(Some((reading, registry_ms)))
+        read_clocks(self.generator.clock(), self.registry.as_ref(), &self.config).inspect_err(
+            |skewed| {
+                if let LeaseError::ClockSkew {
+                    skew_ms,
+                    uncertainty_ms,
+                    ..
+                } = skewed
+                {
+                    self.state().clock = Some(ClockReading {
+                        skew_ms: *skew_ms,
+                        uncertainty_ms: *uncertainty_ms,
+                    });
+                }
+            },
+        )
     }
 
     /// The reading `read` (with the registry's clock then), carried forward to now: the
@@ -848,15 +853,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
     /// The refusal of a clock `reading` shows past the limit, kept as the last reading.
     fn skewed(&self, reading: ClockReading, registry_ms: u64) -> LeaseError {
         self.state().clock = Some(reading);
-        LeaseError::ClockSkew {
-            registry: self.registry.name().to_owned(),
-            ours_ms: registry_ms.saturating_add_signed(reading.skew_ms),
-            registry_ms,
-            skew_ms: reading.skew_ms,
-            uncertainty_ms: reading.uncertainty_ms,
-            limit: self.config.clock_skew_limit(),
-            peers_skew_ms: None,
-        }
+        skewed(self.registry.as_ref(), &self.config, reading, registry_ms)
     }
 
     /// Sets the fence from `state`: min(reserved mark, local mark, the deadline as a time
@@ -1046,6 +1043,45 @@ struct Afresh<C> {
     clock: C,
     config: LeaseConfig,
     file: StateFile,
+}
+
+/// Reads `clock` against `registry`'s: `Ok(None)` if either has none to compare (the
+/// registry's reading with it otherwise), [`LeaseError::ClockSkew`] beyond the limit.
+fn read_clocks(
+    clock: &impl Clock,
+    registry: &dyn Registry,
+    config: &LeaseConfig,
+) -> Result<Option<(ClockReading, u64)>, LeaseError> {
+    if !clock.tracks_real_time() {
+        return Ok(None);
+    }
+    let before_ms = clock.now_ms();
+    let Some(registry_ms) = registry.wall_clock_ms()? else {
+        return Ok(None);
+    };
+    let reading = ClockReading::new(before_ms, registry_ms, clock.now_ms());
+    if reading.beyond(config.clock_skew_limit()) {
+        return Err(skewed(registry, config, reading, registry_ms));
+    }
+    Ok(Some((reading, registry_ms)))
+}
+
+/// The refusal of a clock `reading` shows past the limit.
+fn skewed(
+    registry: &dyn Registry,
+    config: &LeaseConfig,
+    reading: ClockReading,
+    registry_ms: u64,
+) -> LeaseError {
+    LeaseError::ClockSkew {
+        registry: registry.name().to_owned(),
+        ours_ms: registry_ms.saturating_add_signed(reading.skew_ms),
+        registry_ms,
+        skew_ms: reading.skew_ms,
+        uncertainty_ms: reading.uncertainty_ms,
+        limit: config.clock_skew_limit(),
+        peers_skew_ms: None,
+    }
 }
 
 /// What the registry said to a resumed claim's first renewal.

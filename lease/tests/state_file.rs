@@ -446,3 +446,39 @@ fn keeping_the_local_mark_never_reopens_a_fence_shut_by_a_skewed_clock() {
         generator.explain(&refused)
     );
 }
+
+/// The system clock set back by a fixed offset: checked against the registry's.
+struct BehindClock(u64);
+impl Clock for BehindClock {
+    fn now_ms(&self) -> u64 {
+        SystemClock.now_ms() - self.0
+    }
+    fn wait_until_ms(&self, target_ms: u64) {
+        SystemClock.wait_until_ms(target_ms + self.0);
+    }
+}
+
+/// A restart whose clock was set two minutes back, with the registry answering: refused at
+/// once for the clock, not after waiting out the start's limit for its own earlier mark.
+#[test]
+fn a_resume_on_a_clock_set_far_back_is_refused_for_the_clock_at_once() {
+    let (_dir, dir, state) = place();
+    killed_holder(&dir, &state, None);
+    let began = Instant::now();
+    let refused = LeasedGenerator::start(
+        Layout::twitter(),
+        BehindClock(120_000),
+        switchable(&dir),
+        config(&state),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(refused, LeaseError::ClockSkew { .. }),
+        "{refused:?}"
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+}
