@@ -655,14 +655,18 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             generator.layout().tick_ms(),
             self.lease.grant.previous_high_water_ms,
         );
-        let was_lost = {
-            let mut state = self.lease.state();
-            let lost = state.status == LeaseStatus::Lost;
-            state.status = LeaseStatus::Released;
-            lost
-        };
-        if was_lost {
-            return Ok(());
+        let status = std::mem::replace(&mut self.lease.state().status, LeaseStatus::Released);
+        match status {
+            LeaseStatus::Lost => return Ok(()),
+            LeaseStatus::Failing { last_error, .. } if self.lease.state_file.is_some() => {
+                // Renewals were failing: the registry is likely away, and a release sent
+                // now could be applied with its answer lost. None is sent: the file keeps
+                // the claim with the exact final mark, for a restart to resume, even
+                // without the registry; unless one does, the claim lapses at its TTL.
+                self.lease.save_kept(final_mark)?;
+                return Err(last_error);
+            }
+            _ => {}
         }
         // With a state file, the file gives the claim up first, for good: a restart must
         // never resume a claim the registry may have handed on, and a release that failed
@@ -807,6 +811,23 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 reserved_ms,
                 local_mark_ms,
             }),
+        }
+    }
+
+    /// With a state file, after the last issue, when no release is sent: the claim kept
+    /// with the exact final mark, so that a restart resumes it without waiting (or given up,
+    /// past its deadline).
+    fn save_kept(&self, final_mark: u64) -> Result<(), LeaseError> {
+        let Some(file) = &self.state_file else {
+            return Ok(());
+        };
+        let (reserved, deadline) = {
+            let state = self.state();
+            (state.reserved_ms, state.deadline)
+        };
+        match deadline_left(deadline).filter(|left| !left.is_zero()) {
+            Some(left) => lock(file).save(&mut self.saved_claim(reserved, left, final_mark)),
+            None => self.save_gone(),
         }
     }
 

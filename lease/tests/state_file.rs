@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use ferroflake::{Clock, Error, Layout, ManualClock, SystemClock};
 use ferroflake_lease::{
-    EmbeddedRegistry, Grant, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator,
+    EmbeddedRegistry, Grant, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator, NodeState,
 };
 use support::{wait_for, Mode, Switchable};
 
@@ -266,6 +266,32 @@ fn a_clean_stop_resumes_nothing_even_when_its_release_failed() {
         matches!(refused, LeaseError::Unavailable { .. }),
         "a fresh claim, which needs the registry: {refused:?}"
     );
+}
+
+/// A stop while renewals fail sends no release (it could be applied with its answer
+/// lost): the file keeps the claim with the exact final mark, and a restart resumes it at
+/// once, without the registry.
+#[test]
+fn a_clean_stop_while_renewals_fail_keeps_the_claim_for_a_restart() {
+    let (_dir, dir, state) = place();
+    let registry = switchable(&dir);
+    let first = start(&registry, &state, &mut Vec::new()).unwrap();
+    let (node, last) = (first.node(), *issue(&first, 10).last().unwrap());
+    registry.set(Mode::Unreachable);
+    wait_for("a failed renewal", Duration::from_secs(5), || {
+        matches!(first.status(), LeaseStatus::Failing { .. })
+    });
+    assert!(matches!(
+        first.shutdown(),
+        Err(LeaseError::Unavailable { .. })
+    ));
+    let resumed = start(&registry, &state, &mut Vec::new()).unwrap();
+    assert_eq!(resumed.node(), node);
+    assert!(resumed.next_id().unwrap() > last);
+    registry.set(Mode::Pass);
+    let view = registry.inner.list().unwrap();
+    let record = view.nodes.iter().find(|n| n.node_id == node).unwrap();
+    assert_eq!(record.state, NodeState::Held, "no release was sent");
 }
 
 #[test]
