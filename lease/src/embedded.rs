@@ -417,6 +417,10 @@ impl Registry for EmbeddedRegistry {
     fn name(&self) -> &str {
         NAME
     }
+
+    fn locator(&self) -> String {
+        format!("{NAME} {}", self.dir.display())
+    }
 }
 
 /// When an operation runs, on the registry's clock, and the lost-records window in force.

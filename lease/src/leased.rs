@@ -183,7 +183,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             let (file, saved) = StateFile::open(path, report)?;
             if let Some(claim) = saved.and_then(|saved| {
                 saved
-                    .resumable(registry.name(), node_count)
+                    .resumable(&registry.locator(), node_count)
                     .map_err(|why| {
                         report(&format!(
                             "state file {}: not resuming its claim on node id {}: {why}",
@@ -353,7 +353,11 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                     why.describe()
                 ));
                 let node_count = layout.max_node() + 1;
-                file.save(&mut Saved::released(registry.name(), node_count, node_id))?;
+                file.save(&mut Saved::released(
+                    &registry.locator(),
+                    node_count,
+                    node_id,
+                ))?;
                 return Ok(Resumed::Gone(Box::new(Afresh {
                     layout,
                     clock,
@@ -800,7 +804,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             generation: 0,
             lock_file: (0, 0),
             lock_changed_ns: 0,
-            registry: self.registry.name().to_owned(),
+            registry: self.registry.locator(),
             node_count: self.generator.layout().max_node() + 1,
             node_id: self.grant.node_id,
             claim: Some(SavedClaim {
@@ -1043,7 +1047,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         };
         let node_count = self.generator.layout().max_node() + 1;
         lock(file).save(&mut Saved::released(
-            self.registry.name(),
+            &self.registry.locator(),
             node_count,
             self.grant.node_id,
         ))

@@ -414,4 +414,16 @@ pub trait Registry: Send + Sync {
 
     /// A short name for messages: "embedded", "etcd", "redis", "zookeeper", "postgres".
     fn name(&self) -> &str;
+
+    /// Which registry this is, for a holder's state file
+    /// ([`LeaseConfig::state_file`](crate::LeaseConfig::state_file)): a claim kept there is
+    /// resumed only by a holder of the registry with the same locator, since a claim resumed
+    /// on another registry (another database, directory or namespace) would issue under a
+    /// node id that registry may have given someone else. The backend's name and what
+    /// locates its records: the directory, or a server's address without its password and
+    /// the namespace. Never a secret. The default, the name alone, cannot tell two
+    /// registries of one kind apart: a registry kept in state files must say more.
+    fn locator(&self) -> String {
+        self.name().to_owned()
+    }
 }

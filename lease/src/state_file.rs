@@ -56,7 +56,8 @@ pub(crate) struct Saved {
     /// written since, or restored, has another.
     #[serde(default)]
     pub lock_changed_ns: u64,
-    /// The registry's name ([`Registry::name`](crate::Registry::name)).
+    /// The registry's locator ([`Registry::locator`](crate::Registry::locator)): the claim
+    /// is resumed only on the same registry.
     pub registry: String,
     /// The layout's node count.
     pub node_count: u64,
@@ -308,15 +309,16 @@ impl Saved {
         }
     }
 
-    /// The claim, if it may be resumed now by a holder of `registry` with `node_count`
-    /// ids: same registry and layout, same boot, deadline not passed. Otherwise why not.
-    pub fn resumable(&self, registry: &str, node_count: u64) -> Result<Resumable, String> {
+    /// The claim, if it may be resumed now by a holder of the registry at `locator` with
+    /// `node_count` ids: same registry and layout, same boot, deadline not passed.
+    /// Otherwise why not.
+    pub fn resumable(&self, locator: &str, node_count: u64) -> Result<Resumable, String> {
         let Some(claim) = &self.claim else {
             return Err("its claim was released".into());
         };
-        if self.registry != registry {
+        if self.registry != locator {
             return Err(format!(
-                "it holds a claim on a {} registry, not this {registry} one",
+                "it holds a claim on another registry ({}), not this one ({locator})",
                 self.registry
             ));
         }

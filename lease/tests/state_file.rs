@@ -508,3 +508,24 @@ fn a_resume_on_a_clock_set_far_back_is_refused_for_the_clock_at_once() {
         began.elapsed()
     );
 }
+
+/// A claim kept for one registry is never resumed on another of the same kind (another
+/// directory here; another database or namespace on a server): that one may have given the
+/// node id to someone else.
+#[test]
+fn a_claim_is_resumed_only_on_its_own_registry() {
+    let (dir_root, dir, state) = place();
+    killed_holder(&dir, &state, None);
+    let other = switchable(&dir_root.path().join("other"));
+    other.set(Mode::Unreachable);
+    let mut said = Vec::new();
+    let refused = start(&other, &state, &mut said).unwrap_err();
+    assert!(
+        matches!(refused, LeaseError::Unavailable { .. }),
+        "a fresh claim, which needs the registry: {refused:?}"
+    );
+    assert!(
+        said.iter().any(|l| l.contains("another registry")),
+        "{said:?}"
+    );
+}

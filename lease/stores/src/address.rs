@@ -39,7 +39,25 @@ pub enum StoreAddress {
     },
 }
 
+/// What locates a server registry's records ([`Registry::locator`]): the backend, its
+/// address without a password, and its namespace.
+///
+/// [`Registry::locator`]: ferroflake_lease::Registry::locator
+pub(crate) fn locator(name: &str, address: &str, namespace: &str) -> String {
+    format!("{name} {} {namespace}", redact(address))
+}
+
 impl StoreAddress {
+    /// The [`locator`] of the registry at this address.
+    pub(crate) fn locator(&self) -> String {
+        match self {
+            StoreAddress::Etcd { endpoint, prefix } => locator("etcd", endpoint, prefix),
+            StoreAddress::Redis { url, prefix } => locator("redis", url, prefix),
+            StoreAddress::ZooKeeper { hosts, root } => locator("zookeeper", hosts, root),
+            StoreAddress::Postgres { url, table } => locator("postgres", url, table),
+        }
+    }
+
     /// The backend's name, as its registry's [`Registry::name`](ferroflake_lease::Registry::name)
     /// gives it: "etcd", "redis", "zookeeper" or "postgres".
     pub fn name(&self) -> &'static str {
@@ -125,6 +143,26 @@ fn tree_path(path: &str, default: &str) -> Result<String, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A state file records the locator: it tells databases and namespaces apart, and holds
+    /// no password.
+    #[test]
+    fn locators_tell_registries_apart_without_their_passwords() {
+        let locator = |address: &str| StoreAddress::parse(address).unwrap().locator();
+        let zero = locator("redis://:hunter2@127.0.0.1:6379/0");
+        assert!(!zero.contains("hunter2"), "{zero}");
+        assert_ne!(zero, locator("redis://:hunter2@127.0.0.1:6379/1"));
+        assert_ne!(
+            zero,
+            locator("redis://:hunter2@127.0.0.1:6379/0?prefix=other")
+        );
+        let pg = locator("postgres://u:hunter2@127.0.0.1:5432/db?table=a");
+        assert!(!pg.contains("hunter2"), "{pg}");
+        assert_ne!(
+            pg,
+            locator("postgres://u:hunter2@127.0.0.1:5432/db?table=b")
+        );
+    }
 
     fn bad(address: &str) -> bool {
         matches!(

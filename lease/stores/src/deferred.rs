@@ -13,14 +13,18 @@ pub(crate) struct Deferred {
     address: String,
     /// The backend's name, known from the scheme without connecting.
     name: &'static str,
+    /// What [`Registry::locator`] says, known from the address as the connected registry
+    /// will say it.
+    locator: String,
     connected: Mutex<Option<Arc<dyn Registry>>>,
 }
 
 impl Deferred {
-    pub(crate) fn new(address: &str, name: &'static str) -> Deferred {
+    pub(crate) fn new(address: &str, name: &'static str, locator: String) -> Deferred {
         Deferred {
             address: address.to_owned(),
             name,
+            locator,
             connected: Mutex::new(None),
         }
     }
@@ -58,5 +62,8 @@ impl Registry for Deferred {
     }
     fn name(&self) -> &str {
         self.name
+    }
+    fn locator(&self) -> String {
+        self.locator.clone()
     }
 }

@@ -101,6 +101,8 @@ pub struct EtcdRegistry {
     io: Blocking,
     client: Client,
     prefix: String,
+    /// What [`Registry::locator`] says.
+    locator: String,
     /// Open keepalive streams, by owner token.
     keepers: Mutex<HashMap<String, Keepalive>>,
 }
@@ -137,6 +139,7 @@ impl EtcdRegistry {
             io,
             client,
             prefix: prefix.to_owned(),
+            locator: crate::address::locator("etcd", endpoint, prefix),
             keepers: Mutex::new(HashMap::new()),
         })
     }
@@ -1137,6 +1140,10 @@ impl Registry for EtcdRegistry {
 
     fn name(&self) -> &str {
         "etcd"
+    }
+
+    fn locator(&self) -> String {
+        self.locator.clone()
     }
 }
 

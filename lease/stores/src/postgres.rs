@@ -56,6 +56,8 @@ pub struct PostgresRegistry {
     io: Blocking,
     config: Config,
     table: String,
+    /// What [`Registry::locator`] says.
+    locator: String,
     /// The current session; made again when it closes (server restart, network loss).
     /// Transactions need it to themselves, hence the lock.
     session: Mutex<Option<Client>>,
@@ -175,6 +177,7 @@ impl PostgresRegistry {
             io: Blocking::new("postgres")?,
             config,
             table: table.to_owned(),
+            locator: crate::address::locator("postgres", url, table),
             session: Mutex::new(None),
         };
         registry
@@ -836,6 +839,10 @@ impl Registry for PostgresRegistry {
 
     fn name(&self) -> &str {
         "postgres"
+    }
+
+    fn locator(&self) -> String {
+        self.locator.clone()
     }
 }
 

@@ -99,6 +99,8 @@ pub struct RedisRegistry {
     io: Blocking,
     client: Client,
     prefix: String,
+    /// What [`Registry::locator`] says.
+    locator: String,
     /// The current connection; dropped on an I/O error and made again on the next call.
     connection: Mutex<Option<MultiplexedConnection>>,
     snapshot: Script,
@@ -190,6 +192,7 @@ impl RedisRegistry {
             io,
             client,
             prefix: prefix.to_owned(),
+            locator: crate::address::locator("redis", url, prefix),
             connection: Mutex::new(None),
             snapshot: Script::new(SNAPSHOT),
             cas: Script::new(CAS),
@@ -706,6 +709,10 @@ impl Registry for RedisRegistry {
 
     fn name(&self) -> &str {
         "redis"
+    }
+
+    fn locator(&self) -> String {
+        self.locator.clone()
     }
 }
 

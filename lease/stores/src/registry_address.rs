@@ -135,8 +135,12 @@ impl RegistryAddress {
             (Err(LeaseError::Unavailable { .. }), RegistryAddress::Store(url))
                 if config.state_file.is_some() =>
             {
-                let name = crate::StoreAddress::parse(url)?.name();
-                Ok(Arc::new(crate::deferred::Deferred::new(url, name)))
+                let parsed = crate::StoreAddress::parse(url)?;
+                Ok(Arc::new(crate::deferred::Deferred::new(
+                    url,
+                    parsed.name(),
+                    parsed.locator(),
+                )))
             }
             (opened, _) => opened,
         }

@@ -68,6 +68,8 @@ pub struct ZooKeeperRegistry {
     io: Blocking,
     hosts: String,
     root: String,
+    /// What [`Registry::locator`] says.
+    locator: String,
     client: Mutex<Session>,
 }
 
@@ -115,6 +117,7 @@ impl ZooKeeperRegistry {
             io,
             hosts: hosts.to_owned(),
             root: root.to_owned(),
+            locator: crate::address::locator("zookeeper", hosts, root),
             client: Mutex::new(Session::new(client.clone())),
         };
         registry.io.run(
@@ -738,6 +741,10 @@ impl Registry for ZooKeeperRegistry {
 
     fn name(&self) -> &str {
         "zookeeper"
+    }
+
+    fn locator(&self) -> String {
+        self.locator.clone()
     }
 }
 

@@ -111,6 +111,9 @@ impl Registry for Switchable {
     fn name(&self) -> &str {
         "switchable"
     }
+    fn locator(&self) -> String {
+        self.inner.locator()
+    }
 }
 
 /// Polls `done` every 5 ms for at most `limit`; panics with `what` if it never holds.
