@@ -937,7 +937,7 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
             _ => 0,
         };
         loop {
-            let mut state = self.state();
+            let state = self.state();
             let every = if failures == 0 {
                 self.config.renew_every
             } else {
@@ -948,17 +948,8 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 Some(left) if !left.is_zero() => jitter(every).min(left),
                 _ => jitter(every),
             };
-            let wake_at = Instant::now() + pause;
-            while !state.stop && !state.renew_now {
-                let Some(left) = deadline_left(wake_at).filter(|left| !left.is_zero()) else {
-                    break;
-                };
-                state = self
-                    .wake
-                    .wait_timeout(state, left)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .0;
-            }
+            let mut state =
+                self.wait_until(state, Instant::now() + pause, |s| s.stop || s.renew_now);
             if state.stop {
                 return;
             }
@@ -1004,24 +995,33 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
         }
     }
 
+    /// Waits on the lease's condition until `wake_at`, or until `done` holds of the state.
+    fn wait_until<'a>(
+        &self,
+        mut state: MutexGuard<'a, RenewalState>,
+        wake_at: Instant,
+        done: impl Fn(&RenewalState) -> bool,
+    ) -> MutexGuard<'a, RenewalState> {
+        while !done(&state) {
+            let Some(left) = deadline_left(wake_at).filter(|left| !left.is_zero()) else {
+                break;
+            };
+            state = self
+                .wake
+                .wait_timeout(state, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+        state
+    }
+
     /// The state file's thread: every [`local_every`], moves the local mark on (and the
     /// fence with it), whatever the registry calls are doing; stops with the lease.
     fn keep_until_stopped(&self) {
         let every = local_every(self.config.ttl);
         loop {
             {
-                let mut state = self.state();
-                let wake_at = Instant::now() + every;
-                while !state.stop {
-                    let Some(left) = deadline_left(wake_at).filter(|left| !left.is_zero()) else {
-                        break;
-                    };
-                    state = self
-                        .wake
-                        .wait_timeout(state, left)
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .0;
-                }
+                let state = self.wait_until(self.state(), Instant::now() + every, |s| s.stop);
                 if state.stop || state.status == LeaseStatus::Lost {
                     return;
                 }
