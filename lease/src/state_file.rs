@@ -151,6 +151,16 @@ impl StateFile {
         })?;
         let meta = lock.file().metadata().map_err(|e| fail(e.to_string()))?;
         let lock_file = (meta.dev(), meta.ino());
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me || meta.permissions().mode() & 0o077 != 0 {
+            return Err(fail(format!(
+                "its lock file {} belongs to uid {} with mode {:o}: it must be ours (uid \
+                 {me}) and private (chmod 600), since it vouches for the state file",
+                lock_path.display(),
+                meta.uid(),
+                meta.permissions().mode() & 0o7777
+            )));
+        }
         let lock_changed_ns =
             crate::witness::change_time_ns(lock.file()).map_err(|e| fail(e.to_string()))?;
         let boot_id = boot_id().map_err(|e| fail(format!("cannot read this boot's id: {e}")))?;
@@ -179,11 +189,10 @@ impl StateFile {
                 if saved.generation != generation || saved.lock_changed_ns != lock_changed_ns =>
             {
                 why_not(&format!(
-                    "state file {} is not the latest its lock file vouches for (write {} \
-                     of {generation}: a restored or left-behind copy, or a write cut short): \
-                     its claim is not resumed",
+                    "state file {} is not the latest its lock file vouches for (a restored \
+                     or left-behind copy, a lock file rewritten, or a write cut short): its \
+                     claim is not resumed",
                     path.display(),
-                    saved.generation
                 ));
                 None
             }
@@ -418,6 +427,17 @@ mod tests {
         let (_file, read) = StateFile::open(&copy, &mut |why| said = why.to_owned()).unwrap();
         assert_eq!(read, None);
         assert!(said.contains("another lock file"), "{said}");
+    }
+
+    #[test]
+    fn a_lock_file_not_ours_alone_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.state");
+        drop(StateFile::open(&path, &mut |_| {}).unwrap());
+        let lock = lock_path(&path);
+        std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let open = StateFile::open(&path, &mut |_| {}).unwrap_err();
+        assert!(open.to_string().contains("its lock file"), "{open}");
     }
 
     #[test]
