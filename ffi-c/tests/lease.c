@@ -1,5 +1,6 @@
 /* Leased generators from C: refusals of bad input with untouched out-parameters, fork()
- * (the child is refused and releases nothing), four processes on one embedded registry
+ * (the child is refused and releases nothing), a holder killed and resumed from its state
+ * file, four processes on one embedded registry
  * (distinct node ids, no duplicate), and a holder stopped with SIGSTOP past its TTL, which
  * is fenced when it resumes while the process that took its node id issues on, with no
  * duplicate between them. One leased generator is also shared by threads. Every registry is a fresh temporary directory, with a 1 s TTL; the default one is tried only where it is
@@ -388,6 +389,51 @@ static void a_forked_child_is_refused_and_releases_nothing(void) {
 }
 
 /* Four processes lease from one registry at the same time: four node ids, and no id twice. */
+/* A holder with a state file, killed with SIGKILL: a new generator on the same file resumes
+ * its claim at once, on the one node id the registry still holds for it (without the file,
+ * NO_FREE_NODE until that claim's TTL and quarantine pass), and issues above its ids. */
+static void a_killed_holder_is_resumed_from_its_state_file(void) {
+    char dir[256], state[512];
+    ferroflake_layout *single = one_node_layout();
+    ferroflake_lease_options options = short_lease(), plain = short_lease();
+    ferroflake_leased_generator *resumed = NULL, *other = NULL;
+    uint64_t last = 0, next = 0;
+    int report[2], n;
+    pid_t child;
+
+    new_registry(dir, sizeof dir);
+    n = snprintf(state, sizeof state, "%s-state/lease.state", dir);
+    assert(n > 0 && (size_t)n < sizeof state);
+    options.state_file = state;
+    assert(pipe(report) == 0);
+    fflush(NULL);
+    child = fork();
+    assert(child >= 0);
+    if (child == 0) {
+        ferroflake_leased_generator *g = NULL;
+        uint64_t id = 0;
+        int ok = ferroflake_leased_generator_new(single, dir, &options, &g) == FERROFLAKE_RESULT_OK;
+        ok = ok && ferroflake_leased_generator_next_id(g, &id) == FERROFLAKE_RESULT_OK;
+        ok = ok && write(report[1], &id, sizeof id) == (ssize_t)sizeof id;
+        if (!ok) _exit(1);
+        pause(); /* holding the claim until killed */
+        _exit(0);
+    }
+    close(report[1]);
+    assert(read(report[0], &last, sizeof last) == (ssize_t)sizeof last);
+    close(report[0]);
+    assert(kill(child, SIGKILL) == 0);
+    assert(waitpid(child, NULL, 0) == child);
+
+    CHECK_CODE(ferroflake_leased_generator_new(single, dir, &plain, &other),
+               FERROFLAKE_RESULT_NO_FREE_NODE);
+    resumed = lease(single, dir, &options);
+    CHECK_OK(ferroflake_leased_generator_next_id(resumed, &next));
+    assert(next > last);
+    CHECK_OK(ferroflake_leased_generator_release(resumed));
+    ferroflake_layout_free(single);
+}
+
 static void four_processes_get_distinct_nodes_and_ids(void) {
     char dir[256], path[300];
     int ready[2], go[2], i;
@@ -666,6 +712,7 @@ int main(void) {
     the_default_registry_is_refused_in_a_container();
     bad_input_is_refused();
     a_forked_child_is_refused_and_releases_nothing();
+    a_killed_holder_is_resumed_from_its_state_file();
     threads_share_one_leased_generator();
     four_processes_get_distinct_nodes_and_ids();
     a_stopped_holder_is_fenced_after_a_takeover();
