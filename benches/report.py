@@ -519,6 +519,9 @@ def http(face):
         out += [face.note(), ""]
     # wrk's duration (10s, 2m) as prose (10 s, 2 m).
     took = ", " + re.sub(r"([0-9])([a-z]+)$", r"\1 \2", face.rows[0]["duration"]) + " per row" if face.rows else ""
+    if face.rows and face.rows[0].get("rounds", 1) > 1:
+        took += (f' in {face.rows[0]["rounds"]} runs, the three routes of a server taking turns (req/s the mean of the'
+                 " runs, p50 and p99 their medians)")
     out += [
         f"Rows: `ferroflake serve` (release build, 2 worker threads) on loopback under `wrk -t1 --latency`{took}, wrk on"
         " the same cores. Leaf's two routes against `/v1/constant`, which returns a constant through the same axum/tokio stack"

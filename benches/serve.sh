@@ -5,11 +5,12 @@
 # machine. Each route runs on four servers one after the other: plain HTTP; with a tokens
 # file (every request sends `Authorization: Bearer`); over TLS (a self-signed P-256
 # certificate, wrk's connections kept alive, so the handshake is paid once per
-# connection); over TLS with a token. Prints a markdown table (req/s, p50, p99, each as a
+# connection); over TLS with a token. On each server the three routes take turns in
+# runs of DURATION/ROUNDS. Prints a markdown table (req/s, p50, p99, each as a
 # share of the plain floor's at the same connections); with FERROFLAKE_BENCH_REPORT set,
 # also writes one JSON line per row there.
 #
-#   bash benches/serve.sh            # 10 s per run; DURATION=5s for a quicker look
+#   bash benches/serve.sh            # 10 s per row in 5 runs; DURATION=5s for a quicker look
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${DURATION:-10s}
@@ -81,8 +82,8 @@ run() {
 
 # json_row VARIANT ROUTE CONNECTIONS RPS P50_US P99_US: one line of $report (when set).
 json_row() {
-  [ -z "$report" ] || printf '{"variant":"%s","route":"%s","connections":%d,"rps":%s,"p50_us":%s,"p99_us":%s,"duration":"%s"}\n' \
-    "$1" "$2" "$3" "$4" "$5" "$6" "$duration" >>"$report"
+  [ -z "$report" ] || printf '{"variant":"%s","route":"%s","connections":%d,"rps":%s,"p50_us":%s,"p99_us":%s,"duration":"%s","rounds":%d}\n' \
+    "$1" "$2" "$3" "$4" "$5" "$6" "$duration" "$rounds" >>"$report"
 }
 
 # ratio A B: A / B to two decimals.
@@ -90,13 +91,31 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # The plain floor's figures per connection count, which every row is compared with.
 declare -A floor_rps floor_p50 floor_p99
+routes=(/v1/constant /api/segment/get/bench /api/snowflake/get/bench)
+# The routes take turns in short runs, so that the machine's drift during a row (another
+# process, the CPU's clock) falls on every route alike: req/s is the mean of a route's
+# runs, p50 and p99 the medians of its runs'.
+seconds=${duration%s}
+rounds=${ROUNDS:-5}
+[ "$rounds" -le "$seconds" ] || rounds=$seconds
+slice=$((seconds / rounds))s
+# median of the numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "| server | route | connections | req/s | p50 | p99 | req/s × floor | p50 × floor | p99 × floor |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for variant in plain token tls tls+token; do
   start "$variant"
   for c in 1 32; do
-    for route in /v1/constant /api/segment/get/bench /api/snowflake/get/bench; do
-      read -r rps p50 p99 < <(run "$variant $route" "$route" "$c")
+    declare -A runs=()
+    for _ in $(seq 1 "$rounds"); do
+      for route in "${routes[@]}"; do
+        runs[$route]+="$(duration=$slice run "$variant $route" "$route" "$c")"$'\n'
+      done
+    done
+    for route in "${routes[@]}"; do
+      rps=$(awk 'NF { s += $1; n++ } END { print s / n }' <<<"${runs[$route]}")
+      p50=$(awk 'NF { print $2 }' <<<"${runs[$route]}" | median)
+      p99=$(awk 'NF { print $3 }' <<<"${runs[$route]}" | median)
       if [ "$variant" = plain ] && [ "$route" = /v1/constant ]; then
         floor_rps[$c]=$rps floor_p50[$c]=$p50 floor_p99[$c]=$p99
       fi
@@ -107,6 +126,7 @@ for variant in plain token tls tls+token; do
         "$(ratio "$p50" "${floor_p50[$c]}")" "$(ratio "$p99" "${floor_p99[$c]}")"
       json_row "$variant" "$route" "$c" "$rps" "$p50" "$p99"
     done
+    unset runs
   done
   stop
 done

@@ -12,13 +12,17 @@
 //! JSON error elsewhere (see [`refusal`](crate::refusal)). A token is read from the
 //! `Authorization` header only, never from the URL, and is never logged or echoed.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use axum::extract::rejection::RawPathParamsRejection;
-use axum::extract::{MatchedPath, RawPathParams, Request, State};
+use axum::extract::{MatchedPath, RawPathParams, Request};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::middleware::Next;
 use axum::response::Response;
+use axum::RequestExt;
+use futures_util::FutureExt;
+use tower::{Layer, Service};
 
 use crate::refusal::Refusal;
 use crate::scopes::{self, Need};
@@ -67,52 +71,131 @@ pub fn is_leaf(template: &str) -> bool {
     template.starts_with("/api/") || template == "/decodeSnowflakeId"
 }
 
-/// The middleware: lets the request through if its token meets the route's need,
-/// otherwise answers 401 or 403. Installed only when the server has tokens.
-pub(crate) async fn authorize(
-    State(state): State<Arc<AppState>>,
-    params: Result<RawPathParams, RawPathParamsRejection>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Some(tokens) = &state.tokens else {
-        return next.run(request).await;
-    };
+/// The layer in front of the routes when the server has tokens: a request passes if its
+/// token meets the route's need, and is otherwise answered 401 or 403. Decided before
+/// the route is called, without boxing or waiting.
+#[derive(Clone)]
+pub(crate) struct AuthorizeLayer {
+    state: Arc<AppState>,
+}
+
+impl AuthorizeLayer {
+    pub(crate) fn new(state: Arc<AppState>) -> Self {
+        AuthorizeLayer { state }
+    }
+}
+
+impl<S> Layer<S> for AuthorizeLayer {
+    type Service = Authorize<S>;
+
+    fn layer(&self, inner: S) -> Authorize<S> {
+        Authorize {
+            inner,
+            state: Arc::clone(&self.state),
+        }
+    }
+}
+
+/// A route behind the token check.
+#[derive(Clone)]
+pub(crate) struct Authorize<S> {
+    inner: S,
+    state: Arc<AppState>,
+}
+
+impl<S> Service<Request> for Authorize<S>
+where
+    S: Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Authorized<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        match refusal(&self.state, &mut request) {
+            Some(refused) => Authorized::Refused {
+                refused: Some(refused),
+            },
+            None => Authorized::Passed {
+                inner: self.inner.call(request),
+            },
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The route's answer, or the refusal.
+    #[project = AuthorizedProjection]
+    pub(crate) enum Authorized<F> {
+        Refused { refused: Option<Response> },
+        Passed { #[pin] inner: F },
+    }
+}
+
+impl<F, E> Future for Authorized<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            AuthorizedProjection::Refused { refused } => {
+                Poll::Ready(Ok(refused.take().expect("polled after it answered")))
+            }
+            AuthorizedProjection::Passed { inner } => inner.poll(cx),
+        }
+    }
+}
+
+/// The 401 or 403 for `request`, or `None` if its token meets the route's need.
+fn refusal(state: &AppState, request: &mut Request) -> Option<Response> {
+    let tokens = state.tokens.as_ref()?;
+    // axum's path extractor reads what the router stored and is ready at once; were it
+    // ever not, the key would count as one that does not decode, met only by the widest
+    // scopes.
+    let params = request
+        .extract_parts::<RawPathParams>()
+        .now_or_never()
+        .and_then(Result::ok);
     let template = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("", MatchedPath::as_str);
     let key = params
         .as_ref()
-        .ok()
         .and_then(|p| p.iter().find(|(name, _)| *name == "key").map(|(_, v)| v));
     let need = need_of(template, key);
     if need == Need::Open {
-        return next.run(request).await;
+        return None;
     }
     let leaf = is_leaf(template);
     let Some(presented) = bearer(request.headers()) else {
-        return refuse(
+        return Some(refuse(
             StatusCode::UNAUTHORIZED,
             "NO_TOKEN",
             "this route needs a bearer token: send the header Authorization: Bearer TOKEN",
             CHALLENGE,
             leaf,
-        );
+        ));
     };
     let table = tokens.current();
     let Some(token) = table.identify(presented) else {
-        return refuse(
+        return Some(refuse(
             StatusCode::UNAUTHORIZED,
             "BAD_TOKEN",
             "the bearer token is not one this server accepts (mistyped, revoked, or meant \
              for another server)",
             CHALLENGE_INVALID,
             leaf,
-        );
+        ));
     };
     if !scopes::allows(&token.scopes, need) {
-        return refuse(
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             "OUT_OF_SCOPE",
             &format!(
@@ -121,9 +204,9 @@ pub(crate) async fn authorize(
             ),
             CHALLENGE_SCOPE,
             leaf,
-        );
+        ));
     }
-    next.run(request).await
+    None
 }
 
 /// The token of an `Authorization: Bearer TOKEN` header (the scheme in any case), if the

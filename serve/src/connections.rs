@@ -5,6 +5,12 @@
 //!   connection over it is answered `503` with `Retry-After`, unread, and closed; it is
 //!   counted (`ferroflake_http_connections_refused_total`) and logged at most once a
 //!   second, with how many were refused since the last line.
+//! - **Probes at the limit.** Beyond the limit, [`PROBE_RESERVE`] more connections are
+//!   held for probes: each is answered one request, `/healthz` and `/readyz` as usual and
+//!   anything else `503 TOO_MANY_CONNECTIONS` (counted as refused), and its head must
+//!   come within [`PROBE_HEAD_TIMEOUT`]. So a server its clients keep at the limit is not
+//!   taken for dead by its orchestrator's liveness probe. Past the reserve too, a
+//!   connection is refused as above.
 //! - **A header-read timeout.** Hyper's timer runs from the moment a connection waits for
 //!   a request head, a new connection or a kept-alive one between requests, to the end of
 //!   that head: a client that sends nothing, or its head a byte at a time, is closed
@@ -54,6 +60,12 @@ use crate::metrics::{
 };
 use crate::tls::Tls;
 
+/// Connections held beyond the limit for `/healthz` and `/readyz` (see the module docs).
+pub const PROBE_RESERVE: usize = 8;
+
+/// The longest a connection of the probe reserve may take to send its request head.
+pub const PROBE_HEAD_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// The largest request head (request line and headers) a connection buffers.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 
@@ -64,12 +76,13 @@ const PAUSE_LAST: Duration = Duration::from_secs(1);
 /// How often a repeated event (a refused connection, an accept error) is logged at most.
 const LOG_EVERY: Duration = Duration::from_secs(1);
 
-/// Serves `app` on `listener` (over TLS with `tls`) until `stop` turns true, then closes
-/// the listener and returns once every connection has closed (see the module docs for
-/// which wait).
+/// Serves `app` on `listener` (over TLS with `tls`), and `probes` to connections over the
+/// limit, until `stop` turns true, then closes the listener and returns once every
+/// connection has closed (see the module docs for which wait).
 pub async fn serve(
     listener: TcpListener,
     app: Router,
+    probes: Router,
     config: &Config,
     metrics: &Metrics,
     tls: Option<Arc<Tls>>,
@@ -94,12 +107,14 @@ pub async fn serve(
     http.timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout)
         .max_buf_size(MAX_HEAD_BYTES);
-    let handshakes = tls.map(|tls| Handshakes {
-        tls,
-        timeout: header_read_timeout,
-        failed: HANDSHAKE_FAILURES
-            .map(|reason| metrics.counter(TLS_HANDSHAKE_FAILURES, &[("reason", reason)])),
-        log: Mutex::new(Throttled::default()),
+    let handshakes = tls.map(|tls| {
+        Arc::new(Handshakes {
+            tls,
+            timeout: header_read_timeout,
+            failed: HANDSHAKE_FAILURES
+                .map(|reason| metrics.counter(TLS_HANDSHAKE_FAILURES, &[("reason", reason)])),
+            log: Mutex::new(Throttled::default()),
+        })
     });
     // Unread, a 503 in plain text is noise to a TLS client: it finds the connection closed.
     let busy = if handshakes.is_some() {
@@ -107,6 +122,19 @@ pub async fn serve(
     } else {
         busy_answer(limit)
     };
+    let probe_timeout = header_read_timeout.min(PROBE_HEAD_TIMEOUT);
+    let mut probe_http = http.clone();
+    probe_http
+        .header_read_timeout(probe_timeout)
+        .keep_alive(false);
+    let probe_handshakes = handshakes.as_ref().map(|h| {
+        Arc::new(Handshakes {
+            tls: Arc::clone(&h.tls),
+            timeout: probe_timeout,
+            failed: h.failed.clone(),
+            log: Mutex::new(Throttled::default()),
+        })
+    });
     let shared = Arc::new(Shared {
         http,
         app,
@@ -115,6 +143,15 @@ pub async fn serve(
         header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
         write_timeout: header_read_timeout,
     });
+    let probing = Arc::new(Shared {
+        http: probe_http,
+        app: probes,
+        handshakes: probe_handshakes,
+        open: metrics.gauge(CONNECTIONS_OPEN, &[]),
+        header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
+        write_timeout: probe_timeout,
+    });
+    let reserve = Arc::new(Semaphore::new(PROBE_RESERVE));
     let refused = metrics.counter(CONNECTIONS_REFUSED, &[("reason", "limit")]);
     let mut refusals = Throttled::default();
     let mut accept_errors = Throttled::default();
@@ -128,9 +165,17 @@ pub async fn serve(
         match accepted {
             Ok((stream, peer)) => {
                 pause = PAUSE_FIRST;
-                match Arc::clone(&permits).try_acquire_owned() {
-                    Ok(permit) => {
-                        let shared = Arc::clone(&shared);
+                let slot = Arc::clone(&permits)
+                    .try_acquire_owned()
+                    .map(|permit| (permit, &shared))
+                    .or_else(|_| {
+                        Arc::clone(&reserve)
+                            .try_acquire_owned()
+                            .map(|permit| (permit, &probing))
+                    });
+                match slot {
+                    Ok((permit, shared)) => {
+                        let shared = Arc::clone(shared);
                         let stop = stop.clone();
                         tokio::spawn(async move {
                             shared.hold(stream, peer, stop).await;
@@ -178,6 +223,7 @@ pub async fn serve(
     // Every permit back: every connection closed.
     let all = u32::try_from(limit).unwrap_or(u32::MAX);
     let _ = permits.acquire_many(all).await;
+    let _ = reserve.acquire_many(PROBE_RESERVE as u32).await;
 }
 
 /// Resolves once `stop` is true (or its sender is gone, which is a stop too).
@@ -202,7 +248,7 @@ struct Shared {
     http: hyper::server::conn::http1::Builder,
     app: Router,
     /// With TLS: the handshake before HTTP.
-    handshakes: Option<Handshakes>,
+    handshakes: Option<Arc<Handshakes>>,
     open: Gauge,
     header_timeouts: Counter,
     /// How long a write may wait for the client to take what was sent: a client that

@@ -21,6 +21,7 @@ use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::segments::OpenKey;
 use crate::server::AppState;
+use crate::snowflake::{Leased, Snowflake};
 
 /// The mode a request asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +157,15 @@ pub fn open_segment_key(state: &AppState, key: &str) -> Result<Arc<OpenKey>, Ref
 /// # Errors
 /// As [`segment_key`], and the allocator's refusals.
 pub async fn segment_one(state: &Arc<AppState>, key: &str) -> Result<u64, Refusal> {
+    if let Some(id) = state.segments.as_ref().and_then(|s| s.next_id_now(key)) {
+        return Ok(id);
+    }
+    // Boxed, so that the state of a wait stays out of every request that does not wait.
+    Box::pin(segment_waiting(state, key)).await
+}
+
+/// One segment ID, the key opened or the buffers refilled first if they must be.
+async fn segment_waiting(state: &Arc<AppState>, key: &str) -> Result<u64, Refusal> {
     let open = segment_key(state, key).await?;
     let id = match open.handle.try_next_id() {
         Ok(Some(id)) => Ok(id),
@@ -204,26 +214,36 @@ pub async fn snowflake_one(state: &AppState, key: &str) -> Result<u64, Refusal> 
     let snowflake = state.snowflake.as_ref().ok_or_else(snowflake_off)?;
     // The guard's scope ends before any await; the generator is cloned (two locked
     // increments on a shared count) only for the slow path.
-    let fast = {
+    let slow = {
         let guard = snowflake.generator();
         let Some(generator) = guard.as_ref() else {
             return Err(no_lease(snowflake.readiness().err()));
         };
         match generator.generator().try_next_id() {
-            Ok(Some(id)) => Ok(id),
-            Ok(None) | Err(_) => Err(Arc::clone(generator)),
+            Ok(Some(id)) => {
+                snowflake.counter(key).increment(1);
+                return Ok(id);
+            }
+            Ok(None) | Err(_) => Arc::clone(generator),
         }
     };
-    let id = match fast {
-        Ok(id) => id,
-        Err(generator) => tokio::task::spawn_blocking(move || {
-            generator
-                .next_id()
-                .map_err(|e| Refusal::snowflake(&e, generator.explain(&e)))
-        })
-        .await
-        .map_err(|e| Refusal::unavailable("INTERNAL", format!("the wait failed: {e}")))??,
-    };
+    // Boxed, so that the state of a wait stays out of every request that does not wait.
+    Box::pin(snowflake_waiting(snowflake, slow, key)).await
+}
+
+/// One snowflake ID from `generator` after a wait or a renewal, on the blocking pool.
+async fn snowflake_waiting(
+    snowflake: &Snowflake,
+    generator: Arc<Leased>,
+    key: &str,
+) -> Result<u64, Refusal> {
+    let id = tokio::task::spawn_blocking(move || {
+        generator
+            .next_id()
+            .map_err(|e| Refusal::snowflake(&e, generator.explain(&e)))
+    })
+    .await
+    .map_err(|e| Refusal::unavailable("INTERNAL", format!("the wait failed: {e}")))??;
     snowflake.counter(key).increment(1);
     Ok(id)
 }

@@ -66,6 +66,7 @@ pub mod connections;
 pub mod issue;
 pub mod keys;
 pub mod masked;
+mod measure;
 mod metered_store;
 pub mod metrics;
 pub mod open_files;

@@ -38,9 +38,13 @@ pub fn shown(limit: Option<u64>) -> String {
 }
 
 /// How many connections a server may hold at once: `configured`, or fewer if the
-/// open-file limit `soft` leaves room for fewer beside [`RESERVED`].
+/// open-file limit `soft` leaves room for fewer beside [`RESERVED`] and the probe reserve
+/// ([`PROBE_RESERVE`](crate::connections::PROBE_RESERVE)).
 pub fn connection_limit(configured: usize, soft: Option<u64>) -> usize {
-    let room = soft.map_or(u64::MAX, |soft| soft.saturating_sub(RESERVED).max(1));
+    let probes = crate::connections::PROBE_RESERVE as u64;
+    let room = soft.map_or(u64::MAX, |soft| {
+        soft.saturating_sub(RESERVED + probes).max(1)
+    });
     configured.min(usize::try_from(room).unwrap_or(usize::MAX))
 }
 
@@ -50,7 +54,7 @@ mod tests {
 
     #[test]
     fn the_limit_leaves_room_for_the_servers_own_files() {
-        assert_eq!(connection_limit(10_000, Some(1024)), 1024 - 128);
+        assert_eq!(connection_limit(10_000, Some(1024)), 1024 - 128 - 8);
         assert_eq!(connection_limit(500, Some(1024)), 500);
         assert_eq!(connection_limit(10_000, None), 10_000);
         assert_eq!(connection_limit(10_000, Some(10)), 1);

@@ -42,13 +42,13 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Instant, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post, MethodRouter};
 use axum::Router;
@@ -56,11 +56,11 @@ use ferroflake::{Format, Layout};
 use ferroflake_segment::{KeyStatus, Range};
 use serde_json::{json, Value};
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::timeout::TimeoutLayer;
 
 use crate::auth;
 use crate::issue::{self, check_key, refused, Mode};
-use crate::metrics::{Metrics, READY, REQUESTS, REQUEST_SECONDS};
+use crate::measure::MeasureLayer;
+use crate::metrics::{CONNECTIONS_REFUSED, READY};
 use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::server::AppState;
@@ -106,23 +106,23 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// The router over `state`.
 pub fn router(state: Shared) -> Router {
     let mut measured = Router::new()
-        .route(listed("/api/segment/get/{key}"), issuing(any(leaf_segment)))
+        .route(listed("/api/segment/get/{key}"), leaf_issuing(leaf_segment))
         .route(
             listed("/api/snowflake/get/{key}"),
-            issuing(any(leaf_snowflake)),
+            leaf_issuing(leaf_snowflake),
         )
-        .route(listed("/v1/segment/{key}"), issuing(get(v1_segment)))
+        .route(listed("/v1/segment/{key}"), get_issuing(v1_segment))
         .route(listed("/v1/segment/{key}/status"), get(v1_segment_status))
-        .route(listed("/v1/snowflake/{key}"), issuing(get(v1_snowflake)))
+        .route(listed("/v1/snowflake/{key}"), get_issuing(v1_snowflake))
         .route(listed("/v1/decode/{id}"), get(v1_decode))
         .route(listed("/decodeSnowflakeId"), any(leaf_decode))
         .route(
             listed("/v1/masked/segment/{key}"),
-            issuing(get(crate::masked::masked_segment)),
+            get_issuing(crate::masked::masked_segment),
         )
         .route(
             listed("/v1/masked/snowflake/{key}"),
-            issuing(get(crate::masked::masked_snowflake)),
+            get_issuing(crate::masked::masked_snowflake),
         )
         .route(listed("/v1/unmask/{text}"), get(crate::masked::unmask))
         .route(listed("/v1/status"), get(v1_status))
@@ -148,45 +148,71 @@ pub fn router(state: Shared) -> Router {
     // Only with tokens: a server without them pays nothing per request. Inside the
     // measuring layer, so that 401s and 403s are counted per route.
     if state.tokens.is_some() {
-        let authorize = || middleware::from_fn_with_state(Arc::clone(&state), auth::authorize);
+        let authorize = || auth::AuthorizeLayer::new(Arc::clone(&state));
         measured = measured.route_layer(authorize());
         floor = floor.route_layer(authorize());
     }
-    // Inside the measuring layer, so that a request cut short is counted as a 503.
-    let timeout = TimeoutLayer::with_status_code(
-        StatusCode::SERVICE_UNAVAILABLE,
-        state.config.request_timeout(),
-    );
-    let measure = || middleware::from_fn_with_state(Arc::clone(&state), measure);
+    let measure = || MeasureLayer::new(Arc::clone(&state));
     measured
-        .route_layer(timeout)
         .route_layer(measure())
         .fallback(not_found.layer(measure()))
         .merge(floor)
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-        .layer(middleware::map_response_with_state(
-            Arc::clone(&state),
-            errors_as_json,
-        ))
+        .layer(middleware::map_response(errors_as_json))
         .with_state(state)
 }
 
-/// A route that issues IDs: `HEAD` and `CONNECT` refused, and every 405 it answers
-/// allows `GET` alone (the router would list `HEAD` beside it).
-fn issuing(route: MethodRouter<Shared>) -> MethodRouter<Shared> {
-    route
+/// What a connection of the probe reserve is answered (see
+/// [`connections`](crate::connections)): `/healthz` and `/readyz` as on every connection,
+/// and for anything else 503 `TOO_MANY_CONNECTIONS`, counted as a refused connection.
+pub fn probes(state: Shared) -> Router {
+    let refused = state
+        .metrics
+        .counter(CONNECTIONS_REFUSED, &[("reason", "limit")]);
+    Router::new()
+        .route(listed("/healthz"), get(healthz))
+        .route(listed("/readyz"), get(readyz))
+        .fallback(move || {
+            refused.increment(1);
+            std::future::ready(
+                Refusal::unavailable(
+                    "TOO_MANY_CONNECTIONS",
+                    "the server holds its limit of connections, and answers only /healthz \
+                     and /readyz beyond it; retry shortly",
+                )
+                .json(),
+            )
+        })
+        .with_state(state)
+}
+
+/// A Leaf route that issues IDs: any method but `HEAD` and `CONNECT`.
+fn leaf_issuing<H: Handler<T, Shared>, T: 'static>(handler: H) -> MethodRouter<Shared> {
+    any(handler).head(no_body_no_id).connect(no_body_no_id)
+}
+
+/// A `/v1` route that issues IDs: `GET` alone, and every 405 it answers allows `GET`
+/// alone (the router would list `HEAD` beside it).
+fn get_issuing<H: Handler<T, Shared>, T: 'static>(handler: H) -> MethodRouter<Shared> {
+    get(handler)
         .head(no_body_no_id)
         .connect(no_body_no_id)
-        .layer(middleware::map_response(
-            |mut response: Response| async move {
-                if response.status() == StatusCode::METHOD_NOT_ALLOWED {
-                    response
-                        .headers_mut()
-                        .insert(header::ALLOW, HeaderValue::from_static("GET"));
-                }
-                response
-            },
-        ))
+        .fallback(get_only)
+}
+
+/// A method a route that issues does not take.
+async fn get_only() -> Response {
+    let mut answer = Refusal {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        kind: "METHOD_NOT_ALLOWED",
+        message: METHOD_NOT_ALLOWED.to_owned(),
+        retry: false,
+    }
+    .json();
+    answer
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET"));
+    answer
 }
 
 /// `HEAD` or `CONNECT` on a route that issues: 405. Their answers have no body, so an ID
@@ -203,16 +229,17 @@ async fn no_body_no_id() -> Response {
     .json()
 }
 
-/// The answers the layers make (405, 413, a timeout's 503), in the JSON shape of every
-/// other refusal; the handlers' own answers pass unchanged.
-async fn errors_as_json(State(state): State<Shared>, response: Response) -> Response {
-    let from_a_layer = match response.status() {
-        StatusCode::METHOD_NOT_ALLOWED | StatusCode::PAYLOAD_TOO_LARGE => true,
-        StatusCode::SERVICE_UNAVAILABLE => {
-            axum::body::HttpBody::size_hint(response.body()).exact() == Some(0)
-        }
-        _ => false,
-    };
+const METHOD_NOT_ALLOWED: &str = "this route does not take this method: the Allow header \
+                                  lists those it takes (the Leaf routes take any method)";
+
+/// The answers the router and the body limit make (405, 413), in the JSON shape of every
+/// other refusal; the handlers' own answers, JSON already, pass unchanged.
+async fn errors_as_json(response: Response) -> Response {
+    let from_a_layer = matches!(
+        response.status(),
+        StatusCode::METHOD_NOT_ALLOWED | StatusCode::PAYLOAD_TOO_LARGE
+    ) && response.headers().get(header::CONTENT_TYPE)
+        != Some(&HeaderValue::from_static("application/json"));
     if !from_a_layer {
         return response;
     }
@@ -220,91 +247,21 @@ async fn errors_as_json(State(state): State<Shared>, response: Response) -> Resp
         StatusCode::METHOD_NOT_ALLOWED => Refusal {
             status: StatusCode::METHOD_NOT_ALLOWED,
             kind: "METHOD_NOT_ALLOWED",
-            message: "this route does not take this method: the Allow header lists those it \
-                      takes (the Leaf routes take any method)"
-                .to_owned(),
+            message: METHOD_NOT_ALLOWED.to_owned(),
             retry: false,
         },
-        StatusCode::PAYLOAD_TOO_LARGE => Refusal {
+        _ => Refusal {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             kind: "BODY_TOO_LARGE",
             message: format!("no route reads a body; at most {MAX_BODY_BYTES} bytes are accepted"),
             retry: false,
         },
-        _ => Refusal::unavailable(
-            "TIMEOUT",
-            format!(
-                "the request took longer than this server's limit of {} ms",
-                state.config.request_timeout_ms
-            ),
-        ),
     };
     let mut answer = refusal.json();
     if let Some(allow) = response.headers().get(header::ALLOW) {
         answer.headers_mut().insert(header::ALLOW, allow.clone());
     }
     answer
-}
-
-/// Counts every matched request by route and status, and times it. The handles are
-/// looked up by the route's template without building a metric key per request.
-async fn measure(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    let began = Instant::now();
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    let response = next.run(request).await;
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    state
-        .routes
-        .record(&state.metrics, route, response.status(), began.elapsed());
-    response
-}
-
-/// Per-route latency histograms and per-route, per-status counters, registered once.
-#[derive(Default)]
-pub struct RouteMetrics {
-    routes: std::sync::RwLock<std::collections::HashMap<String, RouteHandles>>,
-}
-
-struct RouteHandles {
-    latency: metrics::Histogram,
-    statuses: Vec<(StatusCode, metrics::Counter)>,
-}
-
-impl RouteMetrics {
-    fn record(
-        &self,
-        metrics: &Metrics,
-        route: &str,
-        status: StatusCode,
-        took: std::time::Duration,
-    ) {
-        {
-            let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(handles) = routes.get(route) {
-                if let Some((_, counter)) = handles.statuses.iter().find(|(s, _)| *s == status) {
-                    handles.latency.record(took.as_secs_f64());
-                    counter.increment(1);
-                    return;
-                }
-            }
-        }
-        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
-        let handles = routes
-            .entry(route.to_owned())
-            .or_insert_with(|| RouteHandles {
-                latency: metrics.histogram(REQUEST_SECONDS, &[("route", route)]),
-                statuses: Vec::new(),
-            });
-        if !handles.statuses.iter().any(|(s, _)| *s == status) {
-            let counter =
-                metrics.counter(REQUESTS, &[("route", route), ("status", status.as_str())]);
-            handles.statuses.push((status, counter));
-        }
-        handles.latency.record(took.as_secs_f64());
-        if let Some((_, counter)) = handles.statuses.iter().find(|(s, _)| *s == status) {
-            counter.increment(1);
-        }
-    }
 }
 
 /// The key from the path, or a 400 saying why it cannot be one.

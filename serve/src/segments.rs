@@ -8,9 +8,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use ferroflake_segment::{
     KeyHandle, KeyStatus, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore,
     ShutdownReport, LIMIT_JS,
@@ -57,7 +58,10 @@ pub struct Segments {
     /// The allocator's store, metered, for the admin routes.
     store: Arc<dyn SegmentStore>,
     label: String,
-    keys: RwLock<HashMap<String, Arc<OpenKey>>>,
+    /// Read on every request without a lock; replaced whole, under `opened`, when a key
+    /// opens (rarely: at most `max_keys` times).
+    keys: ArcSwap<HashMap<String, Arc<OpenKey>>>,
+    opened: Mutex<()>,
     /// The most keys open at once (`max_keys`).
     max_keys: usize,
     unknown: Mutex<HashMap<String, (Instant, SegmentError)>>,
@@ -100,7 +104,8 @@ impl Segments {
             allocator,
             store,
             label,
-            keys: RwLock::new(HashMap::new()),
+            keys: ArcSwap::default(),
+            opened: Mutex::new(()),
             max_keys: config.max_keys,
             unknown: Mutex::new(HashMap::new()),
             preload: config.preload.clone(),
@@ -122,10 +127,22 @@ impl Segments {
         &self.label
     }
 
-    /// The key's handle if it is open: a read lock and a map lookup, no store call.
+    /// The key's handle if it is open: a map lookup, no lock and no store call.
     #[inline]
     pub fn cached(&self, key: &str) -> Option<Arc<OpenKey>> {
-        read(&self.keys).get(key).cloned()
+        self.keys.load().get(key).cloned()
+    }
+
+    /// The next ID of `key` if it is open and has one in memory; `None` for every other
+    /// case, which [`crate::issue::segment_one`] then takes the long way. Shares nothing
+    /// written between the workers but the key's own cursor and counter.
+    #[inline]
+    pub fn next_id_now(&self, key: &str) -> Option<u64> {
+        let keys = self.keys.load();
+        let open = keys.get(key)?;
+        let id = open.handle.try_next_id().ok()??;
+        open.issued.increment(1);
+        Some(id)
     }
 
     /// Opens `key`, loading its first segment from the store. Blocks on the store: call it
@@ -171,23 +188,27 @@ impl Segments {
         };
         // Inserted while the key still counts as opening, so that the count of open and
         // opening keys never dips below the truth between the two.
-        let mut keys = write(&self.keys);
-        let open = keys.entry(key.to_owned()).or_insert_with(|| {
-            tracing::info!(event = "segment_key_opened", key, "segment key opened");
-            Arc::new(OpenKey {
-                issued: self
-                    .metrics
-                    .counter(IDS_ISSUED, &[("mode", "segment"), ("key", key)]),
-                handle,
-            })
+        let _opened = lock(&self.opened);
+        if let Some(open) = self.cached(key) {
+            return Ok(open);
+        }
+        tracing::info!(event = "segment_key_opened", key, "segment key opened");
+        let open = Arc::new(OpenKey {
+            issued: self
+                .metrics
+                .counter(IDS_ISSUED, &[("mode", "segment"), ("key", key)]),
+            handle,
         });
-        Ok(Arc::clone(open))
+        let mut keys = HashMap::clone(&self.keys.load());
+        keys.insert(key.to_owned(), Arc::clone(&open));
+        self.keys.store(Arc::new(keys));
+        Ok(open)
     }
 
     /// Marks `key` as opening, if the keys open and opening leave room for one more.
     fn reserve<'a>(&'a self, key: &'a str) -> Result<Opening<'a>, Refusal> {
         let mut opening = lock(&self.opening);
-        if !opening.contains_key(key) && read(&self.keys).len() + opening.len() >= self.max_keys {
+        if !opening.contains_key(key) && self.keys.load().len() + opening.len() >= self.max_keys {
             return Err(Refusal {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 kind: "TOO_MANY_KEYS",
@@ -284,7 +305,7 @@ impl Segments {
     /// The status of every open key, sorted by key. Never waits for a key that is
     /// opening (see the module docs).
     pub fn status(&self) -> Vec<KeyStatus> {
-        let open: Vec<Arc<OpenKey>> = read(&self.keys).values().cloned().collect();
+        let open: Vec<Arc<OpenKey>> = self.keys.load().values().cloned().collect();
         let mut all: Vec<KeyStatus> = open.iter().map(|k| k.handle.status()).collect();
         all.sort_by(|a, b| a.key.cmp(&b.key));
         all
@@ -368,12 +389,4 @@ impl Drop for Opening<'_> {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    m.read().unwrap_or_else(|p| p.into_inner())
-}
-
-fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    m.write().unwrap_or_else(|p| p.into_inner())
 }

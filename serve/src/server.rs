@@ -53,7 +53,7 @@ pub struct AppState {
     /// The server's metrics registry.
     pub metrics: Arc<Metrics>,
     /// Request counters and latency per route.
-    pub routes: crate::routes::RouteMetrics,
+    pub routes: crate::measure::RouteMetrics,
     /// Set when the stop begins.
     pub stopping: AtomicBool,
     /// Set when the preload has finished (or was cut short by a stop).
@@ -229,7 +229,7 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
         tokens,
         tls,
         metrics,
-        routes: crate::routes::RouteMetrics::default(),
+        routes: crate::measure::RouteMetrics::default(),
         stopping: AtomicBool::new(false),
         preload_stop: AtomicBool::new(false),
     });
@@ -257,6 +257,7 @@ async fn serve(
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> StopReport {
     let app = crate::routes::router(Arc::clone(&state));
+    let probes = crate::routes::probes(Arc::clone(&state));
     let (stop_tx, stop_rx) = watch::channel(false);
     let upkeep_state = Arc::clone(&state);
     let upkeep = tokio::spawn(async move {
@@ -272,6 +273,7 @@ async fn serve(
         crate::connections::serve(
             listener,
             app,
+            probes,
             &serving.config,
             &serving.metrics,
             tls,

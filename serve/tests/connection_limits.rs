@@ -1,5 +1,5 @@
 //! Bounded resources, against a server in this process: connections over the limit are
-//! answered 503 and counted, a request head that does not arrive is cut off, a request
+//! answered 503 and counted (but for the probes, which a small reserve answers), a request head that does not arrive is cut off, a request
 //! that takes too long and a body that is too large get JSON refusals.
 
 mod common;
@@ -32,21 +32,50 @@ fn read_all(stream: &mut TcpStream) -> String {
 }
 
 #[test]
-fn connections_over_the_limit_are_answered_503_and_counted() {
+fn connections_over_the_limit_are_answered_503_and_counted_but_probes() {
     let place = Place::new();
     let mut config = place.config();
     config.snowflake = false;
     config.max_connections = 20;
     let server = place.start(config);
 
-    let held: Vec<TcpStream> = (0..20)
+    let mut held: Vec<TcpStream> = (0..20)
         .map(|_| TcpStream::connect(server.addr).unwrap())
         .collect();
-    let began = Instant::now();
-    while metric(&metrics_here(&server), "ferroflake_http_connections_open") != Some(20.0) {
-        assert!(began.elapsed() < Duration::from_secs(10), "not all held");
-        std::thread::yield_now();
+    let wait_open = |n: f64| {
+        let began = Instant::now();
+        while metric(&metrics_here(&server), "ferroflake_http_connections_open") != Some(n) {
+            assert!(
+                began.elapsed() < Duration::from_secs(10),
+                "not all {n} held"
+            );
+            std::thread::yield_now();
+        }
+    };
+    wait_open(20.0);
+
+    // At the limit, the probe reserve answers the probes, once per connection, and
+    // nothing else.
+    let once = |request: &[u8]| {
+        let mut over = TcpStream::connect(server.addr).unwrap();
+        over.write_all(request).unwrap();
+        read_all(&mut over)
+    };
+    for probe in ["/healthz", "/readyz"] {
+        let request = format!("GET {probe} HTTP/1.1\r\nHost: x\r\n\r\n");
+        let answer = once(request.as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 200 "), "{probe}: {answer:?}");
+        assert!(answer.contains("connection: close"), "{probe}: {answer:?}");
     }
+    let answer = once(b"GET /api/segment/get/k HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 503 "), "{answer:?}");
+    assert!(answer.contains("retry-after: 1"), "{answer:?}");
+    assert!(answer.contains("\"TOO_MANY_CONNECTIONS\""), "{answer:?}");
+
+    // The reserve held too, a connection is answered 503 at once, unread.
+    let reserve = ferroflake_serve::connections::PROBE_RESERVE;
+    held.extend((0..reserve).map(|_| TcpStream::connect(server.addr).unwrap()));
+    wait_open((20 + reserve) as f64);
     for _ in 0..5 {
         let mut over = TcpStream::connect(server.addr).unwrap();
         let answer = read_all(&mut over);
@@ -71,7 +100,7 @@ fn connections_over_the_limit_are_answered_503_and_counted() {
         &text,
         "ferroflake_http_connections_refused_total{reason=\"limit\"}",
     );
-    assert!(refused >= Some(5.0), "{refused:?} in\n{text}");
+    assert!(refused >= Some(6.0), "{refused:?} in\n{text}");
     assert_eq!(
         metric(&text, "ferroflake_http_connections_limit"),
         Some(20.0)

@@ -203,18 +203,20 @@ fn handshakes_in_progress_hold_connection_slots() {
         assert!(began.elapsed() < Duration::from_secs(10), "not all held");
         std::thread::yield_now();
     }
-    // Over the limit: closed unanswered (a plain-text 503 would be noise to TLS).
+    // Over the limit, the probe reserve: a connection that never handshakes is closed
+    // unanswered (a plain-text 503 would be noise to TLS); over TLS, the probes are
+    // answered and anything else is 503.
     let mut over = TcpStream::connect(server.addr).unwrap();
     assert_eq!(read_all(&mut over), b"");
-    let refused = server
-        .agent
-        .get(&format!("{}/api/segment/get/k", server.base))
-        .call();
-    assert!(refused.is_err(), "{:?}", refused.map(|r| r.status()));
+    let probe = server.get("/healthz");
+    assert_eq!(probe.status, 200, "{probe:?}");
+    let refused = server.get("/api/segment/get/k");
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.body.contains("TOO_MANY_CONNECTIONS"), "{refused:?}");
     wait_metric(
         &server,
         "ferroflake_http_connections_refused_total{reason=\"limit\"}",
-        2.0,
+        1.0,
     );
 
     drop(held);
