@@ -1,5 +1,6 @@
 //! The command line, as clap derives it.
 
+use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use ferroflake::Layout;
 
@@ -107,8 +108,75 @@ impl Cli {
                         })
                     })
             });
-        let matches = command.get_matches();
-        Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+        let matches = command.clone().get_matches();
+        warn_of_secrets(&command, &matches);
+        let mut cli = Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        if let (Command::Next(next), Some(("next", next_matches))) =
+            (&mut cli.command, matches.subcommand())
+        {
+            next.node_or_lease(next_matches)
+                .unwrap_or_else(|e| command.clone().error(e.0, e.1).exit());
+        }
+        cli
+    }
+}
+
+/// Warns, on stderr, of each address given on the command line with a secret in it: the
+/// command line is in the process list, which every user of the machine can read. The
+/// warning names the address with its secrets hidden, and the variable that keeps them
+/// out of the list where the flag has one.
+fn warn_of_secrets(command: &clap::Command, matches: &clap::ArgMatches) {
+    for arg in command.get_arguments() {
+        let id = arg.get_id().as_str();
+        let is_address = arg.get_value_names().is_some_and(|names| names == ["URL"]);
+        if !is_address || matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let Ok(Some(values)) = matches.try_get_raw(id) else {
+            continue;
+        };
+        for value in values.filter_map(|v| v.to_str()) {
+            let shown = ferroflake_lease_stores::redact(value);
+            if shown == value {
+                continue;
+            }
+            let instead = arg.get_env().map_or_else(
+                || "; give the password where the address' backend reads one".to_owned(),
+                |env| format!("; {} keeps it out of the list", env.to_string_lossy()),
+            );
+            eprintln!(
+                "warning: --{id} {shown} holds a secret, which every user of this machine can \
+                 read in the process list while this runs{instead}"
+            );
+        }
+    }
+    if let Some((name, sub_matches)) = matches.subcommand() {
+        if let Some(sub) = command.find_subcommand(name) {
+            warn_of_secrets(sub, sub_matches);
+        }
+    }
+}
+
+impl NextArgs {
+    /// `--node` and `--lease` on one command line are refused; a `--node` beats a registry
+    /// from FERROFLAKE_LEASE, as every flag beats its variable.
+    fn node_or_lease(
+        &mut self,
+        matches: &clap::ArgMatches,
+    ) -> Result<(), (clap::error::ErrorKind, &'static str)> {
+        if self.node.is_none() {
+            return Ok(());
+        }
+        match matches.value_source("lease") {
+            Some(ValueSource::CommandLine) => Err((
+                clap::error::ErrorKind::ArgumentConflict,
+                "the argument '--node <NODE>' cannot be used with '--lease <URL>'",
+            )),
+            _ => {
+                self.lease = None;
+                Ok(())
+            }
+        }
     }
 }
 
@@ -143,7 +211,7 @@ pub struct NextArgs {
 
     /// Use this node id, which you guarantee no other live generator uses. Without it, an
     /// id is leased from the registry for the duration of the command.
-    #[arg(long, conflicts_with = "lease")]
+    #[arg(long)]
     pub node: Option<u64>,
 
     /// Lease the node id from this registry: an absolute directory path or file:///path
@@ -151,8 +219,14 @@ pub struct NextArgs {
     /// with the `stores` feature: `cargo install --path cli --features stores`, which needs
     /// protoc). Refused: relative paths (each working directory would name another
     /// registry, and two registries can lease the same node id), the filesystem root, a
-    /// path that is not a directory, and unknown schemes (`mailto:x`).
-    #[arg(long, value_name = "URL")]
+    /// path that is not a directory, and unknown schemes (`mailto:x`). With `--node`, the
+    /// variable is not read.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FERROFLAKE_LEASE",
+        hide_env_values = true
+    )]
     pub lease: Option<String>,
 
     /// Put this shard in the lowest bits (layouts with shard bits, e.g. `sharded`).
@@ -305,7 +379,12 @@ pub struct StoreChoice {
     /// or postgres://, mysql://, redis:// (only in builds with the `stores` feature: `cargo
     /// install --path cli --features stores`). Refused: relative paths (each working
     /// directory would name another table, and two tables can hand out the same IDs).
-    #[arg(long, value_name = "URL")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FERROFLAKE_STORE",
+        hide_env_values = true
+    )]
     pub store: Option<String>,
 }
 
@@ -475,7 +554,12 @@ pub struct LeaseShowArgs {
 
     /// The registry: an absolute directory path or file:///path (the embedded registry),
     /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
-    #[arg(long, value_name = "URL")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FERROFLAKE_LEASE",
+        hide_env_values = true
+    )]
     pub lease: String,
 
     /// How to print the record.
@@ -487,7 +571,12 @@ pub struct LeaseShowArgs {
 pub struct LeaseListArgs {
     /// The registry: an absolute directory path or file:///path (the embedded registry),
     /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
-    #[arg(long, value_name = "URL")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FERROFLAKE_LEASE",
+        hide_env_values = true
+    )]
     pub lease: String,
 
     /// How to print the node ids.
@@ -510,7 +599,12 @@ pub enum ListFormat {
 pub struct LeaseRestoredArgs {
     /// The registry: an absolute directory path or file:///path (the embedded registry),
     /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
-    #[arg(long, value_name = "URL")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FERROFLAKE_LEASE",
+        hide_env_values = true
+    )]
     pub lease: String,
 
     /// The longest TTL any holder of the registry uses, in ms (the floor lasts this plus

@@ -373,6 +373,79 @@ fn store_urls_need_the_stores_feature_or_a_reachable_store() {
 }
 
 #[test]
+fn a_secret_on_the_command_line_is_warned_of_hidden_and_kept_out_by_the_variable() {
+    let secret = "pw-on-the-command-line";
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["next", "--lease"],
+            "redis://:PW@127.0.0.1:1/0",
+            "FERROFLAKE_LEASE",
+        ),
+        (
+            &["lease", "list", "--lease"],
+            "postgres://u:PW@127.0.0.1:1/ids",
+            "FERROFLAKE_LEASE",
+        ),
+        (
+            &["segment", "status", "k", "--store"],
+            "mysql://u:PW@127.0.0.1:1/ids",
+            "FERROFLAKE_STORE",
+        ),
+        (
+            // Refused (no key could open) once the command line is read: it returns.
+            &["serve", "--max-keys", "0", "--store"],
+            "postgres://u@127.0.0.1:1/ids?password=PW",
+            "FERROFLAKE_STORE",
+        ),
+    ];
+    for (args, address, variable) in cases {
+        let address = address.replace("PW", secret);
+        let mut given = args.to_vec();
+        given.push(&address);
+        let output = ferroflake(&given);
+        let text = format!(
+            "{}{}",
+            stderr(&output),
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert!(!text.contains(secret), "{given:?}: {text}");
+        assert!(
+            text.contains("warning: --")
+                && text.contains("process list")
+                && text.contains(variable),
+            "{given:?}: {text}"
+        );
+        // The same address from the variable: no warning, and the secret still hidden.
+        let output = Command::new(BIN)
+            .args(&given[..given.len() - 2])
+            .env(variable, &address)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            stderr(&output),
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert!(!text.contains(secret), "{variable}: {text}");
+        assert!(!text.contains("warning: --"), "{variable}: {text}");
+    }
+    // An address without a secret is no cause for a warning.
+    let output = ferroflake(&["lease", "list", "--lease", "redis://127.0.0.1:1/0"]);
+    assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_node_beats_the_registry_variable_as_a_flag_beats_any_variable() {
+    let output = Command::new(BIN)
+        .args(["next", "--node", "7", "--format", "dec"])
+        .env("FERROFLAKE_LEASE", "relative/not/a/registry")
+        .output()
+        .unwrap();
+    let id: u64 = stdout(&output).trim().parse().unwrap();
+    assert_eq!(Layout::twitter().decode(id).unwrap().node, 7);
+}
+
+#[test]
 fn usage_errors_exit_2_with_a_message() {
     let cases: [(&[&str], &str); 5] = [
         (
