@@ -71,7 +71,9 @@ pub enum Command {
     /// /v1/unmask/{text}, /v1/decode/{id}, /v1/status, /v1/constant (JSON, IDs as
     /// strings); any method on /decodeSnowflakeId (Leaf's); admin: GET /v1/admin/keys,
     /// /v1/admin/leases, POST /v1/admin/segment/{key}?start=N&step=S, /v1/admin/segment/{key}/recover and
-    /// /v1/admin/segment/{key}/step; /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
+    /// /v1/admin/segment/{key}/step; the segment store itself, for clients that issue from
+    /// ranges: POST /v1/store/segment/{key}/allocate and /v1/store/segment/{key}/give-back,
+    /// GET /v1/store/segment/{key}; /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
     /// half-sent connections close at once, requests in flight finish, unissued segment
     /// IDs go back to the table, the lease is released, exit 0. A second signal exits at
     /// once.

@@ -48,8 +48,9 @@ type Shared = Arc<AppState>;
 /// `ferroflake segment recover`).
 const RECOVER_STEP: u64 = 1000;
 
-/// A segment admin route's answer: `body` with `status`, or the refusal, counted.
-fn answer(
+/// A segment admin or store route's answer: `body` with `status`, or the refusal,
+/// counted.
+pub(crate) fn segment_answer(
     state: &AppState,
     status: StatusCode,
     result: Result<serde_json::Value, Refusal>,
@@ -127,7 +128,7 @@ pub(crate) async fn create(
         Ok::<_, Refusal>(json!({ "key": key, "start": start.to_string(), "step": step }))
     }
     .await;
-    answer(&state, StatusCode::CREATED, result)
+    segment_answer(&state, StatusCode::CREATED, result)
 }
 
 /// `POST /v1/admin/segment/{key}/recover?above=N[&step=S]`.
@@ -164,7 +165,7 @@ pub(crate) async fn recover(
         Ok::<_, Refusal>(row_json(&state, &key, row))
     }
     .await;
-    answer(&state, StatusCode::OK, result)
+    segment_answer(&state, StatusCode::OK, result)
 }
 
 /// `POST /v1/admin/segment/{key}/step?step=S`.
@@ -191,7 +192,7 @@ pub(crate) async fn set_step(
         Ok::<_, Refusal>(row_json(&state, &key, row))
     }
     .await;
-    answer(&state, StatusCode::OK, result)
+    segment_answer(&state, StatusCode::OK, result)
 }
 
 /// A key's row after a change, and whether the key is open on this server.
@@ -208,13 +209,13 @@ fn row_json(state: &AppState, key: &str, row: KeyRecord) -> serde_json::Value {
     })
 }
 
-fn store(state: &AppState) -> Result<Arc<dyn SegmentStore>, Refusal> {
+pub(crate) fn store(state: &AppState) -> Result<Arc<dyn SegmentStore>, Refusal> {
     let segments = state.segments.as_ref().ok_or_else(segment_off)?;
     Ok(Arc::clone(segments.store()))
 }
 
 /// Runs a store call on the blocking pool: stores block.
-async fn on_the_store<T: Send + 'static>(
+pub(crate) async fn on_the_store<T: Send + 'static>(
     call: impl FnOnce() -> Result<T, SegmentError> + Send + 'static,
 ) -> Result<T, SegmentError> {
     tokio::task::spawn_blocking(call).await.unwrap_or_else(|e| {
@@ -225,9 +226,9 @@ async fn on_the_store<T: Send + 'static>(
     })
 }
 
-/// A store's refusal of an admin call: a conflict with the key's row is 409, not the
-/// 503 an ID request gets for a rewound key.
-fn store_refusal(e: &SegmentError) -> Refusal {
+/// A store's refusal of an admin or store call: a conflict with the key's row is 409,
+/// not the 503 an ID request gets for a rewound key.
+pub(crate) fn store_refusal(e: &SegmentError) -> Refusal {
     match e {
         SegmentError::KeyExists { .. } | SegmentError::Rewound { .. } => Refusal {
             status: StatusCode::CONFLICT,

@@ -43,7 +43,10 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
         | "/v1/segment/{key}"
         | "/v1/snowflake/{key}"
         | "/v1/masked/segment/{key}"
-        | "/v1/masked/snowflake/{key}" => {
+        | "/v1/masked/snowflake/{key}"
+        | "/v1/store/segment/{key}"
+        | "/v1/store/segment/{key}/allocate"
+        | "/v1/store/segment/{key}/give-back" => {
             // A key that does not decode is met only by `issue:*` or `admin`; the route
             // then answers 400 for it.
             Need::Issue(key.unwrap_or(""))
@@ -285,6 +288,9 @@ mod tests {
             "/v1/snowflake/{key}",
             "/v1/masked/segment/{key}",
             "/v1/masked/snowflake/{key}",
+            "/v1/store/segment/{key}",
+            "/v1/store/segment/{key}/allocate",
+            "/v1/store/segment/{key}/give-back",
         ] {
             assert_eq!(need_of(route, Some("k")), Need::Issue("k"), "{route}");
             assert_eq!(need_of(route, None), Need::Issue(""), "{route}");

@@ -17,6 +17,7 @@
 //! | `POST /v1/admin/segment/{key}?start=N&step=S` | admin: creates a key in the store (201; 409 `KEY_EXISTS`, `REWOUND`) |
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | admin: raises a key above `N`, never lowers it |
 //! | `POST /v1/admin/segment/{key}/step?step=S` | admin: sets a key's stored step |
+//! | `POST /v1/store/segment/{key}/allocate?step=N`, `.../give-back?...`, `GET /v1/store/segment/{key}` | the segment store itself, for clients that issue from ranges (see [`remote_store`](crate::remote_store)) |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
@@ -87,6 +88,9 @@ pub const ROUTES: &[&str] = &[
     "/v1/admin/segment/{key}",
     "/v1/admin/segment/{key}/recover",
     "/v1/admin/segment/{key}/step",
+    "/v1/store/segment/{key}",
+    "/v1/store/segment/{key}/allocate",
+    "/v1/store/segment/{key}/give-back",
     "/v1/constant",
     "/metrics",
     "/healthz",
@@ -139,6 +143,18 @@ pub fn router(state: Shared) -> Router {
         .route(
             listed("/v1/admin/segment/{key}/step"),
             post(crate::admin::set_step),
+        )
+        .route(
+            listed("/v1/store/segment/{key}"),
+            get(crate::remote_store::peek),
+        )
+        .route(
+            listed("/v1/store/segment/{key}/allocate"),
+            post(crate::remote_store::allocate),
+        )
+        .route(
+            listed("/v1/store/segment/{key}/give-back"),
+            post(crate::remote_store::give_back),
         )
         .route(listed("/metrics"), get(metrics))
         .route(listed("/healthz"), get(healthz))

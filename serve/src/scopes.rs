@@ -2,7 +2,7 @@
 //!
 //! | scope | grants |
 //! |---|---|
-//! | `issue:KEY` | IDs for the key `KEY`, on every ID route, segment or snowflake |
+//! | `issue:KEY` | IDs for the key `KEY`, on every ID route, segment or snowflake, and its ranges on the store routes `/v1/store/segment/KEY...` |
 //! | `issue:PREFIX*` | IDs for every key that starts with `PREFIX` |
 //! | `issue:*` | IDs for every key |
 //! | `read` | `/v1/status`, `/v1/segment/{key}/status`, `/metrics`, `/v1/decode/{id}`, `/decodeSnowflakeId`, `/v1/constant` |

@@ -1,0 +1,111 @@
+//! The server's segment store, over HTTP: the routes that a `ferroflake+http://` store
+//! calls, so that a client takes whole ranges through the service and issues from them
+//! in its own memory, as it would from the store itself. Each needs the `issue` scope of
+//! its key when the server has tokens.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `POST /v1/store/segment/{key}/allocate?step=N` | `{"key","start","end","table_step"}`: the next `N` IDs of the key, `[start, end)`, taken from the table in one update (`start`, `end` as strings) |
+//! | `POST /v1/store/segment/{key}/give-back?start=S&end=E&expected_max_id=M` | `{"key","given_back":true\|false}`: the caller's unissued top `[S, E)` back to the table, only if nobody took a range since (the table still at `M = E`) |
+//! | `GET /v1/store/segment/{key}` | `{"key","max_id","step"}`, or `{"key","max_id":null,"step":null}` for a key with no row |
+//!
+//! Refusals are the store's, by kind, as [`SegmentError::name`] gives it: 404
+//! `UNKNOWN_KEY`, 400 `INVALID_KEY` or `INVALID_CONFIG`, 410 `EXHAUSTED`, 409 `REWOUND`,
+//! 503 `UNAVAILABLE` with `Retry-After`; 400 `BAD_PARAMETER` for a parameter missing or
+//! not a whole number; 404 `MODE_OFF` with segment mode off. Creating, recovering and
+//! stepping a key are the admin routes' (see [`admin`](crate::admin)).
+//!
+//! A range is the caller's once it is answered. One whose answer is lost (the client gave
+//! up, the connection broke) is never issued by anyone: the table has moved past it.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use ferroflake_segment::Range;
+use serde_json::json;
+
+use crate::admin::{on_the_store, segment_answer, store, store_refusal};
+use crate::query::Params;
+use crate::refusal::Refusal;
+use crate::routes::key_from;
+use crate::server::AppState;
+
+type Shared = Arc<AppState>;
+
+/// `POST /v1/store/segment/{key}/allocate?step=N`.
+pub(crate) async fn allocate(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let query = Params::parse_only(query.as_deref(), &["step"])?;
+        let step: u64 = query.required_number("step")?;
+        let store = store(&state)?;
+        let owned = key.clone();
+        let allocation = on_the_store(move || store.allocate(&owned, step))
+            .await
+            .map_err(|e| store_refusal(&e))?;
+        Ok::<_, Refusal>(json!({
+            "key": key,
+            "start": allocation.range.start.to_string(),
+            "end": allocation.range.end.to_string(),
+            "table_step": allocation.table_step,
+        }))
+    }
+    .await;
+    segment_answer(&state, StatusCode::OK, result)
+}
+
+/// `POST /v1/store/segment/{key}/give-back?start=S&end=E&expected_max_id=M`.
+pub(crate) async fn give_back(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        let query = Params::parse_only(query.as_deref(), &["start", "end", "expected_max_id"])?;
+        let rest = Range {
+            start: query.required_number("start")?,
+            end: query.required_number("end")?,
+        };
+        let expected: u64 = query.required_number("expected_max_id")?;
+        let store = store(&state)?;
+        let owned = key.clone();
+        let given_back = on_the_store(move || store.give_back(&owned, rest, expected))
+            .await
+            .map_err(|e| store_refusal(&e))?;
+        Ok::<_, Refusal>(json!({ "key": key, "given_back": given_back }))
+    }
+    .await;
+    segment_answer(&state, StatusCode::OK, result)
+}
+
+/// `GET /v1/store/segment/{key}`: the key's row, read without changing it.
+pub(crate) async fn peek(
+    State(state): State<Shared>,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let result = async {
+        let key = key_from(path)?;
+        Params::parse_only(query.as_deref(), &[])?;
+        let store = store(&state)?;
+        let owned = key.clone();
+        let row = on_the_store(move || store.peek(&owned))
+            .await
+            .map_err(|e| store_refusal(&e))?;
+        Ok::<_, Refusal>(json!({
+            "key": key,
+            "max_id": row.map(|r| r.max_id.to_string()),
+            "step": row.map(|r| r.step),
+        }))
+    }
+    .await;
+    segment_answer(&state, StatusCode::OK, result)
+}

@@ -1,0 +1,152 @@
+//! The store routes over real HTTP: ranges taken through the server are the table's own,
+//! disjoint from the server's and from each other; a give-back is conditional; a peek
+//! changes nothing; the store's refusals keep their kinds; a token reaches only its keys.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Place, Server};
+
+fn server(place: &Place, tokens: Option<&str>) -> Server {
+    place.create("orders", 1, 100);
+    place.create("users", 1, 100);
+    let mut config = place.config();
+    config.snowflake = false;
+    if let Some(tokens) = tokens {
+        let path = place.dir.path().join("tokens.toml");
+        common::write_whole(&path, tokens);
+        config.tokens_file = Some(path);
+    }
+    let server = place.start(config);
+    server.wait_ready(Duration::from_secs(15));
+    server
+}
+
+fn range(server: &Server, path: &str) -> (u64, u64) {
+    let a = server.post(path);
+    assert_eq!(a.status, 200, "{path}: {a:?}");
+    let body = a.json();
+    let number = |name: &str| body[name].as_str().unwrap().parse::<u64>().unwrap();
+    (number("start"), number("end"))
+}
+
+#[test]
+fn ranges_taken_through_the_server_are_the_tables_and_never_overlap() {
+    let place = Place::new();
+    let server = server(&place, None);
+    let first = range(&server, "/v1/store/segment/orders/allocate?step=10");
+    assert_eq!(first, (1, 11));
+    // The server's own issuing takes its ranges from the same row.
+    let issued = server.get("/v1/segment/orders?count=3").ids();
+    assert!(issued.iter().all(|id| *id >= 11), "{issued:?}");
+    let second = range(&server, "/v1/store/segment/orders/allocate?step=5000");
+    assert!(
+        second.0 > *issued.iter().max().unwrap(),
+        "{second:?} {issued:?}"
+    );
+    assert_eq!(second.1 - second.0, 5000);
+    assert_eq!(place.max_id("orders"), second.1);
+
+    let peek = server.get("/v1/store/segment/orders").json();
+    assert_eq!(peek["max_id"], second.1.to_string(), "{peek}");
+    assert_eq!(peek["step"], 100, "{peek}");
+    assert_eq!(place.max_id("orders"), second.1, "a peek changes nothing");
+    let none = server.get("/v1/store/segment/nobody").json();
+    assert_eq!(none["max_id"], serde_json::Value::Null, "{none}");
+    server.stop();
+}
+
+#[test]
+fn a_give_back_holds_only_while_nobody_took_a_range_since() {
+    let place = Place::new();
+    let server = server(&place, None);
+    let (start, end) = range(&server, "/v1/store/segment/users/allocate?step=100");
+    let back = |from: u64, to: u64, expected: u64| {
+        let a = server.post(&format!(
+            "/v1/store/segment/users/give-back?start={from}&end={to}&expected_max_id={expected}"
+        ));
+        assert_eq!(a.status, 200, "{a:?}");
+        a.json()["given_back"].as_bool().unwrap()
+    };
+    let (_, later_end) = range(&server, "/v1/store/segment/users/allocate?step=100");
+    assert!(!back(start + 10, end, end), "someone took a range since");
+    assert_eq!(place.max_id("users"), later_end);
+    assert!(back(later_end - 60, later_end, later_end));
+    assert_eq!(place.max_id("users"), later_end - 60);
+    let (again, _) = range(&server, "/v1/store/segment/users/allocate?step=100");
+    assert_eq!(again, later_end - 60, "the given-back IDs are taken next");
+    server.stop();
+}
+
+#[test]
+fn the_stores_refusals_keep_their_kinds() {
+    let place = Place::new();
+    let server = server(&place, None);
+    for (path, status, kind) in [
+        (
+            "/v1/store/segment/nobody/allocate?step=10",
+            404,
+            "UNKNOWN_KEY",
+        ),
+        (
+            "/v1/store/segment/orders/allocate?step=0",
+            400,
+            "INVALID_CONFIG",
+        ),
+        ("/v1/store/segment/orders/allocate", 400, "BAD_PARAMETER"),
+        (
+            "/v1/store/segment/orders/allocate?step=x",
+            400,
+            "BAD_PARAMETER",
+        ),
+        (
+            "/v1/store/segment/orders/allocate?step=1&n=2",
+            400,
+            "UNKNOWN_PARAMETER",
+        ),
+        (
+            "/v1/store/segment/orders/give-back?start=1&end=2",
+            400,
+            "BAD_PARAMETER",
+        ),
+    ] {
+        let a = server.post(path);
+        assert_eq!(
+            (a.status, a.kind().as_str()),
+            (status, kind),
+            "{path}: {a:?}"
+        );
+    }
+    let a = server.get("/v1/store/segment/orders/allocate?step=10");
+    assert_eq!(a.status, 405, "a GET takes no range: {a:?}");
+    assert_eq!(place.max_id("orders"), 1, "no refusal moved the row");
+    server.stop();
+}
+
+#[test]
+fn a_token_takes_ranges_of_its_own_keys_only() {
+    let place = Place::new();
+    let tokens = common::tokens_toml(&[("orders", "t-orders", &["issue:orders"])]);
+    let server = server(&place, Some(&tokens));
+    let a = server.post_as("/v1/store/segment/orders/allocate?step=10", "t-orders");
+    assert_eq!(a.status, 200, "{a:?}");
+    for path in [
+        "/v1/store/segment/users/allocate?step=10",
+        "/v1/store/segment/users/give-back?start=1&end=2&expected_max_id=2",
+    ] {
+        let a = server.post_as(path, "t-orders");
+        assert_eq!(
+            (a.status, a.kind().as_str()),
+            (403, "OUT_OF_SCOPE"),
+            "{a:?}"
+        );
+    }
+    let a = server.get_as("/v1/store/segment/users", "t-orders");
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = server.post("/v1/store/segment/orders/allocate?step=10");
+    assert_eq!((a.status, a.kind().as_str()), (401, "NO_TOKEN"), "{a:?}");
+    assert_eq!(place.max_id("users"), 1);
+    assert_eq!(place.max_id("orders"), 11);
+    server.stop();
+}
