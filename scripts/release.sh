@@ -51,6 +51,7 @@ crates=(
   ferroflake-lease
   ferroflake-lease-stores
   ferroflake-segment
+  ferroflake-remote
   ferroflake-segment-stores
   ferroflake-serve
   ferroflake-cli
@@ -193,7 +194,7 @@ SHIM
 #     prebuilt package in `optionalDependencies`; its install script (install.js) uses that
 #     package where it loads and builds from the sources elsewhere.
 node_crates=(ferroflake ferroflake-store-address ferroflake-lease ferroflake-lease-stores
-  ferroflake-segment ferroflake-segment-stores)
+  ferroflake-segment ferroflake-remote ferroflake-segment-stores)
 build_npm() {
   local stage="$target_dir/release-stage/npm"
   local platform=linux-x64-gnu triple=x86_64-unknown-linux-gnu

@@ -61,7 +61,7 @@ check versions-agree python3 scripts/check-versions.py
 # --- crates -------------------------------------------------------------------------------
 
 crates=(ferroflake ferroflake-store-address ferroflake-lease ferroflake-lease-stores
-  ferroflake-segment ferroflake-segment-stores ferroflake-serve ferroflake-cli)
+  ferroflake-segment ferroflake-remote ferroflake-segment-stores ferroflake-serve ferroflake-cli)
 
 # Every published crate as crates.io receives it: the files users and the registry expect,
 # and the metadata of its normalized Cargo.toml.

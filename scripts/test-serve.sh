@@ -17,7 +17,7 @@ done
 # Unit tests, routes, readiness and the two-server run, in the test processes; then the
 # binary as a child process (cli/tests/serve.rs): SIGTERM under load, a second signal, a
 # drain timeout.
-rust_tests_by_file 'package(ferroflake-serve) | (package(ferroflake-cli) & binary(serve))'
+rust_tests_by_file 'package(ferroflake-serve) | package(ferroflake-remote) | (package(ferroflake-cli) & binary(serve))'
 
 FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR

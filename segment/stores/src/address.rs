@@ -56,6 +56,15 @@ pub enum StoreAddress {
         /// otherwise).
         accept_lost_writes: bool,
     },
+    /// `ferroflake+http://host:port[,host:port...]/` (or `ferroflake+https://`): the
+    /// segment store of a ferroflake service, its ranges taken over HTTP from the first of
+    /// its servers that answers ([`RemoteStore`](ferroflake_remote::RemoteStore), with
+    /// the `remote` feature).
+    Service {
+        /// The address as given (it holds no secret: the token is in a file or the
+        /// environment).
+        address: String,
+    },
 }
 
 impl StoreAddress {
@@ -84,9 +93,16 @@ impl StoreAddress {
             }
             return sqlite_path(rest).map_err(bad);
         }
+        if is_service(address) {
+            #[cfg(feature = "remote")]
+            ferroflake_remote::ServiceAddress::parse(address).map_err(|e| bad(&e))?;
+            return Ok(StoreAddress::Service {
+                address: address.to_owned(),
+            });
+        }
         let url = StoreUrl::parse(address).map_err(|e| {
             bad(&format!(
-                "{e}: use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
+                "{e}: use an absolute path, sqlite:///file, postgres://, mysql://, redis:// or ferroflake+http://"
             ))
         })?;
         match url.scheme() {
@@ -126,7 +142,7 @@ impl StoreAddress {
                 })
             }
             other => Err(bad(&format!(
-                "unknown scheme {other:?}: use an absolute path, sqlite:///file, postgres://, mysql:// or redis://"
+                "unknown scheme {other:?}: use an absolute path, sqlite:///file, postgres://, mysql://, redis:// or ferroflake+http://"
             ))),
         }
     }
@@ -143,8 +159,18 @@ impl std::fmt::Display for StoreAddress {
             StoreAddress::Redis { url, prefix, .. } => {
                 write!(f, "{} (prefix {prefix})", redact(url))
             }
+            StoreAddress::Service { address } => write!(f, "{}", redact(address)),
         }
     }
+}
+
+/// Whether `address` names a ferroflake service (`ferroflake+http://`,
+/// `ferroflake+https://`).
+fn is_service(address: &str) -> bool {
+    ferroflake_store_address::scheme_of(address).is_some_and(|scheme| {
+        scheme.eq_ignore_ascii_case("ferroflake+http")
+            || scheme.eq_ignore_ascii_case("ferroflake+https")
+    })
 }
 
 /// Whether the address says `accept=lost-writes`: the one risk a store accepts by name.
@@ -243,6 +269,21 @@ mod tests {
                 accept_lost_writes: false,
             }
         );
+        let service = "ferroflake+https://ids-a:8443,ids-b:8443/?token_file=/run/t";
+        assert_eq!(
+            StoreAddress::parse(service).unwrap(),
+            StoreAddress::Service {
+                address: service.into()
+            }
+        );
+    }
+
+    #[cfg(feature = "remote")]
+    #[test]
+    fn a_service_address_that_cannot_work_is_refused_here() {
+        assert!(bad("ferroflake+http://"));
+        assert!(bad("ferroflake+http://a:1/?token=t"));
+        assert!(bad("ferroflake+http://a:1/?nope=1"));
     }
 
     #[test]

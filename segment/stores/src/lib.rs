@@ -119,6 +119,10 @@ fn open_bare(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, SegmentErr
         } => Ok(Arc::new(RedisStore::connect_accepting_lost_writes(
             url, prefix,
         )?)),
+        #[cfg(feature = "remote")]
+        StoreAddress::Service { address } => {
+            Ok(Arc::new(ferroflake_remote::RemoteStore::open(address)?))
+        }
         other => Err(SegmentError::InvalidConfig {
             detail: format!("{other}: this build leaves that store out (enable its feature)"),
         }),
@@ -145,6 +149,11 @@ fn record_identity(address: &StoreAddress) -> String {
         }
         StoreAddress::Mysql { url, table, .. } => format!("mysql {} {table}", database(url)),
         StoreAddress::Redis { url, prefix, .. } => format!("redis {} {prefix}", database(url)),
+        // The servers of one service share its table.
+        StoreAddress::Service { address } => {
+            let servers = address.split(['?', '#']).next().unwrap_or(address);
+            format!("service {}", servers.to_ascii_lowercase())
+        }
     }
 }
 

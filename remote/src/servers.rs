@@ -1,0 +1,317 @@
+//! The servers of one address, and which to ask: in the address' order, from the last one
+//! that answered (the first, at the start); one that failed (no answer, a broken
+//! connection, a 5xx) is tried after the others for [`SKIP_FOR`]; a refusal another server
+//! would repeat (a 4xx) is the caller's answer.
+//!
+//! A request whose connection failed before it was sent goes to the next server. One
+//! that may have reached a server (its answer lost or late, or a 5xx) goes on only if
+//! the caller said it may be applied twice ([`Resend::Safe`]): a second range taken is
+//! wasted, never repeated; a give-back applied late is refused by its own condition.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
+
+use crate::address::{ServiceAddress, TOKEN_VARIABLE};
+
+/// How long a server that failed is tried only after the others.
+pub const SKIP_FOR: Duration = Duration::from_secs(2);
+
+/// The most bytes of an answer read: the service's answers are small.
+const MAX_ANSWER: u64 = 64 * 1024;
+
+/// The most bytes of a token file.
+const MAX_TOKEN: u64 = 4096;
+
+/// Whether a request may go to another server after one may have applied it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resend {
+    /// Applying it twice is harmless.
+    Safe,
+    /// Only if it was never sent.
+    OnlyIfUnsent,
+}
+
+/// Why a request has no answer to give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// No server gave an answer: each one's reason.
+    Unavailable(String),
+    /// A server refused the request, as every server would (`kind` as the service names
+    /// it).
+    Refused {
+        status: u16,
+        kind: String,
+        message: String,
+    },
+}
+
+struct Server {
+    base: String,
+    skip_until: Mutex<Option<Instant>>,
+}
+
+/// The servers of an address, with one HTTP client for all.
+pub struct Servers {
+    servers: Vec<Server>,
+    /// The index of the server that answered last.
+    preferred: AtomicUsize,
+    agent: ureq::Agent,
+    authorization: Option<String>,
+}
+
+impl Servers {
+    /// The servers of `address`, its token read (from its `token_file`, else
+    /// [`TOKEN_VARIABLE`]; none if neither is set), its certificate authority loaded.
+    ///
+    /// # Errors
+    /// The token file or the CA file cannot be read, or holds nothing usable.
+    pub fn open(address: &ServiceAddress) -> Result<Self, String> {
+        let token = match &address.token_file {
+            Some(path) => Some(read_token(path)?),
+            None => std::env::var(TOKEN_VARIABLE)
+                .ok()
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty()),
+        };
+        let mut tls = TlsConfig::builder();
+        if let Some(path) = &address.ca_file {
+            tls = tls.root_certs(read_authorities(path)?);
+        }
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(address.timeout))
+            .timeout_connect(Some(address.timeout.min(Duration::from_secs(1))))
+            .max_redirects(0)
+            .https_only(address.tls)
+            .tls_config(tls.build())
+            .build()
+            .new_agent();
+        Ok(Servers {
+            servers: address
+                .bases
+                .iter()
+                .map(|base| Server {
+                    base: base.clone(),
+                    skip_until: Mutex::new(None),
+                })
+                .collect(),
+            preferred: AtomicUsize::new(0),
+            agent,
+            authorization: token.map(|t| format!("Bearer {t}")),
+        })
+    }
+
+    /// `POST` (or with `post` false, `GET`) `path` on the first server that answers, and
+    /// its JSON answer.
+    ///
+    /// # Errors
+    /// See [`Failure`].
+    pub fn call(
+        &self,
+        post: bool,
+        path: &str,
+        resend: Resend,
+    ) -> Result<serde_json::Value, Failure> {
+        let mut reasons = Vec::new();
+        for index in self.order() {
+            let server = &self.servers[index];
+            let url = format!("{}{path}", server.base);
+            let sent = if post {
+                self.authorized(self.agent.post(&url)).send_empty()
+            } else {
+                self.authorized(self.agent.get(&url)).call()
+            };
+            let (reason, may_have_applied) = match sent {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let body = response
+                        .into_body()
+                        .with_config()
+                        .limit(MAX_ANSWER)
+                        .read_to_string();
+                    match (status, body) {
+                        (200..=299, Ok(body)) => {
+                            match serde_json::from_str::<serde_json::Value>(&body) {
+                                Ok(answer) => {
+                                    self.answered(index);
+                                    return Ok(answer);
+                                }
+                                Err(e) => (format!("an answer that is not JSON ({e})"), true),
+                            }
+                        }
+                        (400..=499, Ok(body)) => {
+                            self.answered(index);
+                            return Err(refusal(status, &body));
+                        }
+                        (_, Ok(body)) => (describe_refusal(status, &body), true),
+                        (_, Err(e)) => (format!("status {status}, its body unread: {e}"), true),
+                    }
+                }
+                Err(e) => (e.to_string(), !never_sent(&e)),
+            };
+            self.skip(index);
+            reasons.push(format!("{}: {reason}", server.base));
+            if may_have_applied && resend == Resend::OnlyIfUnsent {
+                break;
+            }
+        }
+        Err(Failure::Unavailable(reasons.join("; ")))
+    }
+
+    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match &self.authorization {
+            Some(authorization) => request.header("authorization", authorization),
+            None => request,
+        }
+    }
+
+    /// Every server once: from the preferred one on, those not being skipped first.
+    fn order(&self) -> Vec<usize> {
+        let n = self.servers.len();
+        let first = self.preferred.load(Ordering::Relaxed) % n;
+        let now = Instant::now();
+        let (mut up, down): (Vec<usize>, Vec<usize>) =
+            (0..n).map(|i| (first + i) % n).partition(|&i| {
+                let until = *self.servers[i]
+                    .skip_until
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                !matches!(until, Some(until) if until > now)
+            });
+        up.extend(down);
+        up
+    }
+
+    fn answered(&self, index: usize) {
+        *self.servers[index]
+            .skip_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+        self.preferred.store(index, Ordering::Relaxed);
+    }
+
+    fn skip(&self, index: usize) {
+        *self.servers[index]
+            .skip_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + SKIP_FOR);
+    }
+}
+
+/// Whether `e` happened before the request left: no server can have applied it.
+fn never_sent(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind;
+    match e {
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => true,
+        ureq::Error::Timeout(t) => matches!(t, ureq::Timeout::Resolve | ureq::Timeout::Connect),
+        ureq::Error::Io(io) => matches!(
+            io.kind(),
+            ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable
+        ),
+        _ => false,
+    }
+}
+
+/// The service's refusal (`{"error":{"kind","message"}}`), or the status and text when
+/// the body is not one (a proxy in between, a Leaf route's text).
+fn refusal(status: u16, body: &str) -> Failure {
+    let parsed: Option<(String, String)> = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            let error = v.get("error")?;
+            Some((
+                error.get("kind")?.as_str()?.to_owned(),
+                error.get("message")?.as_str()?.to_owned(),
+            ))
+        });
+    let (kind, message) =
+        parsed.unwrap_or_else(|| (format!("HTTP_{status}"), shortened(body).to_owned()));
+    Failure::Refused {
+        status,
+        kind,
+        message,
+    }
+}
+
+fn describe_refusal(status: u16, body: &str) -> String {
+    match refusal(status, body) {
+        Failure::Refused { kind, message, .. } => format!("{status} {kind}: {message}"),
+        Failure::Unavailable(reason) => reason,
+    }
+}
+
+fn shortened(text: &str) -> &str {
+    let end = text
+        .char_indices()
+        .nth(200)
+        .map_or(text.len(), |(at, _)| at);
+    text[..end].trim()
+}
+
+fn read_token(path: &Path) -> Result<String, String> {
+    let text =
+        read_small(path, MAX_TOKEN).map_err(|e| format!("token_file {}: {e}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        return Err(format!(
+            "token_file {} must hold one token, on its own",
+            path.display()
+        ));
+    }
+    Ok(token.to_owned())
+}
+
+fn read_authorities(path: &Path) -> Result<RootCerts, String> {
+    let text = read_small(path, 1 << 20).map_err(|e| format!("ca_file {}: {e}", path.display()))?;
+    let certificates: Vec<Certificate<'static>> = ureq::tls::parse_pem(text.as_bytes())
+        .filter_map(|item| match item {
+            Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if certificates.is_empty() {
+        return Err(format!(
+            "ca_file {} holds no PEM certificate",
+            path.display()
+        ));
+    }
+    Ok(RootCerts::new_with_certs(&certificates))
+}
+
+fn read_small(path: &Path, limit: u64) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > limit {
+        return Err(format!("longer than {limit} bytes"));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_that_failed_is_tried_after_the_others_for_a_while() {
+        let address = ServiceAddress::parse("ferroflake+http://a:1,b:2,c:3").unwrap();
+        let servers = Servers::open(&address).unwrap();
+        assert_eq!(servers.order(), [0, 1, 2]);
+        servers.skip(0);
+        assert_eq!(servers.order(), [1, 2, 0]);
+        servers.answered(2);
+        assert_eq!(servers.order(), [2, 1, 0]);
+        servers.answered(0);
+        assert_eq!(servers.order(), [0, 1, 2]);
+        servers.skip(1);
+        *servers.servers[1].skip_until.lock().unwrap() = Some(Instant::now());
+        assert_eq!(servers.order(), [0, 1, 2], "the skip is over");
+    }
+}

@@ -1,0 +1,151 @@
+//! A `ferroflake+http://` store over two services on one table: a client goes on through
+//! the server that answers, passes over one that does not within its timeout, sends a
+//! give-back that may have been applied to no second server, and fails closed with
+//! neither.
+
+mod common;
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Place, Server};
+use ferroflake_remote::RemoteStore;
+use ferroflake_segment::{Range, SegmentError, SegmentStore};
+
+fn service(place: &Place) -> Server {
+    let mut config = place.config();
+    config.snowflake = false;
+    place.start(config)
+}
+
+fn store(servers: &[SocketAddr]) -> RemoteStore {
+    let list: Vec<String> = servers.iter().map(ToString::to_string).collect();
+    RemoteStore::open(&format!(
+        "ferroflake+http://{}/?timeout_ms=300",
+        list.join(",")
+    ))
+    .unwrap()
+}
+
+/// A loopback port that accepts connections and never answers, as a paused server.
+fn silent() -> (SocketAddr, Arc<Mutex<Vec<TcpStream>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = Arc::clone(&held);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            keep.lock().unwrap().push(stream);
+        }
+    });
+    (addr, held)
+}
+
+/// A loopback port nothing listens on: connections are refused, nothing is sent.
+fn closed() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+#[test]
+fn a_client_goes_on_through_the_server_left_and_fails_closed_without_any() {
+    let place = Place::new();
+    place.create("orders", 1, 100);
+    let a = service(&place);
+    let b = service(&place);
+    let (a_addr, b_addr) = (a.addr.to_string(), b.addr.to_string());
+    let remote = store(&[a.addr, b.addr]);
+    let mut ranges: Vec<Range> = (0..5)
+        .map(|_| remote.allocate("orders", 10).unwrap().range)
+        .collect();
+    a.stop();
+    for _ in 0..5 {
+        ranges.push(remote.allocate("orders", 10).unwrap().range);
+    }
+    ranges.sort_by_key(|r| r.start);
+    assert!(
+        ranges.windows(2).all(|w| w[0].end <= w[1].start),
+        "{ranges:?}"
+    );
+    assert_eq!(place.max_id("orders"), ranges.last().unwrap().end);
+    b.stop();
+    let began = Instant::now();
+    let refused = remote.allocate("orders", 10).unwrap_err();
+    assert!(
+        matches!(&refused, SegmentError::Unavailable { detail, .. }
+            if detail.contains(&a_addr) && detail.contains(&b_addr)),
+        "{refused:?}"
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+}
+
+#[test]
+fn a_server_that_does_not_answer_is_passed_over_for_the_one_that_does() {
+    let place = Place::new();
+    place.create("orders", 1, 100);
+    let (quiet, held) = silent();
+    let server = service(&place);
+    let remote = store(&[quiet, server.addr]);
+    let began = Instant::now();
+    let range = remote.allocate("orders", 10).unwrap().range;
+    assert_eq!(range, Range { start: 1, end: 11 });
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        !held.lock().unwrap().is_empty(),
+        "the silent server was asked first"
+    );
+    // The next calls go to the server that answered first, at once.
+    let began = Instant::now();
+    for _ in 0..3 {
+        remote.allocate("orders", 10).unwrap();
+    }
+    assert!(
+        began.elapsed() < Duration::from_millis(250),
+        "{:?}",
+        began.elapsed()
+    );
+    server.stop();
+}
+
+#[test]
+fn a_give_back_that_may_have_arrived_goes_to_no_second_server() {
+    let place = Place::new();
+    place.create("orders", 1, 100);
+    let server = service(&place);
+    let taken = store(&[server.addr]).allocate("orders", 100).unwrap().range;
+    let rest = Range {
+        start: taken.start + 10,
+        end: taken.end,
+    };
+
+    // Sent to a server that never answers: it may have applied it, so no other server is
+    // asked, and the table keeps the range.
+    let (quiet, _held) = silent();
+    let refused = store(&[quiet, server.addr])
+        .give_back("orders", rest, taken.end)
+        .unwrap_err();
+    assert!(
+        matches!(refused, SegmentError::Unavailable { .. }),
+        "{refused:?}"
+    );
+    assert_eq!(place.max_id("orders"), taken.end);
+
+    // Refused at connect, it was never sent: the next server gives it back.
+    let given = store(&[closed(), server.addr])
+        .give_back("orders", rest, taken.end)
+        .unwrap();
+    assert!(given);
+    assert_eq!(place.max_id("orders"), rest.start);
+    server.stop();
+}
