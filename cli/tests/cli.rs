@@ -375,7 +375,7 @@ fn store_urls_need_the_stores_feature_or_a_reachable_store() {
 #[test]
 fn a_secret_on_the_command_line_is_warned_of_hidden_and_kept_out_by_the_variable() {
     let secret = "pw-on-the-command-line";
-    let cases: [(&[&str], &str, &str); 4] = [
+    let cases: [(&[&str], &str, &str); 6] = [
         (
             &["next", "--lease"],
             "redis://:PW@127.0.0.1:1/0",
@@ -396,6 +396,18 @@ fn a_secret_on_the_command_line_is_warned_of_hidden_and_kept_out_by_the_variable
             &["serve", "--max-keys", "0", "--store"],
             "postgres://u@127.0.0.1:1/ids?password=PW",
             "FERROFLAKE_STORE",
+        ),
+        // Mistyped (no colon after the scheme): refused as relative paths, which the
+        // refusal must not show joined to the working directory, the password whole.
+        (
+            &["serve", "--store"],
+            "postgres//admin:PW@dbhost/ids",
+            "FERROFLAKE_STORE",
+        ),
+        (
+            &["serve", "--lease"],
+            "etcd//admin:PW@dbhost:2379",
+            "FERROFLAKE_LEASE",
         ),
     ];
     for (args, address, variable) in cases {

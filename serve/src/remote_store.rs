@@ -9,7 +9,7 @@
 //! | `POST /v1/store/segment/{key}/give-back?start=S&end=E&expected_max_id=M` | `{"key","given_back":true\|false}`: the caller's unissued top `[S, E)` back to the table, only if nobody took a range since (the table still at `M = E`) |
 //! | `GET /v1/store/segment/{key}` | `{"key","max_id","step"}`, or `{"key","max_id":null,"step":null}` for a key with no row |
 //!
-//! Refusals are the store's, by kind, as [`SegmentError::name`] gives it: 404
+//! Refusals are the store's, by kind, as [`SegmentError::name`](ferroflake_segment::SegmentError::name) gives it: 404
 //! `UNKNOWN_KEY`, 400 `INVALID_KEY` or `INVALID_CONFIG`, 410 `EXHAUSTED`, 409 `REWOUND`,
 //! 503 `UNAVAILABLE` with `Retry-After`; 400 `BAD_PARAMETER` for a parameter missing or
 //! not a whole number; 404 `MODE_OFF` with segment mode off. Creating, recovering and

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ferroflake_segment::{SegmentError, SegmentStore, SqliteStore};
 use ferroflake_segment_stores::{redact, StoreAddress};
 
-use ferroflake_store_address::scheme_of;
+use ferroflake_store_address::{meant_here, scheme_of};
 
 /// Reads a store address. Refuses, besides what [`StoreAddress::parse`] refuses, an empty
 /// address, a relative path (with the absolute one it would have meant: each working
@@ -23,9 +23,7 @@ pub fn parse_store_address(address: &str) -> Result<StoreAddress, SegmentError> 
         return Err(bad("empty (give an absolute path or a URL)"));
     }
     if !address.starts_with('/') && scheme_of(address).is_none() {
-        let here = std::env::current_dir()
-            .map(|cwd| format!(" (here: {})", cwd.join(address).display()))
-            .unwrap_or_default();
+        let here = meant_here(address);
         return Err(bad(&format!(
             "a relative path names a different file in each working directory, and two \
              files hand out the same IDs; give an absolute path{here}"

@@ -198,6 +198,19 @@ pub fn check_table(table: &str) -> Result<(), String> {
     }
 }
 
+/// What a relative path would mean here, for a message that refuses it: ` (here:
+/// /working/dir/PATH)`, or nothing if the path may hold a secret (a mistyped URL such as
+/// `postgres//user:password@host/db` reads as a relative path; [`redact`] would hide part
+/// of it, and the joined path would show it whole).
+pub fn meant_here(relative: &str) -> String {
+    if redact(relative) != relative {
+        return String::new();
+    }
+    std::env::current_dir()
+        .map(|cwd| format!(" (here: {})", cwd.join(relative).display()))
+        .unwrap_or_default()
+}
+
 /// `address` with its secrets shown as `***`: addresses reach error messages, statuses and
 /// logs. Hidden: the password, and the value of any query parameter whose name speaks of a
 /// secret (`password`, `token`, `secret`, `auth`, `key`...). An address that does not parse

@@ -78,9 +78,7 @@ impl RegistryAddress {
     /// if it exists (else creatable: no ancestor is a file).
     fn embedded(dir: &Path) -> Result<Self, String> {
         if !dir.is_absolute() {
-            let example = std::env::current_dir()
-                .map(|cwd| format!(" (here: {})", cwd.join(dir).display()))
-                .unwrap_or_default();
+            let example = ferroflake_store_address::meant_here(&dir.to_string_lossy());
             return Err(format!(
                 "a relative path names a different registry in each working directory; \
                  give an absolute path{example}"
