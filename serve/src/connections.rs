@@ -8,9 +8,11 @@
 //! - **Probes at the limit.** Beyond the limit, [`PROBE_RESERVE`] more connections are
 //!   held for probes: each is answered one request, `/healthz` and `/readyz` as usual and
 //!   anything else `503 TOO_MANY_CONNECTIONS` (counted as refused), and its head must
-//!   come within [`PROBE_HEAD_TIMEOUT`]. So a server its clients keep at the limit is not
-//!   taken for dead by its orchestrator's liveness probe. Past the reserve too, a
-//!   connection is refused as above.
+//!   come within [`PROBE_HEAD_TIMEOUT`]; one peer address holds at most
+//!   [`PROBE_RESERVE_PER_PEER`] of them. So a server its clients keep at the limit is not
+//!   taken for dead by its orchestrator's liveness probe, and a client that holds the
+//!   limit from one address cannot hold the reserve too. Past the reserve, a connection is
+//!   refused as above.
 //! - **A header-read timeout.** Hyper's timer runs from the moment a connection waits for
 //!   a request head, a new connection or a kept-alive one between requests, to the end of
 //!   that head: a client that sends nothing, or its head a byte at a time, is closed
@@ -36,8 +38,9 @@
 //! The request timeout and the body bound are tower layers on the router: see
 //! [`routes`](crate::routes).
 
+use std::collections::HashMap;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -62,6 +65,11 @@ use crate::tls::Tls;
 
 /// Connections held beyond the limit for `/healthz` and `/readyz` (see the module docs).
 pub const PROBE_RESERVE: usize = 8;
+
+/// The most connections of the probe reserve one peer address holds: a liveness and a
+/// readiness probe at once. So a client that holds the limit from one address cannot hold
+/// the reserve too.
+pub const PROBE_RESERVE_PER_PEER: usize = 2;
 
 /// The longest a connection of the probe reserve may take to send its request head.
 pub const PROBE_HEAD_TIMEOUT: Duration = Duration::from_secs(1);
@@ -151,7 +159,7 @@ pub async fn serve(
         header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
         write_timeout: probe_timeout,
     });
-    let reserve = Arc::new(Semaphore::new(PROBE_RESERVE));
+    let reserve = Arc::new(Reserve::default());
     let refused = metrics.counter(CONNECTIONS_REFUSED, &[("reason", "limit")]);
     let mut refusals = Throttled::default();
     let mut accept_errors = Throttled::default();
@@ -165,16 +173,12 @@ pub async fn serve(
         match accepted {
             Ok((stream, peer)) => {
                 pause = PAUSE_FIRST;
-                let slot = Arc::clone(&permits)
-                    .try_acquire_owned()
-                    .map(|permit| (permit, &shared))
-                    .or_else(|_| {
-                        Arc::clone(&reserve)
-                            .try_acquire_owned()
-                            .map(|permit| (permit, &probing))
-                    });
+                let slot = match Arc::clone(&permits).try_acquire_owned() {
+                    Ok(permit) => Some((Slot::Main(permit), &shared)),
+                    Err(_) => reserve.take(peer.ip()).map(|slot| (slot, &probing)),
+                };
                 match slot {
-                    Ok((permit, shared)) => {
+                    Some((permit, shared)) => {
                         let shared = Arc::clone(shared);
                         let stop = stop.clone();
                         tokio::spawn(async move {
@@ -182,7 +186,7 @@ pub async fn serve(
                             drop(permit);
                         });
                     }
-                    Err(_) => {
+                    None => {
                         refused.increment(1);
                         // Unread: the answer fits the empty send buffer; a client that
                         // sent a body may see a reset instead.
@@ -223,7 +227,68 @@ pub async fn serve(
     // Every permit back: every connection closed.
     let all = u32::try_from(limit).unwrap_or(u32::MAX);
     let _ = permits.acquire_many(all).await;
-    let _ = reserve.acquire_many(PROBE_RESERVE as u32).await;
+    let _ = reserve.permits.acquire_many(PROBE_RESERVE as u32).await;
+}
+
+/// What holds a connection's place, given back when dropped: a slot under the limit, or
+/// one of the reserve's.
+#[allow(dead_code)] // held for what dropping it gives back
+enum Slot {
+    Main(tokio::sync::OwnedSemaphorePermit),
+    Reserve(ReserveSlot),
+}
+
+/// The probe reserve's slots, and how many each peer address holds.
+struct Reserve {
+    permits: Arc<Semaphore>,
+    per_peer: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl Default for Reserve {
+    fn default() -> Self {
+        Reserve {
+            permits: Arc::new(Semaphore::new(PROBE_RESERVE)),
+            per_peer: Arc::default(),
+        }
+    }
+}
+
+impl Reserve {
+    /// A slot for `peer`, if the reserve has one and `peer` holds fewer than
+    /// [`PROBE_RESERVE_PER_PEER`].
+    fn take(&self, peer: IpAddr) -> Option<Slot> {
+        let mut per_peer = self.per_peer.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = per_peer.entry(peer).or_insert(0);
+        if *held >= PROBE_RESERVE_PER_PEER {
+            return None;
+        }
+        let permit = Arc::clone(&self.permits).try_acquire_owned().ok()?;
+        *held += 1;
+        Some(Slot::Reserve(ReserveSlot {
+            _permit: permit,
+            peer,
+            per_peer: Arc::clone(&self.per_peer),
+        }))
+    }
+}
+
+/// A reserve slot; given back, with its peer's count, when dropped.
+struct ReserveSlot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    peer: IpAddr,
+    per_peer: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl Drop for ReserveSlot {
+    fn drop(&mut self) {
+        let mut per_peer = self.per_peer.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(held) = per_peer.get_mut(&self.peer) {
+            *held -= 1;
+            if *held == 0 {
+                per_peer.remove(&self.peer);
+            }
+        }
+    }
 }
 
 /// Resolves once `stop` is true (or its sender is gone, which is a stop too).

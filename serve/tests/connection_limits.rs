@@ -21,6 +21,16 @@ fn metrics_here(server: &Server) -> String {
     server.state().metrics.render()
 }
 
+/// A connection to `server` from the loopback address 127.0.0.`last`.
+fn from(last: u8, server: std::net::SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(&std::net::SocketAddr::from(([127, 0, 0, last], 0)).into())
+        .unwrap();
+    socket.connect(&server.into()).unwrap();
+    socket.into()
+}
+
 /// Everything the server sends on `stream` until it closes it (or 10 s pass).
 fn read_all(stream: &mut TcpStream) -> String {
     stream
@@ -72,16 +82,32 @@ fn connections_over_the_limit_are_answered_503_and_counted_but_probes() {
     assert!(answer.contains("retry-after: 1"), "{answer:?}");
     assert!(answer.contains("\"TOO_MANY_CONNECTIONS\""), "{answer:?}");
 
-    // The reserve held too, a connection is answered 503 at once, unread.
-    let reserve = ferroflake_serve::connections::PROBE_RESERVE;
-    held.extend((0..reserve).map(|_| TcpStream::connect(server.addr).unwrap()));
-    wait_open((20 + reserve) as f64);
-    for _ in 0..5 {
-        let mut over = TcpStream::connect(server.addr).unwrap();
-        let answer = read_all(&mut over);
+    // One peer address holds at most two of the reserve: the rest stays for the probes
+    // of others (every 127.x.y.z is this host's loopback).
+    let per_peer = ferroflake_serve::connections::PROBE_RESERVE_PER_PEER;
+    held.extend((0..per_peer).map(|_| TcpStream::connect(server.addr).unwrap()));
+    wait_open((20 + per_peer) as f64);
+    let busy = |answer: &str| {
         assert!(answer.starts_with("HTTP/1.1 503 "), "{answer:?}");
         assert!(answer.contains("retry-after: 1"), "{answer:?}");
         assert!(answer.contains("\"TOO_MANY_CONNECTIONS\""), "{answer:?}");
+    };
+    busy(&read_all(&mut TcpStream::connect(server.addr).unwrap()));
+    let mut other = from(2, server.addr);
+    other
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    assert!(read_all(&mut other).starts_with("HTTP/1.1 200 "));
+
+    // The reserve held too, a connection is answered 503 at once, unread.
+    let reserve = ferroflake_serve::connections::PROBE_RESERVE;
+    let peers = (reserve - per_peer).div_ceil(per_peer);
+    for peer in 0..peers {
+        held.extend((0..per_peer).map(|_| from(3 + peer as u8, server.addr)));
+    }
+    wait_open((20 + reserve) as f64);
+    for _ in 0..5 {
+        busy(&read_all(&mut from(200, server.addr)));
     }
     drop(held);
     // Over HTTP once there is room again: a try that still finds the server full is
@@ -100,7 +126,7 @@ fn connections_over_the_limit_are_answered_503_and_counted_but_probes() {
         &text,
         "ferroflake_http_connections_refused_total{reason=\"limit\"}",
     );
-    assert!(refused >= Some(6.0), "{refused:?} in\n{text}");
+    assert!(refused >= Some(7.0), "{refused:?} in\n{text}");
     assert_eq!(
         metric(&text, "ferroflake_http_connections_limit"),
         Some(20.0)
