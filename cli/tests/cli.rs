@@ -370,6 +370,12 @@ fn store_urls_need_the_stores_feature_or_a_reachable_store() {
     let output = ferroflake(&["next", "--lease", "ftp://x"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("unknown scheme"));
+    // A service on a registry this build leaves out does not start to wait for ever.
+    if !cfg!(feature = "stores") {
+        let output = ferroflake(&["serve", "--lease", "redis://127.0.0.1:1/"]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains("--features stores"));
+    }
 }
 
 #[test]

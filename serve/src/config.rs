@@ -409,7 +409,22 @@ impl Config {
     pub(crate) fn lease_address(&self) -> Result<ferroflake_lease_stores::RegistryAddress, String> {
         match &self.lease {
             Some(address) => {
-                ferroflake_lease_stores::RegistryAddress::parse(address).map_err(|e| e.to_string())
+                let parsed = ferroflake_lease_stores::RegistryAddress::parse(address)
+                    .map_err(|e| e.to_string())?;
+                // Refused at start, as a store address is: not a server waiting for ever
+                // on a backend it cannot reach.
+                if !cfg!(feature = "stores")
+                    && matches!(parsed, ferroflake_lease_stores::RegistryAddress::Store(_))
+                {
+                    return Err(format!(
+                        "lease address {:?}: this ferroflake was built without the registries \
+                         on servers; rebuild it with `cargo install --path cli --features \
+                         stores` (needs protoc: apt-get install protobuf-compiler), or use the \
+                         embedded registry (an absolute directory path)",
+                        ferroflake_lease_stores::redact(address)
+                    ));
+                }
+                Ok(parsed)
             }
             None => Ok(ferroflake_lease_stores::RegistryAddress::Default),
         }

@@ -65,6 +65,7 @@ mod config;
 pub mod connections;
 pub mod issue;
 pub mod keys;
+mod layer_answers;
 pub mod masked;
 mod measure;
 mod metered_store;

@@ -18,7 +18,8 @@ use axum::response::Response;
 use tokio::time::Sleep;
 use tower::{Layer, Service};
 
-use crate::metrics::{Metrics, REQUESTS, REQUEST_SECONDS};
+use crate::auth::is_leaf;
+use crate::metrics::{Metrics, REQUESTS, REQUEST_SECONDS, REQUEST_TIMEOUTS};
 use crate::refusal::Refusal;
 use crate::routes::ROUTES;
 use crate::server::AppState;
@@ -37,6 +38,7 @@ struct RouteHandles {
     route: &'static str,
     latency: OnceLock<metrics::Histogram>,
     ok: OnceLock<metrics::Counter>,
+    timeouts: OnceLock<metrics::Counter>,
     others: RwLock<Vec<(StatusCode, metrics::Counter)>>,
 }
 
@@ -46,6 +48,7 @@ impl RouteHandles {
             route,
             latency: OnceLock::new(),
             ok: OnceLock::new(),
+            timeouts: OnceLock::new(),
             others: RwLock::new(Vec::new()),
         })
     }
@@ -193,7 +196,16 @@ where
                 if deadline.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
-                timed_out(config.request_timeout_ms)
+                let route = this.handles.route;
+                this.handles
+                    .timeouts
+                    .get_or_init(|| {
+                        this.state
+                            .metrics
+                            .counter(REQUEST_TIMEOUTS, &[("route", route)])
+                    })
+                    .increment(1);
+                timed_out(config.request_timeout_ms, route)
             }
         };
         this.handles
@@ -202,10 +214,14 @@ where
     }
 }
 
-fn timed_out(limit_ms: u64) -> Response {
-    Refusal::unavailable(
+fn timed_out(limit_ms: u64, route: &str) -> Response {
+    let refusal = Refusal::unavailable(
         "TIMEOUT",
         format!("the request took longer than this server's limit of {limit_ms} ms"),
-    )
-    .json()
+    );
+    if is_leaf(route) {
+        refusal.text()
+    } else {
+        refusal.json()
+    }
 }

@@ -13,6 +13,8 @@ use metrics_exporter_prometheus::{
 pub const IDS_ISSUED: &str = "ferroflake_ids_issued_total";
 /// Requests answered, by `route` (the route's template) and `status`.
 pub const REQUESTS: &str = "ferroflake_http_requests_total";
+/// Requests cut short at the request deadline (answered 503 `TIMEOUT`), by `route`.
+pub const REQUEST_TIMEOUTS: &str = "ferroflake_http_request_timeouts_total";
 /// Request latency in seconds, by `route`.
 pub const REQUEST_SECONDS: &str = "ferroflake_http_request_duration_seconds";
 /// Refusals, by `mode` and `kind` (the error's stable name).
@@ -95,6 +97,10 @@ impl Metrics {
         let counters = [
             (IDS_ISSUED, "IDs issued, by mode and key"),
             (REQUESTS, "HTTP requests answered, by route and status"),
+            (
+                REQUEST_TIMEOUTS,
+                "HTTP requests cut short at the request deadline, by route",
+            ),
             (REFUSALS, "Requests refused, by mode and error kind"),
             (
                 FETCHES,

@@ -18,6 +18,11 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use ferroflake_segment::SegmentError;
 
+/// Marks an answer made as a refusal (JSON or text), which the router's own answers are
+/// not: see [`layer_answers`](crate::layer_answers).
+#[derive(Debug, Clone, Copy)]
+pub struct Shaped;
+
 /// Seconds a client should wait before retrying a 503.
 const RETRY_AFTER_SECS: u64 = 1;
 
@@ -98,6 +103,7 @@ impl Refusal {
     pub fn text(self) -> Response {
         let mut response = (self.status, format!("{}\n", self.message)).into_response();
         self.add_retry(&mut response);
+        response.extensions_mut().insert(Shaped);
         response
     }
 
@@ -116,6 +122,7 @@ impl Refusal {
         )
             .into_response();
         self.add_retry(&mut response);
+        response.extensions_mut().insert(Shaped);
         response
     }
 

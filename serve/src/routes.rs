@@ -49,7 +49,6 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::handler::Handler;
 use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post, MethodRouter};
 use axum::Router;
@@ -60,6 +59,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::auth;
 use crate::issue::{self, check_key, refused, Mode};
+use crate::layer_answers::LayerAnswersLayer;
 use crate::measure::MeasureLayer;
 use crate::metrics::{CONNECTIONS_REFUSED, READY};
 use crate::query::Params;
@@ -174,7 +174,7 @@ pub fn router(state: Shared) -> Router {
         .fallback(not_found.layer(measure()))
         .merge(floor)
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-        .layer(middleware::map_response(errors_as_json))
+        .layer(LayerAnswersLayer)
         .with_state(state)
 }
 
@@ -204,15 +204,17 @@ pub fn probes(state: Shared) -> Router {
 
 /// A Leaf route that issues IDs: any method but `HEAD` and `CONNECT`.
 fn leaf_issuing<H: Handler<T, Shared>, T: 'static>(handler: H) -> MethodRouter<Shared> {
-    any(handler).head(no_body_no_id).connect(no_body_no_id)
+    let refused = || async { no_body_no_id().text() };
+    any(handler).head(refused).connect(refused)
 }
 
 /// A `/v1` route that issues IDs: `GET` alone, and every 405 it answers allows `GET`
 /// alone (the router would list `HEAD` beside it).
 fn get_issuing<H: Handler<T, Shared>, T: 'static>(handler: H) -> MethodRouter<Shared> {
+    let refused = || async { no_body_no_id().json() };
     get(handler)
-        .head(no_body_no_id)
-        .connect(no_body_no_id)
+        .head(refused)
+        .connect(refused)
         .fallback(get_only)
 }
 
@@ -233,7 +235,7 @@ async fn get_only() -> Response {
 
 /// `HEAD` or `CONNECT` on a route that issues: 405. Their answers have no body, so an ID
 /// issued for one would be used up unseen.
-async fn no_body_no_id() -> Response {
+fn no_body_no_id() -> Refusal {
     Refusal {
         status: StatusCode::METHOD_NOT_ALLOWED,
         kind: "METHOD_NOT_ALLOWED",
@@ -242,43 +244,12 @@ async fn no_body_no_id() -> Response {
             .to_owned(),
         retry: false,
     }
-    .json()
 }
 
-const METHOD_NOT_ALLOWED: &str = "this route does not take this method: the Allow header \
-                                  lists those it takes (the Leaf routes take any method)";
-
-/// The answers the router and the body limit make (405, 413), in the JSON shape of every
-/// other refusal; the handlers' own answers, JSON already, pass unchanged.
-async fn errors_as_json(response: Response) -> Response {
-    let from_a_layer = matches!(
-        response.status(),
-        StatusCode::METHOD_NOT_ALLOWED | StatusCode::PAYLOAD_TOO_LARGE
-    ) && response.headers().get(header::CONTENT_TYPE)
-        != Some(&HeaderValue::from_static("application/json"));
-    if !from_a_layer {
-        return response;
-    }
-    let refusal = match response.status() {
-        StatusCode::METHOD_NOT_ALLOWED => Refusal {
-            status: StatusCode::METHOD_NOT_ALLOWED,
-            kind: "METHOD_NOT_ALLOWED",
-            message: METHOD_NOT_ALLOWED.to_owned(),
-            retry: false,
-        },
-        _ => Refusal {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            kind: "BODY_TOO_LARGE",
-            message: format!("no route reads a body; at most {MAX_BODY_BYTES} bytes are accepted"),
-            retry: false,
-        },
-    };
-    let mut answer = refusal.json();
-    if let Some(allow) = response.headers().get(header::ALLOW) {
-        answer.headers_mut().insert(header::ALLOW, allow.clone());
-    }
-    answer
-}
+/// Why a 405: the method is not one the route takes.
+pub(crate) const METHOD_NOT_ALLOWED: &str = "this route does not take this method: the Allow \
+                                             header lists those it takes (the Leaf routes \
+                                             take any method)";
 
 /// The key from the path, or a 400 saying why it cannot be one.
 pub(crate) fn key_from(path: Result<Path<String>, PathRejection>) -> Result<String, Refusal> {

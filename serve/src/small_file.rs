@@ -7,7 +7,10 @@
 //! These files decide who may call the service (tokens), who it is (TLS) and how it
 //! behaves (config), so one owned by another user than the service's or root, or that
 //! users other than its owner may write, is refused, as `sshd` refuses such an
-//! `authorized_keys`: whoever could write it could grant themselves the admin scope.
+//! `authorized_keys`: whoever could write it could grant themselves the admin scope. So
+//! is one in a directory another user could put their own file in: every directory above
+//! the name given, and above the file it leads to, must belong to the service's user or
+//! root and be writable by nobody else, unless sticky (as `/tmp`).
 
 use std::fs::OpenOptions;
 use std::io::{self, Read};
@@ -56,6 +59,7 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
             ),
         ));
     }
+    nobody_else_can_replace(path)?;
     let too_large = || {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -74,6 +78,37 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Refuses `path` if a directory above it, as named or as its links resolve, would let
+/// another user rename their own file into its place.
+fn nobody_else_can_replace(path: &Path) -> io::Result<()> {
+    let me = rustix::process::geteuid().as_raw();
+    let named = std::path::absolute(path)?;
+    let real = std::fs::canonicalize(path)?;
+    let dirs = named.ancestors().skip(1).chain(real.ancestors().skip(1));
+    for dir in dirs {
+        let Ok(metadata) = std::fs::metadata(dir) else {
+            continue;
+        };
+        let mode = metadata.permissions().mode();
+        let owner = metadata.uid();
+        let others_write = mode & 0o022 != 0 && mode & 0o1000 == 0;
+        if (owner != me && owner != 0) || others_write {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "in {}, of uid {owner} with mode {:04o}: another user could put their \
+                     own file in its place; keep it in a directory whose every parent \
+                     belongs to this service's user or root and is writable by nobody else \
+                     (or is sticky, as /tmp)",
+                    dir.display(),
+                    mode & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// [`read`], as UTF-8 text.
 ///
 /// # Errors
@@ -86,6 +121,45 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_another_user_could_replace_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        let tokens = open.join("tokens.toml");
+        std::fs::write(&tokens, "text").unwrap();
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&tokens, &link).unwrap();
+        for (mode, refused) in [
+            (0o755, false),
+            (0o1777, false),
+            (0o777, true),
+            (0o775, true),
+        ] {
+            std::fs::set_permissions(&open, std::fs::Permissions::from_mode(mode)).unwrap();
+            for path in [&tokens, &link] {
+                let read = read(path);
+                assert_eq!(
+                    read.is_err(),
+                    refused,
+                    "{path:?} in mode {mode:o}: {read:?}"
+                );
+                if refused {
+                    assert!(read.unwrap_err().to_string().contains("their own file"));
+                }
+            }
+        }
+        // A link in such a directory, to a file elsewhere, is refused too.
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let safe = dir.path().join("safe.toml");
+        std::fs::write(&safe, "text").unwrap();
+        let planted = open.join("planted.toml");
+        std::os::unix::fs::symlink(&safe, &planted).unwrap();
+        assert!(read(&safe).is_ok());
+        assert!(read(&planted).is_err());
+    }
 
     #[test]
     fn only_small_regular_files_are_read() {

@@ -159,7 +159,7 @@ fn a_request_head_that_does_not_arrive_is_cut_off_and_counted() {
 }
 
 #[test]
-fn a_request_over_its_time_and_a_body_over_the_bound_get_json_refusals() {
+fn a_request_over_its_time_and_a_body_over_the_bound_get_refusals_in_their_routes_shape() {
     let place = Place::new();
     let mut config = place.config();
     config.segment = false;
@@ -173,12 +173,25 @@ fn a_request_over_its_time_and_a_body_over_the_bound_get_json_refusals() {
 
     // Refused on its Content-Length alone, before a byte of it is read (a client still
     // sending it would find the connection closed), so none is sent here.
+    // On a Leaf route the refusal is plain text, as every Leaf refusal; JSON elsewhere.
     let (status, body) = common::raw(
         server.addr,
         b"POST /api/snowflake/get/k HTTP/1.1\r\nContent-Length: 65536",
     );
     assert_eq!(status, 413, "{body}");
+    assert!(
+        body.ends_with("at most 16384 bytes are accepted\n"),
+        "{body}"
+    );
+    let (status, body) = common::raw(
+        server.addr,
+        b"GET /v1/snowflake/k HTTP/1.1\r\nContent-Length: 65536",
+    );
+    assert_eq!(status, 413, "{body}");
     assert!(body.contains("\"BODY_TOO_LARGE\""), "{body}");
+    let (status, body) = common::raw(server.addr, b"CONNECT /api/snowflake/get/k HTTP/1.1");
+    assert_eq!(status, 405, "{body}");
+    assert!(body.ends_with("use GET\n"), "{body}");
     // A small body, as a Leaf client's form, is fine.
     let small = common::answer(
         server
@@ -208,6 +221,12 @@ fn a_request_over_its_time_and_a_body_over_the_bound_get_json_refusals() {
         .unwrap()
         .contains("300 ms"));
     assert_eq!(slow.retry_after.as_deref(), Some("1"));
+    let text = metrics_here(&server);
+    let timeouts = metric(
+        &text,
+        "ferroflake_http_request_timeouts_total{route=\"/v1/snowflake/{key}\"}",
+    );
+    assert_eq!(timeouts, Some(1.0), "{text}");
 
     server.stop();
 }
