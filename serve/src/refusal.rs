@@ -19,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use ferroflake_segment::SegmentError;
 
 /// Marks an answer made as a refusal (JSON or text), which the router's own answers are
-/// not: see [`layer_answers`](crate::layer_answers).
+/// not (the layer that shapes those passes these unchanged).
 #[derive(Debug, Clone, Copy)]
 pub struct Shaped;
 
