@@ -109,15 +109,20 @@ pub(crate) async fn create(
     RawQuery(query): RawQuery,
 ) -> Response {
     let result = async {
-        let key = key_from(path)?;
-        let query = Params::parse_only(query.as_deref(), &["start", "step"])?;
-        let start: i64 = query.required_number("start")?;
-        let step: u64 = query.required_number("step")?;
-        let store = store(&state)?;
-        let owned = key.clone();
-        on_the_store(move || store.create(&owned, start, step))
-            .await
-            .map_err(|e| store_refusal(&e))?;
+        let (key, (start, step), ()) = on_the_key(
+            &state,
+            path,
+            query.as_deref(),
+            &["start", "step"],
+            |q| {
+                Ok((
+                    q.required_number::<i64>("start")?,
+                    q.required_number("step")?,
+                ))
+            },
+            |store, key, (start, step)| store.create(key, start, step),
+        )
+        .await?;
         tracing::info!(
             event = "admin_key_created",
             key,
@@ -138,15 +143,18 @@ pub(crate) async fn recover(
     RawQuery(query): RawQuery,
 ) -> Response {
     let result = async {
-        let key = key_from(path)?;
-        let query = Params::parse_only(query.as_deref(), &["above", "step"])?;
-        let above: u64 = query.required_number("above")?;
-        let step: u64 = query.number("step")?.unwrap_or(RECOVER_STEP);
-        let store = store(&state)?;
-        let owned = key.clone();
-        let row = on_the_store(move || store.recover(&owned, above, step))
-            .await
-            .map_err(|e| store_refusal(&e))?;
+        let (key, (above, _), row) = on_the_key(
+            &state,
+            path,
+            query.as_deref(),
+            &["above", "step"],
+            |q| {
+                let step = q.number("step")?.unwrap_or(RECOVER_STEP);
+                Ok((q.required_number::<u64>("above")?, step))
+            },
+            |store, key, (above, step)| store.recover(key, above, step),
+        )
+        .await?;
         // A key this server stopped as REWOUND fetches again: its next range must still
         // start above every ID it issued, or it stops again.
         let resumed = state
@@ -175,14 +183,15 @@ pub(crate) async fn set_step(
     RawQuery(query): RawQuery,
 ) -> Response {
     let result = async {
-        let key = key_from(path)?;
-        let query = Params::parse_only(query.as_deref(), &["step"])?;
-        let step: u64 = query.required_number("step")?;
-        let store = store(&state)?;
-        let owned = key.clone();
-        let row = on_the_store(move || store.set_step(&owned, step))
-            .await
-            .map_err(|e| store_refusal(&e))?;
+        let (key, step, row) = on_the_key(
+            &state,
+            path,
+            query.as_deref(),
+            &["step"],
+            |q| q.required_number::<u64>("step"),
+            |store, key, step| store.set_step(key, step),
+        )
+        .await?;
         tracing::info!(
             event = "admin_step_set",
             key,
@@ -212,6 +221,33 @@ fn row_json(state: &AppState, key: &str, row: KeyRecord) -> serde_json::Value {
 pub(crate) fn store(state: &AppState) -> Result<Arc<dyn SegmentStore>, Refusal> {
     let segments = state.segments.as_ref().ok_or_else(segment_off)?;
     Ok(Arc::clone(segments.store()))
+}
+
+/// What every route on one key of the store does first: the key from the path, the
+/// parameters `read` takes from the query (only `known` ones may be there), then `call`
+/// with the store, the key and those parameters on the blocking pool. A bad key or
+/// parameter is refused before the store is called; the store's refusals are
+/// [`store_refusal`]s.
+pub(crate) async fn on_the_key<P, T>(
+    state: &AppState,
+    path: Result<Path<String>, PathRejection>,
+    query: Option<&str>,
+    known: &[&str],
+    read: impl FnOnce(&Params) -> Result<P, Refusal>,
+    call: impl FnOnce(&dyn SegmentStore, &str, P) -> Result<T, SegmentError> + Send + 'static,
+) -> Result<(String, P, T), Refusal>
+where
+    P: Copy + Send + 'static,
+    T: Send + 'static,
+{
+    let key = key_from(path)?;
+    let params = read(&Params::parse_only(query, known)?)?;
+    let store = store(state)?;
+    let owned = key.clone();
+    let done = on_the_store(move || call(&*store, &owned, params))
+        .await
+        .map_err(|e| store_refusal(&e))?;
+    Ok((key, params, done))
 }
 
 /// Runs a store call on the blocking pool: stores block.

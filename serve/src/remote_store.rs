@@ -27,10 +27,7 @@ use axum::response::Response;
 use ferroflake_segment::Range;
 use serde_json::json;
 
-use crate::admin::{on_the_store, segment_answer, store, store_refusal};
-use crate::query::Params;
-use crate::refusal::Refusal;
-use crate::routes::key_from;
+use crate::admin::{on_the_key, segment_answer};
 use crate::server::AppState;
 
 type Shared = Arc<AppState>;
@@ -41,23 +38,23 @@ pub(crate) async fn allocate(
     path: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let result = async {
-        let key = key_from(path)?;
-        let query = Params::parse_only(query.as_deref(), &["step"])?;
-        let step: u64 = query.required_number("step")?;
-        let store = store(&state)?;
-        let owned = key.clone();
-        let allocation = on_the_store(move || store.allocate(&owned, step))
-            .await
-            .map_err(|e| store_refusal(&e))?;
-        Ok::<_, Refusal>(json!({
+    let result = on_the_key(
+        &state,
+        path,
+        query.as_deref(),
+        &["step"],
+        |q| q.required_number::<u64>("step"),
+        |store, key, step| store.allocate(key, step),
+    )
+    .await
+    .map(|(key, _, allocation)| {
+        json!({
             "key": key,
             "start": allocation.range.start.to_string(),
             "end": allocation.range.end.to_string(),
             "table_step": allocation.table_step,
-        }))
-    }
-    .await;
+        })
+    });
     segment_answer(&state, StatusCode::OK, result)
 }
 
@@ -67,22 +64,22 @@ pub(crate) async fn give_back(
     path: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let result = async {
-        let key = key_from(path)?;
-        let query = Params::parse_only(query.as_deref(), &["start", "end", "expected_max_id"])?;
-        let rest = Range {
-            start: query.required_number("start")?,
-            end: query.required_number("end")?,
-        };
-        let expected: u64 = query.required_number("expected_max_id")?;
-        let store = store(&state)?;
-        let owned = key.clone();
-        let given_back = on_the_store(move || store.give_back(&owned, rest, expected))
-            .await
-            .map_err(|e| store_refusal(&e))?;
-        Ok::<_, Refusal>(json!({ "key": key, "given_back": given_back }))
-    }
-    .await;
+    let result = on_the_key(
+        &state,
+        path,
+        query.as_deref(),
+        &["start", "end", "expected_max_id"],
+        |q| {
+            let rest = Range {
+                start: q.required_number("start")?,
+                end: q.required_number("end")?,
+            };
+            Ok((rest, q.required_number::<u64>("expected_max_id")?))
+        },
+        |store, key, (rest, expected)| store.give_back(key, rest, expected),
+    )
+    .await
+    .map(|(key, _, given_back)| json!({ "key": key, "given_back": given_back }));
     segment_answer(&state, StatusCode::OK, result)
 }
 
@@ -92,20 +89,21 @@ pub(crate) async fn peek(
     path: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let result = async {
-        let key = key_from(path)?;
-        Params::parse_only(query.as_deref(), &[])?;
-        let store = store(&state)?;
-        let owned = key.clone();
-        let row = on_the_store(move || store.peek(&owned))
-            .await
-            .map_err(|e| store_refusal(&e))?;
-        Ok::<_, Refusal>(json!({
+    let result = on_the_key(
+        &state,
+        path,
+        query.as_deref(),
+        &[],
+        |_| Ok(()),
+        |store, key, ()| store.peek(key),
+    )
+    .await
+    .map(|(key, (), row)| {
+        json!({
             "key": key,
             "max_id": row.map(|r| r.max_id.to_string()),
             "step": row.map(|r| r.step),
-        }))
-    }
-    .await;
+        })
+    });
     segment_answer(&state, StatusCode::OK, result)
 }
