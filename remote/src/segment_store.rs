@@ -16,6 +16,8 @@ const NAME: &str = "ferroflake+http";
 pub struct RemoteStore {
     servers: Servers,
     shown: String,
+    /// The table the first answer named: one address is one table.
+    table: std::sync::Mutex<Option<String>>,
 }
 
 impl RemoteStore {
@@ -33,6 +35,7 @@ impl RemoteStore {
         Ok(RemoteStore {
             servers,
             shown: parsed.to_string(),
+            table: std::sync::Mutex::new(None),
         })
     }
 
@@ -45,9 +48,35 @@ impl RemoteStore {
     ) -> Result<Value, SegmentError> {
         // The store's own rule, before a key that cannot be one becomes a path.
         ferroflake_segment::check_key(key)?;
-        self.servers
+        let answer = self
+            .servers
             .call(post, path, resend)
-            .map_err(|failure| self.error(key, failure))
+            .map_err(|failure| self.error(key, failure))?;
+        self.same_table(&answer)?;
+        Ok(answer)
+    }
+
+    /// Refuses an answer from a server of another table than the first answer's: two
+    /// tables hand out the same IDs, so a range from the second is never used.
+    fn same_table(&self, answer: &Value) -> Result<(), SegmentError> {
+        let Some(table) = answer["table"].as_str() else {
+            return Ok(());
+        };
+        let mut pinned = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        match pinned.as_deref() {
+            None => {
+                *pinned = Some(table.to_owned());
+                Ok(())
+            }
+            Some(first) if first == table => Ok(()),
+            Some(first) => Err(SegmentError::InvalidConfig {
+                detail: format!(
+                    "the servers of {} serve two tables ({first:?} and {table:?}), which hand \
+                     out the same IDs: an address must name the servers of one service",
+                    self.shown
+                ),
+            }),
+        }
     }
 
     /// The `SegmentError` a failure stands for: the service's kinds map back to the

@@ -9,6 +9,9 @@
 //! | `POST /v1/store/segment/{key}/give-back?start=S&end=E&expected_max_id=M` | `{"key","given_back":true\|false}`: the caller's unissued top `[S, E)` back to the table, only if nobody took a range since (the table still at `M = E`) |
 //! | `GET /v1/store/segment/{key}` | `{"key","max_id","step"}`, or `{"key","max_id":null,"step":null}` for a key with no row |
 //!
+//! Each answer also carries `"table"`: the identity the server's store keeps in its data
+//! (null for Redis), so that a client can tell servers of two tables apart.
+//!
 //! Refusals are the store's, by kind, as [`SegmentError::name`](ferroflake_segment::SegmentError::name) gives it: 404
 //! `UNKNOWN_KEY`, 400 `INVALID_KEY` or `INVALID_CONFIG`, 410 `EXHAUSTED`, 409 `REWOUND`,
 //! 503 `UNAVAILABLE` with `Retry-After`; 400 `BAD_PARAMETER` for a parameter missing or
@@ -53,6 +56,7 @@ pub(crate) async fn allocate(
             "start": allocation.range.start.to_string(),
             "end": allocation.range.end.to_string(),
             "table_step": allocation.table_step,
+            "table": table(&state),
         })
     });
     segment_answer(&state, StatusCode::OK, result)
@@ -79,7 +83,9 @@ pub(crate) async fn give_back(
         |store, key, (rest, expected)| store.give_back(key, rest, expected),
     )
     .await
-    .map(|(key, _, given_back)| json!({ "key": key, "given_back": given_back }));
+    .map(|(key, _, given_back)| {
+        json!({ "key": key, "given_back": given_back, "table": table(&state) })
+    });
     segment_answer(&state, StatusCode::OK, result)
 }
 
@@ -103,7 +109,15 @@ pub(crate) async fn peek(
             "key": key,
             "max_id": row.map(|r| r.max_id.to_string()),
             "step": row.map(|r| r.step),
+            "table": table(&state),
         })
     });
     segment_answer(&state, StatusCode::OK, result)
+}
+
+/// The identity the server's store keeps in its data (`None` for a store that keeps
+/// none, as Redis): a client that finds two among one address' servers knows they serve
+/// two tables, which would hand out the same IDs.
+fn table(state: &AppState) -> Option<String> {
+    state.segments.as_ref()?.store().identity()
 }

@@ -149,3 +149,23 @@ fn a_give_back_that_may_have_arrived_goes_to_no_second_server() {
     assert_eq!(place.max_id("orders"), rest.start);
     server.stop();
 }
+
+#[test]
+fn servers_of_two_tables_in_one_address_are_refused_not_mixed() {
+    let (first, second) = (Place::new(), Place::new());
+    first.create("orders", 1, 100);
+    second.create("orders", 1, 100);
+    let a = service(&first);
+    let b = service(&second);
+    let remote = store(&[a.addr, b.addr]);
+    let taken = remote.allocate("orders", 10).unwrap().range;
+    assert_eq!(taken, Range { start: 1, end: 11 });
+    a.stop();
+    // The other server's table starts at 1 too: its range would repeat those IDs.
+    let refused = remote.allocate("orders", 10).unwrap_err();
+    assert!(
+        matches!(&refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
+        "{refused:?}"
+    );
+    b.stop();
+}
