@@ -431,14 +431,14 @@ fn store_addresses_that_cannot_work_are_refused() {
             "next",
             "k",
             "--store",
-            "mysql://root:secret@127.0.0.1:1/leaf",
+            "mysql://root:pw-7f3e@127.0.0.1:1/leaf",
         ])
         .output()
         .unwrap();
     assert!(!output.status.success(), "{output:?}");
     let message = stderr(&output);
     assert!(
-        !message.contains("secret"),
+        !message.contains("pw-7f3e"),
         "the password is hidden: {message}"
     );
     if !cfg!(feature = "stores") {
