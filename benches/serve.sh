@@ -10,7 +10,8 @@
 # share of the plain floor's at the same connections); with FERROFLAKE_BENCH_REPORT set,
 # also writes one JSON line per row there.
 #
-#   bash benches/serve.sh            # 10 s per row in 5 runs; DURATION=5s for a quicker look
+#   bash benches/serve.sh            # 10 s per row in 5 runs; DURATION=5s for a quicker look,
+#                                    # VARIANTS="plain token" for some servers only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${DURATION:-10s}
@@ -103,7 +104,8 @@ slice=$((seconds / rounds))s
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "| server | route | connections | req/s | p50 | p99 | req/s × floor | p50 × floor | p99 × floor |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for variant in plain token tls tls+token; do
+# VARIANTS: a subset for a quicker look (the plain floor is measured whenever plain is in it).
+for variant in ${VARIANTS:-plain token tls tls+token}; do
   start "$variant"
   for c in 1 32; do
     declare -A runs=()

@@ -157,7 +157,7 @@ where
 
 /// The 401 or 403 for `request`, or `None` if its token meets the route's need.
 fn refusal(state: &AppState, request: &mut Request) -> Option<Response> {
-    let tokens = state.tokens.as_ref()?;
+    state.tokens.as_ref()?;
     // axum's path extractor reads what the router stored and is ready at once; were it
     // ever not, the key would count as one that does not decode, met only by the widest
     // scopes.
@@ -172,12 +172,25 @@ fn refusal(state: &AppState, request: &mut Request) -> Option<Response> {
     let key = params
         .as_ref()
         .and_then(|p| p.iter().find(|(name, _)| *name == "key").map(|(_, v)| v));
+    refusal_of(state, template, key, request.headers())
+}
+
+/// The 401 or 403 for a request to the route `template` with `{key}` = `key` (once
+/// percent-decoded) and `headers`, or `None` if the server has no tokens or the request's
+/// token meets the route's need.
+pub(crate) fn refusal_of(
+    state: &AppState,
+    template: &str,
+    key: Option<&str>,
+    headers: &HeaderMap,
+) -> Option<Response> {
+    let tokens = state.tokens.as_ref()?;
     let need = need_of(template, key);
     if need == Need::Open {
         return None;
     }
     let leaf = is_leaf(template);
-    let Some(presented) = bearer(request.headers()) else {
+    let Some(presented) = bearer(headers) else {
         return Some(refuse(
             StatusCode::UNAUTHORIZED,
             "NO_TOKEN",

@@ -1,6 +1,7 @@
 //! Accepting and holding connections, within bounds, and closing them at a stop.
 //!
-//! - **A connection limit.** At most [`Config::max_connections`] at once (fewer if the
+//! - **A connection limit.** At most
+//!   [`Config::max_connections`](crate::Config::max_connections) at once (fewer if the
 //!   open-file limit leaves room for fewer: see [`open_files`](crate::open_files)). A
 //!   connection over it is answered `503` with `Retry-After`, unread, and closed; it is
 //!   counted (`ferroflake_http_connections_refused_total`) and logged at most once a
@@ -16,7 +17,8 @@
 //! - **A header-read timeout.** Hyper's timer runs from the moment a connection waits for
 //!   a request head, a new connection or a kept-alive one between requests, to the end of
 //!   that head: a client that sends nothing, or its head a byte at a time, is closed
-//!   after [`Config::header_read_timeout_ms`]. So it is the idle keep-alive timeout too.
+//!   after [`Config::header_read_timeout_ms`](crate::Config::header_read_timeout_ms). So
+//!   it is the idle keep-alive timeout too.
 //! - **Small heads.** A head larger than [`MAX_HEAD_BYTES`] is refused (431), so a
 //!   connection's buffer stays small.
 //! - **Accept errors never spin.** Each is counted (`ferroflake_http_accept_errors_total`)
@@ -47,6 +49,7 @@ use std::time::{Duration, Instant};
 
 use axum::extract::Request;
 use axum::Router;
+use futures_util::future::Either;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use metrics::{Counter, Gauge};
@@ -56,11 +59,12 @@ use tokio::sync::{watch, Semaphore};
 use tokio_io_timeout::TimeoutStream;
 use tower::ServiceExt;
 
-use crate::config::Config;
+use crate::fast_lane;
 use crate::metrics::{
-    Metrics, ACCEPT_ERRORS, CONNECTIONS_LIMIT, CONNECTIONS_OPEN, CONNECTIONS_REFUSED,
-    HEADER_TIMEOUTS, TLS_HANDSHAKE_FAILURES,
+    ACCEPT_ERRORS, CONNECTIONS_LIMIT, CONNECTIONS_OPEN, CONNECTIONS_REFUSED, HEADER_TIMEOUTS,
+    TLS_HANDSHAKE_FAILURES,
 };
+use crate::server::AppState;
 use crate::tls::Tls;
 
 /// Connections held beyond the limit for `/healthz` and `/readyz` (see the module docs).
@@ -84,18 +88,20 @@ const PAUSE_LAST: Duration = Duration::from_secs(1);
 /// How often a repeated event (a refused connection, an accept error) is logged at most.
 const LOG_EVERY: Duration = Duration::from_secs(1);
 
-/// Serves `app` on `listener` (over TLS with `tls`), and `probes` to connections over the
-/// limit, until `stop` turns true, then closes the listener and returns once every
-/// connection has closed (see the module docs for which wait).
+/// Serves `app` on `listener` (over TLS if `state` has it; the requests the
+/// fast lane (`fast_lane.rs`) can answer at once without `app`), and `probes` to
+/// connections over the limit, until `stop` turns true, then closes the listener and
+/// returns once every connection has closed (see the module docs for which wait).
 pub async fn serve(
     listener: TcpListener,
+    state: &Arc<AppState>,
     app: Router,
     probes: Router,
-    config: &Config,
-    metrics: &Metrics,
-    tls: Option<Arc<Tls>>,
     mut stop: watch::Receiver<bool>,
 ) {
+    let config = &state.config;
+    let metrics = &state.metrics;
+    let tls = state.tls.clone();
     let limit = crate::open_files::connection_limit(
         config.max_connections,
         crate::open_files::soft_limit(),
@@ -146,6 +152,7 @@ pub async fn serve(
     let shared = Arc::new(Shared {
         http,
         app,
+        lane: Some(Arc::clone(state)),
         handshakes,
         open: metrics.gauge(CONNECTIONS_OPEN, &[]),
         header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
@@ -154,6 +161,7 @@ pub async fn serve(
     let probing = Arc::new(Shared {
         http: probe_http,
         app: probes,
+        lane: None,
         handshakes: probe_handshakes,
         open: metrics.gauge(CONNECTIONS_OPEN, &[]),
         header_timeouts: metrics.counter(HEADER_TIMEOUTS, &[]),
@@ -312,6 +320,8 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 struct Shared {
     http: hyper::server::conn::http1::Builder,
     app: Router,
+    /// The state the fast lane answers from, ahead of `app`; `None`: `app` answers all.
+    lane: Option<Arc<AppState>>,
     /// With TLS: the handshake before HTTP.
     handshakes: Option<Arc<Handshakes>>,
     open: Gauge,
@@ -416,10 +426,17 @@ impl Shared {
         // waits for its answer.
         let answering = Arc::new(AtomicBool::new(false));
         let app = self.app.clone();
+        let lane = self.lane.clone();
         let seen = Arc::clone(&answering);
         let service = hyper::service::service_fn(move |request: Request<Incoming>| {
             seen.store(true, Ordering::Relaxed);
-            app.clone().oneshot(request.map(axum::body::Body::new))
+            match lane
+                .as_deref()
+                .and_then(|state| fast_lane::answer(state, &request))
+            {
+                Some(answer) => Either::Left(std::future::ready(Ok(answer))),
+                None => Either::Right(app.clone().oneshot(request.map(axum::body::Body::new))),
+            }
         });
         let connection = self.http.serve_connection(TokioIo::new(stream), service);
         tokio::pin!(connection);

@@ -157,11 +157,18 @@ pub fn open_segment_key(state: &AppState, key: &str) -> Result<Arc<OpenKey>, Ref
 /// # Errors
 /// As [`segment_key`], and the allocator's refusals.
 pub async fn segment_one(state: &Arc<AppState>, key: &str) -> Result<u64, Refusal> {
-    if let Some(id) = state.segments.as_ref().and_then(|s| s.next_id_now(key)) {
+    if let Some(id) = segment_now(state, key) {
         return Ok(id);
     }
     // Boxed, so that the state of a wait stays out of every request that does not wait.
     Box::pin(segment_waiting(state, key)).await
+}
+
+/// One segment ID of `key` if it can be had at once: the key is open and has an ID in
+/// memory. `None` in every other case, which [`segment_one`] then takes the long way.
+#[inline]
+pub fn segment_now(state: &AppState, key: &str) -> Option<u64> {
+    state.segments.as_ref()?.next_id_now(key)
 }
 
 /// One segment ID, the key opened or the buffers refilled first if they must be.
@@ -211,24 +218,36 @@ pub async fn segment_many(
 /// # Errors
 /// 404 with snowflake mode off; 503 without a lease or past its fence.
 pub async fn snowflake_one(state: &AppState, key: &str) -> Result<u64, Refusal> {
+    if let Some(id) = snowflake_now(state, key) {
+        return Ok(id);
+    }
     let snowflake = state.snowflake.as_ref().ok_or_else(snowflake_off)?;
-    // The guard's scope ends before any await; the generator is cloned (two locked
-    // increments on a shared count) only for the slow path.
+    // The guard's scope ends before any await.
     let slow = {
         let guard = snowflake.generator();
         let Some(generator) = guard.as_ref() else {
             return Err(no_lease(snowflake.readiness().err()));
         };
-        match generator.generator().try_next_id() {
-            Ok(Some(id)) => {
-                snowflake.counter(key).increment(1);
-                return Ok(id);
-            }
-            Ok(None) | Err(_) => Arc::clone(generator),
-        }
+        Arc::clone(generator)
     };
     // Boxed, so that the state of a wait stays out of every request that does not wait.
     Box::pin(snowflake_waiting(snowflake, slow, key)).await
+}
+
+/// One snowflake ID for `key` if it can be had at once: the lease is held and the tick
+/// has an ID left. `None` in every other case, which [`snowflake_one`] then takes the long
+/// way (and explains).
+#[inline]
+pub fn snowflake_now(state: &AppState, key: &str) -> Option<u64> {
+    let snowflake = state.snowflake.as_ref()?;
+    let id = snowflake
+        .generator()
+        .as_ref()?
+        .generator()
+        .try_next_id()
+        .ok()??;
+    snowflake.counter(key).increment(1);
+    Some(id)
 }
 
 /// One snowflake ID from `generator` after a wait or a renewal, on the blocking pool.

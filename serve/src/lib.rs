@@ -63,6 +63,7 @@ pub mod admin;
 pub mod auth;
 mod config;
 pub mod connections;
+mod fast_lane;
 pub mod issue;
 pub mod keys;
 mod layer_answers;

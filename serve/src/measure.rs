@@ -102,6 +102,20 @@ impl RouteMetrics {
             .and_then(|r| self.routes.get(r.as_str()))
             .unwrap_or(&self.unmatched)
     }
+
+    /// Times and counts an answer of the route `template` given without the router.
+    pub(crate) fn record(
+        &self,
+        metrics: &Metrics,
+        template: &str,
+        status: StatusCode,
+        took: Duration,
+    ) {
+        self.routes
+            .get(template)
+            .unwrap_or(&self.unmatched)
+            .record(metrics, status, took);
+    }
 }
 
 /// The layer over `state`'s routes.

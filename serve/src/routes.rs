@@ -263,7 +263,8 @@ pub(crate) fn key_from(path: Result<Path<String>, PathRejection>) -> Result<Stri
     Ok(key)
 }
 
-fn text_id(id: u64) -> Response {
+/// A Leaf route's answer: the ID as decimal text.
+pub(crate) fn text_id(id: u64) -> Response {
     (
         [(
             header::CONTENT_TYPE,
@@ -621,8 +622,11 @@ async fn readyz(State(state): State<Shared>) -> Response {
     response
 }
 
+/// The body of `/v1/constant`.
+pub(crate) const CONSTANT: &str = "1";
+
 async fn constant() -> &'static str {
-    "1"
+    CONSTANT
 }
 
 async fn not_found() -> Response {

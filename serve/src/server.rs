@@ -269,17 +269,7 @@ async fn serve(
     });
     let serving = Arc::clone(&state);
     let mut server = tokio::spawn(async move {
-        let tls = serving.tls.clone();
-        crate::connections::serve(
-            listener,
-            app,
-            probes,
-            &serving.config,
-            &serving.metrics,
-            tls,
-            stop_rx,
-        )
-        .await;
+        crate::connections::serve(listener, &serving, app, probes, stop_rx).await;
     });
     tokio::select! {
         () = stop => {}
