@@ -21,7 +21,10 @@ version="$(node -p 'require(process.argv[1]).version' "$package/package.json")"
 npm_main="$dist/npm/ferroflake-$version.tgz"
 npm_prebuilt="$dist/npm/ferroflake-linux-x64-gnu-$version.tgz"
 consumer="$(mktemp -d)"
-trap 'rm -rf "$consumer"' EXIT
+# A service for the tests that take segments through one (FERROFLAKE_TEST_SERVICE).
+source "$root/scripts/servers/service.sh"
+trap 'rm -rf "$consumer"; stop_test_service' EXIT
+start_test_service
 
 echo "--- npm install the tarballs of dist/npm/ from $consumer"
 cd "$consumer"

@@ -9,6 +9,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 source "$root/scripts/dist.sh"
 need_dist
+# A service for the tests that take segments through one (FERROFLAKE_TEST_SERVICE).
+source "$root/scripts/servers/service.sh"
+trap stop_test_service EXIT
+start_test_service
 suite="$root/target/python-suite"
 wheels=("$dist"/python/ferroflake-*-cp39-abi3-*.whl)
 [ ${#wheels[@]} -eq 1 ] && [ -f "${wheels[0]}" ] || { echo "not one abi3 wheel in $dist/python" >&2; exit 1; }

@@ -40,3 +40,39 @@ test('two processes on one segment key in Redis: 0 duplicates', { skip, timeout:
   assert.equal(a.length + b.length, 10_000)
   assert.equal(b.filter((id) => seen.has(id)).length, 0)
 })
+
+// Segments through a ferroflake service: FERROFLAKE_TEST_SERVICE, which scripts/test-node.sh
+// starts one for.
+const service = process.env.FERROFLAKE_TEST_SERVICE
+const noService = service ? false : 'no service: FERROFLAKE_TEST_SERVICE is not set (scripts/test-node.sh starts one)'
+
+test('two processes on one segment key through the service: dense, 0 duplicates', { skip: noService, timeout: 90_000 }, async () => {
+  const key = `node-test-${process.pid}-${Date.now()}`
+  const allocator = await SegmentAllocator.open({ store: service })
+  assert.equal(allocator.store, service) // as given, nothing to hide
+  await allocator.createKey(key, { step: 100 })
+  allocator.close()
+  const settings = { store: service, key, count: 5_000 }
+  const [a, b] = await Promise.all([run('segment-ids.mjs', settings), run('segment-ids.mjs', settings)])
+  const seen = new Set(a)
+  assert.equal(a.length + b.length, 10_000)
+  assert.equal(b.filter((id) => seen.has(id)).length, 0)
+  // Each gave its unissued rest back: the next IDs continue right after the highest.
+  const again = await SegmentAllocator.open({ store: service })
+  const next = (await again.key(key)).nextId()
+  again.close()
+  assert.ok(next > Math.max(...a, ...b), `${next}`)
+})
+
+test('a service that does not answer rejects with a coded error within seconds', { timeout: 60_000 }, async () => {
+  const began = Date.now()
+  const allocator = await SegmentAllocator.open({ store: 'ferroflake+http://127.0.0.1:1/' })
+  await assert.rejects(allocator.key('orders'), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_UNAVAILABLE')
+  allocator.close()
+  assert.ok(Date.now() - began < 15_000)
+  // A token in the address would be shown wherever the address is: refused, unshown.
+  await assert.rejects(
+    async () => SegmentAllocator.open({ store: 'ferroflake+http://127.0.0.1:1/?token=hunter2-secret' }),
+    (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_INVALID_CONFIG' && !e.message.includes('hunter2-secret'),
+  )
+})

@@ -5,6 +5,7 @@ addresses (FERROFLAKE_TEST_REDIS, FERROFLAKE_TEST_POSTGRES). Skipped otherwise."
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pytest
@@ -48,3 +49,33 @@ def test_a_segment_key_on_postgres_issues_dense_ids_and_gives_the_rest_back() ->
         assert [key.next_id(), *key.next_ids(150), *key.next_ids_array(9)] == list(range(1, 161))
     with SegmentAllocator(POSTGRES) as again:
         assert again.key(name).next_id() == 161
+
+
+SERVICE = os.environ.get("FERROFLAKE_TEST_SERVICE")
+
+
+@pytest.mark.skipif(not SERVICE, reason="no service: FERROFLAKE_TEST_SERVICE is unset (scripts/test-python.sh starts one)")
+def test_a_segment_key_through_the_service_issues_dense_ids_and_gives_the_rest_back() -> None:
+    assert SERVICE is not None
+    name = f"ff-py-{uuid.uuid4().hex}"
+    with SegmentAllocator(SERVICE) as allocator:
+        assert allocator.store == "ferroflake+http"
+        allocator.create_key(name, 1, 100)
+        key = allocator.key(name)
+        assert [key.next_id(), *key.next_ids(150), *key.next_ids_array(9)] == list(range(1, 161))
+    with SegmentAllocator(SERVICE) as again:
+        assert again.key(name).next_id() == 161
+    with SegmentAllocator(SERVICE) as allocator, pytest.raises(ferroflake.UnknownKeyError):
+        allocator.key(f"ff-py-{uuid.uuid4().hex}")
+
+
+def test_a_service_that_does_not_answer_is_a_typed_error_within_seconds() -> None:
+    began = time.monotonic()
+    with SegmentAllocator("ferroflake+http://127.0.0.1:1/") as allocator:
+        with pytest.raises(ferroflake.StoreUnavailableError):
+            allocator.key("orders")
+    assert time.monotonic() - began < 15
+    # A token in the address would be shown wherever the address is: refused, unshown.
+    with pytest.raises(ferroflake.SegmentConfigError) as refused:
+        SegmentAllocator("ferroflake+http://127.0.0.1:1/?token=hunter2-secret")
+    assert "hunter2-secret" not in str(refused.value)

@@ -304,18 +304,17 @@ static void order_numbers(void) {
     ferroflake_order_numbers_free(NULL);
 }
 
-/* Two processes take ids of one key from one SQLite file at once: no id twice. */
-static void two_processes_share_a_key_without_duplicates(void) {
-    char path[256], out_path[300];
+/* Two processes take ids of the key `name` from the store at `path` at once: no id twice. */
+static void two_processes_share_a_key_without_duplicates(const char *path, const char *name) {
+    char out_path[300];
     pid_t children[PROCESSES];
     uint64_t *all;
     ferroflake_segment_allocator *allocator;
     size_t i, repeated = 0;
     int p, go[2];
-    snprintf(path, sizeof path, "%s/shared.db", root);
     allocator = open_file(path);
     /* A small step: many fetches, each racing the other process's. */
-    CHECK_OK(ferroflake_segment_allocator_create_key(allocator, "orders", 1, 1000));
+    CHECK_OK(ferroflake_segment_allocator_create_key(allocator, name, 1, 1000));
     ferroflake_segment_allocator_free(allocator);
     assert(pipe(go) == 0);
     fflush(NULL);
@@ -332,7 +331,7 @@ static void two_processes_share_a_key_without_duplicates(void) {
             close(go[1]);
             ok = ok && read(go[0], &byte, 1) == 0; /* start together */
             mine = open_file(path);
-            ok = ok && ferroflake_segment_allocator_key(mine, "orders", &key) == FERROFLAKE_RESULT_OK;
+            ok = ok && ferroflake_segment_allocator_key(mine, name, &key) == FERROFLAKE_RESULT_OK;
             for (n = 0; ok && n < IDS_PER_PROCESS; n++) {
                 /* Half one at a time, half in batches of 100. */
                 if (n < IDS_PER_PROCESS / 2) {
@@ -376,8 +375,8 @@ static void two_processes_share_a_key_without_duplicates(void) {
     qsort(all, (size_t)PROCESSES * IDS_PER_PROCESS, sizeof all[0], by_value);
     for (i = 1; i < (size_t)PROCESSES * IDS_PER_PROCESS; i++) repeated += all[i] == all[i - 1];
     assert(repeated == 0);
-    printf("segment: %d processes took %d ids of one key, 0 duplicates\n", PROCESSES,
-           PROCESSES * IDS_PER_PROCESS);
+    printf("segment: %d processes took %d ids of one key from %s, 0 duplicates\n", PROCESSES,
+           PROCESSES * IDS_PER_PROCESS, path);
     free(all);
 }
 
@@ -473,13 +472,22 @@ static void a_deleted_table_file_is_caught_by_this_hosts_record(void) {
 }
 
 int main(void) {
-    char command[128];
+    char command[128], path[256];
     assert(mkdtemp(root) != NULL);
     bad_input_is_refused();
     a_deleted_table_file_is_caught_by_this_hosts_record();
     an_inherited_allocator_is_refused_in_the_child();
     order_numbers();
-    two_processes_share_a_key_without_duplicates();
+    snprintf(path, sizeof path, "%s/shared.db", root);
+    two_processes_share_a_key_without_duplicates(path, "orders");
+#if FERROFLAKE_TEST_STORES
+    /* Through a ferroflake service, where the suite started one (scripts/test-c.sh). */
+    if (getenv("FERROFLAKE_TEST_SERVICE") != NULL) {
+        char key[64];
+        snprintf(key, sizeof key, "orders-c-%ld", (long)getpid());
+        two_processes_share_a_key_without_duplicates(getenv("FERROFLAKE_TEST_SERVICE"), key);
+    }
+#endif
     snprintf(command, sizeof command, "rm -rf '%s'", root);
     assert(system(command) == 0);
     printf("segment: ok\n");
