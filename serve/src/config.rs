@@ -327,6 +327,9 @@ impl Config {
         }
         if self.snowflake {
             self.lease_config()?;
+        }
+        // A registry named is served to clients (the lease store routes) in either mode.
+        if self.snowflake || self.lease.is_some() {
             self.lease_address()?;
         }
         if let (true, Some(store)) = (self.segment, &self.store) {
