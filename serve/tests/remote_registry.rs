@@ -400,3 +400,40 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
     assert!(remote.list().is_err(), "nor reads it");
     b.stop();
 }
+
+/// The address reader every face uses opens a service's registry, and a leased generator
+/// issues under a node id claimed through it, released through it at the end (with the
+/// store backends, which carry the `remote` feature).
+#[cfg(feature = "stores")]
+#[test]
+fn a_leased_generator_issues_under_a_node_id_held_through_the_service() {
+    use ferroflake::{Layout, SystemClock};
+    use ferroflake_lease::{LeaseConfig, LeasedGenerator};
+    use ferroflake_lease_stores::RegistryAddress;
+
+    let place = Place::new();
+    let server = service(&place);
+    let address = format!("ferroflake+http://{}/", server.addr);
+    let parsed = RegistryAddress::parse(&address).unwrap();
+    assert_eq!(parsed, RegistryAddress::Service(address.clone()));
+    let mut config = LeaseConfig::with_ttl(Duration::from_secs(1));
+    config.max_ttl = Duration::from_secs(1);
+    // The new registry's floor (TTL + quarantine) is waited out before the first ID.
+    let generator = LeasedGenerator::start(
+        Layout::twitter(),
+        SystemClock,
+        parsed.open().unwrap(),
+        config,
+    )
+    .unwrap();
+    let ids: Vec<u64> = (0..1000).map(|_| generator.next_id().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let node = generator.node();
+    let direct = registry(&[server.addr], None);
+    let held = direct.list().unwrap();
+    assert_eq!(held.node(node).unwrap().state, NodeState::Held, "{held:?}");
+    generator.shutdown().unwrap();
+    let released = direct.list().unwrap();
+    assert_eq!(released.node(node).unwrap().state, NodeState::Released);
+    server.stop();
+}
