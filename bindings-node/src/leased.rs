@@ -118,7 +118,7 @@ impl Key {
         let registry = match &self.registry {
             RegistryAddress::Default => EmbeddedRegistry::default_dir().display().to_string(),
             RegistryAddress::Embedded(dir) => dir.display().to_string(),
-            RegistryAddress::Store(url) => url.clone(),
+            RegistryAddress::Store(url) | RegistryAddress::Service(url) => url.clone(),
         };
         format!("{registry}|{:?}", self.layout)
     }
@@ -668,12 +668,12 @@ fn reachable_in_this_build(address: RegistryAddress) -> Result<RegistryAddress, 
         return Ok(address);
     }
     match address {
-        RegistryAddress::Store(url) => Err(Refusal::Lease(
+        RegistryAddress::Store(url) | RegistryAddress::Service(url) => Err(Refusal::Lease(
             "BAD_ADDRESS",
             format!(
                 "bad registry address {:?}: this build of ferroflake has the embedded \
-                 registry only (rebuild with the `stores` feature for etcd, Redis, ZooKeeper \
-                 and PostgreSQL)",
+                 registry only (rebuild with the `stores` feature for etcd, Redis, ZooKeeper, \
+                 PostgreSQL and a ferroflake service)",
                 ferroflake_lease_stores::redact(&url)
             ),
         )),

@@ -73,7 +73,10 @@ pub enum Command {
     /// /v1/admin/leases, POST /v1/admin/segment/{key}?start=N&step=S, /v1/admin/segment/{key}/recover and
     /// /v1/admin/segment/{key}/step; the segment store itself, for clients that issue from
     /// ranges: POST /v1/store/segment/{key}/allocate and /v1/store/segment/{key}/give-back,
-    /// GET /v1/store/segment/{key}; /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
+    /// GET /v1/store/segment/{key}; the lease registry itself (--lease's), for clients that
+    /// hold node ids: POST /v1/store/lease/claim, /v1/store/lease/renew,
+    /// /v1/store/lease/release and /v1/store/lease/restored (JSON bodies), GET
+    /// /v1/store/lease/list and /v1/store/lease/clock; /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
     /// half-sent connections close at once, requests in flight finish, unissued segment
     /// IDs go back to the table, the lease is released, exit 0. A second signal exits at
     /// once.

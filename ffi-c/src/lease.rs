@@ -287,11 +287,10 @@ fn open_registry(
         .open_for(config)
         .map_err(|error| match (&address, &error) {
             // A store scheme this build left out: the lease crate's words, a code of its own.
-            (RegistryAddress::Store(_), LeaseError::BadAddress { .. })
-                if !cfg!(feature = "stores") =>
-            {
-                Failure::new(FERROFLAKE_RESULT_NOT_BUILT, error)
-            }
+            (
+                RegistryAddress::Store(_) | RegistryAddress::Service(_),
+                LeaseError::BadAddress { .. },
+            ) if !cfg!(feature = "stores") => Failure::new(FERROFLAKE_RESULT_NOT_BUILT, error),
             _ => lease_failure(error),
         })
 }

@@ -118,6 +118,25 @@ pub enum Loss {
 }
 
 impl Loss {
+    /// Every loss, for tables and tests.
+    pub const ALL: [Loss; 4] = [Loss::Missing, Loss::Taken, Loss::Expired, Loss::Released];
+
+    /// The loss's stable name, for JSON and the service's answers: `MISSING`, `TAKEN`,
+    /// `EXPIRED` or `RELEASED`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Loss::Missing => "MISSING",
+            Loss::Taken => "TAKEN",
+            Loss::Expired => "EXPIRED",
+            Loss::Released => "RELEASED",
+        }
+    }
+
+    /// The loss named `name` ([`Loss::name`]), if it is one.
+    pub fn from_name(name: &str) -> Option<Loss> {
+        Loss::ALL.into_iter().find(|loss| loss.name() == name)
+    }
+
     /// A short phrase for messages.
     pub fn describe(self) -> &'static str {
         match self {
@@ -322,6 +341,15 @@ pub fn ms(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_loss_is_read_back_by_its_name() {
+        for loss in Loss::ALL {
+            assert_eq!(Loss::from_name(loss.name()), Some(loss));
+        }
+        assert_eq!(Loss::from_name("missing"), None);
+        assert_eq!(Loss::from_name(""), None);
+    }
 
     #[test]
     fn a_clock_reading_takes_the_middle_of_the_round_trip() {

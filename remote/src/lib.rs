@@ -1,6 +1,8 @@
-//! ferroflake's ID service (`ferroflake serve`) as a segment store: a client takes whole
-//! ranges through the service and issues from them in its own memory, at the speed of a
-//! store of its own, asking the service once per range.
+//! ferroflake's ID service (`ferroflake serve`) as a segment store and a lease registry: a
+//! client takes whole ranges through the service and issues from them in its own memory,
+//! at the speed of a store of its own, asking the service once per range
+//! ([`RemoteStore`]); and it claims, renews and releases a node id through the service's
+//! own registry, to issue snowflake IDs in its own memory ([`RemoteRegistry`]).
 //!
 //! The address names one or several servers of one service:
 //! `ferroflake+http://ids-a:8080,ids-b:8080/?token_file=/run/secrets/ids-token`. A call goes
@@ -21,8 +23,10 @@
 //! ```
 
 pub mod address;
+mod registry;
 mod segment_store;
 pub mod servers;
 
 pub use address::ServiceAddress;
+pub use registry::RemoteRegistry;
 pub use segment_store::RemoteStore;

@@ -83,7 +83,7 @@ impl RemoteStore {
     /// errors a store of one's own would give.
     fn error(&self, key: &str, failure: Failure) -> SegmentError {
         let (kind, message) = match failure {
-            Failure::Unavailable(why) => {
+            Failure::Unavailable(why) | Failure::Failing { reasons: why, .. } => {
                 return SegmentError::Unavailable {
                     store: NAME.to_owned(),
                     detail: format!("no server of {} answered: {why}", self.shown),

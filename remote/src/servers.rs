@@ -46,7 +46,30 @@ pub enum Failure {
         status: u16,
         kind: String,
         message: String,
+        /// The cause within the kind, where the service gives one (`"why"` beside the
+        /// kind: a lost lease's `MISSING`, `TAKEN`, `EXPIRED` or `RELEASED`).
+        why: Option<String>,
     },
+    /// Servers answered, but only with failures of their own (5xx): the last one's
+    /// refusal (`kind` as the service names it), and each server's reason. A caller
+    /// whose errors keep the service's kinds tells a store's failure (`STORE`) from an
+    /// outage by it.
+    Failing {
+        kind: String,
+        message: String,
+        reasons: String,
+    },
+}
+
+/// What a request carries.
+#[derive(Debug, Clone, Copy)]
+pub enum Body<'a> {
+    /// A `GET`, with no body.
+    Get,
+    /// A `POST` with an empty body.
+    Empty,
+    /// A `POST` with this JSON body: what must not be in a URL (an owner token) goes here.
+    Json(&'a serde_json::Value),
 }
 
 struct Server {
@@ -116,14 +139,35 @@ impl Servers {
         path: &str,
         resend: Resend,
     ) -> Result<serde_json::Value, Failure> {
+        self.send(if post { Body::Empty } else { Body::Get }, path, resend)
+    }
+
+    /// `path` with `body` on the first server that answers, and its JSON answer.
+    ///
+    /// # Errors
+    /// See [`Failure`].
+    pub fn send(
+        &self,
+        body: Body<'_>,
+        path: &str,
+        resend: Resend,
+    ) -> Result<serde_json::Value, Failure> {
         let mut reasons = Vec::new();
+        let mut failing = None;
+        let json = match body {
+            Body::Json(value) => value.to_string(),
+            Body::Get | Body::Empty => String::new(),
+        };
         for index in self.order() {
             let server = &self.servers[index];
             let url = format!("{}{path}", server.base);
-            let sent = if post {
-                self.authorized(self.agent.post(&url)).send_empty()
-            } else {
-                self.authorized(self.agent.get(&url)).call()
+            let sent = match body {
+                Body::Get => self.authorized(self.agent.get(&url)).call(),
+                Body::Empty => self.authorized(self.agent.post(&url)).send_empty(),
+                Body::Json(_) => self
+                    .authorized(self.agent.post(&url))
+                    .header("content-type", "application/json")
+                    .send(json.as_bytes()),
             };
             let (reason, may_have_applied) = match sent {
                 Ok(response) => {
@@ -147,7 +191,12 @@ impl Servers {
                             self.answered(index);
                             return Err(refusal(status, &body));
                         }
-                        (_, Ok(body)) => (describe_refusal(status, &body), true),
+                        (_, Ok(body)) => {
+                            if let Failure::Refused { kind, message, .. } = refusal(status, &body) {
+                                failing = Some((kind, message));
+                            }
+                            (describe_refusal(status, &body), true)
+                        }
                         (_, Err(e)) => (format!("status {status}, its body unread: {e}"), true),
                     }
                 }
@@ -159,7 +208,15 @@ impl Servers {
                 break;
             }
         }
-        Err(Failure::Unavailable(reasons.join("; ")))
+        let reasons = reasons.join("; ");
+        Err(match failing {
+            Some((kind, message)) => Failure::Failing {
+                kind,
+                message,
+                reasons,
+            },
+            None => Failure::Unavailable(reasons),
+        })
     }
 
     fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
@@ -219,28 +276,34 @@ fn never_sent(e: &ureq::Error) -> bool {
 /// The service's refusal (`{"error":{"kind","message"}}`), or the status and text when
 /// the body is not one (a proxy in between, a Leaf route's text).
 fn refusal(status: u16, body: &str) -> Failure {
-    let parsed: Option<(String, String)> = serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| {
-            let error = v.get("error")?;
-            Some((
-                error.get("kind")?.as_str()?.to_owned(),
-                error.get("message")?.as_str()?.to_owned(),
-            ))
-        });
-    let (kind, message) =
-        parsed.unwrap_or_else(|| (format!("HTTP_{status}"), shortened(body).to_owned()));
+    let parsed: Option<(String, String, Option<String>)> =
+        serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| {
+                let error = v.get("error")?;
+                Some((
+                    error.get("kind")?.as_str()?.to_owned(),
+                    error.get("message")?.as_str()?.to_owned(),
+                    error.get("why").and_then(|w| w.as_str()).map(str::to_owned),
+                ))
+            });
+    let (kind, message, why) =
+        parsed.unwrap_or_else(|| (format!("HTTP_{status}"), shortened(body).to_owned(), None));
     Failure::Refused {
         status,
         kind,
         message,
+        why,
     }
 }
 
 fn describe_refusal(status: u16, body: &str) -> String {
     match refusal(status, body) {
         Failure::Refused { kind, message, .. } => format!("{status} {kind}: {message}"),
-        Failure::Unavailable(reason) => reason,
+        Failure::Unavailable(reason)
+        | Failure::Failing {
+            reasons: reason, ..
+        } => reason,
     }
 }
 

@@ -82,6 +82,9 @@ fn nobody_else_can_move(dir: &Path, store: &str) -> Result<(), SegmentError> {
 /// must be the caller's or root's, the file (if there) the caller's, and its directory must
 /// not let others replace it (writable by others only with the sticky bit, as `/tmp`).
 /// Refusals are `store`'s [`SegmentError::Unavailable`].
+// Only the SQLite store opens a table file; a build without it (ferroflake-remote's, which
+// takes the segment traits alone) leaves this unused.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn trusted_file(path: &Path, store: &str) -> Result<(), SegmentError> {
     let refuse = |detail: String| SegmentError::Unavailable {
         store: store.into(),

@@ -51,6 +51,15 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
             // then answers 400 for it.
             Need::Issue(key.unwrap_or(""))
         }
+        // A node id issues snowflake IDs under any key (a key only labels metrics), and
+        // a registry has few: only a token for every key may hold one or use them up.
+        // The listing and the clock are what a holder reads, with the same token.
+        "/v1/store/lease/claim"
+        | "/v1/store/lease/renew"
+        | "/v1/store/lease/release"
+        | "/v1/store/lease/restored"
+        | "/v1/store/lease/list"
+        | "/v1/store/lease/clock" => Need::EveryKey,
         "/v1/segment/{key}/status"
         | "/v1/status"
         | "/metrics"
@@ -317,6 +326,16 @@ mod tests {
             "/v1/constant",
         ] {
             assert_eq!(need_of(route, Some("k")), Need::Read, "{route}");
+        }
+        for route in [
+            "/v1/store/lease/claim",
+            "/v1/store/lease/renew",
+            "/v1/store/lease/release",
+            "/v1/store/lease/restored",
+            "/v1/store/lease/list",
+            "/v1/store/lease/clock",
+        ] {
+            assert_eq!(need_of(route, None), Need::EveryKey, "{route}");
         }
         assert_eq!(need_of("/v1/unmask/{text}", None), Need::Admin);
         for route in [

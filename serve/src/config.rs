@@ -327,6 +327,9 @@ impl Config {
         }
         if self.snowflake {
             self.lease_config()?;
+        }
+        // A registry named is served to clients (the lease store routes) in either mode.
+        if self.snowflake || self.lease.is_some() {
             self.lease_address()?;
         }
         if let (true, Some(store)) = (self.segment, &self.store) {
@@ -414,7 +417,11 @@ impl Config {
                 // Refused at start, as a store address is: not a server waiting for ever
                 // on a backend it cannot reach.
                 if !cfg!(feature = "stores")
-                    && matches!(parsed, ferroflake_lease_stores::RegistryAddress::Store(_))
+                    && matches!(
+                        parsed,
+                        ferroflake_lease_stores::RegistryAddress::Store(_)
+                            | ferroflake_lease_stores::RegistryAddress::Service(_)
+                    )
                 {
                     return Err(format!(
                         "lease address {:?}: this ferroflake was built without the registries \

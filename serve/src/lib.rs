@@ -74,6 +74,7 @@ pub mod metrics;
 pub mod open_files;
 pub mod query;
 pub mod refusal;
+pub mod remote_registry;
 pub mod remote_store;
 pub mod routes;
 pub mod scopes;

@@ -109,9 +109,17 @@ impl Refusal {
 
     /// The answer on a native route: `{"error":{"kind":..,"message":..}}`.
     pub fn json(self) -> Response {
-        let body = serde_json::json!({
-            "error": { "kind": self.kind, "message": self.message }
-        });
+        self.json_with(None)
+    }
+
+    /// [`json`](Self::json), with `"why"` beside the kind when the kind has causes a
+    /// client tells apart (a lost lease's).
+    pub fn json_with(self, why: Option<&'static str>) -> Response {
+        let mut error = serde_json::json!({ "kind": self.kind, "message": self.message });
+        if let Some(why) = why {
+            error["why"] = why.into();
+        }
+        let body = serde_json::json!({ "error": error });
         let mut response = (
             self.status,
             [(

@@ -18,6 +18,7 @@
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | admin: raises a key above `N`, never lowers it |
 //! | `POST /v1/admin/segment/{key}/step?step=S` | admin: sets a key's stored step |
 //! | `POST /v1/store/segment/{key}/allocate?step=N`, `.../give-back?...`, `GET /v1/store/segment/{key}` | the segment store itself, for clients that issue from ranges (see [`remote_store`](crate::remote_store)) |
+//! | `POST /v1/store/lease/{claim,renew,release,restored}` (a JSON body), `GET /v1/store/lease/{list,clock}` | the lease registry itself (`--lease`'s), for clients that issue under a node id of their own (see [`remote_registry`](crate::remote_registry)) |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
@@ -37,7 +38,7 @@
 //! (`/api/...` and `/decodeSnowflakeId`),
 //! whose refusals are plain text as Leaf's are: a method a `/v1` route does not take is
 //! 405 `METHOD_NOT_ALLOWED` with `Allow`; a request that takes longer than `request_timeout_ms` is 503
-//! `TIMEOUT`; a body over [`MAX_BODY_BYTES`] (no route reads one) is 413
+//! `TIMEOUT`; a body over [`MAX_BODY_BYTES`] (only the lease store routes read one) is 413
 //! `BODY_TOO_LARGE`; an unknown path is 404 `NO_ROUTE`, counted under the one route label
 //! `unmatched`.
 
@@ -91,6 +92,12 @@ pub const ROUTES: &[&str] = &[
     "/v1/store/segment/{key}",
     "/v1/store/segment/{key}/allocate",
     "/v1/store/segment/{key}/give-back",
+    "/v1/store/lease/claim",
+    "/v1/store/lease/renew",
+    "/v1/store/lease/release",
+    "/v1/store/lease/restored",
+    "/v1/store/lease/list",
+    "/v1/store/lease/clock",
     "/v1/constant",
     "/metrics",
     "/healthz",
@@ -103,8 +110,8 @@ fn listed(path: &'static str) -> &'static str {
     path
 }
 
-/// The largest request body accepted. No route reads a body; Leaf clients may send a
-/// small form.
+/// The largest request body accepted. Only the lease store routes read a body (a small JSON
+/// object); Leaf clients may send a small form.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// The router over `state`.
@@ -155,6 +162,30 @@ pub fn router(state: Shared) -> Router {
         .route(
             listed("/v1/store/segment/{key}/give-back"),
             post(crate::remote_store::give_back),
+        )
+        .route(
+            listed("/v1/store/lease/claim"),
+            post(crate::remote_registry::claim),
+        )
+        .route(
+            listed("/v1/store/lease/renew"),
+            post(crate::remote_registry::renew),
+        )
+        .route(
+            listed("/v1/store/lease/release"),
+            post(crate::remote_registry::release),
+        )
+        .route(
+            listed("/v1/store/lease/restored"),
+            post(crate::remote_registry::restored),
+        )
+        .route(
+            listed("/v1/store/lease/list"),
+            get(crate::remote_registry::list),
+        )
+        .route(
+            listed("/v1/store/lease/clock"),
+            get(crate::remote_registry::clock),
         )
         .route(listed("/metrics"), get(metrics))
         .route(listed("/healthz"), get(healthz))

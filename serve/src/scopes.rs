@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `issue:KEY` | IDs for the key `KEY`, on every ID route, segment or snowflake, and its ranges on the store routes `/v1/store/segment/KEY...` |
 //! | `issue:PREFIX*` | IDs for every key that starts with `PREFIX` |
-//! | `issue:*` | IDs for every key |
+//! | `issue:*` | IDs for every key, and node ids on the lease store routes `/v1/store/lease/...` |
 //! | `read` | `/v1/status`, `/v1/segment/{key}/status`, `/metrics`, `/v1/decode/{id}`, `/decodeSnowflakeId`, `/v1/constant` |
 //! | `admin` | everything, `/v1/unmask/{text}` and the admin routes `/v1/admin/...` included (no other scope reaches them) |
 //!
@@ -41,6 +41,10 @@ pub enum Need<'a> {
     Read,
     /// IDs for this key: a matching `issue:` scope (or `admin`).
     Issue(&'a str),
+    /// IDs for every key: `issue:*` (or `admin`). A node id leased through the lease
+    /// store routes issues snowflake IDs under any key, so only a grant of every key
+    /// covers it.
+    EveryKey,
     /// `admin` only.
     Admin,
 }
@@ -82,6 +86,7 @@ impl Scope {
             (Scope::Read, Need::Read) => true,
             (Scope::IssueKey(granted), Need::Issue(key)) => granted == key,
             (Scope::IssuePrefix(prefix), Need::Issue(key)) => key.starts_with(prefix.as_str()),
+            (Scope::IssuePrefix(prefix), Need::EveryKey) => prefix.is_empty(),
             _ => false,
         }
     }
@@ -98,6 +103,7 @@ impl Need<'_> {
                 let shown: String = key.chars().take(128).flat_map(char::escape_debug).collect();
                 format!("issue:{shown} (or a matching issue:PREFIX*, issue:* or admin)")
             }
+            Need::EveryKey => "issue:* (or admin): a node id issues for every key".to_owned(),
             Need::Admin => "admin".to_owned(),
         }
     }
@@ -172,17 +178,27 @@ mod tests {
         assert!(!allows(&users, Need::Issue("user")));
         assert!(!allows(&users, Need::Issue("users")));
 
+        assert!(!allows(&users, Need::EveryKey));
+        assert!(!allows(&order, Need::EveryKey));
         let any = parsed(&["issue:*"]);
         assert!(allows(&any, Need::Issue("anything")));
+        assert!(allows(&any, Need::EveryKey));
         assert!(!allows(&any, Need::Read));
 
         let read = parsed(&["read"]);
         assert!(allows(&read, Need::Read));
         assert!(!allows(&read, Need::Issue("order")));
         assert!(!allows(&read, Need::Admin));
+        assert!(!allows(&read, Need::EveryKey));
 
         let admin = parsed(&["admin"]);
-        for need in [Need::Read, Need::Issue("x"), Need::Admin, Need::Open] {
+        for need in [
+            Need::Read,
+            Need::Issue("x"),
+            Need::EveryKey,
+            Need::Admin,
+            Need::Open,
+        ] {
             assert!(allows(&admin, need));
         }
         assert!(!allows(&[], Need::Read));

@@ -43,6 +43,8 @@ pub struct AppState {
     pub snowflake: Option<Arc<Snowflake>>,
     /// Segment mode, if on.
     pub segments: Option<Arc<Segments>>,
+    /// The lease registry the lease store routes serve: `--lease`'s, if given.
+    pub(crate) registry: Option<Arc<crate::remote_registry::ServedRegistry>>,
     /// The mask keys of the masked-ID routes, if a key was given.
     pub mask: Option<ferroflake::MaskKeyring>,
     /// The bearer tokens the routes accept, if a tokens file is configured; `None`: no
@@ -221,10 +223,17 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
     } else {
         None
     };
+    let registry = match &config.lease {
+        Some(_) => Some(Arc::new(crate::remote_registry::ServedRegistry::new(
+            config.lease_address()?,
+        ))),
+        None => None,
+    };
     let state = Arc::new(AppState {
         config,
         snowflake,
         segments,
+        registry,
         mask,
         tokens,
         tls,

@@ -212,7 +212,8 @@ pub fn meant_here(relative: &str) -> String {
 }
 
 /// `address` with its secrets shown as `***`: addresses reach error messages, statuses and
-/// logs. Hidden: the password, and the value of any query parameter whose name speaks of a
+/// logs. Hidden: the password (and in a `ferroflake+http(s)://` address, which takes no
+/// user, the user name: a token put there by mistake), and the value of any query parameter whose name speaks of a
 /// secret (`password`, `token`, `secret`, `auth`, `key`...). An address that does not parse
 /// as a URL with a host (`postgres:app:pw@db/ids`, its `//` left out, parses with none)
 /// keeps only its scheme and what follows its last `@`, as it may hold a password the
@@ -224,6 +225,12 @@ pub fn redact(address: &str) -> String {
     let mut changed = false;
     if url.password().is_some() {
         let _ = url.set_password(Some("***"));
+        changed = true;
+    }
+    // A ferroflake service's address takes no user: a name there is a token put in by
+    // mistake.
+    if url.scheme().starts_with("ferroflake+") && !url.username().is_empty() {
+        let _ = url.set_username("***");
         changed = true;
     }
     if url.query_pairs().any(|(name, _)| names_a_secret(&name)) {
@@ -325,6 +332,22 @@ fn hide_before_last_at(address: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_written_before_a_services_host_is_hidden() {
+        for address in [
+            "ferroflake+http://SeCrEt@a:1/",
+            "ferroflake+https://SeCrEt@a:1,b:2/",
+            "ferroflake+http://a:1/?token=SeCrEt",
+        ] {
+            let shown = redact(address);
+            assert!(
+                !shown.contains("SeCrEt") && shown.contains("***"),
+                "{shown}"
+            );
+        }
+        assert_eq!(redact("postgres://app@db/ids"), "postgres://app@db/ids");
+    }
 
     #[test]
     fn redis_defaults_and_auth() {

@@ -12,6 +12,7 @@
 //! | `redis://host:port[/db][?prefix=NAME]` | [`redis::RedisRegistry`]: `SET NX PX` + token-checked scripts |
 //! | `zk://host:port[/chroot]` | [`zookeeper::ZooKeeperRegistry`]: ephemeral claim + persistent mark znodes |
 //! | `postgres://user@host:port/db[?table=NAME]` | [`postgres::PostgresRegistry`]: one row per node id |
+//! | `ferroflake+http://host:port[,host:port...]/` | [`RemoteRegistry`](ferroflake_remote::RemoteRegistry) (feature `remote`): a ferroflake service's own registry, over HTTP, with failover |
 //!
 //! Every backend fails closed: [`connect`] gives [`LeaseError::Unavailable`] when the
 //! store does not answer within a few seconds, and every later call is bounded in time,
@@ -63,7 +64,8 @@
 //!
 //! ## Features
 //!
-//! `etcd`, `redis`, `zookeeper`, `postgres`: one backend each; `all` (default): all four.
+//! `etcd`, `redis`, `zookeeper`, `postgres`: one backend each; `remote`: the registry of a
+//! ferroflake service; `all` (default): all five.
 #![warn(missing_docs)]
 
 use std::sync::Arc;
@@ -95,13 +97,40 @@ pub use address::StoreAddress;
 pub use ferroflake_store_address::redact;
 pub use registry_address::RegistryAddress;
 
-/// Connects to the registry at `address` and checks that it answers.
+/// The lease registry of the ferroflake service at `address` (`ferroflake+http://`), with
+/// the `remote` feature.
+///
+/// # Errors
+/// [`LeaseError::BadAddress`] for an address that cannot work, or in a build without the
+/// feature; [`LeaseError::InvalidConfig`] if its token or CA file cannot be read.
+pub fn connect_service(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
+    #[cfg(feature = "remote")]
+    {
+        Ok(Arc::new(ferroflake_remote::RemoteRegistry::open(address)?))
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        Err(LeaseError::BadAddress {
+            address: ferroflake_store_address::redact(address),
+            detail: "this build leaves the service's registry out (the `remote` feature of \
+                     ferroflake-lease-stores is off); use a build with it (for the ferroflake \
+                     CLI: `cargo install --path cli --features stores`)"
+                .into(),
+        })
+    }
+}
+
+/// Connects to the registry at `address` and checks that it answers (a service's
+/// registry, `ferroflake+http://`, is asked nothing until its first call).
 ///
 /// # Errors
 /// [`LeaseError::BadAddress`] for an address that is not one of the forms above (or whose
 /// backend was not compiled in); [`LeaseError::Unavailable`] if the store cannot be reached
 /// within a few seconds.
 pub fn connect(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
+    if registry_address::names_a_service(address) {
+        return connect_service(address);
+    }
     let parsed = StoreAddress::parse(address)?;
     #[allow(unreachable_patterns)]
     match parsed {

@@ -11,6 +11,18 @@ use ferroflake_store_address::{redact, scheme_of};
 /// Schemes served by this crate's backends (each behind its cargo feature).
 const STORE_SCHEMES: [&str; 5] = ["etcd", "redis", "zk", "postgres", "postgresql"];
 
+/// Schemes of a ferroflake service's registry (the `remote` feature).
+const SERVICE_SCHEMES: [&str; 2] = ["ferroflake+http", "ferroflake+https"];
+
+/// Whether `address` names a ferroflake service (by its scheme, in any case).
+pub(crate) fn names_a_service(address: &str) -> bool {
+    scheme_of(address).is_some_and(|scheme| {
+        SERVICE_SCHEMES
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(scheme))
+    })
+}
+
 /// Where a registry is, before it is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistryAddress {
@@ -22,11 +34,16 @@ pub enum RegistryAddress {
     Embedded(PathBuf),
     /// A store address for ferroflake-lease-stores.
     Store(String),
+    /// `ferroflake+http://host:port[,host:port...]/` (or `ferroflake+https://`): the lease
+    /// registry of a ferroflake service, called over HTTP on the first of its servers that
+    /// answers ([`RemoteRegistry`](ferroflake_remote::RemoteRegistry), with the `remote`
+    /// feature).
+    Service(String),
 }
 
 impl RegistryAddress {
     /// Reads `--lease`: `file:///abs/path` or an absolute path is embedded; a store scheme
-    /// is a store. Refused: anything else with a scheme (`ftp://x`, and `mailto:x`: a
+    /// is a store; `ferroflake+http://` and `ferroflake+https://` are a service. Refused: anything else with a scheme (`ftp://x`, and `mailto:x`: a
     /// `name:` prefix that looks like a scheme is not taken for a directory), relative paths
     /// (processes started in different directories would use different registries and
     /// could lease the same node id), the filesystem root, and a path that exists but is not
@@ -48,6 +65,12 @@ impl RegistryAddress {
             return Self::embedded(Path::new(path)).map_err(bad);
         }
         if let Some(scheme) = scheme_of(address) {
+            if names_a_service(address) {
+                // Read whole now (with the feature), as a store address is.
+                #[cfg(feature = "remote")]
+                ferroflake_remote::ServiceAddress::parse(address).map_err(&bad)?;
+                return Ok(RegistryAddress::Service(address.to_owned()));
+            }
             let rest = &address[scheme.len() + 1..];
             if STORE_SCHEMES.contains(&scheme) && rest.starts_with("//") {
                 // Read whole now, so that a mistake stops the start rather than every
@@ -67,8 +90,8 @@ impl RegistryAddress {
             }
             return Err(bad(format!(
                 "unknown scheme {scheme:?} (expected an absolute directory path, file:///dir, \
-                 etcd://, redis://, zk:// or postgres://); for a directory whose name \
-                 contains a colon, give its absolute path"
+                 etcd://, redis://, zk://, postgres:// or ferroflake+http://); for a \
+                 directory whose name contains a colon, give its absolute path"
             )));
         }
         Self::embedded(Path::new(address)).map_err(bad)
@@ -112,6 +135,9 @@ impl RegistryAddress {
             ),
             RegistryAddress::Embedded(dir) => format!("the embedded registry at {}", dir.display()),
             RegistryAddress::Store(url) => format!("the registry at {}", redact(url)),
+            RegistryAddress::Service(address) => {
+                format!("the registry of the service at {}", redact(address))
+            }
         }
     }
 
@@ -121,6 +147,7 @@ impl RegistryAddress {
             RegistryAddress::Default => Ok(Arc::new(EmbeddedRegistry::open_default()?)),
             RegistryAddress::Embedded(dir) => Ok(Arc::new(EmbeddedRegistry::open(dir)?)),
             RegistryAddress::Store(url) => crate::connect(url),
+            RegistryAddress::Service(address) => crate::connect_service(address),
         }
     }
 
@@ -173,6 +200,15 @@ mod tests {
             RegistryAddress::parse("etcd://127.0.0.1:2379/p").unwrap(),
             RegistryAddress::Store("etcd://127.0.0.1:2379/p".into())
         );
+        let service = "ferroflake+https://ids-a:8443,ids-b:8443/?token_file=/run/t";
+        assert_eq!(
+            RegistryAddress::parse(service).unwrap(),
+            RegistryAddress::Service(service.into())
+        );
+        assert!(RegistryAddress::parse(service)
+            .unwrap()
+            .describe()
+            .contains("ids-a:8443,ids-b:8443"));
         assert!(RegistryAddress::parse("file://host/x").is_err());
         assert!(refused("ftp://x").contains("unknown scheme"));
         assert!(RegistryAddress::parse("").is_err());
@@ -202,6 +238,25 @@ mod tests {
             if address.contains("SeCrEtXYZ") {
                 assert!(shown.contains("***"), "{shown}");
             }
+        }
+    }
+
+    /// A service address that cannot work is refused when read, and the refusal quotes
+    /// no token written into it by mistake.
+    #[cfg(feature = "remote")]
+    #[test]
+    fn a_service_address_that_cannot_work_is_refused_when_read() {
+        for address in [
+            "ferroflake+http://",
+            "ferroflake+http://a:1/?token=SeCrEtXYZ",
+            "ferroflake+http://SeCrEtXYZ@a:1/",
+            "ferroflake+http://a:1/?nope=1",
+        ] {
+            let Err(e) = RegistryAddress::parse(address) else {
+                panic!("{address} was accepted");
+            };
+            assert!(matches!(e, LeaseError::BadAddress { .. }), "{e:?}");
+            assert!(!e.to_string().contains("SeCrEtXYZ"), "{e}");
         }
     }
 

@@ -1,0 +1,439 @@
+//! The lease routes over real HTTP, through `ferroflake+http://` ([`RemoteRegistry`]): a
+//! token for every key is needed and a refused one says so; the owner token of a grant is
+//! in no log line, metric or refusal; a renewal goes on through a second server of the
+//! same registry with the grant's epoch unchanged; a claim that may have arrived is sent
+//! to no second server; a server without `--lease`, and servers of two registries, are
+//! refused as settings.
+
+mod common;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use common::{Place, Server};
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, NodeState, Registry, Renewal};
+use ferroflake_remote::RemoteRegistry;
+
+/// A service over `place`'s registry (segment mode only: it holds no node id itself).
+fn service(place: &Place) -> Server {
+    let mut config = place.config();
+    config.snowflake = false;
+    place.start(config)
+}
+
+/// A registry over `servers`, each request bounded by 300 ms, with the token in
+/// `token_file` if given.
+fn registry(servers: &[SocketAddr], token_file: Option<&Path>) -> RemoteRegistry {
+    let list: Vec<String> = servers.iter().map(ToString::to_string).collect();
+    let token = token_file.map_or_else(String::new, |path| {
+        format!("&token_file={}", path.display())
+    });
+    RemoteRegistry::open(&format!(
+        "ferroflake+http://{}/?timeout_ms=300{token}",
+        list.join(",")
+    ))
+    .unwrap()
+}
+
+fn request(node_count: u64) -> LeaseRequest {
+    LeaseRequest {
+        node_count,
+        ttl: Duration::from_secs(5),
+        quarantine: Duration::from_secs(1),
+        holder: "remote registry test".into(),
+        max_ttl: Duration::from_secs(5),
+        prefer_node: None,
+    }
+}
+
+/// A loopback port that accepts connections and never answers, as a paused server.
+fn silent() -> (SocketAddr, Arc<Mutex<Vec<TcpStream>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = Arc::clone(&held);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            keep.lock().unwrap().push(stream);
+        }
+    });
+    (addr, held)
+}
+
+/// A loopback port nothing listens on: connections are refused, nothing is sent.
+fn closed() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+fn token_file(place: &Place, name: &str, token: &str) -> std::path::PathBuf {
+    let path = place.dir.path().join(name);
+    common::write_whole(&path, token);
+    path
+}
+
+#[test]
+fn a_token_for_every_key_is_needed_and_a_refused_one_says_so() {
+    let place = Place::new();
+    let tokens = common::tokens_toml(&[
+        ("all", "t-all-7f7f", &["issue:*"]),
+        ("orders", "t-orders-7f7f", &["issue:orders", "issue:user-*"]),
+        ("ops", "t-ops-7f7f", &["read"]),
+    ]);
+    let mut config = place.config();
+    config.snowflake = false;
+    let path = place.dir.path().join("tokens.toml");
+    common::write_whole(&path, &tokens);
+    config.tokens_file = Some(path);
+    let server = place.start(config);
+
+    let all = token_file(&place, "all.token", "t-all-7f7f");
+    let grant = registry(&[server.addr], Some(&all))
+        .acquire(&request(4))
+        .unwrap();
+    registry(&[server.addr], Some(&all))
+        .release(&grant, 0)
+        .unwrap();
+
+    let wrong = token_file(&place, "wrong.token", "t-wrong-7f7f");
+    let orders = token_file(&place, "orders.token", "t-orders-7f7f");
+    let ops = token_file(&place, "ops.token", "t-ops-7f7f");
+    for (file, kind) in [
+        (Some(&wrong), "BAD_TOKEN"),
+        (Some(&orders), "OUT_OF_SCOPE"),
+        (Some(&ops), "OUT_OF_SCOPE"),
+    ] {
+        let remote = registry(&[server.addr], file.map(|f| f.as_path()));
+        for refused in [
+            remote.acquire(&request(4)).unwrap_err(),
+            remote
+                .renew(&grant, &Renewal::new(Duration::from_secs(5), 0))
+                .unwrap_err(),
+            remote.list().unwrap_err(),
+            remote.wall_clock_ms().unwrap_err(),
+        ] {
+            let LeaseError::InvalidConfig { detail } = &refused else {
+                panic!("{kind}: {refused:?}");
+            };
+            assert!(
+                detail.contains("refused this client's token") && detail.contains(kind),
+                "{detail}"
+            );
+            assert!(!detail.contains("7f7f"), "a token shown: {detail}");
+        }
+    }
+    // No token at all (the variable is not set in the tests).
+    if std::env::var_os("FERROFLAKE_TOKEN").is_none() {
+        let refused = registry(&[server.addr], None)
+            .acquire(&request(4))
+            .unwrap_err();
+        assert!(
+            matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("NO_TOKEN")),
+            "{refused:?}"
+        );
+    }
+    let view = registry(&[server.addr], Some(&all)).list().unwrap();
+    assert_eq!(view.nodes.len(), 1, "no refused claim took an id: {view:?}");
+    server.stop();
+}
+
+/// Every log line of this test process, whatever thread wrote it.
+fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    Arc::clone(LOGS.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&logs);
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || Sink(Arc::clone(&sink)))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        logs
+    }))
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// POSTs `body` as JSON to `path`.
+fn post_json(server: &Server, path: &str, body: &serde_json::Value) -> common::Answer {
+    common::answer(
+        server
+            .agent
+            .post(&format!("{}{path}", server.base))
+            .header("content-type", "application/json")
+            .send(body.to_string().as_bytes()),
+    )
+}
+
+#[test]
+fn the_owner_token_is_in_no_log_line_metric_or_refusal() {
+    let logs = captured_logs();
+    let place = Place::new();
+    let server = service(&place);
+    let remote = registry(&[server.addr], None);
+    let grant = remote.acquire(&request(2)).unwrap();
+    let token = grant.token.clone();
+    assert!(token.len() >= 32, "a real owner token: {}", token.len());
+    remote
+        .renew(
+            &grant,
+            &Renewal::new(Duration::from_secs(5), 1_700_000_000_000),
+        )
+        .unwrap();
+    remote.release(&grant, 1_700_000_000_000).unwrap();
+
+    let grant_json = |token: &str| {
+        serde_json::json!({
+            "node_id": grant.node_id,
+            "token": token,
+            "epoch": grant.epoch,
+            "previous_high_water_ms": grant.previous_high_water_ms,
+            "floor_wait_ms": 0,
+        })
+    };
+    let mut seen = String::new();
+    // Refusals whose requests carry the token: a lost claim, a grant with a field of the
+    // wrong type, a field no route reads, the token where a number goes, a body that is
+    // not JSON around it.
+    let mut missing_epoch = grant_json(&token);
+    missing_epoch["epoch"] = serde_json::Value::from("x");
+    for (path, body, status, kind) in [
+        (
+            "/v1/store/lease/renew",
+            serde_json::json!({"grant": grant_json(&token), "ttl_ms": 5000, "high_water_ms": 0}),
+            409,
+            "LOST",
+        ),
+        (
+            "/v1/store/lease/renew",
+            serde_json::json!({"grant": missing_epoch, "ttl_ms": 5000, "high_water_ms": 0}),
+            400,
+            "BAD_PARAMETER",
+        ),
+        (
+            "/v1/store/lease/release",
+            serde_json::json!({"grant": grant_json(&token), "high_water_ms": 0, "token": token}),
+            400,
+            "UNKNOWN_PARAMETER",
+        ),
+        (
+            "/v1/store/lease/release",
+            serde_json::json!({"grant": grant_json(&token), "high_water_ms": token}),
+            400,
+            "BAD_PARAMETER",
+        ),
+    ] {
+        let a = post_json(&server, path, &body);
+        assert_eq!((a.status, a.kind().as_str()), (status, kind), "{a:?}");
+        seen.push_str(&format!("{a:?}\n"));
+    }
+    let lost = post_json(
+        &server,
+        "/v1/store/lease/renew",
+        &serde_json::json!({"grant": grant_json(&token), "ttl_ms": 5000, "high_water_ms": 0}),
+    );
+    assert_eq!(lost.json()["error"]["why"], "RELEASED", "{lost:?}");
+    let not_json = common::answer(
+        server
+            .agent
+            .post(&format!("{}/v1/store/lease/renew", server.base))
+            .send(format!("{{\"grant\": {token}").as_bytes()),
+    );
+    assert_eq!(not_json.status, 400, "{not_json:?}");
+    seen.push_str(&format!("{not_json:?}\n"));
+    // The client's own error for the lost claim.
+    let refused = remote
+        .renew(&grant, &Renewal::new(Duration::from_secs(5), 0))
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            LeaseError::Lost {
+                why: Loss::Released,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    seen.push_str(&format!("{refused:?} {refused}\n"));
+    remote.restored(Duration::from_millis(1)).unwrap();
+    seen.push_str(&server.get("/metrics").body);
+    seen.push_str(&server.get("/v1/store/lease/list").body);
+    server.stop();
+    let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(logs.contains("lease_restored"), "nothing captured: {logs}");
+    seen.push_str(&logs);
+    assert!(
+        seen.contains("ferroflake_http_requests_total"),
+        "no metrics seen"
+    );
+    assert!(!seen.contains(&token), "the owner token shown in: {seen}");
+}
+
+#[test]
+fn a_renewal_goes_on_through_a_second_server_with_the_grants_epoch() {
+    let place = Place::new();
+    let a = service(&place);
+    let b = service(&place);
+    let remote = registry(&[a.addr, b.addr], None);
+    let grant: Grant = remote.acquire(&request(4)).unwrap();
+    let mark = 1_700_000_000_000;
+    remote
+        .renew(&grant, &Renewal::new(Duration::from_secs(5), mark))
+        .unwrap();
+    let before = remote.list().unwrap();
+    let held = before.node(grant.node_id).unwrap().clone();
+    assert_eq!((held.state, held.epoch), (NodeState::Held, grant.epoch));
+    a.stop();
+    // Through the second server: the same claim, the same epoch, the mark raised.
+    remote
+        .renew(&grant, &Renewal::new(Duration::from_secs(5), mark + 1000))
+        .unwrap();
+    let after = remote.list().unwrap();
+    let node = after.node(grant.node_id).unwrap();
+    assert_eq!(node.state, NodeState::Held, "{node:?}");
+    assert_eq!(node.epoch, grant.epoch, "the fence did not move: {node:?}");
+    assert_eq!(node.high_water_ms, mark + 1000, "{node:?}");
+    assert_eq!(node.since_ms, held.since_ms, "the same claim: {node:?}");
+    assert!(node.last_renewal_ms >= held.last_renewal_ms, "{node:?}");
+    assert_eq!(after.nodes.len(), 1, "no claim was made again: {after:?}");
+    remote.release(&grant, mark + 1000).unwrap();
+    assert_eq!(
+        remote.list().unwrap().node(grant.node_id).unwrap().state,
+        NodeState::Released
+    );
+    b.stop();
+    let refused = remote
+        .renew(&grant, &Renewal::new(Duration::from_secs(5), mark))
+        .unwrap_err();
+    assert!(
+        matches!(refused, LeaseError::Unavailable { .. }),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn a_claim_that_may_have_arrived_goes_to_no_second_server() {
+    let place = Place::new();
+    let server = service(&place);
+    let direct = registry(&[server.addr], None);
+
+    // Sent to a server that never answers: it may have applied it, so no other server
+    // is asked, and no id is taken.
+    let (quiet, held) = silent();
+    let refused = registry(&[quiet, server.addr], None)
+        .acquire(&request(4))
+        .unwrap_err();
+    assert!(
+        matches!(refused, LeaseError::Unavailable { .. }),
+        "{refused:?}"
+    );
+    assert!(
+        !held.lock().unwrap().is_empty(),
+        "the quiet server was asked"
+    );
+    assert_eq!(direct.list().unwrap().nodes, [], "no claim was resent");
+
+    // Refused at connect, it was never sent: the next server takes it.
+    let grant = registry(&[closed(), server.addr], None)
+        .acquire(&request(4))
+        .unwrap();
+    // A renewal is resent past the server that does not answer.
+    registry(&[quiet, server.addr], None)
+        .renew(&grant, &Renewal::new(Duration::from_secs(5), 0))
+        .unwrap();
+    let view = direct.list().unwrap();
+    assert_eq!(view.nodes.len(), 1, "{view:?}");
+    server.stop();
+}
+
+#[test]
+fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
+    let place = Place::new();
+    let mut config = place.config();
+    config.snowflake = false;
+    config.lease = None;
+    let off = place.start(config);
+    let refused = registry(&[off.addr], None)
+        .acquire(&request(4))
+        .unwrap_err();
+    assert!(
+        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("no lease registry")),
+        "{refused:?}"
+    );
+    assert_eq!(off.get("/v1/store/lease/clock").kind(), "MODE_OFF");
+    off.stop();
+
+    let (first, second) = (Place::new(), Place::new());
+    let a = service(&first);
+    let b = service(&second);
+    let remote = registry(&[a.addr, b.addr], None);
+    let grant = remote.acquire(&request(4)).unwrap();
+    a.stop();
+    // The other registry has no record of the claim: the holder stops (a refusal names
+    // no registry, and a lost claim is the safe reading)...
+    let refused = remote
+        .renew(&grant, &Renewal::new(Duration::from_secs(5), 0))
+        .unwrap_err();
+    assert!(matches!(refused, LeaseError::Lost { .. }), "{refused:?}");
+    // ...and claims nothing there: its own node 0 would repeat the first registry's.
+    let refused = remote.acquire(&request(4)).unwrap_err();
+    assert!(
+        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
+        "{refused:?}"
+    );
+    assert!(remote.list().is_err(), "nor reads it");
+    b.stop();
+}
+
+/// The address reader every face uses opens a service's registry, and a leased generator
+/// issues under a node id claimed through it, released through it at the end (with the
+/// store backends, which carry the `remote` feature).
+#[cfg(feature = "stores")]
+#[test]
+fn a_leased_generator_issues_under_a_node_id_held_through_the_service() {
+    use ferroflake::{Layout, SystemClock};
+    use ferroflake_lease::{LeaseConfig, LeasedGenerator};
+    use ferroflake_lease_stores::RegistryAddress;
+
+    let place = Place::new();
+    let server = service(&place);
+    let address = format!("ferroflake+http://{}/", server.addr);
+    let parsed = RegistryAddress::parse(&address).unwrap();
+    assert_eq!(parsed, RegistryAddress::Service(address.clone()));
+    let mut config = LeaseConfig::with_ttl(Duration::from_secs(1));
+    config.max_ttl = Duration::from_secs(1);
+    // The new registry's floor (TTL + quarantine) is waited out before the first ID.
+    let generator = LeasedGenerator::start(
+        Layout::twitter(),
+        SystemClock,
+        parsed.open().unwrap(),
+        config,
+    )
+    .unwrap();
+    let ids: Vec<u64> = (0..1000).map(|_| generator.next_id().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let node = generator.node();
+    let direct = registry(&[server.addr], None);
+    let held = direct.list().unwrap();
+    assert_eq!(held.node(node).unwrap().state, NodeState::Held, "{held:?}");
+    generator.shutdown().unwrap();
+    let released = direct.list().unwrap();
+    assert_eq!(released.node(node).unwrap().state, NodeState::Released);
+    server.stop();
+}
