@@ -8,7 +8,7 @@
 # ThreadSanitizer too, plus the README quickstart through pkg-config. Then the library is
 # built again with the `stores` feature, and lease.c and segment.c run against it, where
 # unreachable servers are tried for real (without it, such addresses give NOT_BUILT), and
-# segment.c takes a key through a ferroflake service (scripts/servers/service.sh). Ends
+# both take a lease and a key through a ferroflake service (scripts/servers/service.sh). Ends
 # with "C suite: N passed, M failed". No benchmark runs here.
 # mask.c checks every case of testdata/vectors.json's mask section; segment.c includes the
 # order numbers on a segment allocator.
@@ -190,7 +190,8 @@ rust_build --lib
 stores_static=("$rust_bin_dir/libferroflake_ffi.a"
   $(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --libs --static ferroflake |
     sed 's/-L[^ ]*//; s/-lferroflake//') -lz)
-# segment.c takes a key through a ferroflake service too (FERROFLAKE_TEST_SERVICE).
+# lease.c and segment.c take a lease and a key through a ferroflake service too
+# (FERROFLAKE_TEST_SERVICE).
 source scripts/servers/service.sh
 trap stop_test_service EXIT
 start_test_service

@@ -76,3 +76,13 @@ test('a service that does not answer rejects with a coded error within seconds',
     (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_INVALID_CONFIG' && !e.message.includes('hunter2-secret'),
   )
 })
+
+test('two processes leasing through the service: distinct node ids, 0 duplicates', { skip: noService, timeout: 90_000 }, async () => {
+  const startAtMs = Date.now() + 8_000
+  const settings = { registry: service, ttlMs: 2_000, maxTtlMs: 2_000, startAtMs, durationMs: 300 }
+  const [a, b] = await Promise.all([run('leased-ids.mjs', settings), run('leased-ids.mjs', settings)])
+  assert.notEqual(a.nodeId, b.nodeId)
+  assert.ok(a.ids.length > 0 && b.ids.length > 0)
+  const seen = new Set(a.ids)
+  assert.equal(b.ids.filter((id) => seen.has(id)).length, 0)
+})

@@ -79,3 +79,21 @@ def test_a_service_that_does_not_answer_is_a_typed_error_within_seconds() -> Non
     with pytest.raises(ferroflake.SegmentConfigError) as refused:
         SegmentAllocator("ferroflake+http://127.0.0.1:1/?token=hunter2-secret")
     assert "hunter2-secret" not in str(refused.value)
+
+
+@pytest.mark.skipif(not (UNIX and SERVICE), reason="no service: FERROFLAKE_TEST_SERVICE is unset (scripts/test-python.sh starts one)")
+def test_leases_through_the_service_are_exclusive_and_released() -> None:
+    assert SERVICE is not None
+    layout = Layout.twitter()
+    timings = {"ttl_ms": 1000, "max_ttl_ms": 1000}
+    with LeasedGenerator(layout, SERVICE, **timings) as first, LeasedGenerator(layout, SERVICE, **timings) as second:
+        assert first.status == "held" and second.status == "held"
+        assert first.node_id != second.node_id
+        ids = [*first.next_ids(1000), *second.next_ids(1000)]
+        assert len(set(ids)) == 2000
+        assert {layout.decode(i).node for i in ids} == {first.node_id, second.node_id}
+    assert first.status == "released" and second.status == "released"
+    # A registry address the service would show: refused, unshown.
+    with pytest.raises(ferroflake.RegistryAddressError) as refused:
+        LeasedGenerator(layout, "ferroflake+http://127.0.0.1:1/?token=hunter2-secret")
+    assert "hunter2-secret" not in str(refused.value)

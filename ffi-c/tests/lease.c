@@ -1,13 +1,15 @@
 /* Leased generators from C: refusals of bad input with untouched out-parameters, fork()
  * (the child is refused and releases nothing), a holder killed and resumed from its state
- * file, four processes on one embedded registry
- * (distinct node ids, no duplicate), and a holder stopped with SIGSTOP past its TTL, which
- * is fenced when it resumes while the process that took its node id issues on, with no
- * duplicate between them. One leased generator is also shared by threads. Every registry is a fresh temporary directory, with a 1 s TTL; the default one is tried only where it is
- * refused (in a container).
+ * file, four processes on one embedded registry (distinct node ids, no duplicate), and a
+ * holder stopped with SIGSTOP past its TTL, which is fenced when it resumes while the
+ * process that took its node id issues on, with no duplicate between them. One leased
+ * generator is also shared by threads. Every registry is a fresh temporary directory, with
+ * a 1 s TTL; the default one is tried only where it is refused (in a container).
  *
  * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
- * store URLs are tried for real (an unreachable server must fail within seconds). */
+ * store URLs are tried for real (an unreachable server must fail within seconds), and the
+ * four processes lease through a ferroflake service too, where FERROFLAKE_TEST_SERVICE
+ * names one. */
 #define _POSIX_C_SOURCE 200809L /* fork, waitpid, kill, mkdtemp, nanosleep */
 #include <pthread.h>
 #include <signal.h>
@@ -434,13 +436,14 @@ static void a_killed_holder_is_resumed_from_its_state_file(void) {
     ferroflake_layout_free(single);
 }
 
-static void four_processes_get_distinct_nodes_and_ids(void) {
-    char dir[256], path[300];
+/* Four processes lease from the registry at `registry` at once: distinct node ids, no id
+ * twice. Each writes its ids to a file in `dir`. */
+static void four_processes_get_distinct_nodes_and_ids(const char *registry, const char *dir) {
+    char path[300];
     int ready[2], go[2], i;
     pid_t children[PROCESSES];
     uint64_t nodes[PROCESSES];
     uint64_t *all;
-    new_registry(dir, sizeof dir);
     assert(pipe(ready) == 0 && pipe(go) == 0);
     fflush(NULL);
     for (i = 0; i < PROCESSES; i++) {
@@ -456,7 +459,8 @@ static void four_processes_get_distinct_nodes_and_ids(void) {
             int ok = ids != NULL;
             close(ready[0]);
             close(go[1]);
-            ok = ok && ferroflake_leased_generator_new(layout, dir, &options, &g) == FERROFLAKE_RESULT_OK;
+            ok = ok && ferroflake_leased_generator_new(layout, registry, &options, &g)
+                           == FERROFLAKE_RESULT_OK;
             ok = ok && ferroflake_leased_generator_node(g, &node) == FERROFLAKE_RESULT_OK;
             ok = ok && ferroflake_leased_generator_next_ids(g, ids, IDS_PER_PROCESS / 2)
                            == FERROFLAKE_RESULT_OK;
@@ -501,9 +505,9 @@ static void four_processes_get_distinct_nodes_and_ids(void) {
     for (i = 1; i < PROCESSES; i++) assert(nodes[i] != nodes[i - 1]);
     assert(duplicates(all, (size_t)PROCESSES * IDS_PER_PROCESS) == 0);
     fflush(stdout);
-    printf("lease: %d processes, node ids %llu %llu %llu %llu, %d ids, 0 duplicates\n", PROCESSES,
-           (unsigned long long)nodes[0], (unsigned long long)nodes[1], (unsigned long long)nodes[2],
-           (unsigned long long)nodes[3], PROCESSES * IDS_PER_PROCESS);
+    printf("lease: %d processes on %s, node ids %llu %llu %llu %llu, %d ids, 0 duplicates\n",
+           PROCESSES, registry, (unsigned long long)nodes[0], (unsigned long long)nodes[1],
+           (unsigned long long)nodes[2], (unsigned long long)nodes[3], PROCESSES * IDS_PER_PROCESS);
     free(all);
 }
 
@@ -714,7 +718,17 @@ int main(void) {
     a_forked_child_is_refused_and_releases_nothing();
     a_killed_holder_is_resumed_from_its_state_file();
     threads_share_one_leased_generator();
-    four_processes_get_distinct_nodes_and_ids();
+    {
+        char dir[256];
+        new_registry(dir, sizeof dir);
+        four_processes_get_distinct_nodes_and_ids(dir, dir);
+    }
+#if FERROFLAKE_TEST_STORES
+    /* Through a ferroflake service, where the suite started one (scripts/test-c.sh). */
+    if (getenv("FERROFLAKE_TEST_SERVICE") != NULL) {
+        four_processes_get_distinct_nodes_and_ids(getenv("FERROFLAKE_TEST_SERVICE"), registry_root);
+    }
+#endif
     a_stopped_holder_is_fenced_after_a_takeover();
     remove_tree(registry_root);
     printf("lease: ok\n");

@@ -4,7 +4,8 @@
  * at the same time with no id twice; date-prefixed order numbers on an allocator, their
  * refusals, and a one-digit day counter running out after 9; a table file deleted whole,
  * caught by this host's record when its key is made again. Every store is a SQLite file in
- * a fresh temporary directory.
+ * a fresh temporary directory, but for the processes' key taken through a ferroflake
+ * service too, where FERROFLAKE_TEST_SERVICE names one.
  *
  * Built with -DFERROFLAKE_TEST_STORES=1 against a library with the `stores` feature, where
  * server URLs are tried for real (an unreachable server must fail within seconds). */
