@@ -64,20 +64,21 @@ pub enum Command {
     /// Run the ID service: Leaf-compatible HTTP for snowflake and segment IDs.
     ///
     /// With no options it listens on 127.0.0.1:8080, leases its node id from the embedded
-    /// registry and takes segments from the embedded SQLite file. Routes: any method on
-    /// /api/segment/get/{key} and /api/snowflake/get/{key} (Leaf's, answering the ID as
-    /// decimal text); GET /v1/segment/{key}?count=N, /v1/snowflake/{key}?count=N,
+    /// registry and takes segments from the embedded SQLite file. Routes: any method but
+    /// HEAD and CONNECT on /api/segment/get/{key} and /api/snowflake/get/{key} (Leaf's,
+    /// answering the ID as decimal text); GET /v1/segment/{key}?count=N, /v1/snowflake/{key}?count=N,
     /// /v1/segment/{key}/status, /v1/masked/segment/{key}, /v1/masked/snowflake/{key},
     /// /v1/unmask/{text}, /v1/decode/{id}, /v1/status, /v1/constant (JSON, IDs as
     /// strings); any method on /decodeSnowflakeId (Leaf's); admin: GET /v1/admin/keys,
-    /// /v1/admin/leases, POST /v1/admin/segment/{key}?start=N&step=S, /v1/admin/segment/{key}/recover and
-    /// /v1/admin/segment/{key}/step; the segment store itself, for clients that issue from
+    /// /v1/admin/leases, POST /v1/admin/segment/{key}?start=N&step=S,
+    /// /v1/admin/segment/{key}/recover and /v1/admin/segment/{key}/step; the segment store
+    /// itself, for clients that issue from
     /// ranges: POST /v1/store/segment/{key}/allocate and /v1/store/segment/{key}/give-back,
     /// GET /v1/store/segment/{key}; the lease registry itself (--lease's), for clients that
     /// hold node ids: POST /v1/store/lease/claim, /v1/store/lease/renew,
     /// /v1/store/lease/release and /v1/store/lease/restored (JSON bodies), GET
-    /// /v1/store/lease/list and /v1/store/lease/clock; /metrics, /healthz, /readyz. SIGTERM or SIGINT stops it: idle and
-    /// half-sent connections close at once, requests in flight finish, unissued segment
+    /// /v1/store/lease/list and /v1/store/lease/clock; /metrics, /healthz, /readyz.
+    /// SIGTERM or SIGINT stops it: idle and half-sent connections close at once, requests in flight finish, unissued segment
     /// IDs go back to the table, the lease is released, exit 0. A second signal exits at
     /// once.
     Serve(Box<ferroflake_serve::ServeArgs>),

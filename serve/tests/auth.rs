@@ -4,12 +4,10 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use common::{tokens_toml, write_whole, Answer, Place, Server};
+use common::{captured_logs, tokens_toml, write_whole, Answer, Place, Server};
 
 const ORDERS: &str = "t-orders-0f3a";
 const USERS: &str = "t-users-77c1";
@@ -301,33 +299,6 @@ fn a_reload_puts_the_new_tokens_in_force_and_a_bad_file_changes_nothing() {
     std::fs::remove_file(&path).unwrap();
     assert!(server.state().reload_tokens().is_err());
     assert_eq!(server.get_as("/v1/status", "t-new-9a9a").status, 200);
-}
-
-/// Every log line of this test process, whatever thread wrote it.
-fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    Arc::clone(LOGS.get_or_init(|| {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&logs);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || Sink(Arc::clone(&sink)))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        logs
-    }))
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[test]

@@ -7,13 +7,11 @@
 
 mod common;
 
-use std::io::Write;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use common::{Place, Server};
+use common::{captured_logs, closed, silent, Place, Server};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, NodeState, Registry, Renewal};
 use ferroflake_remote::RemoteRegistry;
 
@@ -47,28 +45,6 @@ fn request(node_count: u64) -> LeaseRequest {
         max_ttl: Duration::from_secs(5),
         prefer_node: None,
     }
-}
-
-/// A loopback port that accepts connections and never answers, as a paused server.
-fn silent() -> (SocketAddr, Arc<Mutex<Vec<TcpStream>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let keep = Arc::clone(&held);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            keep.lock().unwrap().push(stream);
-        }
-    });
-    (addr, held)
-}
-
-/// A loopback port nothing listens on: connections are refused, nothing is sent.
-fn closed() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
 }
 
 fn token_file(place: &Place, name: &str, token: &str) -> std::path::PathBuf {
@@ -140,33 +116,6 @@ fn a_token_for_every_key_is_needed_and_a_refused_one_says_so() {
     let view = registry(&[server.addr], Some(&all)).list().unwrap();
     assert_eq!(view.nodes.len(), 1, "no refused claim took an id: {view:?}");
     server.stop();
-}
-
-/// Every log line of this test process, whatever thread wrote it.
-fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    Arc::clone(LOGS.get_or_init(|| {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&logs);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || Sink(Arc::clone(&sink)))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        logs
-    }))
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// POSTs `body` as JSON to `path`.

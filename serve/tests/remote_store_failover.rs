@@ -5,11 +5,10 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::{Place, Server};
+use common::{closed, silent, Place, Server};
 use ferroflake_remote::RemoteStore;
 use ferroflake_segment::{Range, SegmentError, SegmentStore};
 
@@ -26,28 +25,6 @@ fn store(servers: &[SocketAddr]) -> RemoteStore {
         list.join(",")
     ))
     .unwrap()
-}
-
-/// A loopback port that accepts connections and never answers, as a paused server.
-fn silent() -> (SocketAddr, Arc<Mutex<Vec<TcpStream>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let keep = Arc::clone(&held);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            keep.lock().unwrap().push(stream);
-        }
-    });
-    (addr, held)
-}
-
-/// A loopback port nothing listens on: connections are refused, nothing is sent.
-fn closed() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
 }
 
 #[test]
