@@ -4,8 +4,9 @@
 # SQLite store and one lease registry (a million IDs per mode, no duplicate), SIGTERM under
 # load, a second signal, a drain that times out; then PostgreSQL, MariaDB and Redis, started
 # here: PostgreSQL killed under load and started again, SIGTERM exiting 0 on each, spellings
-# of one key on MariaDB opening one key, an emoji key on Leaf's utf8mb3 table refused. Run
-# scripts/install-deps.sh first.
+# of one key on MariaDB opening one key, an emoji key on Leaf's utf8mb3 table refused, and
+# clients issuing from ranges and leases taken through two services on PostgreSQL and etcd
+# while the services are killed and paused in turn. Run scripts/install-deps.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
@@ -23,12 +24,13 @@ FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
 ctl() { bash scripts/servers/ctl.sh "$@"; }
 trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR"' EXIT
-for server in postgres mysql redis; do
+for server in postgres mysql redis etcd; do
   ctl start "$server"
 done
+export FERROFLAKE_TEST_ETCD=$(ctl url etcd)
 export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
 export FERROFLAKE_TEST_MYSQL=$(ctl url mysql)
 export FERROFLAKE_TEST_REDIS=$(ctl url redis)
-rust_tests '(package(ferroflake-serve) & (binary(store_outage) | binary(keys))) | (package(ferroflake-cli) & binary(serve))' \
+rust_tests '(package(ferroflake-serve) & (binary(store_outage) | binary(keys))) | (package(ferroflake-cli) & (binary(serve) | binary(remote_processes)))' \
   --run-ignored only --no-capture
 echo "serve passed in $(( $(date +%s) - start )) s"

@@ -56,10 +56,16 @@ use crate::server::AppState;
 type Shared = Arc<AppState>;
 
 /// The registry the lease routes serve: `--lease`'s, opened at its first call (on the
-/// blocking pool), and again after an open that failed.
+/// blocking pool), and again after an open that failed; closed at the stop.
 pub struct ServedRegistry {
     address: RegistryAddress,
-    opened: Mutex<Option<Arc<dyn Registry>>>,
+    opened: Mutex<Opened>,
+}
+
+enum Opened {
+    Not,
+    Open(Arc<dyn Registry>),
+    Closed,
 }
 
 impl ServedRegistry {
@@ -67,19 +73,37 @@ impl ServedRegistry {
     pub fn new(address: RegistryAddress) -> Self {
         ServedRegistry {
             address,
-            opened: Mutex::new(None),
+            opened: Mutex::new(Opened::Not),
         }
     }
 
     /// The registry, opened if it is not yet. Blocks: call it off the async workers.
     fn get(&self) -> Result<Arc<dyn Registry>, LeaseError> {
         let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(registry) = &*opened {
-            return Ok(Arc::clone(registry));
+        match &*opened {
+            Opened::Open(registry) => return Ok(Arc::clone(registry)),
+            Opened::Closed => {
+                return Err(LeaseError::Unavailable {
+                    registry: self.address.describe(),
+                    detail: "the service is stopping".to_owned(),
+                })
+            }
+            Opened::Not => {}
         }
         let registry = self.address.open()?;
-        *opened = Some(Arc::clone(&registry));
+        *opened = Opened::Open(Arc::clone(&registry));
         Ok(registry)
+    }
+
+    /// Lets the registry go, here rather than wherever the server's state is dropped: a
+    /// store client may hold a runtime of its own, which must not be dropped on an async
+    /// worker. Blocks: call it off the async workers. Calls after it are refused.
+    pub fn close(&self) {
+        let registry = {
+            let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+            std::mem::replace(&mut *opened, Opened::Closed)
+        };
+        drop(registry);
     }
 }
 

@@ -320,6 +320,9 @@ async fn serve(
 
 /// Steps 3 and 4 of the stop.
 fn give_back(state: &AppState, drained: bool) -> StopReport {
+    if let Some(registry) = &state.registry {
+        registry.close();
+    }
     let segments = state.segments.as_ref().map(|s| s.shutdown());
     let lease = state.snowflake.as_ref().map(|s| {
         s.shutdown(Duration::from_secs(2)).map_err(|e| {
