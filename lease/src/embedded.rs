@@ -296,6 +296,7 @@ impl EmbeddedRegistry {
             generation,
             floor_window_ms: window_ms,
             digest: Some(records.digest()),
+            replacing: None,
         }
         .write(lock.file())
         .map_err(|e| self.store_error(&self.lock_path(), &e))?;

@@ -16,7 +16,10 @@
 //! restore can set back. A state file that does not carry the lock file's count and change
 //! time, or names another lock file, is a copy, a hard link left behind or a restored
 //! backup (of one file or both): its local mark may be older than what was issued under
-//! it, so it is not resumed.
+//! it, so it is not resumed. The one exception is a write cut short between the count and
+//! the file's replacement (a process killed there): the count also names the file it
+//! replaces, by inode and change time, and that file, still in place, is the latest whole
+//! one, since nothing is issued under a write before it returns.
 //!
 //! [`LeaseConfig::state_file`]: crate::LeaseConfig::state_file
 
@@ -29,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dir_lock::DirLock;
 use crate::host_clock::{boot_id, host_now_ms};
-use crate::witness::Witness;
+use crate::witness::{FileStamp, Witness};
 use crate::{private_dir, LeaseError};
 
 /// How far ahead of the clock the local mark is kept under a lease of `ttl`: a tenth of
@@ -102,6 +105,8 @@ pub(crate) struct StateFile {
     boot_id: String,
     /// The node id the file last named: a fresh claim asks for it first.
     node_id: Option<u64>,
+    /// The file in place, if it is the latest whole one: the next count names it.
+    latest: Option<FileStamp>,
 }
 
 impl std::fmt::Debug for StateFile {
@@ -164,9 +169,10 @@ impl StateFile {
         let lock_changed_ns =
             crate::witness::change_time_ns(lock.file()).map_err(|e| fail(e.to_string()))?;
         let boot_id = boot_id().map_err(|e| fail(format!("cannot read this boot's id: {e}")))?;
-        let generation = Witness::read(lock.file())
+        let witness = Witness::read(lock.file())
             .map_err(|e| fail(e.to_string()))?
-            .map_or(0, |w| w.generation);
+            .unwrap_or_default();
+        let generation = witness.generation;
         let mut file = StateFile {
             path: path.to_owned(),
             lock,
@@ -174,8 +180,10 @@ impl StateFile {
             generation,
             boot_id,
             node_id: None,
+            latest: None,
         };
         let saved = file.read().map_err(fail)?;
+        let stamp = FileStamp::of_path(path).map_err(|e| fail(e.to_string()))?;
         let saved = match saved {
             Some(saved) if saved.lock_file != lock_file => {
                 why_not(&format!(
@@ -186,8 +194,13 @@ impl StateFile {
                 None
             }
             Some(saved)
-                if saved.generation != generation || saved.lock_changed_ns != lock_changed_ns =>
+                if (saved.generation == generation && saved.lock_changed_ns == lock_changed_ns)
+                    || (stamp.is_some() && witness.replacing == stamp) =>
             {
+                // The latest whole write, or the file a write cut short was to replace.
+                Some(saved)
+            }
+            Some(_) => {
                 why_not(&format!(
                     "state file {} is not the latest its lock file vouches for (a restored \
                      or left-behind copy, a lock file rewritten, or a write cut short): its \
@@ -196,11 +209,12 @@ impl StateFile {
                 ));
                 None
             }
-            other => other,
+            None => None,
         };
         // Whatever was read, the next write starts from the lock file's count.
         file.generation = generation;
         file.node_id = saved.as_ref().map(|saved| saved.node_id);
+        file.latest = saved.as_ref().and(stamp);
         Ok((file, saved))
     }
 
@@ -244,35 +258,48 @@ impl StateFile {
     /// # Errors
     /// [`LeaseError::StateFile`] if either cannot be written.
     pub fn save(&mut self, saved: &mut Saved) -> Result<(), LeaseError> {
+        self.count().map_err(|e| self.write_failed(e))?;
+        self.replace(saved).map_err(|e| self.write_failed(e))
+    }
+
+    /// The first half of a write: the lock file's count, naming the file it replaces.
+    fn count(&mut self) -> std::io::Result<()> {
         let generation = self.generation + 1;
-        saved.generation = generation;
+        Witness {
+            generation,
+            replacing: self.latest.take(),
+            ..Witness::default()
+        }
+        .write(self.lock.file())?;
+        self.generation = generation;
+        Ok(())
+    }
+
+    /// The second half: the state file, carrying the count, replaced whole and synced.
+    fn replace(&mut self, saved: &mut Saved) -> std::io::Result<()> {
+        saved.generation = self.generation;
         saved.lock_file = self.lock_file;
         if let Some(claim) = &mut saved.claim {
             claim.boot_id.clone_from(&self.boot_id);
         }
-        let fail = |e: std::io::Error| LeaseError::StateFile {
-            path: self.path.display().to_string(),
-            detail: format!("cannot write it: {e}"),
-        };
-        Witness {
-            generation,
-            ..Witness::default()
-        }
-        .write(self.lock.file())
-        .map_err(fail)?;
-        self.generation = generation;
-        saved.lock_changed_ns = crate::witness::change_time_ns(self.lock.file()).map_err(fail)?;
-        let mut bytes = serde_json::to_vec_pretty(saved)
-            .map_err(std::io::Error::other)
-            .map_err(fail)?;
+        saved.lock_changed_ns = crate::witness::change_time_ns(self.lock.file())?;
+        let mut bytes = serde_json::to_vec_pretty(saved).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
-        private_dir::replace(&self.path, &bytes).map_err(fail)?;
+        private_dir::replace(&self.path, &bytes)?;
         self.node_id = Some(saved.node_id);
         if let Ok(dir) = File::open(self.path.parent().unwrap_or(Path::new("."))) {
             // The rename itself is durable only once the directory is synced.
-            dir.sync_all().map_err(fail)?;
+            dir.sync_all()?;
         }
+        self.latest = FileStamp::of_path(&self.path)?;
         Ok(())
+    }
+
+    fn write_failed(&self, e: std::io::Error) -> LeaseError {
+        LeaseError::StateFile {
+            path: self.path.display().to_string(),
+            detail: format!("cannot write it: {e}"),
+        }
     }
 
     /// The node id the file last named, if it can be trusted: what a fresh claim asks for
@@ -427,6 +454,54 @@ mod tests {
         let (_file, read) = StateFile::open(&copy, &mut |why| said = why.to_owned()).unwrap();
         assert_eq!(read, None);
         assert!(said.contains("another lock file"), "{said}");
+    }
+
+    #[test]
+    fn a_write_cut_short_after_its_count_leaves_the_file_it_was_to_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.state");
+        let (mut file, _) = StateFile::open(&path, &mut |_| {}).unwrap();
+        let mut whole = saved(Some(claim(60_000)));
+        file.save(&mut whole).unwrap();
+        let copy = std::fs::read(&path).unwrap();
+        // Killed between the count and the replacement, twice in a row.
+        file.count().unwrap();
+        drop(file);
+        let (mut file, read) = StateFile::open(&path, &mut |_| {}).unwrap();
+        assert_eq!(read.as_ref(), Some(&whole));
+        file.count().unwrap();
+        drop(file);
+        let (mut file, read) = StateFile::open(&path, &mut |_| {}).unwrap();
+        assert_eq!(read.as_ref(), Some(&whole));
+
+        // The same contents put back after a cut: another file, not resumed.
+        file.count().unwrap();
+        drop(file);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, &copy).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut said = String::new();
+        let (_file, read) = StateFile::open(&path, &mut |why| said = why.to_owned()).unwrap();
+        assert_eq!(read, None);
+        assert!(said.contains("not the latest"), "{said}");
+    }
+
+    #[test]
+    fn a_cut_after_opening_a_file_not_resumed_vouches_for_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.state");
+        let (mut file, _) = StateFile::open(&path, &mut |_| {}).unwrap();
+        file.save(&mut saved(Some(claim(60_000)))).unwrap();
+        let older = std::fs::read(&path).unwrap();
+        file.save(&mut saved(Some(claim(60_000)))).unwrap();
+        drop(file);
+        std::fs::write(&path, &older).unwrap();
+        let (mut file, read) = StateFile::open(&path, &mut |_| {}).unwrap();
+        assert_eq!(read, None);
+        file.count().unwrap();
+        drop(file);
+        let (_file, read) = StateFile::open(&path, &mut |_| {}).unwrap();
+        assert_eq!(read, None, "the older copy is still not the latest");
     }
 
     #[test]

@@ -13,6 +13,10 @@
 //!
 //! The lock file also keeps the longest lost-records window any holder asked for, so a
 //! floor after lost records still covers a holder with a longer TTL than the claimant's.
+//!
+//! A holder's state file (`state_file`) uses the same count, and also records which file
+//! its write replaces ([`FileStamp`]), so that a crash between the count and the file's
+//! replacement leaves a file that can still be told apart from a restored one.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -30,6 +34,50 @@ pub struct Witness {
     /// earlier version wrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<u64>,
+    /// The file that the write counted here replaces, as it was when counted: if the
+    /// write is cut short, that file is still the latest whole one. `None` when there is
+    /// none to vouch for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacing: Option<FileStamp>,
+}
+
+/// One file as the kernel names it at one moment: device, inode and change time. A copy, a
+/// restore, a rename, a link or a write gives another, so no file but the one stamped
+/// carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub changed_ns: u64,
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path` (not following a link), `None` if there is none.
+    ///
+    /// # Errors
+    /// The path cannot be stat'ed for another reason.
+    pub fn of_path(path: &std::path::Path) -> std::io::Result<Option<FileStamp>> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => Ok(Some(FileStamp::of(&meta))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn of(meta: &std::fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            changed_ns: ns(meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+fn ns(seconds: i64, nanos: i64) -> u64 {
+    let seconds = u64::try_from(seconds).unwrap_or(0);
+    let nanos = u64::try_from(nanos).unwrap_or(0);
+    seconds.saturating_mul(1_000_000_000).saturating_add(nanos)
 }
 
 impl Witness {
@@ -85,9 +133,7 @@ pub fn digest(bytes: &[u8]) -> u64 {
 pub fn change_time_ns(file: &File) -> std::io::Result<u64> {
     use std::os::unix::fs::MetadataExt;
     let meta = file.metadata()?;
-    let seconds = u64::try_from(meta.ctime()).unwrap_or(0);
-    let nanos = u64::try_from(meta.ctime_nsec()).unwrap_or(0);
-    Ok(seconds.saturating_mul(1_000_000_000).saturating_add(nanos))
+    Ok(ns(meta.ctime(), meta.ctime_nsec()))
 }
 
 #[cfg(test)]
@@ -110,12 +156,18 @@ mod tests {
             generation: 123_456_789,
             floor_window_ms: 32_000,
             digest: Some(u64::MAX),
+            replacing: Some(super::FileStamp {
+                dev: 1,
+                ino: 2,
+                changed_ns: 3,
+            }),
         };
         long.write(&file).unwrap();
         let short = Witness {
             generation: 7,
             floor_window_ms: 1,
             digest: Some(5),
+            replacing: None,
         };
         short.write(&file).unwrap();
         assert_eq!(

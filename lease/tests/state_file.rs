@@ -256,7 +256,8 @@ fn a_clean_stop_resumes_nothing_even_when_its_release_failed() {
     let registry = switchable(&dir);
     let first = start(&registry, &state, &mut Vec::new()).unwrap();
     issue(&first, 10);
-    registry.set(Mode::Unreachable);
+    // Renewals still pass: a renewal failing first would make the stop keep the claim.
+    registry.set(Mode::UnreachableButRenewals);
     assert!(matches!(
         first.shutdown(),
         Err(LeaseError::Unavailable { .. })

@@ -20,6 +20,9 @@ pub enum Mode {
     /// Hold each renewal until the mode changes, as a renewal thread that a paused or
     /// starved process does not run.
     StallRenewals = 3,
+    /// Answer every call but renewals with `Unavailable`: a release that fails while the
+    /// lease is still healthy.
+    UnreachableButRenewals = 4,
 }
 
 /// A registry wrapper whose failures a test switches on and off; it counts renewals, and
@@ -54,6 +57,11 @@ impl Switchable {
     fn mode(&self) -> u8 {
         self.mode.load(Ordering::SeqCst)
     }
+    /// Whether calls other than renewals are refused.
+    fn away(&self) -> bool {
+        let mode = self.mode();
+        mode == Mode::Unreachable as u8 || mode == Mode::UnreachableButRenewals as u8
+    }
     fn unreachable() -> LeaseError {
         LeaseError::Unavailable {
             registry: "switchable".into(),
@@ -64,7 +72,7 @@ impl Switchable {
 
 impl Registry for Switchable {
     fn acquire(&self, request: &LeaseRequest) -> Result<Grant, LeaseError> {
-        if self.mode() == Mode::Unreachable as u8 {
+        if self.away() {
             return Err(Self::unreachable());
         }
         self.inner.acquire(request)
@@ -84,7 +92,7 @@ impl Registry for Switchable {
         }
     }
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
-        if self.mode() == Mode::Unreachable as u8 {
+        if self.away() {
             return Err(Self::unreachable());
         }
         self.inner.release(grant, high_water_ms)
@@ -93,13 +101,13 @@ impl Registry for Switchable {
         self.inner.restored(window)
     }
     fn list(&self) -> Result<RegistryView, LeaseError> {
-        if self.mode() == Mode::Unreachable as u8 {
+        if self.away() {
             return Err(Self::unreachable());
         }
         self.inner.list()
     }
     fn wall_clock_ms(&self) -> Result<Option<u64>, LeaseError> {
-        if self.mode() == Mode::Unreachable as u8 {
+        if self.away() {
             return Err(Self::unreachable());
         }
         let offset = self.clock_offset_ms.load(Ordering::SeqCst);
