@@ -24,12 +24,13 @@ const NAME: &str = "service";
 /// (see [`Servers`](crate::servers)). The routes take the `issue:*` scope (a node id
 /// issues snowflake IDs for every key).
 ///
-/// A claim is sent to one server only, once it may have been sent
-/// ([`Resend::OnlyIfUnsent`]): a claim applied late, its answer lost, holds an id nobody
-/// uses until its TTL and quarantine pass, but a claim sent again could take a second id.
-/// Renewals, releases, `restored`, listings and clock readings go on to the next server:
-/// each is harmless applied twice, and a renewal keeps the holder's deadline and fence
-/// whichever server carried it.
+/// Every call goes on to the next server when one may have applied it without an answer
+/// heard ([`Resend::Safe`]). A claim sent again is a claim of its own: the one applied
+/// late holds its id, renewed by nobody, until its TTL and quarantine pass (an id
+/// wasted for a while, as a range taken twice is, never one held twice), and the holder
+/// starts on the id the next server gave it. Renewals, releases, `restored`, listings and
+/// clock readings are harmless applied twice, and a renewal keeps the holder's deadline
+/// and fence whichever server carried it.
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -220,7 +221,7 @@ impl Registry for RemoteRegistry {
         let answer = self.ask(
             Body::Json(&body),
             "claim",
-            Resend::OnlyIfUnsent,
+            Resend::Safe,
             None,
             request.node_count,
         )?;

@@ -29,7 +29,8 @@ const MAX_TOKEN: u64 = 4096;
 /// Whether a request may go to another server after one may have applied it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resend {
-    /// Applying it twice is harmless.
+    /// Applying it twice is harmless, or wastes what the first took (a range, a node id
+    /// until its TTL).
     Safe,
     /// Only if it was never sent.
     OnlyIfUnsent,

@@ -1,17 +1,19 @@
 //! The lease routes over real HTTP, through `ferroflake+http://` ([`RemoteRegistry`]): a
 //! token for every key is needed and a refused one says so; the owner token of a grant is
 //! in no log line, metric or refusal; a renewal goes on through a second server of the
-//! same registry with the grant's epoch unchanged; a claim that may have arrived is sent
-//! to no second server; a server without `--lease`, and servers of two registries, are
-//! refused as settings.
+//! same registry with the grant's epoch unchanged; a claim that may have arrived is made
+//! afresh on the next server; a server without `--lease`, and servers of two registries,
+//! are refused as settings.
 
 mod common;
 
-use std::net::SocketAddr;
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
+use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
-use common::{captured_logs, closed, silent, Place, Server};
+use common::{captured_logs, closed, read_message, silent, Place, Server};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, NodeState, Registry, Renewal};
 use ferroflake_remote::RemoteRegistry;
 
@@ -276,38 +278,75 @@ fn a_renewal_goes_on_through_a_second_server_with_the_grants_epoch() {
     );
 }
 
+/// A server that passes each request on to `target` and keeps the answer to itself: a
+/// request it got is applied, and its client hears nothing. Each answer it kept is sent
+/// on the returned channel.
+fn applies_and_keeps_quiet(target: SocketAddr) -> (SocketAddr, Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (kept, answers) = channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for mut client in listener.incoming().flatten() {
+            let request = read_message(&mut client).unwrap();
+            let mut server = TcpStream::connect(target).unwrap();
+            server.write_all(&request).unwrap();
+            let answer = read_message(&mut server).unwrap();
+            held.push(client);
+            if kept
+                .send(String::from_utf8_lossy(&answer).into_owned())
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    (addr, answers)
+}
+
 #[test]
-fn a_claim_that_may_have_arrived_goes_to_no_second_server() {
+fn a_claim_that_may_have_arrived_is_made_afresh_on_the_next_server() {
     let place = Place::new();
     let server = service(&place);
     let direct = registry(&[server.addr], None);
 
-    // Sent to a server that never answers: it may have applied it, so no other server
-    // is asked, and no id is taken.
-    let (quiet, held) = silent();
-    let refused = registry(&[quiet, server.addr], None)
+    // Applied by the first server, its answer never heard: the next server gets a claim of
+    // its own, and the first claim holds its id, renewed by nobody, until its TTL.
+    let (late, answers) = applies_and_keeps_quiet(server.addr);
+    let grant = registry(&[late, server.addr], None)
         .acquire(&request(4))
-        .unwrap_err();
-    assert!(
-        matches!(refused, LeaseError::Unavailable { .. }),
-        "{refused:?}"
+        .unwrap();
+    let kept = answers.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(kept.starts_with("HTTP/1.1 200"), "{kept}");
+    let view = direct.list().unwrap();
+    let held: Vec<u64> = view
+        .nodes
+        .iter()
+        .filter(|n| n.state == NodeState::Held)
+        .map(|n| n.node_id)
+        .collect();
+    assert_eq!(
+        held.len(),
+        2,
+        "the claim and the one applied late: {view:?}"
     );
-    assert!(
-        !held.lock().unwrap().is_empty(),
-        "the quiet server was asked"
-    );
-    assert_eq!(direct.list().unwrap().nodes, [], "no claim was resent");
+    assert!(held.contains(&grant.node_id), "{view:?}");
 
-    // Refused at connect, it was never sent: the next server takes it.
-    let grant = registry(&[closed(), server.addr], None)
+    // Refused at connect, it was never sent: the next server takes it, the only claim.
+    let (quiet, asked) = silent();
+    let other = registry(&[closed(), server.addr], None)
         .acquire(&request(4))
         .unwrap();
     // A renewal is resent past the server that does not answer.
     registry(&[quiet, server.addr], None)
-        .renew(&grant, &Renewal::new(Duration::from_secs(5), 0))
+        .renew(&other, &Renewal::new(Duration::from_secs(5), 0))
         .unwrap();
+    assert!(
+        !asked.lock().unwrap().is_empty(),
+        "the quiet server was asked"
+    );
     let view = direct.list().unwrap();
-    assert_eq!(view.nodes.len(), 1, "{view:?}");
+    assert_eq!(view.nodes.len(), 3, "{view:?}");
     server.stop();
 }
 

@@ -372,3 +372,57 @@ pub fn closed() -> SocketAddr {
         .local_addr()
         .unwrap()
 }
+
+/// One HTTP/1.1 message read from `stream`: its head, and as many body bytes as its
+/// `content-length` says; `None` if the stream ends before it starts.
+pub fn read_message(stream: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut message = Vec::new();
+    let mut byte = [0u8; 1];
+    while !message.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).ok()? == 0 {
+            assert!(message.is_empty(), "the message ended in its head");
+            return None;
+        }
+        message.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&message).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .map_or(0, |n| n.trim().parse().unwrap());
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).ok()?;
+    message.extend(body);
+    Some(message)
+}
+
+/// A server in front of `target`: it passes each request on and the answer back, until
+/// the returned switch is set; from then on it takes each request and answers none, as a
+/// server that hangs.
+pub fn relay(target: SocketAddr) -> (SocketAddr, Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let quiet = Arc::new(AtomicBool::new(false));
+    let switch = Arc::clone(&quiet);
+    std::thread::spawn(move || {
+        for mut client in listener.incoming().flatten() {
+            let quiet = Arc::clone(&quiet);
+            std::thread::spawn(move || {
+                while let Some(request) = read_message(&mut client) {
+                    if quiet.load(Ordering::SeqCst) {
+                        // Held open, never answered, until the client gives up.
+                        let mut rest = Vec::new();
+                        let _ = client.read_to_end(&mut rest);
+                        return;
+                    }
+                    let mut server = TcpStream::connect(target).unwrap();
+                    server.write_all(&request).unwrap();
+                    let answer = read_message(&mut server).unwrap();
+                    client.write_all(&answer).unwrap();
+                }
+            });
+        }
+    });
+    (addr, switch)
+}
