@@ -18,6 +18,9 @@ pub struct RemoteStore {
     shown: String,
     /// The table the first answer named: one address is one table.
     table: std::sync::Mutex<Option<String>>,
+    /// The last range taken for each key and its give-back ticket: the service gives a
+    /// range back only to whoever shows it.
+    tickets: std::sync::Mutex<std::collections::HashMap<String, (Range, String)>>,
 }
 
 impl RemoteStore {
@@ -36,6 +39,7 @@ impl RemoteStore {
             servers,
             shown: parsed.to_string(),
             table: std::sync::Mutex::new(None),
+            tickets: std::sync::Mutex::default(),
         })
     }
 
@@ -161,6 +165,12 @@ impl SegmentStore for RemoteStore {
         if range.end.checked_sub(range.start) != Some(step) {
             return Err(garbled(&answer));
         }
+        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        match answer["ticket"].as_str() {
+            Some(ticket) => tickets.insert(key.to_owned(), (range, ticket.to_owned())),
+            // A service that gives no ticket takes nothing back.
+            None => tickets.remove(key),
+        };
         Ok(Allocation { range, table_step })
     }
 
@@ -170,13 +180,35 @@ impl SegmentStore for RemoteStore {
         rest: Range,
         expected_max_id: u64,
     ) -> Result<bool, SegmentError> {
+        // The store's own rule, before anything is sent.
+        ferroflake_segment::check_give_back(key, rest, expected_max_id)?;
+        // Only the top of the last range taken can go back (the table must not have moved
+        // since), with that range's ticket; without one the service only checks the key.
+        let taken = self
+            .tickets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .filter(|(range, _)| range.end == rest.end && range.start <= rest.start)
+            .cloned();
+        let ticket = taken.as_ref().map_or_else(String::new, |(_, ticket)| {
+            format!("&ticket={}", escaped(ticket))
+        });
         let path = format!(
-            "/v1/store/segment/{}/give-back?start={}&end={}&expected_max_id={expected_max_id}",
+            "/v1/store/segment/{}/give-back?start={}&end={}&expected_max_id={expected_max_id}\
+             {ticket}",
             escaped(key),
             rest.start,
-            rest.end
+            rest.end,
         );
+        // Kept until answered: a give-back that failed may be tried again.
         let answer = self.call(true, &path, key, Resend::OnlyIfUnsent)?;
+        if let Some((range, _)) = taken {
+            let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+            if tickets.get(key).is_some_and(|(last, _)| *last == range) {
+                tickets.remove(key);
+            }
+        }
         answer["given_back"]
             .as_bool()
             .ok_or_else(|| garbled(&answer))

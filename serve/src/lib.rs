@@ -64,6 +64,7 @@ pub mod auth;
 mod config;
 pub mod connections;
 mod fast_lane;
+mod handed_out;
 pub mod issue;
 pub mod keys;
 mod layer_answers;

@@ -5,8 +5,8 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/store/segment/{key}/allocate?step=N` | `{"key","start","end","table_step"}`: the next `N` IDs of the key, `[start, end)`, taken from the table in one update (`start`, `end` as strings) |
-//! | `POST /v1/store/segment/{key}/give-back?start=S&end=E&expected_max_id=M` | `{"key","given_back":true\|false}`: the caller's unissued top `[S, E)` back to the table, only if nobody took a range since (the table still at `M = E`) |
+//! | `POST /v1/store/segment/{key}/allocate?step=N` | `{"key","start","end","table_step","ticket"}`: the next `N` IDs of the key, `[start, end)`, taken from the table in one update (`start`, `end`, `ticket` as strings) |
+//! | `POST /v1/store/segment/{key}/give-back?start=S&end=E&expected_max_id=M[&ticket=T]` | `{"key","given_back":true\|false}`: the caller's unissued top `[S, E)` of the last range this server handed out for the key, shown with that range's ticket, back to the table, only if nobody took a range since (the table still at `M = E`) |
 //! | `GET /v1/store/segment/{key}` | `{"key","max_id","step"}`, or `{"key","max_id":null,"step":null}` for a key with no row |
 //!
 //! Each answer also carries `"table"`: the identity the server's store keeps in its data
@@ -19,7 +19,10 @@
 //! stepping a key are the admin routes' (see [`admin`](crate::admin)).
 //!
 //! A range is the caller's once it is answered. One whose answer is lost (the client gave
-//! up, the connection broke) is never issued by anyone: the table has moved past it.
+//! up, the connection broke) is never issued by anyone: the table has moved past it. A
+//! give-back needs the range's ticket (see [`handed_out`](crate::handed_out)): without it,
+//! any client of the key could hand another's range out again; one handed out by another
+//! server, or before a restart, is not given back.
 
 use std::sync::Arc;
 
@@ -27,7 +30,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use ferroflake_segment::Range;
+use ferroflake_segment::{Range, SegmentError};
 use serde_json::json;
 
 use crate::admin::{on_the_key, segment_answer};
@@ -51,11 +54,13 @@ pub(crate) async fn allocate(
     )
     .await
     .map(|(key, _, allocation)| {
+        let ticket = state.handed_out.hand_out(&key, allocation.range);
         json!({
             "key": key,
             "start": allocation.range.start.to_string(),
             "end": allocation.range.end.to_string(),
             "table_step": allocation.table_step,
+            "ticket": ticket.to_string(),
             "table": table(&state),
         })
     });
@@ -68,19 +73,33 @@ pub(crate) async fn give_back(
     path: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
 ) -> Response {
+    let shared = Arc::clone(&state);
     let result = on_the_key(
         &state,
         path,
         query.as_deref(),
-        &["start", "end", "expected_max_id"],
+        &["start", "end", "expected_max_id", "ticket"],
         |q| {
             let rest = Range {
                 start: q.required_number("start")?,
                 end: q.required_number("end")?,
             };
-            Ok((rest, q.required_number::<u64>("expected_max_id")?))
+            let ticket = q.number::<u128>("ticket")?;
+            Ok((rest, q.required_number::<u64>("expected_max_id")?, ticket))
         },
-        |store, key, (rest, expected)| store.give_back(key, rest, expected),
+        move |store, key, (rest, expected, ticket)| {
+            // Only the holder of the last range handed out may move the table back; any
+            // other caller is told what the store would tell it, and nothing changes.
+            let shown = ticket.is_some_and(|t| shared.handed_out.take_back(key, rest, t));
+            if !shown {
+                ferroflake_segment::check_give_back(key, rest, expected)?;
+                return match store.peek(key)? {
+                    None => Err(SegmentError::UnknownKey { key: key.to_owned() }),
+                    Some(_) => Ok(false),
+                };
+            }
+            store.give_back(key, rest, expected)
+        },
     )
     .await
     .map(|(key, _, given_back)| {

@@ -60,6 +60,9 @@ pub struct AppState {
     pub stopping: AtomicBool,
     /// Set when the preload has finished (or was cut short by a stop).
     pub(crate) preload_stop: AtomicBool,
+    /// The last range the store routes handed out for each key, with its give-back
+    /// ticket.
+    pub(crate) handed_out: crate::handed_out::HandedOut,
 }
 
 impl AppState {
@@ -241,6 +244,7 @@ fn prepare(config: Config) -> Result<Arc<AppState>, String> {
         routes: crate::measure::RouteMetrics::default(),
         stopping: AtomicBool::new(false),
         preload_stop: AtomicBool::new(false),
+        handed_out: crate::handed_out::HandedOut::default(),
     });
     if let Some(s) = &state.snowflake {
         s.start()?;

@@ -1,5 +1,6 @@
 //! The store routes over real HTTP: ranges taken through the server are the table's own,
-//! disjoint from the server's and from each other; a give-back is conditional; a peek
+//! disjoint from the server's and from each other; a give-back is conditional, and only
+//! the holder of the last range handed out, shown by its ticket, can give it back; a peek
 //! changes nothing; the store's refusals keep their kinds; a token reaches only its keys.
 
 mod common;
@@ -57,25 +58,92 @@ fn ranges_taken_through_the_server_are_the_tables_and_never_overlap() {
     server.stop();
 }
 
+/// A range taken through `path`: start, end and its give-back ticket.
+fn ticketed(server: &Server, path: &str) -> (u64, u64, String) {
+    let a = server.post(path);
+    assert_eq!(a.status, 200, "{path}: {a:?}");
+    let body = a.json();
+    let number = |name: &str| body[name].as_str().unwrap().parse::<u64>().unwrap();
+    let ticket = body["ticket"].as_str().unwrap().to_owned();
+    (number("start"), number("end"), ticket)
+}
+
+/// Whether `[from, to)` of `key` was given back, the table expected at `expected`.
+fn back(server: &Server, key: &str, (from, to, expected): (u64, u64, u64), ticket: &str) -> bool {
+    let a = server.post(&format!(
+        "/v1/store/segment/{key}/give-back?start={from}&end={to}&expected_max_id={expected}\
+         {ticket}"
+    ));
+    assert_eq!(a.status, 200, "{a:?}");
+    a.json()["given_back"].as_bool().unwrap()
+}
+
 #[test]
 fn a_give_back_holds_only_while_nobody_took_a_range_since() {
     let place = Place::new();
     let server = server(&place, None);
-    let (start, end) = range(&server, "/v1/store/segment/users/allocate?step=100");
-    let back = |from: u64, to: u64, expected: u64| {
-        let a = server.post(&format!(
-            "/v1/store/segment/users/give-back?start={from}&end={to}&expected_max_id={expected}"
-        ));
-        assert_eq!(a.status, 200, "{a:?}");
-        a.json()["given_back"].as_bool().unwrap()
-    };
-    let (_, later_end) = range(&server, "/v1/store/segment/users/allocate?step=100");
-    assert!(!back(start + 10, end, end), "someone took a range since");
+    let (start, end, first) = ticketed(&server, "/v1/store/segment/users/allocate?step=100");
+    let (_, later_end, later) = ticketed(&server, "/v1/store/segment/users/allocate?step=100");
+    let first = format!("&ticket={first}");
+    assert!(
+        !back(&server, "users", (start + 10, end, end), &first),
+        "someone took a range since"
+    );
     assert_eq!(place.max_id("users"), later_end);
-    assert!(back(later_end - 60, later_end, later_end));
+    let later = format!("&ticket={later}");
+    assert!(back(
+        &server,
+        "users",
+        (later_end - 60, later_end, later_end),
+        &later
+    ));
     assert_eq!(place.max_id("users"), later_end - 60);
-    let (again, _) = range(&server, "/v1/store/segment/users/allocate?step=100");
+    let (again, _, _) = ticketed(&server, "/v1/store/segment/users/allocate?step=100");
     assert_eq!(again, later_end - 60, "the given-back IDs are taken next");
+    server.stop();
+}
+
+/// A client of the key that does not hold the last range cannot move the table back under
+/// the one that does: without its ticket, with a used or replaced ticket, or with its own.
+#[test]
+fn only_the_holder_of_the_last_range_can_give_it_back() {
+    let place = Place::new();
+    let server = server(&place, None);
+    let (_, mine_end, mine) = ticketed(&server, "/v1/store/segment/users/allocate?step=100");
+    let (theirs_start, end, theirs) =
+        ticketed(&server, "/v1/store/segment/users/allocate?step=100");
+    let whole = (theirs_start, end, end);
+    for ticket in [
+        String::new(),
+        format!("&ticket={mine}"),
+        "&ticket=1".to_owned(),
+    ] {
+        assert!(!back(&server, "users", whole, &ticket), "{ticket:?}");
+        // The hostile form: from 0, the table read first.
+        assert!(
+            !back(&server, "users", (0, end, end), &ticket),
+            "{ticket:?}"
+        );
+        assert_eq!(place.max_id("users"), end, "{ticket:?}");
+    }
+    assert!(!back(
+        &server,
+        "users",
+        (0, mine_end, mine_end),
+        &format!("&ticket={mine}")
+    ));
+    // The holder gives its top back once; the same range taken again has a new ticket,
+    // and the first one no longer moves the table.
+    let theirs = format!("&ticket={theirs}");
+    assert!(back(&server, "users", whole, &theirs));
+    let (again_start, again_end, _) =
+        ticketed(&server, "/v1/store/segment/users/allocate?step=100");
+    assert_eq!((again_start, again_end), (theirs_start, end));
+    assert!(!back(&server, "users", whole, &theirs), "a used ticket");
+    assert_eq!(place.max_id("users"), end);
+    // An unknown key is still said to be one.
+    let a = server.post("/v1/store/segment/nobody/give-back?start=1&end=2&expected_max_id=2");
+    assert_eq!(a.status, 404, "{a:?}");
     server.stop();
 }
 

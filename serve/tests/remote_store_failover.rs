@@ -8,7 +8,7 @@ mod common;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::{closed, silent, Place, Server};
+use common::{closed, relay, silent, Place, Server};
 use ferroflake_remote::RemoteStore;
 use ferroflake_segment::{Range, SegmentError, SegmentStore};
 
@@ -100,29 +100,37 @@ fn a_give_back_that_may_have_arrived_goes_to_no_second_server() {
     let place = Place::new();
     place.create("orders", 1, 100);
     let server = service(&place);
-    let taken = store(&[server.addr]).allocate("orders", 100).unwrap().range;
+    let (front, quiet) = relay(server.addr);
+    let remote = store(&[front, server.addr]);
+    let taken = remote.allocate("orders", 100).unwrap().range;
     let rest = Range {
         start: taken.start + 10,
         end: taken.end,
     };
 
-    // Sent to a server that never answers: it may have applied it, so no other server is
-    // asked, and the table keeps the range.
-    let (quiet, _held) = silent();
-    let refused = store(&[quiet, server.addr])
-        .give_back("orders", rest, taken.end)
-        .unwrap_err();
+    // Sent to a server that no longer answers: it may have applied it, so no other server
+    // is asked, and the table keeps the range.
+    quiet.store(true, std::sync::atomic::Ordering::SeqCst);
+    let refused = remote.give_back("orders", rest, taken.end).unwrap_err();
     assert!(
         matches!(refused, SegmentError::Unavailable { .. }),
         "{refused:?}"
     );
     assert_eq!(place.max_id("orders"), taken.end);
 
-    // Refused at connect, it was never sent: the next server gives it back.
-    let given = store(&[closed(), server.addr])
-        .give_back("orders", rest, taken.end)
-        .unwrap();
-    assert!(given);
+    // Tried again, it goes to the next server (the first is passed over for a while),
+    // with the range's ticket still: given back.
+    assert!(remote.give_back("orders", rest, taken.end).unwrap());
+    assert_eq!(place.max_id("orders"), rest.start);
+
+    // Refused at connect, it was never sent: the next server takes it.
+    let again = store(&[closed(), server.addr]);
+    let taken = again.allocate("orders", 100).unwrap().range;
+    let rest = Range {
+        start: taken.start + 1,
+        end: taken.end,
+    };
+    assert!(again.give_back("orders", rest, taken.end).unwrap());
     assert_eq!(place.max_id("orders"), rest.start);
     server.stop();
 }
