@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need and runs every suite. `.ci/run` calls this and
 # nothing else. The release artifacts are built once, before the suites that test them
-# (C, Python, Node, release); each suite script can also be run on its own after
-# install-deps.sh (and, for those four, scripts/release.sh --allow-dirty). Ends with a table
+# (C, Python, Node, serve's process run, release); each suite script can also be run on its
+# own after install-deps.sh (and, for those five, scripts/release.sh --allow-dirty). Ends with a table
 # of each step's wall time and CPU time (a step whose CPU time is far below twice its wall
 # time mostly waits: on servers, timeouts or the network).
 #

@@ -5,11 +5,14 @@
 # load, a second signal, a drain that times out; then PostgreSQL, MariaDB and Redis, started
 # here: PostgreSQL killed under load and started again, SIGTERM exiting 0 on each, spellings
 # of one key on MariaDB opening one key, an emoji key on Leaf's utf8mb3 table refused, and
-# clients issuing from ranges and leases taken through two services on PostgreSQL and etcd
-# while the services are killed and paused in turn. Run scripts/install-deps.sh first.
+# clients (the CLI's, and the C, Python and Node packages') issuing from ranges and leases
+# taken through two services on PostgreSQL and etcd while the services are killed and
+# paused in turn. Run scripts/install-deps.sh and scripts/release.sh --allow-dirty first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
+source scripts/dist.sh
+need_dist
 start=$(date +%s)
 for tool in psql mariadbd mariadb redis-server protoc; do
   command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
@@ -23,7 +26,35 @@ rust_tests_by_file 'package(ferroflake-serve) | package(ferroflake-remote) | (pa
 FF_SERVERS_DIR=$(mktemp -d)
 export FF_SERVERS_DIR
 ctl() { bash scripts/servers/ctl.sh "$@"; }
-trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR"' EXIT
+faces=$(mktemp -d)
+trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR" "$faces"' EXIT
+
+# The faces' clients for the process run (cli/tests/remote_processes.rs), on the packages
+# that ship (scripts/release.sh): the C library's tarball, the Python wheel in a venv, the
+# npm tarballs in a consumer folder.
+echo "--- the C, Python and Node clients, from dist/"
+mkdir -p "$faces/c" "$faces/node"
+tar -xzf "$dist"/ferroflake-c-*.tar.gz -C "$faces/c"
+c_prefix=$(echo "$faces"/c/ferroflake-c-*/)
+# The C library with the stores: the Rust tests' build's, as scripts/test-c.sh links it
+# (the tarball's leaves the stores out).
+rust_build --lib
+# shellcheck disable=SC2046 # pkg-config output is meant to be split into words
+gcc -std=c99 -Wall -Wextra -Werror -O1 -I"$c_prefix/include" ffi-c/tests/remote_client.c \
+  "$rust_bin_dir/libferroflake_ffi.a" $(PKG_CONFIG_PATH="$c_prefix/lib/pkgconfig" \
+  pkg-config --libs --static ferroflake | sed 's/-L[^ ]*//; s/-lferroflake//') -lz \
+  -o "$faces/c/remote_client"
+python3 -m venv "$faces/venv"
+"$faces/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  "$dist"/python/ferroflake-*-cp39-abi3-*.whl
+(cd "$faces/node" && npm init -y >/dev/null &&
+  npm install --silent --no-audit --no-fund "$dist"/npm/ferroflake-*.tgz)
+cp bindings-node/test/fixtures/remote-client.mjs "$faces/node/"
+FERROFLAKE_TEST_FACE_CLIENTS=$(python3 -c 'import json, sys; print(json.dumps({
+  "c": [sys.argv[1] + "/c/remote_client"],
+  "python": [sys.argv[1] + "/venv/bin/python", sys.argv[2] + "/bindings-python/tests/remote_client.py"],
+  "node": ["node", sys.argv[1] + "/node/remote-client.mjs"]}))' "$faces" "$(pwd)")
+export FERROFLAKE_TEST_FACE_CLIENTS
 for server in postgres mysql redis etcd; do
   ctl start "$server"
 done

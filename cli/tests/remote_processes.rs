@@ -3,9 +3,12 @@
 //! restarted and paused in turn: no ID is issued twice, no client sees an error while one
 //! service is up, and with none up a client fails with the store's or registry's error.
 //!
-//! Each client is a `ferroflake` process writing its IDs to a pipe that the test reads a
-//! phase at a time: a client blocked on a full pipe issues nothing, so every phase's IDs
-//! are issued while that phase's fault holds.
+//! Each client is a process writing its IDs to a pipe that the test reads a phase at a
+//! time: a client blocked on a full pipe issues nothing, so every phase's IDs are issued
+//! while that phase's fault holds. The clients are `ferroflake` commands, and where
+//! `FERROFLAKE_TEST_FACE_CLIENTS` names them (scripts/test-serve.sh does, on the packages
+//! that ship), the C, Python and Node faces' (`ffi-c/tests/remote_client.c`,
+//! `bindings-python/tests/remote_client.py`, `bindings-node/test/fixtures/remote-client.mjs`).
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
@@ -161,8 +164,13 @@ struct Client {
 
 impl Client {
     fn start(what: &str, args: &[&str]) -> Self {
-        let mut child = ferroflake()
-            .args(args)
+        let mut command = ferroflake();
+        command.args(args);
+        Self::spawn(what, command)
+    }
+
+    fn spawn(what: &str, mut command: Command) -> Self {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -214,6 +222,29 @@ impl Client {
     }
 }
 
+/// The faces' client commands that `FERROFLAKE_TEST_FACE_CLIENTS` names, as JSON: face name
+/// to the command's words, which take `segment ADDRESS KEY COUNT` or `leased ADDRESS COUNT`.
+fn face_clients() -> Vec<(String, Vec<String>)> {
+    let Ok(json) = std::env::var("FERROFLAKE_TEST_FACE_CLIENTS") else {
+        return Vec::new();
+    };
+    let faces: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_str(&json).expect("FERROFLAKE_TEST_FACE_CLIENTS: face -> [words]");
+    faces.into_iter().collect()
+}
+
+/// A face's client command: its words, then `args`, without the caller's `FERROFLAKE_*`.
+fn face_command(words: &[String], args: &[&str]) -> Command {
+    let mut command = Command::new(&words[0]);
+    command.args(&words[1..]).args(args);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("FERROFLAKE_") {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 #[test]
 #[ignore = "needs the servers of scripts/test-serve.sh"]
 fn clients_through_two_services_survive_kills_and_a_pause_with_no_id_twice() {
@@ -251,6 +282,7 @@ fn clients_through_two_services_survive_kills_and_a_pause_with_no_id_twice() {
     const PHASES: usize = 5;
     const COUNT: usize = PHASE * PHASES;
     let count = COUNT.to_string();
+    let faces = face_clients();
     let mut clients: Vec<Client> = (0..4)
         .map(|i| {
             Client::start(
@@ -267,6 +299,20 @@ fn clients_through_two_services_survive_kills_and_a_pause_with_no_id_twice() {
             )
         }))
         .collect();
+    // Four per face: two on the segment key, two leased.
+    for (face, words) in &faces {
+        for i in 0..2 {
+            let args = ["segment", address.as_str(), "k", count.as_str()];
+            let command = face_command(words, &args);
+            clients.push(Client::spawn(
+                &format!("{face} segment client {i}"),
+                command,
+            ));
+            let command = face_command(words, &["leased", &address, &count]);
+            clients.push(Client::spawn(&format!("{face} leased client {i}"), command));
+        }
+    }
+    let total = clients.len();
     let phase = |clients: &mut Vec<Client>| {
         for client in clients.iter_mut() {
             client.take(PHASE);
@@ -310,7 +356,7 @@ fn clients_through_two_services_survive_kills_and_a_pause_with_no_id_twice() {
     let mut nodes = HashSet::new();
     let layout = ferroflake::Layout::twitter();
     for client in clients {
-        let leased = client.what.starts_with("leased");
+        let leased = client.what.contains("leased");
         let what = client.what.clone();
         let ids = client.finish(COUNT);
         if leased {
@@ -326,24 +372,39 @@ fn clients_through_two_services_survive_kills_and_a_pause_with_no_id_twice() {
             assert!(all.insert((leased, id)), "{what}: {id} issued twice");
         }
     }
-    assert_eq!(all.len(), 8 * COUNT);
+    assert_eq!(all.len(), total * COUNT);
 
-    // With no service up, both kinds of client fail closed, saying why.
+    // With no service up, both kinds of client fail closed, saying why, in every face.
     a.stop();
     b.stop();
+    let mut commands = Vec::new();
     for args in [
         vec!["segment", "next", "k", "--store", &address],
         vec!["next", "--lease", &address],
     ] {
+        let mut command = ferroflake();
+        command.args(&args);
+        commands.push((format!("ferroflake {args:?}"), command));
+    }
+    for (face, words) in &faces {
+        for args in [
+            vec!["segment", &address, "k", "1"],
+            vec!["leased", &address, "1"],
+        ] {
+            commands.push((format!("{face} {args:?}"), face_command(words, &args)));
+        }
+    }
+    for (what, mut command) in commands {
         let began = Instant::now();
-        let output = ferroflake().args(&args).output().unwrap();
+        let output = command.output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
-        assert!(output.stdout.is_empty(), "{args:?}");
+        assert_eq!(output.status.code(), Some(1), "{what}: {stderr}");
+        assert!(output.stdout.is_empty(), "{what}");
+        let said = stderr.to_lowercase();
         assert!(
-            stderr.contains("unreachable") || stderr.contains("unavailable"),
-            "{args:?}: {stderr}"
+            said.contains("unreachable") || said.contains("unavailable"),
+            "{what}: {stderr}"
         );
-        assert!(began.elapsed() < LINE_WITHIN, "{args:?}");
+        assert!(began.elapsed() < LINE_WITHIN, "{what}");
     }
 }
