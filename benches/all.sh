@@ -10,6 +10,9 @@
 #   lease-stores    cargo bench -p ferroflake-lease-stores --bench stores (test servers)
 #   serve           benches/serve.sh (wrk against `ferroflake serve`)
 #
+# Segment mode, Python and Node also take segments over HTTP (`ferroflake+http://`) from a
+# `ferroflake serve` that benches/service.sh starts around each of them.
+#
 #   bash benches/all.sh                      # the full run; wants a quiet machine
 #   FF_BENCH_QUICK=1 bash benches/all.sh     # fewer rounds and shorter runs: checks the
 #                                            # pipeline end to end, figures not for comparison
@@ -116,7 +119,8 @@ node_face() {
   (cd bindings-node && npm install --no-audit --no-fund --ignore-scripts &&
     node_modules/.bin/napi build --platform --release --no-js --dts target/bench/index.d.ts)
   (cd bindings-node/bench && npm ci --no-audit --no-fund &&
-    FERROFLAKE_BENCH_REPORT="$out/node.jsonl" ROUNDS=$node_rounds node --expose-gc bench.mjs)
+    FERROFLAKE_BENCH_REPORT="$out/node.jsonl" ROUNDS=$node_rounds \
+      bash "$root/benches/service.sh" node --expose-gc bench.mjs)
 }
 
 lease_fencing() {

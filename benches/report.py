@@ -518,9 +518,11 @@ def http(face):
     if face.note():
         out += [face.note(), ""]
     # wrk's duration (10s, 2m) as prose (10 s, 2 m).
-    took = ", " + re.sub(r"([0-9])([a-z]+)$", r"\1 \2", face.rows[0]["duration"]) + " per row" if face.rows else ""
-    if face.rows and face.rows[0].get("rounds", 1) > 1:
-        took += (f' in {face.rows[0]["rounds"]} runs, the three routes of a server taking turns (req/s the mean of the'
+    # The wrk rows; the `cost` rows are the segments-over-HTTP section's.
+    wrk_rows = [r for r in face.rows if r.get("kind", "wrk") == "wrk"]
+    took = ", " + re.sub(r"([0-9])([a-z]+)$", r"\1 \2", wrk_rows[0]["duration"]) + " per row" if wrk_rows else ""
+    if wrk_rows and wrk_rows[0].get("rounds", 1) > 1:
+        took += (f' in {wrk_rows[0]["rounds"]} runs, the three routes of a server taking turns (req/s the mean of the'
                  " runs, p50 and p99 their medians)")
     out += [
         f"Rows: `ferroflake serve` (release build, 2 worker threads) on loopback under `wrk -t1 --latency`{took}, wrk on"
@@ -534,15 +536,15 @@ def http(face):
         " servers are compared with the plain floor (what the token or TLS costs).",
         "",
     ]
-    if not face.rows:
+    if not wrk_rows:
         return out + ["No figures."]
     variant = lambda r: r.get("variant", "plain")
-    constant = {(variant(r), r["connections"]): r for r in face.rows if r["route"] == "/v1/constant"}
+    constant = {(variant(r), r["connections"]): r for r in wrk_rows if r["route"] == "/v1/constant"}
     # What a row is compared with: its server's constant route, or for that route itself
     # the plain floor.
     base = lambda r: constant.get(("plain", r["connections"]) if r["route"] == "/v1/constant" else (variant(r), r["connections"])) or {}
     verdicts = []
-    for r in face.rows:
+    for r in wrk_rows:
         f = base(r)
         if r["route"] == "/v1/constant" or not f:
             continue
@@ -550,17 +552,135 @@ def http(face):
         if share < 0.95 or tail > 1.1:
             mode = dict(MODES).get(r["route"], r["route"])
             verdicts.append(f'{variant(r)} {mode} at {r["connections"]}: {100 * share:.0f} % of the req/s, p99 {tail:.2f}×')
-    measured = sum(1 for r in face.rows if r["route"] != "/v1/constant" and base(r))
+    measured = sum(1 for r in wrk_rows if r["route"] != "/v1/constant" and base(r))
     summary = "not measured" if not measured else (f"met by all {measured} rows {verdict(True)}" if not verdicts else f"not met by {len(verdicts)} of {measured} rows {verdict(False)}: " + "; ".join(verdicts))
     out += ["Targets for each Leaf route on each server, at 1 and 32 connections: ≥ 95 % of its constant route's req/s and p99 ≤ 1.1× its p99: " + summary + ".", ""]
     order = {v: i for i, v in enumerate(VARIANTS)}
     rows = []
-    for r in sorted(face.rows, key=lambda r: (order.get(variant(r), len(order)), r["connections"], r["route"] != "/v1/constant")):
+    for r in sorted(wrk_rows, key=lambda r: (order.get(variant(r), len(order)), r["connections"], r["route"] != "/v1/constant")):
         f = base(r)
         label = "`/v1/constant` (floor)" if r is constant.get(("plain", r["connections"])) else f'`{r["route"]}`'
         rows.append([variant(r), label, r["connections"], f'{r["rps"]:,.0f}', duration(r["p50_us"] * 1e3), duration(r["p99_us"] * 1e3),
                      ratio(r["rps"], f.get("rps")), ratio(r["p50_us"], f.get("p50_us")), ratio(r["p99_us"], f.get("p99_us"))])
     return out + table(["server", "route", "connections", "req/s", "p50", "p99", "req/s × base", "p50 × base", "p99 × base"], rows)
+
+
+# ---------------------------------------------------------------------------- segments over HTTP
+
+REMOTE_FACES = [("rust", "Rust", "`KeyHandle::next_id().ok()`"), ("python", "Python", "`SegmentKey.next_id()`"), ("node", "Node", "`SegmentKey.nextId()`")]
+LEAF_ROUTE = "/api/segment/get/bench"
+
+
+def per_million(value, ids):
+    return None if value is None or not ids else value * 1e6 / ids
+
+
+def cpu_time(seconds):
+    return f"{seconds:.2f} s" if seconds >= 1 else duration(seconds * 1e9)
+
+
+def times_fewer(base, value):
+    """How many times `value` goes into `base`: `1,234×`, or `0.64×` below 10."""
+    if base is None or not value:
+        return ""
+    share = base / value
+    return f"{share:,.0f}×" if share >= 10 else f"{share:.2f}×"
+
+
+def remote_segments(faces, bench_dir):
+    """Segments taken over HTTP against a local SQLite key, per face, and what the service
+    spends per million of their IDs against the Leaf route's one request per ID."""
+    out = ["## Segments over HTTP (`ferroflake+http://`)", ""]
+    found = {
+        "rust": next((r for r in read_jsonl(bench_dir / "segment.jsonl") if r["kind"] == "remote"), None),
+        "python": next((r for r in faces["python"].rows if r.get("kind") == "remote"), None),
+        "node": next((r for r in faces["node"].rows if r.get("kind") == "remote"), None),
+    }
+    measured = {k: r for k, r in found.items() if r and r.get("status") == "measured"}
+    steps = sorted({(r["table_step"], r["step"]) for r in measured.values()})
+    step = (f"table step {steps[0][0]:,}, grown to {steps[0][1]:,} by the timed runs" if len(steps) == 1
+            else "table step 100,000")
+    calls = "; ".join(f"{label}: {call}" for key, label, call in REMOTE_FACES)
+    out += [
+        "Rows: one client process issues IDs from a key that it takes in whole ranges from a `ferroflake serve` (release"
+        " build, segment mode, SQLite store, loopback) through the store address `ferroflake+http://127.0.0.1:PORT/`,"
+        " and from a key on a local SQLite file (`SegmentKey`'s own store), on the same machine. Both keys are created"
+        " with step 100,000 and opened with the default settings: each range doubles the step, up to 1,000,000"
+        " (Leaf's rule; a warm-up takes both keys there), and the next range is fetched in the background once 10 %"
+        " of one is used. The two keys take turns in each round, each run issuing many ranges, refills included;"
+        " IDs/s is the median of the rounds, the ratio the median of the rounds' HTTP / local ratios. Waits: calls"
+        " that found the key's memory empty and waited for a range; where they come near the ranges fetched, the"
+        " client outran its refills, and its figure is the time to fetch a range (one segment from each store: the"
+        f" segment mode section), not the call's. Calls: {calls}; Python's and Node's in the loops of their tables.",
+        "",
+    ]
+    parts = []
+    for key, label, _ in REMOTE_FACES:
+        r = measured.get(key)
+        parts.append(f"{label} {r['ratio']:.2f}× {verdict(r['ratio'] >= 0.9)}" if r else f"{label} {verdict(None)}")
+    out += [f"Target: IDs/s from a segment taken over HTTP ≥ 0.9× a local SQLite key's, same step ({step}): "
+            + "; ".join(parts) + ".", ""]
+    rows = []
+    for key, label, _ in REMOTE_FACES:
+        r = found[key]
+        if r is None:
+            continue
+        if r.get("status") != "measured":
+            rows.append([label, f'{r.get("status")}: {r.get("detail", "")}', "", "", "", "", "", ""])
+            continue
+        rows.append([
+            label,
+            f'{r["rounds"]} × {r["ids_per_run"]:,}',
+            f'{r["local_per_second"] / 1e6:.1f}',
+            f'{r["remote_per_second"] / 1e6:.1f}',
+            f'{r["ratio"]:.2f}',
+            f'{r["local_fetches"]:,} / {r["remote_fetches"]:,}',
+            f'{r["local_waits"]:,} / {r["remote_waits"]:,}',
+            f'{r["errors"]:,}',
+        ])
+    if rows:
+        out += table(["client", "rounds × IDs per run", "local SQLite M IDs/s", "over HTTP M IDs/s", "HTTP / local",
+                      "ranges fetched (local / HTTP)", "waits (local / HTTP)", "errors"], rows)
+    else:
+        out += ["No figures."]
+
+    # The service's cost per million IDs.
+    leaf = sorted((r for r in faces["serve"].rows if r.get("kind") == "cost"), key=lambda r: r["connections"])
+    out += [
+        "",
+        "The service's cost per million IDs that clients issued: the HTTP requests it answered"
+        " (`ferroflake_http_requests_total` at `/metrics`, its scrapes left out) and its CPU time (`/proc/PID/stat`"
+        " utime + stime, in ticks of 1/CLK_TCK s) over the timed HTTP runs above, against the Leaf route"
+        f" `GET {LEAF_ROUTE}` on the plain server of the ID service section, one request per ID, loaded by wrk over"
+        " that section's runs (wrk's own CPU not counted). The last two columns divide the Leaf route's cheaper row"
+        " (the baseline) by each row: how many times fewer requests, and how many times less CPU. A figure of a few"
+        " ticks is that coarse.",
+        "",
+    ]
+    cost = []  # (label, ids, requests per 1M, CPU s per 1M, clock ticks counted)
+    ticks = lambda r, field: None if r[field] is None or not r.get("clk_tck") else round(r[field] * r["clk_tck"])
+    for r in leaf:
+        cost.append((f'Leaf route, {plural(r["connections"], "connection")}, wrk', r["ids"], per_million(r["requests"], r["ids"]), per_million(r["cpu_s"], r["ids"]), ticks(r, "cpu_s")))
+    leaf_cpu = [c[3] for c in cost if c[3]]
+    base_cpu = min(leaf_cpu) if leaf_cpu else None
+    base_requests = 1e6 if cost else None
+    for key, label, _ in REMOTE_FACES:
+        r = measured.get(key)
+        if r:
+            cost.append((f"`ferroflake+http://`, {label} client", r["service_ids"], per_million(r["service_requests"], r["service_ids"]), per_million(r["service_cpu_s"], r["service_ids"]), ticks(r, "service_cpu_s")))
+    if not cost:
+        return out + ["No figures."]
+    body = []
+    for label, ids, requests, cpu, counted in cost:
+        body.append([
+            label + (" (the baseline)" if cpu is not None and cpu == base_cpu and label.startswith("Leaf") else ""),
+            f"{ids:,}",
+            "" if requests is None else f"{requests:,.1f}" if requests < 1000 else f"{requests:,.0f}",
+            "" if cpu is None else cpu_time(cpu) + ("" if counted is None else f" ({plural(counted, 'tick')})"),
+            times_fewer(base_requests, requests),
+            times_fewer(base_cpu, cpu),
+        ])
+    return out + table(["service answering", "IDs", "requests per 1M IDs", "CPU per 1M IDs", "Leaf ÷ this: requests", "Leaf ÷ this: CPU"], body)
 
 
 # ---------------------------------------------------------------------------- the page
@@ -611,6 +731,7 @@ def main():
         node(faces["node"]),
         leases(res, faces["lease-fencing"], faces["lease-stores"]),
         http(faces["serve"]),
+        remote_segments(faces, args.bench_dir),
     ]
     text = "\n\n".join("\n".join(lines).strip("\n") for lines in sections) + "\n"
     text = re.sub(r"\n{3,}", "\n\n", text)

@@ -7,6 +7,8 @@
 # Segment mode measures its server stores (PostgreSQL, MySQL, Redis) only when their
 # FERROFLAKE_TEST_* addresses are set; to start test servers for the run:
 #   bash scripts/servers/with-servers.sh bash benches/run.sh
+# Segment mode also takes segments over HTTP from a `ferroflake serve` that this script
+# starts (benches/service.sh) for the run.
 # Arguments go to `cargo bench`: `bash benches/run.sh --bench segment` runs segment mode only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +23,12 @@ rm -rf "$target"/criterion/{segment_one_thread,segment_one_thread_edge,segment_t
 rm -f "$out/sustained.jsonl" "$out/segment.jsonl"
 { date -u; nproc; uptime; } | tee "$out/environment.txt"
 cargo bench -p ferroflake-benches --no-run
+source benches/service.sh
 # CPU use every 5 s during the run: other work on the machine shows up here.
 vmstat -n 5 > "$out/vmstat.txt" &
 vmstat_pid=$!
-trap 'kill "$vmstat_pid" 2>/dev/null || true' EXIT
+trap 'kill "$vmstat_pid" 2>/dev/null || true; stop_bench_service' EXIT
+start_bench_service
 FERROFLAKE_BENCH_REPORT="$out/sustained.jsonl" FERROFLAKE_SEGMENT_REPORT="$out/segment.jsonl" \
   cargo bench -p ferroflake-benches "$@" 2>&1 | tee "$out/bench.log"
 uptime | tee -a "$out/environment.txt"

@@ -8,7 +8,10 @@
 # connection); over TLS with a token. On each server the three routes take turns in
 # runs of DURATION/ROUNDS. Prints a markdown table (req/s, p50, p99, each as a
 # share of the plain floor's at the same connections); with FERROFLAKE_BENCH_REPORT set,
-# also writes one JSON line per row there.
+# also writes one JSON line per row there. On the plain server, the CPU time the service
+# spends on the Leaf segment route's runs (/proc/PID/stat utime + stime before and after
+# each) and the requests wrk had answered there also go to the report, one `cost` line per
+# connection count: what the service pays per ID when every ID is a request.
 #
 #   bash benches/serve.sh            # 10 s per row in 5 runs; DURATION=5s for a quicker look,
 #                                    # VARIANTS="plain token" for some servers only
@@ -70,16 +73,22 @@ micros() {
   }'
 }
 
-# run NAME PATH CONNECTIONS -> "rps p50us p99us"
+# run NAME PATH CONNECTIONS -> "rps p50us p99us requests"
 run() {
-  local out rps p50 p99
+  local out rps p50 p99 requests
   out=$(wrk -t1 -c"$3" -d"$duration" --latency "${auth[@]}" "$base$2")
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p50=$(micros "$(awk '$1 == "50%" {print $2}' <<<"$out")")
   p99=$(micros "$(awk '$1 == "99%" {print $2}' <<<"$out")")
+  requests=$(awk '/ requests in / {print $1}' <<<"$out")
   if grep -q "Non-2xx" <<<"$out"; then echo "$1: non-2xx answers:" >&2; echo "$out" >&2; exit 1; fi
-  echo "$rps $p50 $p99"
+  echo "$rps $p50 $p99 $requests"
 }
+
+# The server's CPU time so far (utime + stime, fields 14 and 15 of /proc/PID/stat), in
+# clock ticks.
+ticks() { sed 's/.*) //' "/proc/$server/stat" | awk '{ print $12 + $13 }'; }
+clk_tck=$(getconf CLK_TCK)
 
 # json_row VARIANT ROUTE CONNECTIONS RPS P50_US P99_US: one line of $report (when set).
 json_row() {
@@ -111,7 +120,9 @@ for variant in ${VARIANTS:-plain token tls tls+token}; do
     declare -A runs=()
     for _ in $(seq 1 "$rounds"); do
       for route in "${routes[@]}"; do
-        runs[$route]+="$(duration=$slice run "$variant $route" "$route" "$c")"$'\n'
+        before=$(ticks)
+        line=$(duration=$slice run "$variant $route" "$route" "$c")
+        runs[$route]+="$line $(($(ticks) - before))"$'\n'
       done
     done
     for route in "${routes[@]}"; do
@@ -127,6 +138,11 @@ for variant in ${VARIANTS:-plain token tls tls+token}; do
         "$rps" "$p50" "$p99" "$(ratio "$rps" "${floor_rps[$c]}")" \
         "$(ratio "$p50" "${floor_p50[$c]}")" "$(ratio "$p99" "${floor_p99[$c]}")"
       json_row "$variant" "$route" "$c" "$rps" "$p50" "$p99"
+      if [ -n "$report" ] && [ "$variant/$route" = plain//api/segment/get/bench ]; then
+        awk -v c="$c" -v tck="$clk_tck" -v d="$duration" 'NF { n += $4; t += $5 } END {
+          printf "{\"kind\":\"cost\",\"variant\":\"plain\",\"route\":\"/api/segment/get/bench\",\"connections\":%d,\"requests\":%d,\"ids\":%d,\"cpu_s\":%.3f,\"clk_tck\":%d,\"duration\":\"%s\"}\n", c, n, n, t / tck, tck, d
+        }' <<<"${runs[$route]}" >>"$report"
+      fi
     done
     unset runs
   done

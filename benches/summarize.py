@@ -123,7 +123,13 @@ SEGMENT_LATENCY = {
     "sqlite_step_1000_default": "SQLite, step 1,000, default settings (step grows to 1,000,000)",
     "sqlite_step_1000_max_step_1000": "SQLite, step 1,000, `max_step` 1,000 (a fetch per 1,000 IDs)",
 }
-SEGMENT_STORES = {"sqlite": "SQLite (temp file, WAL, synchronous=FULL)", "postgres": "PostgreSQL", "mysql": "MySQL / MariaDB", "redis": "Redis"}
+SEGMENT_STORES = {
+    "sqlite": "SQLite (temp file, WAL, synchronous=FULL)",
+    "postgres": "PostgreSQL",
+    "mysql": "MySQL / MariaDB",
+    "redis": "Redis",
+    "remote": "a `ferroflake serve` on SQLite, over HTTP (`ferroflake+http://`, loopback)",
+}
 
 
 def duration(ns):
@@ -177,6 +183,17 @@ def segment(res, report_path):
             else:
                 shown = duration(res.get(("segment_fetch", store)))
             print(f"| {SEGMENT_STORES[store]} | {shown} |")
+    for r in (r for r in report if r["kind"] == "remote"):
+        if r["status"] != "measured":
+            print(f'\nSegments over HTTP: {r["status"]} ({r["detail"]})')
+            continue
+        cpu = "?" if r["service_cpu_s"] is None else f'{r["service_cpu_s"]:.2f} s'
+        print(
+            f'\nSegments over HTTP (`ferroflake+http://`, table step {r["table_step"]:,}, step {r["step"]:,}):'
+            f' {r["remote_per_second"] / 1e6:.1f} M IDs/s against {r["local_per_second"] / 1e6:.1f} M IDs/s from a local'
+            f' SQLite key, {r["ratio"]:.2f}×; the service answered {r["service_requests"]} requests and spent {cpu} CPU'
+            f' for {r["service_ids"]:,} IDs.'
+        )
 
 
 def main(criterion_dir, sustained_path, segment_path=None):

@@ -19,7 +19,9 @@
 //!   and on PostgreSQL, MySQL/MariaDB and Redis when `FERROFLAKE_TEST_POSTGRES`,
 //!   `FERROFLAKE_TEST_MYSQL` and `FERROFLAKE_TEST_REDIS` hold their addresses
 //!   (`scripts/servers/with-servers.sh` sets them). Each run uses its own table
-//!   (`bench_<pid>`) or key prefix (`bench<pid>`); they are left on the server.
+//!   (`bench_<pid>`) or key prefix (`bench<pid>`); they are left on the server. And through
+//!   a `ferroflake serve` on SQLite (`ferroflake+http://`) when `FERROFLAKE_BENCH_SERVICE`
+//!   holds its address (`benches/service.sh` sets it).
 //!
 //! Then, outside criterion, the latency of single `next_id` calls: several million calls on
 //! one thread, a TSC stamp after each (`ferroflake_benches::Trace`), percentiles of the
@@ -31,16 +33,30 @@
 //! in 1,024. The stamps resolve about 10 ns on the 2-core VM of BENCHMARKS.md, so the
 //! lower percentiles are that coarse.
 //!
+//! Then segments taken over HTTP (`segment_remote`), when `FERROFLAKE_BENCH_SERVICE` holds
+//! the address of a running `ferroflake serve` (`ferroflake+http://127.0.0.1:PORT/`;
+//! `benches/service.sh` starts one and sets it): one key on the service's store and one on
+//! a local SQLite file, both created with table step 100,000 and opened with the default
+//! settings, so that the step doubles with each range up to 1,000,000 (a warm-up takes
+//! them there). Rounds of `next_id().ok()` calls, the local key then the remote key, each
+//! run issuing 50 M IDs (50 ranges, refills included); the figures are the median IDs/s of
+//! each key and the median of the rounds' remote / local ratios. Around each remote run, the service's CPU time
+//! (`/proc/PID/stat` utime + stime, PID in `FERROFLAKE_BENCH_SERVICE_PID`) and the HTTP
+//! requests it answered (`ferroflake_http_requests_total` at `/metrics`, the scrapes
+//! themselves left out) give its cost per million IDs.
+//!
 //! These results are printed, and written as JSON lines to `$FERROFLAKE_SEGMENT_REPORT`
 //! when set (`benches/run.sh` sets it; `benches/summarize.py` makes the table). An optional
 //! filter argument, as with criterion, also selects among the latency runs and stores.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
 use ferroflake::{Clock, Generator, Layout};
@@ -216,6 +232,13 @@ fn fetch_targets(sqlite_file: &Path) -> Vec<(&'static str, Result<String, String
             server("FERROFLAKE_TEST_REDIS", "prefix", format!("bench{pid}"))
                 .map(|url| format!("{url}&accept=lost-writes")),
         ),
+        (
+            "remote",
+            match std::env::var("FERROFLAKE_BENCH_SERVICE") {
+                Ok(url) if !url.is_empty() => Ok(url),
+                _ => Err("FERROFLAKE_BENCH_SERVICE not set".to_owned()),
+            },
+        ),
     ]
 }
 
@@ -382,6 +405,226 @@ fn latencies(report: &mut Vec<String>) {
     }
 }
 
+/// The table step of both keys of the remote comparison. Their allocators have the
+/// default settings: the step doubles with each range, up to `max_step` 1,000,000.
+const REMOTE_STEP: u64 = 100_000;
+/// IDs per timed run of one key: 50 ranges of the grown step.
+const REMOTE_IDS: u64 = 50_000_000;
+/// The time limit of one run, should refills stall.
+const REMOTE_LIMIT: Duration = Duration::from_secs(30);
+
+/// One run of `n` calls of `key.next_id()`: (IDs issued, calls that failed, seconds).
+fn issue(key: &KeyHandle, n: u64) -> (u64, u64, f64) {
+    let started = Instant::now();
+    let (mut issued, mut errors) = (0, 0);
+    while issued + errors < n {
+        // The clock is read once per 65,536 calls: a fraction of a ns per ID.
+        for _ in 0..(n - issued - errors).min(1 << 16) {
+            match black_box(key.next_id().ok()) {
+                Some(_) => issued += 1,
+                None => errors += 1,
+            }
+        }
+        if started.elapsed() > REMOTE_LIMIT {
+            break;
+        }
+    }
+    (issued, errors, started.elapsed().as_secs_f64())
+}
+
+/// The service's CPU time so far (utime + stime), in clock ticks.
+fn service_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14,
+    // stime 15.
+    let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?)
+}
+
+fn clock_ticks_per_second() -> Option<u64> {
+    let out = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()?;
+    String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+}
+
+/// The HTTP requests the service has answered, but for its `/metrics` scrapes: the sum of
+/// `ferroflake_http_requests_total`. HTTP/1.0, so the body is not chunked.
+fn service_requests(host_port: &str) -> Option<u64> {
+    let mut stream = TcpStream::connect(host_port).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: {host_port}\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    let mut total = 0;
+    for line in answer.lines() {
+        if line.starts_with("ferroflake_http_requests_total{")
+            && !line.contains("route=\"/metrics\"")
+        {
+            total += line.rsplit(' ').next()?.parse::<u64>().ok()?;
+        }
+    }
+    Some(total)
+}
+
+/// Nearest-rank median.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    percentile(&sorted, 0.5)
+}
+
+/// IDs/s from a segment taken over HTTP against a local SQLite key, and what the service
+/// spends per million of them.
+fn remote(report: &mut Vec<String>) {
+    if !"segment_remote".contains(filter().as_str()) {
+        return;
+    }
+    let skipped = |why: &str| {
+        println!("segment_remote: skipped ({why})");
+        json_line(&[
+            ("kind", json_str("remote")),
+            ("face", json_str("rust")),
+            ("status", json_str("skipped")),
+            ("detail", json_str(why)),
+        ])
+    };
+    let address = match std::env::var("FERROFLAKE_BENCH_SERVICE") {
+        Ok(address) if !address.is_empty() => address,
+        _ => return report.push(skipped("FERROFLAKE_BENCH_SERVICE not set")),
+    };
+    let pid = std::env::var("FERROFLAKE_BENCH_SERVICE_PID").unwrap_or_default();
+    let host_port = address
+        .trim_start_matches("ferroflake+http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let quick = std::env::args().any(|arg| arg == "--quick");
+    let (rounds, ids) = if quick {
+        (3, REMOTE_IDS / 5)
+    } else {
+        (7, REMOTE_IDS)
+    };
+
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let name = format!("remote_{}", std::process::id());
+    let config = SegmentConfig::default();
+    let open = |address: &str| -> Result<(SegmentAllocator, KeyHandle), String> {
+        let store = ferroflake_segment_stores::open(Some(address)).map_err(|e| e.to_string())?;
+        store
+            .create(&name, 1, REMOTE_STEP)
+            .map_err(|e| e.to_string())?;
+        let allocator = SegmentAllocator::new(store, config.clone()).map_err(|e| e.to_string())?;
+        let key = allocator.key(&name).map_err(|e| e.to_string())?;
+        Ok((allocator, key))
+    };
+    let local_file = dir.path().join("local.db").display().to_string();
+    let (local, remote) = match (open(&local_file), open(&address)) {
+        (Ok(local), Ok(remote)) => (local, remote),
+        (Err(e), _) | (_, Err(e)) => {
+            println!("segment_remote: failed: {e}");
+            return report.push(json_line(&[
+                ("kind", json_str("remote")),
+                ("face", json_str("rust")),
+                ("status", json_str("failed")),
+                ("detail", json_str(&e)),
+            ]));
+        }
+    };
+    // Warm-up: the connection, the files, and the ranges of 100,000 to 800,000 IDs before
+    // the step reaches 1,000,000.
+    issue(&local.1, 4_000_000);
+    issue(&remote.1, 4_000_000);
+
+    let counters = |key: &KeyHandle| key.status().counters;
+    let (local_before, remote_before) = (counters(&local.1), counters(&remote.1));
+    let (mut local_rates, mut remote_rates, mut ratios) = (vec![], vec![], vec![]);
+    let (mut errors, mut service_ids, mut requests, mut ticks) = (0, 0, Some(0), Some(0));
+    for _ in 0..rounds {
+        let (issued, failed, seconds) = issue(&local.1, ids);
+        errors += failed;
+        let local_rate = issued as f64 / seconds;
+
+        let requests_before = service_requests(&host_port);
+        let ticks_before = service_ticks(&pid);
+        let (issued, failed, seconds) = issue(&remote.1, ids);
+        let ticks_after = service_ticks(&pid);
+        let requests_after = service_requests(&host_port);
+        errors += failed;
+        service_ids += issued;
+        requests = requests
+            .zip(requests_after.zip(requests_before))
+            .map(|(sum, (a, b))| sum + a - b);
+        ticks = ticks
+            .zip(ticks_after.zip(ticks_before))
+            .map(|(sum, (a, b))| sum + a - b);
+        let remote_rate = issued as f64 / seconds;
+
+        local_rates.push(local_rate);
+        remote_rates.push(remote_rate);
+        ratios.push(remote_rate / local_rate);
+    }
+    let (local_after, remote_after) = (counters(&local.1), counters(&remote.1));
+    let step = remote.1.status().step;
+    local.0.shutdown();
+    remote.0.shutdown();
+
+    let tck = clock_ticks_per_second();
+    let cpu = ticks.zip(tck).map(|(t, hz)| t as f64 / hz as f64);
+    let (local_rate, remote_rate, ratio) =
+        (median(&local_rates), median(&remote_rates), median(&ratios));
+    let or_null = |v: Option<String>| v.unwrap_or_else(|| "null".to_owned());
+    println!(
+        "segment_remote: table step {REMOTE_STEP}, step now {step}, {rounds} rounds of {ids} \
+         IDs per key: local SQLite {:.1} M IDs/s, over HTTP {:.1} M IDs/s, remote / local \
+         {ratio:.3}; fetches {} local, {} remote; waits {} local, {} remote; errors {errors}; \
+         the service: {} requests, {} s CPU for {service_ids} IDs",
+        local_rate / 1e6,
+        remote_rate / 1e6,
+        local_after.fetches - local_before.fetches,
+        remote_after.fetches - remote_before.fetches,
+        local_after.waits - local_before.waits,
+        remote_after.waits - remote_before.waits,
+        or_null(requests.map(|r| r.to_string())),
+        or_null(cpu.map(|c| format!("{c:.2}"))),
+    );
+    report.push(json_line(&[
+        ("kind", json_str("remote")),
+        ("face", json_str("rust")),
+        ("status", json_str("measured")),
+        ("table_step", REMOTE_STEP.to_string()),
+        ("step", step.to_string()),
+        ("rounds", rounds.to_string()),
+        ("ids_per_run", ids.to_string()),
+        ("local_per_second", format!("{local_rate:.0}")),
+        ("remote_per_second", format!("{remote_rate:.0}")),
+        ("ratio", format!("{ratio:.4}")),
+        (
+            "local_fetches",
+            (local_after.fetches - local_before.fetches).to_string(),
+        ),
+        (
+            "remote_fetches",
+            (remote_after.fetches - remote_before.fetches).to_string(),
+        ),
+        (
+            "local_waits",
+            (local_after.waits - local_before.waits).to_string(),
+        ),
+        (
+            "remote_waits",
+            (remote_after.waits - remote_before.waits).to_string(),
+        ),
+        ("errors", errors.to_string()),
+        ("service_ids", service_ids.to_string()),
+        ("service_requests", or_null(requests.map(|r| r.to_string()))),
+        ("service_cpu_s", or_null(cpu.map(|c| format!("{c:.3}")))),
+        ("clk_tck", or_null(tck.map(|t| t.to_string()))),
+    ]));
+}
+
 fn main() {
     let mut report = Vec::new();
     let mut c = Criterion::default().configure_from_args();
@@ -392,6 +635,7 @@ fn main() {
     // benchmark once to see that it works; the long latency runs are left out there.
     if std::env::args().any(|arg| arg == "--bench") {
         latencies(&mut report);
+        remote(&mut report);
     }
     c.final_summary();
     if let Ok(path) = std::env::var("FERROFLAKE_SEGMENT_REPORT") {

@@ -7,6 +7,17 @@
 // (after the addon is built: `npm run build` in bindings-node). Not part of the tests.
 // With FERROFLAKE_BENCH_REPORT set, the table also goes there as JSON lines (a first line
 // with the versions, then one line per subject).
+// Then, when FERROFLAKE_BENCH_SERVICE holds the address of a running `ferroflake serve`
+// (ferroflake+http://127.0.0.1:PORT/, as benches/service.sh sets it), segments taken over
+// HTTP: SegmentKey nextId() on a key of the service's store against one on a local SQLite
+// file, both created with table step 100,000 and opened with the default settings (the
+// step doubles with each range up to 1,000,000; a warm-up takes them there). The two keys
+// take turns in each of ROUNDS rounds, each issuing REMOTE_IDS IDs (default 10,000,000: 10
+// ranges, refills included); IDs/s per key and the remote / local ratio, medians over the
+// rounds. Around each remote run, the service's CPU time (/proc/PID/stat utime + stime, PID
+// in FERROFLAKE_BENCH_SERVICE_PID) and the HTTP requests it answered
+// (ferroflake_http_requests_total at /metrics, its scrapes left out).
+import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -134,6 +145,112 @@ for (const [name, make, , batch] of subjects) {
 console.table(rows)
 leased.close()
 segments.close()
+
+const REMOTE_STEP = 100_000
+const REMOTE_IDS = Number(process.env.REMOTE_IDS ?? 10_000_000)
+
+/** `n` calls of `fn`: IDs/s of the calls that did not throw, and how many threw. */
+function issue(fn, n) {
+  let errors = 0
+  const start = process.hrtime.bigint()
+  for (let i = 0; i < n; i++) {
+    try { fn() } catch { errors++ }
+  }
+  return { perSecond: (n - errors) / (Number(process.hrtime.bigint() - start) / 1e9), errors }
+}
+
+/** The service's CPU time so far (utime + stime), in clock ticks. */
+function serviceTicks(pid) {
+  try {
+    const rest = readFileSync(`/proc/${pid}/stat`, 'ascii').split(')').pop().trim().split(/\s+/)
+    return Number(rest[11]) + Number(rest[12]) // fields 14 and 15; rest starts at field 3
+  } catch { return null }
+}
+
+/** The HTTP requests the service has answered, but for its /metrics scrapes. */
+async function serviceRequests(address) {
+  try {
+    const answer = await fetch(address.replace('ferroflake+http://', 'http://').replace(/\/$/, '') + '/metrics')
+    let total = 0
+    for (const line of (await answer.text()).split('\n')) {
+      if (line.startsWith('ferroflake_http_requests_total{') && !line.includes('route="/metrics"')) total += Number(line.split(' ').pop())
+    }
+    return total
+  } catch { return null }
+}
+
+/** IDs/s from a segment taken over HTTP against a local SQLite key (see the top). */
+async function remote(address) {
+  const pid = process.env.FERROFLAKE_BENCH_SERVICE_PID ?? ''
+  const name = `remote_${process.pid}`
+  const allocators = []
+  const keys = {}
+  try {
+    for (const [side, store] of [['local', join(scratch, 'local.db')], ['remote', address]]) {
+      const allocator = await SegmentAllocator.open({ store })
+      allocators.push(allocator)
+      await allocator.createKey(name, { step: REMOTE_STEP })
+      keys[side] = await allocator.key(name)
+    }
+    for (const key of Object.values(keys)) issue(key.nextId, 4_000_000) // ranges of 100,000 to 800,000
+    const before = { local: keys.local.status(), remote: keys.remote.status() }
+    const rates = { local: [], remote: [] }
+    const ratios = []
+    let errors = 0
+    let requests = 0
+    let ticks = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      const local = issue(keys.local.nextId, REMOTE_IDS)
+      const requestsBefore = await serviceRequests(address)
+      const ticksBefore = serviceTicks(pid)
+      const far = issue(keys.remote.nextId, REMOTE_IDS)
+      const ticksAfter = serviceTicks(pid)
+      const requestsAfter = await serviceRequests(address)
+      requests = [requests, requestsBefore, requestsAfter].includes(null) ? null : requests + requestsAfter - requestsBefore
+      ticks = [ticks, ticksBefore, ticksAfter].includes(null) ? null : ticks + ticksAfter - ticksBefore
+      errors += local.errors + far.errors
+      rates.local.push(local.perSecond)
+      rates.remote.push(far.perSecond)
+      ratios.push(far.perSecond / local.perSecond)
+    }
+    const after = { local: keys.local.status(), remote: keys.remote.status() }
+    const tck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'ascii' }).trim())
+    return {
+      kind: 'remote',
+      face: 'node',
+      status: 'measured',
+      table_step: REMOTE_STEP,
+      step: after.remote.step,
+      rounds: ROUNDS,
+      ids_per_run: REMOTE_IDS,
+      local_per_second: median(rates.local),
+      remote_per_second: median(rates.remote),
+      ratio: median(ratios),
+      local_fetches: after.local.fetches - before.local.fetches,
+      remote_fetches: after.remote.fetches - before.remote.fetches,
+      local_waits: after.local.waits - before.local.waits,
+      remote_waits: after.remote.waits - before.remote.waits,
+      errors,
+      service_ids: ROUNDS * REMOTE_IDS - errors,
+      service_requests: requests,
+      service_cpu_s: ticks === null ? null : ticks / tck,
+      clk_tck: tck,
+    }
+  } finally {
+    for (const allocator of allocators) allocator.close()
+  }
+}
+
+const service = process.env.FERROFLAKE_BENCH_SERVICE
+const remoteRow = service ? await remote(service) : { kind: 'remote', face: 'node', status: 'skipped', detail: 'FERROFLAKE_BENCH_SERVICE not set' }
+if (remoteRow.status === 'measured') {
+  const r = remoteRow
+  console.log(`\nSegmentKey nextId(), table step ${REMOTE_STEP.toLocaleString('en')} (step now ${r.step.toLocaleString('en')}), ${ROUNDS} rounds of ${REMOTE_IDS.toLocaleString('en')} IDs per key:` +
+    ` local SQLite ${(r.local_per_second / 1e6).toFixed(2)} M IDs/s, over HTTP ${(r.remote_per_second / 1e6).toFixed(2)} M IDs/s, remote / local ${r.ratio.toFixed(3)};` +
+    ` fetches ${r.local_fetches} local, ${r.remote_fetches} remote; errors ${r.errors}; the service: ${r.service_requests} requests, ${r.service_cpu_s} s CPU`)
+} else {
+  console.log(`\nsegments over HTTP: skipped (${remoteRow.detail})`)
+}
 rmSync(scratch, { recursive: true, force: true })
 
 if (process.env.FERROFLAKE_BENCH_REPORT) {
@@ -157,5 +274,6 @@ if (process.env.FERROFLAKE_BENCH_REPORT) {
       throws_in_1m: row['throws in 1M'] === '-' ? null : row['throws in 1M'],
     })
   }
+  lines.push(remoteRow)
   writeFileSync(process.env.FERROFLAKE_BENCH_REPORT, lines.map((line) => JSON.stringify(line) + '\n').join(''))
 }

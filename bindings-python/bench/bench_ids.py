@@ -22,6 +22,17 @@ next to the plain generator; and every batch both as next_ids(n) (a list of ints
 next_ids_array(n) (an array('q'), no int object per ID). Beside next_id, the ID mask: one
 MaskKeyring's mask, unmask and base62 encode of a fixed 63-bit ID (a fixed test key: the
 cost does not depend on the key or the ID).
+
+Then, when FERROFLAKE_BENCH_SERVICE holds the address of a running `ferroflake serve`
+(ferroflake+http://127.0.0.1:PORT/, as benches/service.sh sets it), segments taken over
+HTTP: SegmentKey.next_id() on a key of the service's store against one on a local SQLite
+file, both created with table step 100,000 and opened with the default settings (the step
+doubles with each range up to 1,000,000; a warm-up takes them there). The two keys take
+turns in each round, each issuing --remote-ids IDs (default 10,000,000: 10 ranges,
+refills included) in the same loop as above; IDs/s per key and the remote / local ratio,
+medians over the rounds. Around each remote run, the service's CPU time (/proc/PID/stat
+utime + stime, PID in FERROFLAKE_BENCH_SERVICE_PID) and the HTTP requests it answered
+(ferroflake_http_requests_total at /metrics, its scrapes left out).
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from functools import partial
 from itertools import repeat
@@ -165,11 +177,102 @@ def entrants(n: int, scratch: str, opened: list[object]) -> dict[str, Callable[[
     }
 
 
+REMOTE_STEP = 100_000
+
+
+def service_ticks(pid: str) -> int | None:
+    """The service's CPU time so far (utime + stime), in clock ticks."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            rest = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(rest[11]) + int(rest[12])  # fields 14 and 15; rest starts at field 3
+
+
+def service_requests(address: str) -> int | None:
+    """The HTTP requests the service has answered, but for its /metrics scrapes."""
+    url = address.replace("ferroflake+http://", "http://", 1).rstrip("/") + "/metrics"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    return sum(
+        int(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("ferroflake_http_requests_total{") and 'route="/metrics"' not in line
+    )
+
+
+def remote(address: str, rounds: int, ids: int, scratch: str) -> dict[str, object]:
+    """IDs/s from a segment taken over HTTP against a local SQLite key (see the module doc)."""
+    pid = os.environ.get("FERROFLAKE_BENCH_SERVICE_PID", "")
+    name = f"remote_{os.getpid()}"
+    keys = {}
+    opened = []
+    try:
+        for side, store in (("local", f"sqlite://{os.path.join(scratch, 'local.db')}"), ("remote", address)):
+            allocator = ferroflake.SegmentAllocator(store)
+            opened.append(allocator)
+            allocator.create_key(name, 1, REMOTE_STEP)
+            keys[side] = allocator.key(name)
+        for key in keys.values():  # warm-up: ranges of 100,000 to 800,000, then 1,000,000
+            time_calls(key.next_id, 4_000_000)
+        before = {side: key.status() for side, key in keys.items()}
+        rates: dict[str, list[float]] = {"local": [], "remote": []}
+        ratios = []
+        requests: int | None = 0
+        ticks: int | None = 0
+        for _ in range(rounds):
+            rates["local"].append(1e9 / time_calls(keys["local"].next_id, ids))
+            requests_before, ticks_before = service_requests(address), service_ticks(pid)
+            rates["remote"].append(1e9 / time_calls(keys["remote"].next_id, ids))
+            ticks_after, requests_after = service_ticks(pid), service_requests(address)
+            if None in (requests, requests_before, requests_after):
+                requests = None
+            else:
+                requests += requests_after - requests_before  # type: ignore[operator]
+            if None in (ticks, ticks_before, ticks_after):
+                ticks = None
+            else:
+                ticks += ticks_after - ticks_before  # type: ignore[operator]
+            ratios.append(rates["remote"][-1] / rates["local"][-1])
+        after = {side: key.status() for side, key in keys.items()}
+    finally:
+        for allocator in opened:
+            allocator.close()
+    tck = os.sysconf("SC_CLK_TCK")
+    return {
+        "kind": "remote",
+        "face": "python",
+        "status": "measured",
+        "table_step": REMOTE_STEP,
+        "step": after["remote"].step,
+        "rounds": rounds,
+        "ids_per_run": ids,
+        "local_per_second": statistics.median(rates["local"]),
+        "remote_per_second": statistics.median(rates["remote"]),
+        "ratio": statistics.median(ratios),
+        **{f"{side}_fetches": after[side].fetches - before[side].fetches for side in keys},
+        **{f"{side}_waits": after[side].waits - before[side].waits for side in keys},
+        "errors": 0,  # next_id() raises on an error, which ends the bench
+        "service_ids": rounds * ids,
+        "service_requests": requests,
+        "service_cpu_s": None if ticks is None else ticks / tck,
+        "clk_tck": tck,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=50_000, help="calls per timed loop")
+    parser.add_argument(
+        "--remote-ids", type=int, default=10_000_000, help="IDs per run of a key in the remote rounds"
+    )
     args = parser.parse_args()
+    service = os.environ.get("FERROFLAKE_BENCH_SERVICE")
 
     scratch = tempfile.mkdtemp(prefix="ferroflake-bench-")
     opened: list[object] = []
@@ -181,6 +284,11 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, measure in runs.items():
                 samples[name].append(measure())
+        if service:
+            remote_row = remote(service, args.rounds, args.remote_ids, scratch)
+        else:
+            remote_row = {"kind": "remote", "face": "python", "status": "skipped",
+                          "detail": "FERROFLAKE_BENCH_SERVICE not set"}
     finally:
         for held in opened:
             held.close()  # type: ignore[attr-defined]
@@ -198,6 +306,17 @@ def main() -> None:
     for name, values in samples.items():
         best = min(values)
         print(f"| {name} | {best:.1f} | {statistics.median(values):.1f} | {best / baseline:.2f} |")
+    if remote_row["status"] == "measured":
+        print(
+            f"\nSegmentKey.next_id(), table step {REMOTE_STEP:,} (step now {remote_row['step']:,}), "
+            f"{args.rounds} rounds of {args.remote_ids:,} IDs per key: local SQLite "
+            f"{remote_row['local_per_second'] / 1e6:.2f} M IDs/s, over HTTP "
+            f"{remote_row['remote_per_second'] / 1e6:.2f} M IDs/s, remote / local {remote_row['ratio']:.3f}; "
+            f"fetches {remote_row['local_fetches']} local, {remote_row['remote_fetches']} remote; "
+            f"the service: {remote_row['service_requests']} requests, {remote_row['service_cpu_s']} s CPU"
+        )
+    else:
+        print(f"\nsegments over HTTP: skipped ({remote_row['detail']})")
 
     report = os.environ.get("FERROFLAKE_BENCH_REPORT")
     if report:
@@ -213,6 +332,7 @@ def main() -> None:
             {"kind": "entrant", "name": name, "best_ns": min(values), "median_ns": statistics.median(values)}
             for name, values in samples.items()
         ]
+        lines.append(remote_row)
         with open(report, "w", encoding="utf-8") as out:
             out.writelines(json.dumps(line) + "\n" for line in lines)
 
