@@ -99,6 +99,14 @@ impl RemoteRegistry {
         Ok(answer)
     }
 
+    /// `Ok` if `answer` says `done` is true; any other answer is garbled.
+    fn said(&self, answer: &Value, done: &str) -> Result<(), LeaseError> {
+        match answer[done].as_bool() {
+            Some(true) => Ok(()),
+            _ => Err(self.garbled(answer)),
+        }
+    }
+
     /// Refuses an answer from a server of another registry than the first answer's: two
     /// registries hand out the same node ids, and a renewal proved on one says nothing
     /// of the other.
@@ -253,28 +261,29 @@ impl Registry for RemoteRegistry {
         });
         // Applied twice, a renewal extends the claim from the later one: the holder's
         // deadline was set before it sent, so nothing issues past it.
-        self.ask(
+        let answer = self.ask(
             Body::Json(&body),
             "renew",
             Resend::Safe,
             Some(grant.node_id),
             0,
-        )
-        .map(|_| ())
+        )?;
+        // Only a renewal the server says it made extends anything.
+        self.said(&answer, "renewed")
     }
 
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError> {
         let body = json!({ "grant": grant_json(grant), "high_water_ms": high_water_ms });
         // A release applied twice, or after the id was claimed again, is refused by its
         // token: it changes nothing.
-        self.ask(
+        let answer = self.ask(
             Body::Json(&body),
             "release",
             Resend::Safe,
             Some(grant.node_id),
             0,
-        )
-        .map(|_| ())
+        )?;
+        self.said(&answer, "released")
     }
 
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
@@ -415,6 +424,66 @@ mod tests {
         assert_eq!(view(&written.to_json("x", "y")), Some(written));
         let no_floor = RegistryView::new(500, 0, Vec::new());
         assert_eq!(view(&no_floor.to_json("x", "y")), Some(no_floor));
+    }
+
+    /// A server that answers every request with `body` (status 200, JSON).
+    fn answering(body: &'static str) -> std::net::SocketAddr {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream);
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = n.trim().parse().unwrap();
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut request = vec![0; length];
+                reader.read_exact(&mut request).unwrap();
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: \
+                     {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                reader.get_mut().write_all(answer.as_bytes()).unwrap();
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn a_renewal_or_release_the_server_does_not_say_it_made_is_an_error() {
+        let grant = Grant {
+            node_id: 1,
+            token: "t".into(),
+            epoch: 1,
+            previous_high_water_ms: 0,
+            floor_wait: Duration::ZERO,
+        };
+        let addr = answering(r#"{"registry":"r","renewed":false,"released":false}"#);
+        let remote = RemoteRegistry::open(&format!("ferroflake+http://{addr}/")).unwrap();
+        let renewal = Renewal::new(Duration::from_secs(5), 0);
+        assert!(matches!(
+            remote.renew(&grant, &renewal),
+            Err(LeaseError::Store { .. })
+        ));
+        assert!(matches!(
+            remote.release(&grant, 0),
+            Err(LeaseError::Store { .. })
+        ));
+        let addr = answering(r#"{"registry":"r","renewed":true,"released":true}"#);
+        let remote = RemoteRegistry::open(&format!("ferroflake+http://{addr}/")).unwrap();
+        remote.renew(&grant, &renewal).unwrap();
+        remote.release(&grant, 0).unwrap();
     }
 
     #[test]

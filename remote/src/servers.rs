@@ -177,7 +177,8 @@ impl Servers {
                         .into_body()
                         .with_config()
                         .limit(MAX_ANSWER)
-                        .read_to_string();
+                        .read_to_string()
+                        .map(|body| self.unshown(body));
                     match (status, body) {
                         (200..=299, Ok(body)) => {
                             match serde_json::from_str::<serde_json::Value>(&body) {
@@ -192,12 +193,14 @@ impl Servers {
                             self.answered(index);
                             return Err(refusal(status, &body));
                         }
-                        (_, Ok(body)) => {
-                            if let Failure::Refused { kind, message, .. } = refusal(status, &body) {
+                        (_, Ok(body)) => match refusal(status, &body) {
+                            Failure::Refused { kind, message, .. } => {
+                                let reason = format!("{status} {kind}: {message}");
                                 failing = Some((kind, message));
+                                (reason, true)
                             }
-                            (describe_refusal(status, &body), true)
-                        }
+                            _ => (format!("status {status}"), true),
+                        },
                         (_, Err(e)) => (format!("status {status}, its body unread: {e}"), true),
                     }
                 }
@@ -218,6 +221,19 @@ impl Servers {
             },
             None => Failure::Unavailable(reasons),
         })
+    }
+
+    /// `body` without this client's token: a server or a proxy in between may quote the
+    /// request's headers in what it answers, which the caller would then show.
+    fn unshown(&self, body: String) -> String {
+        match self
+            .authorization
+            .as_deref()
+            .and_then(|a| a.strip_prefix("Bearer "))
+        {
+            Some(token) if body.contains(token) => body.replace(token, "***"),
+            _ => body,
+        }
     }
 
     fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
@@ -298,16 +314,6 @@ fn refusal(status: u16, body: &str) -> Failure {
     }
 }
 
-fn describe_refusal(status: u16, body: &str) -> String {
-    match refusal(status, body) {
-        Failure::Refused { kind, message, .. } => format!("{status} {kind}: {message}"),
-        Failure::Unavailable(reason)
-        | Failure::Failing {
-            reasons: reason, ..
-        } => reason,
-    }
-}
-
 fn shortened(text: &str) -> &str {
     let end = text
         .char_indices()
@@ -348,6 +354,13 @@ fn read_authorities(path: &Path) -> Result<RootCerts, String> {
 
 fn read_small(path: &Path, limit: u64) -> Result<String, String> {
     use std::io::Read;
+    // A pipe or a device would block the open or the read for ever.
+    if !std::fs::metadata(path)
+        .map_err(|e| e.to_string())?
+        .is_file()
+    {
+        return Err("not a regular file".to_owned());
+    }
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut text = String::new();
     file.take(limit + 1)
@@ -377,5 +390,56 @@ mod tests {
         servers.skip(1);
         *servers.servers[1].skip_until.lock().unwrap() = Some(Instant::now());
         assert_eq!(servers.order(), [0, 1, 2], "the skip is over");
+    }
+
+    /// A file of its own in the system's temporary folder, removed when dropped.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let path = std::env::temp_dir()
+                .join(format!("ferroflake-remote-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_file(&path);
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn what_a_server_answers_is_shown_without_this_clients_token() {
+        let file = Scratch::new("token");
+        std::fs::write(&file.0, "s3cret-7f7f\n").unwrap();
+        let address = ServiceAddress::parse(&format!(
+            "ferroflake+http://a:1/?token_file={}",
+            file.0.display()
+        ))
+        .unwrap();
+        let servers = Servers::open(&address).unwrap();
+        let echoed = "<html>forbidden: Authorization: Bearer s3cret-7f7f</html>".to_owned();
+        let shown = servers.unshown(echoed);
+        assert!(!shown.contains("s3cret-7f7f"), "{shown}");
+        assert!(shown.contains("Bearer ***"), "{shown}");
+    }
+
+    #[test]
+    fn a_token_file_that_is_a_pipe_is_refused_not_waited_on() {
+        let fifo = Scratch::new("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo.0)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let address = ServiceAddress::parse(&format!(
+            "ferroflake+http://a:1/?token_file={}",
+            fifo.0.display()
+        ))
+        .unwrap();
+        let refused = Servers::open(&address).err().unwrap();
+        assert!(refused.contains("not a regular file"), "{refused}");
     }
 }

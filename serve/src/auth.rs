@@ -57,9 +57,10 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
         "/v1/store/lease/claim"
         | "/v1/store/lease/renew"
         | "/v1/store/lease/release"
-        | "/v1/store/lease/restored"
         | "/v1/store/lease/list"
         | "/v1/store/lease/clock" => Need::EveryKey,
+        // Lost records say every claim must wait out a floor: an operator's word.
+        "/v1/store/lease/restored" => Need::Admin,
         "/v1/segment/{key}/status"
         | "/v1/status"
         | "/metrics"
@@ -331,12 +332,12 @@ mod tests {
             "/v1/store/lease/claim",
             "/v1/store/lease/renew",
             "/v1/store/lease/release",
-            "/v1/store/lease/restored",
             "/v1/store/lease/list",
             "/v1/store/lease/clock",
         ] {
             assert_eq!(need_of(route, None), Need::EveryKey, "{route}");
         }
+        assert_eq!(need_of("/v1/store/lease/restored", None), Need::Admin);
         assert_eq!(need_of("/v1/unmask/{text}", None), Need::Admin);
         for route in [
             "/v1/admin/keys",

@@ -25,7 +25,8 @@
 //!
 //! Every route needs the scope `issue:*` (or `admin`) when the server has tokens: a node
 //! id issues snowflake IDs for every key, and there are few of them, so a token scoped to
-//! some keys may neither hold one nor use them up.
+//! some keys may neither hold one nor use them up. `restored` needs `admin`: it holds every
+//! claim off for a floor, which only an operator who lost the records may ask for.
 //!
 //! Refusals keep the registry's kinds ([`LeaseError::name`]): 409 `LOST` with `"why"`
 //! ([`Loss::name`]: `MISSING`, `TAKEN`, `EXPIRED`, `RELEASED`), 409 `NO_FREE_NODE`, 400

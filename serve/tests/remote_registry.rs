@@ -117,6 +117,18 @@ fn a_token_for_every_key_is_needed_and_a_refused_one_says_so() {
     }
     let view = registry(&[server.addr], Some(&all)).list().unwrap();
     assert_eq!(view.nodes.len(), 1, "no refused claim took an id: {view:?}");
+    // Saying the records were lost holds every claim off for a floor: an operator's word.
+    let refused = registry(&[server.addr], Some(&all))
+        .restored(Duration::from_secs(600))
+        .unwrap_err();
+    assert!(
+        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("OUT_OF_SCOPE")),
+        "{refused:?}"
+    );
+    let fresh = registry(&[server.addr], Some(&all))
+        .acquire(&request(4))
+        .unwrap();
+    assert_eq!(fresh.floor_wait, Duration::ZERO, "no floor was set");
     server.stop();
 }
 
