@@ -8,7 +8,7 @@ pub const TICK_MS: u64 = 1;
 
 /// Which guard of the protocol the model wiring breaks on purpose (see
 /// [`decisions`](crate::decisions)). The real protocol is [`Mutant::None`]; each other
-/// variant must yield a counterexample.
+/// variant must yield a counterexample, but [`Mutant::ClaimResent`] (see there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mutant {
     /// The protocol as `ferroflake_lease::protocol` decides it.
@@ -32,17 +32,29 @@ pub enum Mutant {
     /// `protocol::widest_clock_skew` (a `max_clock_skew` that `LeaseConfig::validate`
     /// refuses).
     WideClockSkew,
+    /// A holder gives up on a claim it may have sent and sends it again, to another server,
+    /// as `RemoteRegistry::acquire` does: the service's registry makes a new token for each
+    /// copy, so the first copy, if applied, holds the id for nobody. Not a broken guard but
+    /// the client's behaviour, kept out of the default run (its states): with one node id it
+    /// leads only to states that a timeout followed by a new claim leads to, which the
+    /// protocol allows, and its test shows that.
+    ClaimResent,
+    /// The local deadline of a renewal is taken from when its answer arrived, instead of
+    /// from when the holder sent it (`protocol::local_deadline_ms` given the wrong instant).
+    DeadlineFromAnswer,
 }
 
 impl Mutant {
     /// Every mutant (not `None`).
-    pub const ALL: [Mutant; 6] = [
+    pub const ALL: [Mutant; 8] = [
         Mutant::NoFloor,
         Mutant::VersionOnlyRenewal,
         Mutant::WallClockFence,
         Mutant::NoRestoreCheck,
         Mutant::NoClockCheck,
         Mutant::WideClockSkew,
+        Mutant::ClaimResent,
+        Mutant::DeadlineFromAnswer,
     ];
 }
 
@@ -71,6 +83,11 @@ pub struct Bounds {
     pub max_claims: u8,
     /// Messages in flight at once (requests and responses); a holder cannot send while full.
     pub max_in_flight: usize,
+    /// Requests sent again, over the whole run: a holder that reaches its registry through a
+    /// `ferroflake+http://` address with several servers gives up on a renewal or a release
+    /// at its timeout and sends it to the next server. The first copy stays in flight: it may
+    /// still be applied, before or after the second, or after the holder moved on.
+    pub max_retries: u8,
     /// The lease timings, as in `LeaseConfig`.
     pub ttl: u64,
     /// `LeaseConfig::safety_margin`.
@@ -106,6 +123,7 @@ impl Bounds {
             max_restores: 0,
             max_claims: 2,
             max_in_flight: 2,
+            max_retries: 0,
             ttl: 3,
             safety_margin: 1,
             quarantine: 1,
@@ -121,7 +139,8 @@ impl Bounds {
     /// [`small`](Self::small), overridden by the environment:
     /// `FERROFLAKE_MODEL_HOLDERS`, `FERROFLAKE_MODEL_TIME`, `FERROFLAKE_MODEL_BEHIND`,
     /// `FERROFLAKE_MODEL_AHEAD`, `FERROFLAKE_MODEL_WIPES`, `FERROFLAKE_MODEL_RESTORES`,
-    /// `FERROFLAKE_MODEL_CLAIMS`, `FERROFLAKE_MODEL_IN_FLIGHT`, `FERROFLAKE_MODEL_TTL`,
+    /// `FERROFLAKE_MODEL_CLAIMS`, `FERROFLAKE_MODEL_IN_FLIGHT`, `FERROFLAKE_MODEL_RETRIES`,
+    /// `FERROFLAKE_MODEL_TTL`,
     /// `FERROFLAKE_MODEL_QUARANTINE`, `FERROFLAKE_MODEL_THREADS`.
     ///
     /// # Panics
@@ -157,6 +176,9 @@ impl Bounds {
         }
         if let Some(v) = var("FERROFLAKE_MODEL_IN_FLIGHT") {
             b.max_in_flight = v as usize;
+        }
+        if let Some(v) = var("FERROFLAKE_MODEL_RETRIES") {
+            b.max_retries = v as u8;
         }
         if let Some(v) = var("FERROFLAKE_MODEL_TTL") {
             // Scaled as LeaseConfig::with_ttl does, rounded to whole units.

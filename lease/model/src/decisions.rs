@@ -116,9 +116,21 @@ pub fn reserve_mark(b: &Bounds, reserved: u64, wall: u64) -> u64 {
     protocol::reserve_mark(reserved, wall, Bounds::units(b.reserve_ahead))
 }
 
-/// The local deadline (monotonic) of a renewal sent at `sent`.
-pub fn local_deadline(b: &Bounds, sent: u64) -> u64 {
-    protocol::local_deadline_ms(sent, Bounds::units(b.ttl), Bounds::units(b.safety_margin))
+/// The local deadline (monotonic) of a renewal sent at `sent` whose answer arrived at
+/// `answered` (`renew_once` takes the instant before it sends).
+pub fn local_deadline(b: &Bounds, sent: u64, answered: u64) -> u64 {
+    let from = match b.mutant {
+        Mutant::DeadlineFromAnswer => answered,
+        _ => sent,
+    };
+    protocol::local_deadline_ms(from, Bounds::units(b.ttl), Bounds::units(b.safety_margin))
+}
+
+/// Whether a holder sends its pending claim again once it gave up on it, as
+/// `RemoteRegistry::acquire` does (`Resend::Safe`): only under [`Mutant::ClaimResent`],
+/// whose test checks it, so that the default run keeps its states.
+pub fn resend_claim(b: &Bounds) -> bool {
+    b.mutant == Mutant::ClaimResent
 }
 
 /// The fence after a successful `renew_once` (`Lease::fence_at`), computed when its

@@ -6,13 +6,18 @@
 //! Two or three holders and one registry compete for one node id. Holders claim, renew,
 //! issue, release, time out, pause (do nothing while time passes) and crash; their wall
 //! clocks step and drift, past the clock-skew limit too, and each renewal reads them
-//! against the registry's clock (true time); messages are delayed, reordered and lost; the
+//! against the registry's clock (true time); messages are delayed, reordered and lost, and
+//! a renewal or a release given up on at one server is sent to another (as through a
+//! `ferroflake+http://` address), its first copy left in flight to be applied late; the
 //! registry loses its records and recreates them. True time advances in unit steps (1 unit
 //! = 1 ms = 1 tick) up to a bound, with a TTL of a few units.
 //!
 //! Every decision goes through [`decisions`], which calls `ferroflake_lease::protocol`: the
 //! model checks the code, not a paraphrase. A [`Mutant`] breaks one guard there; the tests
-//! show that the checker finds each one.
+//! show that the checker finds each one, except [`Mutant::ClaimResent`], the remote
+//! client's own behaviour (a claim sent again), whose cost (an id held for nobody for a
+//! while) no property of a one-id model can see: its test shows that it reaches no state
+//! the protocol does not.
 //!
 //! The assumptions and what is checked: `lease/PROTOCOL.md`. Run it with
 //! `scripts/test-lease-model.sh`; larger with `FERROFLAKE_MODEL_HOLDERS=3

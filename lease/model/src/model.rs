@@ -11,7 +11,10 @@
 //! loss: a claim that finds the record missing starts a floor. The environment advances
 //! time, steps wall clocks (see [`LeaseModel::clock_steps`]), delivers, delays, reorders
 //! and drops messages, times calls out, stops processes (a process that does nothing while
-//! time passes is paused), crashes them, and wipes the registry's records.
+//! time passes is paused), crashes them, and wipes the registry's records. A holder that
+//! reaches the registry through a service with several servers (`RemoteRegistry`) may give
+//! up on a renewal or a release and send it again (see [`Action::Retry`]): the copy it gave
+//! up on stays in flight, so a request may be applied twice, and late.
 
 use std::ops::RangeInclusive;
 
@@ -53,6 +56,14 @@ pub enum Action {
     Renew(u8, u64),
     /// Holder `h` gives up on its pending call (client timeout).
     Timeout(u8),
+    /// Holder `h` gives up on its pending renewal at one server (its timeout) and sends it
+    /// to the next one, within the same call: `renew_once` keeps its send time and mark,
+    /// and reads only the second server's answer. The first copy stays in flight, unread,
+    /// and may still be applied, before or after the second, or after the holder moved on.
+    Retry(u8),
+    /// A release in flight is sent again (its sender gave up on the first server): both
+    /// copies may be applied, in any order, at any later time, or never.
+    Resend(Msg),
     /// Holder `h` shuts its generator down (stop issuing, release with the final mark).
     Shutdown(u8),
     /// Holder `h`'s process dies (and a new one may start from scratch).
@@ -86,6 +97,15 @@ pub mod names {
     pub const TAKEOVER: &str = "a second claim issues";
     /// Sanity: the lost-records path is reached and issues.
     pub const AFTER_WIPE: &str = "a claim issues after the records were lost";
+    /// A holder's local deadline lies a safety margin before its claim can lapse.
+    pub const WITHIN_CLAIM: &str =
+        "a holder's local deadline lies a safety margin before its claim lapses in the registry";
+    /// Sanity (retries modelled): a late claim holds the id for nobody.
+    pub const ORPHAN: &str = "a claim is granted after its claimant gave up on it";
+    /// Sanity (retries modelled): the copy given up on of a renewal sent again is applied
+    /// after the holder read the other copy's answer, while it issues.
+    pub const LATE_RENEWAL: &str =
+        "a renewal sent again is applied twice, the first copy after the holder read the answer";
 }
 
 impl LeaseModel {
@@ -148,6 +168,35 @@ impl LeaseModel {
         holder.pending.is_none() && !holder.sent && s.net.len() < self.bounds.max_in_flight
     }
 
+    /// The request holder `h` would send again for its pending call, if it may: a renewal
+    /// (during the start or `renew_once`), with the same token, mark and version; a claim
+    /// only where [`decisions::resend_claim`] allows it (with a new token, which the
+    /// service's registry makes for each `acquire`).
+    fn resendable(&self, s: &State, h: usize) -> Option<Body> {
+        let b = &self.bounds;
+        let holder = &s.holders[h];
+        if holder.sent || s.net.len() >= b.max_in_flight {
+            return None;
+        }
+        let renew = |mark| {
+            let grant = holder.grant.expect("a renewal holds a claim");
+            Body::Renew {
+                token: grant.token,
+                mark,
+                version: grant.version,
+            }
+        };
+        match holder.pending? {
+            // Bounded by the claims, not the retries: the state it leads to is the one a
+            // timeout followed by a new claim leads to.
+            Pending::Claim => (decisions::resend_claim(b) && s.claims < b.max_claims)
+                .then_some(Body::Claim { token: s.claims }),
+            _ if s.retries >= b.max_retries => None,
+            Pending::StartRenew => Some(renew(holder.grant?.previous_mark)),
+            Pending::Renew { mark, .. } => Some(renew(mark)),
+        }
+    }
+
     /// The registry handles a request at store time `now`.
     fn registry_handles(&self, s: &mut State, m: Msg) {
         let b = &self.bounds;
@@ -186,6 +235,9 @@ impl LeaseModel {
                         version,
                     });
                     s.ghost.owner_gone_at = if m.live { None } else { Some(now) };
+                    if !m.live && b.max_retries > 0 {
+                        s.ghost.orphan_claim = true;
+                    }
                     Body::Granted {
                         token,
                         previous_mark,
@@ -213,6 +265,19 @@ impl LeaseModel {
                         let owner_alive = s.holders.iter().any(|x| x.token() == r.token);
                         if !owner_alive {
                             s.ghost.owner_gone_at = Some(now);
+                        }
+                        // The copy given up on of a call whose answer (to the copy sent
+                        // again) the holder read: its mark is the one the holder reserved.
+                        if !m.live
+                            && b.max_retries > 0
+                            && s.holders.iter().any(|x| {
+                                x.token() == r.token
+                                    && x.phase == Phase::Running
+                                    && x.fence > 0
+                                    && x.reserved == mark
+                            })
+                        {
+                            s.ghost.late_renewal = true;
                         }
                         Body::Renewed { version: r.version }
                     }
@@ -299,7 +364,7 @@ impl LeaseModel {
                     g.version = version;
                 }
                 holder.reserved = mark;
-                holder.deadline = decisions::local_deadline(b, sent);
+                holder.deadline = decisions::local_deadline(b, sent, now);
                 holder.fence = 0;
                 if holder.phase == Phase::Starting {
                     let previous = holder.grant.map_or(0, |g| g.previous_mark);
@@ -315,7 +380,7 @@ impl LeaseModel {
                 },
                 Body::Renewed { version },
             ) => {
-                let deadline = decisions::local_deadline(b, sent);
+                let deadline = decisions::local_deadline(b, sent, now);
                 let fence = decisions::fence(b, mark, deadline, now, wall, sent_wall);
                 let holder = &mut s.holders[h];
                 if let Some(g) = holder.grant.as_mut() {
@@ -485,6 +550,7 @@ impl Model for LeaseModel {
             claims: 0,
             wipes: 0,
             restores: 0,
+            retries: 0,
             ghost: Ghost::default(),
         }]
     }
@@ -518,6 +584,9 @@ impl Model for LeaseModel {
             if holder.pending.is_some() {
                 actions.push(Action::Timeout(hu));
             }
+            if self.resendable(s, h).is_some() {
+                actions.push(Action::Retry(hu));
+            }
             if holder.phase == Phase::Running {
                 actions.push(Action::Shutdown(hu));
             }
@@ -533,6 +602,12 @@ impl Model for LeaseModel {
             // A live message that is lost is a call that times out: `Timeout` covers it.
             if !m.live {
                 actions.push(Action::Drop(*m));
+            }
+            if matches!(m.body, Body::Release { .. })
+                && s.retries < b.max_retries
+                && s.net.len() < b.max_in_flight
+            {
+                actions.push(Action::Resend(*m));
             }
         }
         if s.wipes < b.max_wipes && s.registry.record.is_some() {
@@ -610,6 +685,24 @@ impl Model for LeaseModel {
                     _ => self.renewal_failed(&mut s, h, false),
                 }
             }
+            Action::Retry(h) => {
+                let h = usize::from(h);
+                let body = self.resendable(&s, h)?;
+                let pending = s.holders[h].pending;
+                Self::orphan(&mut s, h);
+                if let Body::Claim { .. } = body {
+                    s.claims += 1;
+                } else {
+                    s.retries += 1;
+                }
+                self.send(&mut s, h, body);
+                s.holders[h].pending = pending;
+            }
+            Action::Resend(m) => {
+                s.retries += 1;
+                s.net.push(m);
+                s.net.sort();
+            }
             Action::Shutdown(h) => {
                 let h = usize::from(h);
                 let holder = &mut s.holders[h];
@@ -666,7 +759,7 @@ impl Model for LeaseModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
+        let mut properties = vec![
             Property::always(names::UNIQUE, |_, s: &State| s.ghost.duplicate.is_none()),
             Property::always(names::DEADLINE, |_, s: &State| s.ghost.late.is_none()),
             Property::always(names::RECYCLED, |m: &LeaseModel, s: &State| {
@@ -678,9 +771,35 @@ impl Model for LeaseModel {
                     _ => true,
                 }
             }),
+            // The local deadline is what stops a holder (the property above checks the fence
+            // against it); the registry lets the claim lapse TTL after the last renewal it
+            // applied under the holder's token, which is never before that renewal was sent.
+            Property::always(names::WITHIN_CLAIM, |m: &LeaseModel, s: &State| {
+                let margin = m.bounds.safety_margin;
+                let Some(Record {
+                    token: Some(token),
+                    expires,
+                    ..
+                }) = s.registry.record
+                else {
+                    return true;
+                };
+                s.holders.iter().all(|x| {
+                    x.token() != Some(token) || x.deadline == 0 || x.deadline + margin <= expires
+                })
+            }),
             Property::sometimes(names::TAKEOVER, |_, s: &State| s.ghost.takeover_issued),
             Property::sometimes(names::AFTER_WIPE, |_, s: &State| s.ghost.issued_after_wipe),
-        ]
+        ];
+        // Their ghost facts are tracked only then: without retries, they would be checked
+        // on every state for nothing.
+        if self.bounds.max_retries > 0 {
+            properties.extend([
+                Property::sometimes(names::ORPHAN, |_, s: &State| s.ghost.orphan_claim),
+                Property::sometimes(names::LATE_RENEWAL, |_, s: &State| s.ghost.late_renewal),
+            ]);
+        }
+        properties
     }
 }
 

@@ -26,6 +26,8 @@ pub struct State {
     pub wipes: u8,
     /// Restores so far.
     pub restores: u8,
+    /// Requests sent again so far.
+    pub retries: u8,
     /// What the properties read.
     pub ghost: Ghost,
 }
@@ -294,4 +296,11 @@ pub struct Ghost {
     pub issued_after_wipe: bool,
     /// A second claim issued (a takeover happened): a sanity check.
     pub takeover_issued: bool,
+    /// A claim was granted after its claimant gave up on it: the id is held for nobody.
+    /// Tracked only when retries are modelled.
+    pub orphan_claim: bool,
+    /// The copy given up on of a renewal sent again was applied after the holder read the
+    /// answer to the other copy, while the holder issued under the claim. Tracked only when
+    /// retries are modelled.
+    pub late_renewal: bool,
 }

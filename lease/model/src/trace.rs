@@ -102,6 +102,19 @@ pub fn step(before: &State, action: &Action, after: &State, behind: u64) -> Stri
             format!("{} sends {kind}", who(*h))
         }
         Action::Timeout(h) => format!("{}'s call times out", who(*h)),
+        Action::Retry(h) => {
+            let sent = after
+                .net
+                .iter()
+                .find(|m| m.holder == *h && m.live && m.body.is_request())
+                .map_or_else(String::new, |m| body(&m.body));
+            format!(
+                "{} gives up on its call at one server and sends it to another: {sent} (the \
+                 first copy stays in flight, unread)",
+                who(*h)
+            )
+        }
+        Action::Resend(m) => format!("sent again to another server: {}", message(m)),
         Action::Shutdown(h) => format!("{} shuts down and releases", who(*h)),
         Action::Crash(h) => format!("{}'s process dies", who(*h)),
         Action::Drop(m) => format!("lost in the network: {}", message(m)),
@@ -112,9 +125,19 @@ pub fn step(before: &State, action: &Action, after: &State, behind: u64) -> Stri
         Action::Deliver(m) => {
             let mut out = format!("delivered: {}", message(m));
             if m.body.is_request() {
-                if let Body::Renew { .. } = m.body {
+                if let Body::Renew { token, .. } = m.body {
+                    // A copy applied twice in one unit changes nothing the second time, but
+                    // is accepted: the record is its token's and live.
                     let changed = before.registry.record != after.registry.record;
-                    out.push_str(if changed { " ACCEPTED" } else { " refused" });
+                    let held = before
+                        .registry
+                        .record
+                        .is_some_and(|r| r.token == Some(token) && before.now < r.expires);
+                    out.push_str(if changed || held {
+                        " ACCEPTED"
+                    } else {
+                        " refused"
+                    });
                 }
                 let r = after.registry.record;
                 let _ = match r {
