@@ -10,7 +10,8 @@
 //! | `GET /v1/store/segment/{key}` | `{"key","max_id","step"}`, or `{"key","max_id":null,"step":null}` for a key with no row |
 //!
 //! Each answer also carries `"table"`: the identity the server's store keeps in its data
-//! (null for Redis), so that a client can tell servers of two tables apart.
+//! (null for a store that keeps none, as a service relaying another), so that a client can
+//! tell servers of two tables apart.
 //!
 //! Refusals are the store's, by kind, as [`SegmentError::name`](ferroflake_segment::SegmentError::name) gives it: 404
 //! `UNKNOWN_KEY`, 400 `INVALID_KEY` or `INVALID_CONFIG`, 410 `EXHAUSTED`, 409 `REWOUND`,
@@ -135,7 +136,7 @@ pub(crate) async fn peek(
 }
 
 /// The identity the server's store keeps in its data (`None` for a store that keeps
-/// none, as Redis): a client that finds two among one address' servers knows they serve
+/// none, as a service relaying another): a client that finds two among one address' servers knows they serve
 /// two tables, which would hand out the same IDs.
 fn table(state: &AppState) -> Option<String> {
     state.segments.as_ref()?.store().identity()

@@ -7,6 +7,7 @@
 //! | `UPDATE ... SET max_id = max_id + step` | `HINCRBY max_id step` in a script that first checks the hash exists and `max_id <= 2^63 - 1 - step` |
 //! | `INSERT` | a script that writes the hash only if it is absent |
 //! | give-back: `UPDATE ... WHERE max_id = expected` | a script that compares, then `HSET` |
+//! | the store's id ([`SegmentStore::identity`]) | the string `{prefix}` NUL `store`, set once by the first store to connect |
 //!
 //! Each script runs atomically on the server, so allocations from any number of processes
 //! get disjoint ranges, `[max_id - step, max_id)` after the increment, as with Leaf. Numbers
@@ -245,6 +246,9 @@ pub struct RedisStore {
     give_back: Script,
     recover: Script,
     set_step: Script,
+    /// The id kept in the database beside the keys ([`store_key`](Self::store_key)):
+    /// what tells this store from another Redis database's.
+    store_id: String,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -315,6 +319,7 @@ impl RedisStore {
             give_back: script(GIVE_BACK),
             recover: script(RECOVER),
             set_step: script(SET_STEP),
+            store_id: String::new(),
         };
         let info: String = store.call("reading INFO memory", |c| {
             redis::cmd("PING").query::<String>(c)?;
@@ -324,10 +329,29 @@ impl RedisStore {
             .lines()
             .find_map(|l| l.strip_prefix("maxmemory_policy:"))
             .map(str::trim);
-        match policy {
-            Some(p) if p != "noeviction" => Err(evicting(p)),
-            _ => Ok(store),
+        if let Some(p) = policy.filter(|p| *p != "noeviction") {
+            return Err(evicting(p));
         }
+        let store_id = store.call("reading the store's id", |c| {
+            // The first store to connect names the database: its server's time and its
+            // connection's number, which no other server gives at the same instant.
+            let (seconds, micros): (String, String) = redis::cmd("TIME").query(c)?;
+            let client: u64 = redis::cmd("CLIENT").arg("ID").query(c)?;
+            let fresh = format!("{seconds}.{micros:0>6}-{client}");
+            redis::cmd("SET")
+                .arg(store.store_key())
+                .arg(fresh)
+                .arg("NX")
+                .query::<()>(c)?;
+            redis::cmd("GET").arg(store.store_key()).query(c)
+        })?;
+        Ok(RedisStore { store_id, ..store })
+    }
+
+    /// The string that names this database's keys as one store: `{prefix}` then a NUL
+    /// byte then `store`.
+    pub fn store_key(&self) -> String {
+        format!("{}\0store", self.prefix)
     }
 
     /// The hash of `key`.
@@ -595,6 +619,10 @@ impl SegmentStore for RedisStore {
             max_id: number(key, "max_id", reply.get(1))?,
             step: number(key, "step", reply.get(2))?,
         })
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(format!("redis store {}", self.store_id))
     }
 
     fn name(&self) -> &str {

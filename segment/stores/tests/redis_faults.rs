@@ -164,6 +164,41 @@ fn conformance() {
     run_all(&|| Arc::new(fresh_store("conf")) as Arc<dyn SegmentStore>);
 }
 
+/// The id a store keeps beside its keys tells two databases (or two prefixes) apart, and
+/// is the same for every store on one: what lets a service's clients refuse an address
+/// whose servers use two.
+#[test]
+#[ignore = "needs a Redis server: FERROFLAKE_TEST_REDIS"]
+fn each_database_and_prefix_is_one_store_by_its_id() {
+    let _turn = turn();
+    let prefix = fresh_prefix("identity");
+    let on = |url: &str, prefix: &str| {
+        RedisStore::connect_accepting_lost_writes(url, prefix)
+            .unwrap()
+            .identity()
+            .unwrap()
+    };
+    let base = base_url();
+    let first = on(&base, &prefix);
+    assert_eq!(on(&base, &prefix), first, "one store, connected again");
+    assert_ne!(
+        on(&base, &fresh_prefix("identity")),
+        first,
+        "another prefix"
+    );
+    let other_db = format!(
+        "{}/{}",
+        base.trim_end_matches(|c: char| c.is_ascii_digit())
+            .trim_end_matches('/'),
+        5
+    );
+    assert_ne!(
+        on(&other_db, &prefix),
+        first,
+        "another database: {other_db}"
+    );
+}
+
 /// Four threads take IDs with step 10 while the server forgets every key (`fault`). They
 /// drain memory, then every call is `Rewound`, no ID comes twice, retries do not bring the
 /// key back, and nothing recreated the hash. A process started afterwards finds no key
