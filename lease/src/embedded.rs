@@ -45,6 +45,9 @@ use crate::{
 };
 
 const RECORDS_FILE: &str = "leases.json";
+/// The registry's id ([`Registry::identity`]): the same path on two hosts, or a directory
+/// made again at one path, is another registry.
+const ID_FILE: &str = "registry-id";
 const LOCK_FILE: &str = "leases.lock";
 const NAME: &str = "embedded";
 
@@ -74,6 +77,8 @@ const NAME: &str = "embedded";
 pub struct EmbeddedRegistry {
     dir: PathBuf,
     lock_timeout: Duration,
+    /// The id kept in the directory ([`ID_FILE`]), read when opened.
+    identity: String,
 }
 
 impl EmbeddedRegistry {
@@ -112,15 +117,36 @@ impl EmbeddedRegistry {
     /// [`LeaseError::Unavailable`] if the directory cannot be created, is not ours, or its
     /// lock file cannot be opened and locked.
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self, LeaseError> {
-        let registry = EmbeddedRegistry {
+        let mut registry = EmbeddedRegistry {
             dir: dir.into(),
             lock_timeout: Duration::from_secs(5),
+            identity: String::new(),
         };
         registry.prepare_dir()?;
         let lock = registry.lock()?;
         Witness::read(lock.file()).map_err(|e| registry.store_error(&registry.lock_path(), &e))?;
         registry.load()?;
+        registry.identity = registry.read_or_make_identity()?;
+        drop(lock);
         Ok(registry)
+    }
+
+    /// The id in [`ID_FILE`], made (random, once) by the first process to open the
+    /// directory. Called under the directory lock.
+    fn read_or_make_identity(&self) -> Result<String, LeaseError> {
+        let path = self.dir.join(ID_FILE);
+        let fail = |e: std::io::Error| self.store_error(&path, &e);
+        if let Some(text) = private_dir::read_nofollow(&path).map_err(fail)? {
+            let id = text.trim();
+            if !id.is_empty() {
+                return Ok(id.to_owned());
+            }
+        }
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| fail(std::io::Error::other(e.to_string())))?;
+        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        private_dir::replace(&path, format!("{id}\n").as_bytes()).map_err(fail)?;
+        Ok(id)
     }
 
     /// Creates the directory if it is missing (it may have been deleted under running
@@ -422,6 +448,10 @@ impl Registry for EmbeddedRegistry {
     fn locator(&self) -> String {
         format!("{NAME} {}", self.dir.display())
     }
+
+    fn identity(&self) -> Option<String> {
+        Some(self.identity.clone())
+    }
 }
 
 /// When an operation runs, on the registry's clock, and the lost-records window in force.
@@ -530,6 +560,30 @@ fn wall_us() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_keeps_its_id_and_another_has_another() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let first = EmbeddedRegistry::open(one.path())
+            .unwrap()
+            .identity()
+            .unwrap();
+        assert_eq!(first.len(), 32, "{first}");
+        let again = EmbeddedRegistry::open(one.path()).unwrap().identity();
+        assert_eq!(again.as_deref(), Some(first.as_str()), "opened again");
+        let other = EmbeddedRegistry::open(two.path())
+            .unwrap()
+            .identity()
+            .unwrap();
+        assert_ne!(other, first);
+        // The directory made again at the same path is another registry.
+        std::fs::remove_dir_all(one.path()).unwrap();
+        let remade = EmbeddedRegistry::open(one.path())
+            .unwrap()
+            .identity()
+            .unwrap();
+        assert_ne!(remade, first);
+    }
 
     #[test]
     fn another_users_registry_in_use_is_found() {

@@ -426,4 +426,11 @@ pub trait Registry: Send + Sync {
     fn locator(&self) -> String {
         self.name().to_owned()
     }
+
+    /// The id the registry keeps in its own records, which no other registry has: what
+    /// tells two registries apart when their locators read the same (one directory path
+    /// on two hosts). `None` where the registry keeps none; then only its locator names it.
+    fn identity(&self) -> Option<String> {
+        None
+    }
 }

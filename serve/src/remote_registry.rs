@@ -15,7 +15,8 @@
 //! | `GET /v1/store/lease/clock` | | `{"wall_clock_ms"}` (null where the registry keeps no clock, as etcd) |
 //!
 //! Each answer also carries `"registry"`: the registry's locator (its kind and where its
-//! records are, never a secret), so that a client can tell servers of two registries apart.
+//! records are, never a secret) and the id it keeps in its records, where it keeps one, so
+//! that a client can tell servers of two registries apart.
 //! `prefer_node` and `clock_skew_ms` may be null. Durations are whole milliseconds; the
 //! service rounds a floor up.
 //!
@@ -151,6 +152,15 @@ fn answer(state: &AppState, result: Result<Value, LeaseRefusal>) -> Response {
     }
 }
 
+/// How the answers name the registry: its locator, and the id it keeps in its records
+/// where it keeps one (one directory path on two hosts is two registries).
+fn served_as(registry: &dyn Registry) -> String {
+    match registry.identity() {
+        Some(id) => format!("{} #{id}", registry.locator()),
+        None => registry.locator(),
+    }
+}
+
 /// What every lease route does: no query parameters; the body's fields (only `known`
 /// ones), read by `read`; then `call` with the registry on the blocking pool. The answer
 /// is `call`'s object with `"registry"` added.
@@ -177,7 +187,7 @@ async fn on_the_registry<P: Send + 'static>(
     let done = tokio::task::spawn_blocking(move || {
         let registry = served.get()?;
         let mut answer = call(&*registry, params)?;
-        answer["registry"] = registry.locator().into();
+        answer["registry"] = served_as(&*registry).into();
         Ok(answer)
     })
     .await

@@ -66,4 +66,8 @@ impl Registry for Deferred {
     fn locator(&self) -> String {
         self.locator.clone()
     }
+    fn identity(&self) -> Option<String> {
+        let connected = self.connected.lock().unwrap_or_else(|p| p.into_inner());
+        connected.as_ref()?.identity()
+    }
 }
