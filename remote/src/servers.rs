@@ -94,13 +94,20 @@ impl Servers {
     /// # Errors
     /// The token file or the CA file cannot be read, or holds nothing usable.
     pub fn open(address: &ServiceAddress) -> Result<Self, String> {
-        let token = match &address.token_file {
-            Some(path) => Some(read_token(path)?),
-            None => std::env::var(TOKEN_VARIABLE)
-                .ok()
-                .map(|t| t.trim().to_owned())
-                .filter(|t| !t.is_empty()),
-        };
+        let token =
+            match &address.token_file {
+                Some(path) => Some(read_token(path)?),
+                None => match std::env::var(TOKEN_VARIABLE) {
+                    Ok(text) if text.trim().is_empty() => None,
+                    Ok(text) => Some(one_token(&text).ok_or_else(|| {
+                        format!("{TOKEN_VARIABLE} must hold one token, on its own")
+                    })?),
+                    Err(std::env::VarError::NotPresent) => None,
+                    Err(std::env::VarError::NotUnicode(_)) => {
+                        return Err(format!("{TOKEN_VARIABLE} is not UTF-8: it holds no token"))
+                    }
+                },
+            };
         let mut tls = TlsConfig::builder();
         if let Some(path) = &address.ca_file {
             tls = tls.root_certs(read_authorities(path)?);
@@ -325,14 +332,20 @@ fn shortened(text: &str) -> &str {
 fn read_token(path: &Path) -> Result<String, String> {
     let text =
         read_small(path, MAX_TOKEN).map_err(|e| format!("token_file {}: {e}", path.display()))?;
-    let token = text.trim();
-    if token.is_empty() || token.contains(char::is_whitespace) {
-        return Err(format!(
+    one_token(&text).ok_or_else(|| {
+        format!(
             "token_file {} must hold one token, on its own",
             path.display()
-        ));
-    }
-    Ok(token.to_owned())
+        )
+    })
+}
+
+/// The token in `text`, trimmed: printable ASCII without spaces, as an HTTP header carries
+/// it (anything else could not be sent, or would be sent as another token).
+fn one_token(text: &str) -> Option<String> {
+    let token = text.trim();
+    let printable = |b: u8| b.is_ascii_graphic();
+    (!token.is_empty() && token.bytes().all(printable)).then(|| token.to_owned())
 }
 
 fn read_authorities(path: &Path) -> Result<RootCerts, String> {
@@ -424,6 +437,22 @@ mod tests {
         let shown = servers.unshown(echoed);
         assert!(!shown.contains("s3cret-7f7f"), "{shown}");
         assert!(shown.contains("Bearer ***"), "{shown}");
+    }
+
+    #[test]
+    fn a_token_is_printable_ascii_without_spaces() {
+        assert_eq!(one_token(" t-0k_7f.x=\n").as_deref(), Some("t-0k_7f.x="));
+        for bad in [
+            "",
+            "  ",
+            "two words",
+            "line\nbreak",
+            "cr\rhere",
+            "tab\there",
+            "é",
+        ] {
+            assert_eq!(one_token(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

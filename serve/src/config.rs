@@ -122,6 +122,13 @@ pub const DEFAULT_MAX_KEYS: usize = 10_000;
 /// tasks at worst, far above what one server answers from.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
+/// Why a service may not take its store or registry from another service: each request
+/// would become one to the other, and a service named in its own address (or two naming
+/// each other) would send each one round until every thread and connection is taken.
+const RELAYED: &str = "a service takes its store and registry from themselves, not \
+     through another ferroflake service (a chain adds a hop to every request, and a loop \
+     sends each one round for ever); give the store or registry the other service uses";
+
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -333,7 +340,17 @@ impl Config {
             self.lease_address()?;
         }
         if let (true, Some(store)) = (self.segment, &self.store) {
-            crate::store_address::parse_store_address(store).map_err(|e| e.to_string())?;
+            let parsed =
+                crate::store_address::parse_store_address(store).map_err(|e| e.to_string())?;
+            if matches!(
+                parsed,
+                ferroflake_segment_stores::StoreAddress::Service { .. }
+            ) {
+                return Err(format!(
+                    "store address {:?}: {RELAYED}",
+                    ferroflake_segment_stores::redact(store)
+                ));
+            }
         }
         if ferroflake::Format::from_name(&self.mask_format).is_none() {
             return Err(format!(
@@ -428,6 +445,12 @@ impl Config {
                          on servers; rebuild it with `cargo install --path cli --features \
                          stores` (needs protoc: apt-get install protobuf-compiler), or use the \
                          embedded registry (an absolute directory path)",
+                        ferroflake_lease_stores::redact(address)
+                    ));
+                }
+                if matches!(parsed, ferroflake_lease_stores::RegistryAddress::Service(_)) {
+                    return Err(format!(
+                        "lease address {:?}: {RELAYED}",
                         ferroflake_lease_stores::redact(address)
                     ));
                 }
@@ -660,6 +683,17 @@ mod tests {
         })
         .contains("no mode"));
         assert!(bad(|c| c.preload = vec![String::new()]).contains("segment key"));
+        // Another service as the store or the registry: a hop on every request, and a
+        // loop when one names itself.
+        for relayed in [
+            bad(|c| c.store = Some("ferroflake+http://127.0.0.1:8080/".into())),
+            bad(|c| c.lease = Some("ferroflake+http://127.0.0.1:8080/".into())),
+        ] {
+            assert!(
+                relayed.contains("through another ferroflake service"),
+                "{relayed}"
+            );
+        }
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn shaped(response: Response, leaf: bool) -> Response {
         StatusCode::PAYLOAD_TOO_LARGE => Refusal {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             kind: "BODY_TOO_LARGE",
-            message: format!("no route reads a body; at most {MAX_BODY_BYTES} bytes are accepted"),
+            message: format!("only the lease store routes read a body; at most {MAX_BODY_BYTES} bytes are accepted"),
             retry: false,
         },
         _ => return response,
