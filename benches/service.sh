@@ -2,7 +2,7 @@
 # A `ferroflake serve` (release build, as benches/serve.sh builds it) for the benches that
 # take segments through the service's store routes: segment mode only, a SQLite store in a
 # folder of its own, no tokens (loopback), a port the kernel picks, read from its `started`
-# log line as scripts/servers/service.sh does for the tests. Each bench creates its own
+# log line (scripts/servers/service.sh's serve_on_a_free_port, as for the tests). Each bench creates its own
 # keys through the service's admin route.
 #
 # Sourced: start_bench_service sets and exports
@@ -17,29 +17,22 @@ bench_service_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench_service_pid=
 bench_service_dir=
 
+source "$bench_service_root/scripts/servers/service.sh"
+
 start_bench_service() {
-  local bin addr=
+  local bin
   (cd "$bench_service_root" && cargo build --release -q -p ferroflake-cli) || return 1
   bin="$(cd "$bench_service_root" && bash benches/target-dir.sh)/release/ferroflake"
   bench_service_dir=$(mktemp -d)
-  "$bin" serve --listen 127.0.0.1:0 --modes segment --store "$bench_service_dir/segments.db" \
-    --log-format json >"$bench_service_dir/log" 2>&1 &
-  bench_service_pid=$!
-  # Its `started` line names the port; at most 30 s.
-  for _ in $(seq 1 300); do
-    addr=$(grep '"event":"started"' "$bench_service_dir/log" | grep -o '"addr":"[0-9.:]*"' |
-      head -1 | grep -o '127\.0\.0\.1:[0-9]*' || true)
-    [ -n "$addr" ] && break
-    kill -0 "$bench_service_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [ -z "$addr" ]; then
-    echo "the bench service did not start:" >&2
-    cat "$bench_service_dir/log" >&2
+  local status=0
+  serve_on_a_free_port "$bin" "$bench_service_dir/log" --modes segment \
+    --store "$bench_service_dir/segments.db" || status=$?
+  bench_service_pid=$served_pid
+  if [ "$status" -ne 0 ]; then
     stop_bench_service
     return 1
   fi
-  export FERROFLAKE_BENCH_SERVICE="ferroflake+http://$addr/"
+  export FERROFLAKE_BENCH_SERVICE="ferroflake+http://$served_addr/"
   export FERROFLAKE_BENCH_SERVICE_PID=$bench_service_pid
   echo "--- a ferroflake service for the bench at $FERROFLAKE_BENCH_SERVICE (pid $bench_service_pid)"
 }

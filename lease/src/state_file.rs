@@ -414,6 +414,14 @@ mod tests {
         }
     }
 
+    /// Opens `path` as the next process would, which must resume nothing; why not.
+    fn not_resumed(path: &Path) -> String {
+        let mut said = String::new();
+        let (_file, read) = StateFile::open(path, &mut |why| said = why.to_owned()).unwrap();
+        assert_eq!(read, None);
+        said
+    }
+
     #[test]
     fn a_saved_claim_reads_back_for_the_next_process_only() {
         let dir = tempfile::tempdir().unwrap();
@@ -441,18 +449,13 @@ mod tests {
 
         // The older version put back: the lock file has counted past it.
         std::fs::write(&path, &older).unwrap();
-        let mut said = String::new();
-        let (_file, read) = StateFile::open(&path, &mut |why| said = why.to_owned()).unwrap();
-        assert_eq!(read, None);
+        let said = not_resumed(&path);
         assert!(said.contains("not the latest"), "{said}");
-        drop(_file);
 
         // A copy beside another lock file.
         let copy = dir.path().join("copy.state");
         std::fs::copy(&path, &copy).unwrap();
-        let mut said = String::new();
-        let (_file, read) = StateFile::open(&copy, &mut |why| said = why.to_owned()).unwrap();
-        assert_eq!(read, None);
+        let said = not_resumed(&copy);
         assert!(said.contains("another lock file"), "{said}");
     }
 
@@ -480,9 +483,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, &copy).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let mut said = String::new();
-        let (_file, read) = StateFile::open(&path, &mut |why| said = why.to_owned()).unwrap();
-        assert_eq!(read, None);
+        let said = not_resumed(&path);
         assert!(said.contains("not the latest"), "{said}");
     }
 

@@ -11,8 +11,30 @@ test_service_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 test_service_pid=
 test_service_dir=
 
+# serve_on_a_free_port BIN LOG ARGS...: starts `BIN serve --listen 127.0.0.1:0 ARGS...`
+# in the background, its JSON log in LOG, and sets served_pid, and served_addr (host:port)
+# once its `started` line names the port, within 30 s. Returns 1, with the log shown, if
+# it never does.
+serve_on_a_free_port() {
+  local bin=$1 log=$2
+  shift 2
+  served_addr=
+  "$bin" serve --listen 127.0.0.1:0 "$@" --log-format json >"$log" 2>&1 &
+  served_pid=$!
+  for _ in $(seq 1 300); do
+    served_addr=$(grep '"event":"started"' "$log" | grep -o '"addr":"[0-9.:]*"' |
+      head -1 | grep -o '127\.0\.0\.1:[0-9]*' || true)
+    [ -n "$served_addr" ] && return 0
+    kill -0 "$served_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "the service did not start:" >&2
+  cat "$log" >&2
+  return 1
+}
+
 start_test_service() {
-  local bin addr=
+  local bin
   bin=$(
     source "$test_service_root/scripts/rust-tests.sh"
     cd "$test_service_root"
@@ -20,23 +42,13 @@ start_test_service() {
     echo "$rust_bin_dir/ferroflake"
   )
   test_service_dir=$(mktemp -d)
-  "$bin" serve --listen 127.0.0.1:0 --store "$test_service_dir/segments.db" \
-    --lease "$test_service_dir/leases" --log-format json >"$test_service_dir/log" 2>&1 &
-  test_service_pid=$!
-  # Its `started` line names the port; at most 30 s.
-  for _ in $(seq 1 300); do
-    addr=$(grep '"event":"started"' "$test_service_dir/log" | grep -o '"addr":"[0-9.:]*"' |
-      head -1 | grep -o '127\.0\.0\.1:[0-9]*' || true)
-    [ -n "$addr" ] && break
-    kill -0 "$test_service_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [ -z "$addr" ]; then
-    echo "the test service did not start:" >&2
-    cat "$test_service_dir/log" >&2
-    return 1
-  fi
-  export FERROFLAKE_TEST_SERVICE="ferroflake+http://$addr/"
+  local status=0
+  serve_on_a_free_port "$bin" "$test_service_dir/log" --store "$test_service_dir/segments.db" \
+    --lease "$test_service_dir/leases" || status=$?
+  # Known to stop_test_service even if it never said where it listens.
+  test_service_pid=$served_pid
+  [ "$status" -eq 0 ] || return 1
+  export FERROFLAKE_TEST_SERVICE="ferroflake+http://$served_addr/"
   echo "--- a ferroflake service for the tests at $FERROFLAKE_TEST_SERVICE"
 }
 
