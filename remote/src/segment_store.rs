@@ -9,6 +9,10 @@ use crate::servers::{Failure, Resend, Servers};
 /// How messages and [`SegmentError`]s name this store.
 const NAME: &str = "ferroflake+http";
 
+/// How many of a key's last ranges keep their tickets here: the current one and the one
+/// preloaded, given back top first when the key closes, and a few more.
+const TICKETS_KEPT: usize = 8;
+
 /// A segment store whose table is the service's: every call goes to the first of the
 /// address' servers that answers (see [`Servers`](crate::servers)). Allocating, reading
 /// and stepping take the key's `issue` scope; creating, recovering and stepping a key are
@@ -18,9 +22,9 @@ pub struct RemoteStore {
     shown: String,
     /// The table the first answer named: one address is one table.
     table: std::sync::Mutex<Option<String>>,
-    /// The last range taken for each key and its give-back ticket: the service gives a
-    /// range back only to whoever shows it.
-    tickets: std::sync::Mutex<std::collections::HashMap<String, (Range, String)>>,
+    /// The last ranges taken for each key (at most [`TICKETS_KEPT`]) and their give-back
+    /// tickets: the service gives a range back only to whoever shows its ticket.
+    tickets: std::sync::Mutex<std::collections::HashMap<String, Vec<(Range, String)>>>,
 }
 
 impl RemoteStore {
@@ -165,12 +169,15 @@ impl SegmentStore for RemoteStore {
         if range.end.checked_sub(range.start) != Some(step) {
             return Err(garbled(&answer));
         }
-        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
-        match answer["ticket"].as_str() {
-            Some(ticket) => tickets.insert(key.to_owned(), (range, ticket.to_owned())),
-            // A service that gives no ticket takes nothing back.
-            None => tickets.remove(key),
-        };
+        // A service that gives no ticket takes nothing back.
+        if let Some(ticket) = answer["ticket"].as_str() {
+            let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+            let kept = tickets.entry(key.to_owned()).or_default();
+            if kept.len() == TICKETS_KEPT {
+                kept.remove(0);
+            }
+            kept.push((range, ticket.to_owned()));
+        }
         Ok(Allocation { range, table_step })
     }
 
@@ -182,15 +189,16 @@ impl SegmentStore for RemoteStore {
     ) -> Result<bool, SegmentError> {
         // The store's own rule, before anything is sent.
         ferroflake_segment::check_give_back(key, rest, expected_max_id)?;
-        // Only the top of the last range taken can go back (the table must not have moved
-        // since), with that range's ticket; without one the service only checks the key.
+        // Only the top of a range taken can go back, with that range's ticket (and only
+        // while nobody took a range since, which the table checks); without one the
+        // service only checks the key.
+        let of_rest = |range: &Range| range.end == rest.end && range.start <= rest.start;
         let taken = self
             .tickets
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(key)
-            .filter(|(range, _)| range.end == rest.end && range.start <= rest.start)
-            .cloned();
+            .and_then(|kept| kept.iter().rev().find(|(range, _)| of_rest(range)).cloned());
         let ticket = taken.as_ref().map_or_else(String::new, |(_, ticket)| {
             format!("&ticket={}", escaped(ticket))
         });
@@ -203,10 +211,10 @@ impl SegmentStore for RemoteStore {
         );
         // Kept until answered: a give-back that failed may be tried again.
         let answer = self.call(true, &path, key, Resend::OnlyIfUnsent)?;
-        if let Some((range, _)) = taken {
+        if let Some((_, used)) = taken {
             let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
-            if tickets.get(key).is_some_and(|(last, _)| *last == range) {
-                tickets.remove(key);
+            if let Some(kept) = tickets.get_mut(key) {
+                kept.retain(|(_, ticket)| *ticket != used);
             }
         }
         answer["given_back"]

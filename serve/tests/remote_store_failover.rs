@@ -135,6 +135,33 @@ fn a_give_back_that_may_have_arrived_goes_to_no_second_server() {
     server.stop();
 }
 
+/// A client that closes gives back its preloaded range, then the rest of its current one,
+/// each with its own ticket: the table goes back to the first unissued ID.
+#[test]
+fn a_closing_client_gives_back_both_its_ranges_top_first() {
+    let place = Place::new();
+    place.create("orders", 1, 100);
+    let server = service(&place);
+    let remote = store(&[server.addr]);
+    let current = remote.allocate("orders", 100).unwrap().range;
+    let preloaded = remote.allocate("orders", 100).unwrap().range;
+    assert!(remote
+        .give_back("orders", preloaded, preloaded.end)
+        .unwrap());
+    let rest = Range {
+        start: current.start + 60,
+        end: current.end,
+    };
+    assert!(remote.give_back("orders", rest, current.end).unwrap());
+    assert_eq!(place.max_id("orders"), rest.start);
+    // Each ticket is good once: the same give-back again moves nothing.
+    let again = store(&[server.addr]).allocate("orders", 100).unwrap().range;
+    assert_eq!(again.start, rest.start);
+    assert!(!remote.give_back("orders", rest, current.end).unwrap());
+    assert_eq!(place.max_id("orders"), again.end);
+    server.stop();
+}
+
 #[test]
 fn servers_of_two_tables_in_one_address_are_refused_not_mixed() {
     let (first, second) = (Place::new(), Place::new());
