@@ -223,7 +223,8 @@ pub fn concurrent_claims_are_exclusive(fresh: Fresh<'_>, timing: Timing) {
     }
 }
 
-/// No ids at all, or all held: `NoFreeNode` with the count asked for.
+/// No ids at all, or all held: `NoFreeNode` with the count asked for; more ids than a
+/// registry hands out among: `InvalidConfig`.
 pub fn no_free_node(fresh: Fresh<'_>, timing: Timing) {
     let registry = fresh().registry;
     match registry.acquire(&timing.request(0, "conformance none")) {
@@ -237,6 +238,13 @@ pub fn no_free_node(fresh: Fresh<'_>, timing: Timing) {
     match registry.acquire(&too_long) {
         Err(LeaseError::InvalidConfig { .. }) => {}
         other => panic!("a TTL above max_ttl must be InvalidConfig, got {other:?}"),
+    }
+    // Refused before the registry looks through them for a free one.
+    for node_count in [crate::protocol::MOST_NODE_IDS + 1, u64::MAX] {
+        match registry.acquire(&timing.request(node_count, "conformance too many")) {
+            Err(LeaseError::InvalidConfig { .. }) => {}
+            other => panic!("a claim among {node_count} ids must be InvalidConfig, got {other:?}"),
+        }
     }
     let held = registry
         .acquire(&timing.request(1, "conformance one"))

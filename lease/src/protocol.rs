@@ -22,6 +22,12 @@ pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(10);
 /// cut to this, so no floor stalls claims for longer.
 pub const LONGEST_WINDOW: Duration = Duration::from_secs(600);
 
+/// The most node ids a registry hands out among: 16 node bits, the widest preset's
+/// (sonyflake). A registry looks through the ids for a free one, so a request among more
+/// (a layout with more node bits, or a client asking for 2^64) is refused rather than left
+/// to take a server's CPU and memory.
+pub const MOST_NODE_IDS: u64 = 1 << 16;
+
 /// The longest a holder goes between renewals unless its
 /// [`LeaseConfig`](crate::LeaseConfig) says otherwise, whatever its TTL: a third of
 /// [`DEFAULT_MAX_TTL`].

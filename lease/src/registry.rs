@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::protocol::{lost_records_window, Loss, Standing, LONGEST_WINDOW};
+use crate::protocol::{lost_records_window, Loss, Standing, LONGEST_WINDOW, MOST_NODE_IDS};
 use crate::LeaseError;
 
 /// What a process asks a registry for.
@@ -38,11 +38,21 @@ impl LeaseRequest {
     /// # Errors
     /// [`LeaseError::InvalidConfig`] if `ttl` exceeds `max_ttl`, since the lost-records floor
     /// would then be too short to outlast such a holder, or if `max_ttl` + `quarantine`
-    /// exceeds [`LONGEST_WINDOW`]; [`LeaseError::NoFreeNode`] for a
-    /// request among zero ids.
+    /// exceeds [`LONGEST_WINDOW`], or for a request among more than [`MOST_NODE_IDS`] ids;
+    /// [`LeaseError::NoFreeNode`] for a request among zero ids.
     pub fn validate(&self) -> Result<(), LeaseError> {
         if self.node_count == 0 {
             return Err(LeaseError::NoFreeNode { node_count: 0 });
+        }
+        if self.node_count > MOST_NODE_IDS {
+            return Err(LeaseError::InvalidConfig {
+                detail: format!(
+                    "a claim among {} node ids: a registry hands out at most {MOST_NODE_IDS} \
+                     (16 node bits); a layout with more node bits takes its node ids from \
+                     elsewhere (--node)",
+                    self.node_count
+                ),
+            });
         }
         if self.floor_window() > LONGEST_WINDOW {
             return Err(LeaseError::InvalidConfig {
