@@ -189,7 +189,9 @@ impl Servers {
                     match (status, body) {
                         (200..=299, Ok(body)) => {
                             match serde_json::from_str::<serde_json::Value>(&body) {
-                                Ok(answer) => {
+                                Ok(mut answer) => {
+                                    // Decoded, an escaped spelling reads as the token.
+                                    self.unshown_in(&mut answer);
                                     self.answered(index);
                                     return Ok(answer);
                                 }
@@ -198,9 +200,9 @@ impl Servers {
                         }
                         (400..=499, Ok(body)) => {
                             self.answered(index);
-                            return Err(refusal(status, &body));
+                            return Err(self.refusal(status, &body));
                         }
-                        (_, Ok(body)) => match refusal(status, &body) {
+                        (_, Ok(body)) => match self.refusal(status, &body) {
                             Failure::Refused { kind, message, .. } => {
                                 let reason = format!("{status} {kind}: {message}");
                                 failing = Some((kind, message));
@@ -240,6 +242,51 @@ impl Servers {
         {
             Some(token) if body.contains(token) => body.replace(token, "***"),
             _ => body,
+        }
+    }
+
+    /// Every string in `answer` without this client's token.
+    fn unshown_in(&self, answer: &mut serde_json::Value) {
+        match answer {
+            serde_json::Value::String(text) => *text = self.unshown(std::mem::take(text)),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.unshown_in(v)),
+            serde_json::Value::Object(fields) => {
+                fields.values_mut().for_each(|v| self.unshown_in(v));
+            }
+            _ => {}
+        }
+    }
+
+    /// The service's refusal (`{"error":{"kind","message"}}`), its strings without this
+    /// client's token, or the status and text when the body is not one (a proxy in
+    /// between, a Leaf route's text). Such a text is not shown for a refusal of the
+    /// credentials (401, 403, 407), whose pages may quote the request's headers in any
+    /// spelling.
+    fn refusal(&self, status: u16, body: &str) -> Failure {
+        let parsed: Option<(String, String, Option<String>)> =
+            serde_json::from_str::<serde_json::Value>(body)
+                .ok()
+                .and_then(|mut v| {
+                    self.unshown_in(&mut v);
+                    let error = v.get("error")?;
+                    Some((
+                        error.get("kind")?.as_str()?.to_owned(),
+                        error.get("message")?.as_str()?.to_owned(),
+                        error.get("why").and_then(|w| w.as_str()).map(str::to_owned),
+                    ))
+                });
+        let (kind, message, why) = parsed.unwrap_or_else(|| {
+            let text = match status {
+                401 | 403 | 407 => "(a page that is not the service's, not shown)".to_owned(),
+                _ => shortened(body).to_owned(),
+            };
+            (format!("HTTP_{status}"), text, None)
+        });
+        Failure::Refused {
+            status,
+            kind,
+            message,
+            why,
         }
     }
 
@@ -294,30 +341,6 @@ fn never_sent(e: &ureq::Error) -> bool {
             ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable
         ),
         _ => false,
-    }
-}
-
-/// The service's refusal (`{"error":{"kind","message"}}`), or the status and text when
-/// the body is not one (a proxy in between, a Leaf route's text).
-fn refusal(status: u16, body: &str) -> Failure {
-    let parsed: Option<(String, String, Option<String>)> =
-        serde_json::from_str::<serde_json::Value>(body)
-            .ok()
-            .and_then(|v| {
-                let error = v.get("error")?;
-                Some((
-                    error.get("kind")?.as_str()?.to_owned(),
-                    error.get("message")?.as_str()?.to_owned(),
-                    error.get("why").and_then(|w| w.as_str()).map(str::to_owned),
-                ))
-            });
-    let (kind, message, why) =
-        parsed.unwrap_or_else(|| (format!("HTTP_{status}"), shortened(body).to_owned(), None));
-    Failure::Refused {
-        status,
-        kind,
-        message,
-        why,
     }
 }
 
@@ -437,6 +460,21 @@ mod tests {
         let shown = servers.unshown(echoed);
         assert!(!shown.contains("s3cret-7f7f"), "{shown}");
         assert!(shown.contains("Bearer ***"), "{shown}");
+        // Escaped in JSON, it reads as the token once decoded.
+        let escaped = r#"{"error":{"kind":"BAD_TOKEN","message":"Bearer s3cret\u002d7f7f"}}"#;
+        let Failure::Refused { message, .. } = servers.refusal(401, escaped) else {
+            panic!("a refusal");
+        };
+        assert!(!message.contains("s3cret-7f7f"), "{message}");
+        let mut answer = serde_json::json!({"grant": ["s3cret-7f7f"]});
+        servers.unshown_in(&mut answer);
+        assert!(!answer.to_string().contains("s3cret-7f7f"), "{answer}");
+        // A page that is not the service's, for a refused credential: not shown at all.
+        let page = "<html>denied for Bearer s3cret&#x2D;7f7f</html>";
+        let Failure::Refused { message, .. } = servers.refusal(403, page) else {
+            panic!("a refusal");
+        };
+        assert!(!message.contains("s3cret"), "{message}");
     }
 
     #[test]
