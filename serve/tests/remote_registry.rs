@@ -129,7 +129,11 @@ fn a_token_for_every_key_is_needed_and_a_refused_one_says_so() {
         .acquire(&request(4))
         .unwrap();
     // The 10-minute floor asked for would show in the next claim's wait.
-    assert!(fresh.floor_wait < Duration::from_secs(60), "{:?}", fresh.floor_wait);
+    assert!(
+        fresh.floor_wait < Duration::from_secs(60),
+        "{:?}",
+        fresh.floor_wait
+    );
     server.stop();
 }
 
