@@ -21,7 +21,7 @@
 //!
 //! A range is the caller's once it is answered. One whose answer is lost (the client gave
 //! up, the connection broke) is never issued by anyone: the table has moved past it. A
-//! give-back needs the range's ticket (see [`handed_out`](crate::handed_out)): without it,
+//! give-back needs the range's ticket (kept per key, see `handed_out.rs`): without it,
 //! any client of the key could hand another's range out again; one handed out by another
 //! server, or before a restart, is not given back.
 
