@@ -414,6 +414,18 @@ mod tests {
         }
     }
 
+    /// A state file saved twice by a process that then ended: its folder, its path, and
+    /// the contents of the first save.
+    fn saved_twice() -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.state");
+        let (mut file, _) = StateFile::open(&path, &mut |_| {}).unwrap();
+        file.save(&mut saved(Some(claim(60_000)))).unwrap();
+        let older = std::fs::read(&path).unwrap();
+        file.save(&mut saved(Some(claim(60_000)))).unwrap();
+        (dir, path, older)
+    }
+
     /// Opens `path` as the next process would, which must resume nothing; why not.
     fn not_resumed(path: &Path) -> String {
         let mut said = String::new();
@@ -439,13 +451,7 @@ mod tests {
 
     #[test]
     fn a_copy_or_an_older_version_is_not_resumed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("lease.state");
-        let (mut file, _) = StateFile::open(&path, &mut |_| {}).unwrap();
-        file.save(&mut saved(Some(claim(60_000)))).unwrap();
-        let older = std::fs::read(&path).unwrap();
-        file.save(&mut saved(Some(claim(60_000)))).unwrap();
-        drop(file);
+        let (dir, path, older) = saved_twice();
 
         // The older version put back: the lock file has counted past it.
         std::fs::write(&path, &older).unwrap();
@@ -489,13 +495,7 @@ mod tests {
 
     #[test]
     fn a_cut_after_opening_a_file_not_resumed_vouches_for_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("lease.state");
-        let (mut file, _) = StateFile::open(&path, &mut |_| {}).unwrap();
-        file.save(&mut saved(Some(claim(60_000)))).unwrap();
-        let older = std::fs::read(&path).unwrap();
-        file.save(&mut saved(Some(claim(60_000)))).unwrap();
-        drop(file);
+        let (_dir, path, older) = saved_twice();
         std::fs::write(&path, &older).unwrap();
         let (mut file, read) = StateFile::open(&path, &mut |_| {}).unwrap();
         assert_eq!(read, None);
