@@ -47,6 +47,73 @@ impl RemoteStore {
         })
     }
 
+    /// `rest` cut at the ranges taken for `key`, top first, each piece with its range's
+    /// ticket; a piece no kept range ends at goes without one (the service then only
+    /// checks the key, and gives nothing back).
+    fn pieces(&self, key: &str, rest: Range) -> Vec<(Range, Option<String>)> {
+        let tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        let kept = tickets.get(key).map_or(&[][..], Vec::as_slice);
+        let mut pieces = Vec::new();
+        let mut top = rest.end;
+        loop {
+            let below = kept
+                .iter()
+                .find(|(range, _)| range.end == top && range.start < top);
+            match below {
+                Some((range, ticket)) => {
+                    let start = range.start.max(rest.start);
+                    pieces.push((Range { start, end: top }, Some(ticket.clone())));
+                    top = start;
+                }
+                None => {
+                    if top > rest.start || pieces.is_empty() {
+                        pieces.push((
+                            Range {
+                                start: rest.start,
+                                end: top,
+                            },
+                            None,
+                        ));
+                    }
+                    break;
+                }
+            }
+            if top == rest.start {
+                break;
+            }
+        }
+        pieces
+    }
+
+    /// One piece of a give-back, with its range's ticket, which is used up once answered.
+    fn give_back_piece(
+        &self,
+        key: &str,
+        piece: Range,
+        expected_max_id: u64,
+        ticket: Option<&str>,
+    ) -> Result<bool, SegmentError> {
+        let shown = ticket.map_or_else(String::new, |t| format!("&ticket={}", escaped(t)));
+        let path = format!(
+            "/v1/store/segment/{}/give-back?start={}&end={}&expected_max_id={expected_max_id}\
+             {shown}",
+            escaped(key),
+            piece.start,
+            piece.end,
+        );
+        // Kept until answered: a give-back that failed may be tried again.
+        let answer = self.call(true, &path, key, Resend::OnlyIfUnsent)?;
+        if let Some(used) = ticket {
+            let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(kept) = tickets.get_mut(key) {
+                kept.retain(|(_, ticket)| ticket != used);
+            }
+        }
+        answer["given_back"]
+            .as_bool()
+            .ok_or_else(|| garbled(&answer))
+    }
+
     fn call(
         &self,
         post: bool,
@@ -189,37 +256,25 @@ impl SegmentStore for RemoteStore {
     ) -> Result<bool, SegmentError> {
         // The store's own rule, before anything is sent.
         ferroflake_segment::check_give_back(key, rest, expected_max_id)?;
-        // Only the top of a range taken can go back, with that range's ticket (and only
-        // while nobody took a range since, which the table checks); without one the
-        // service only checks the key.
-        let of_rest = |range: &Range| range.end == rest.end && range.start <= rest.start;
-        let taken = self
-            .tickets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(key)
-            .and_then(|kept| kept.iter().rev().find(|(range, _)| of_rest(range)).cloned());
-        let ticket = taken.as_ref().map_or_else(String::new, |(_, ticket)| {
-            format!("&ticket={}", escaped(ticket))
-        });
-        let path = format!(
-            "/v1/store/segment/{}/give-back?start={}&end={}&expected_max_id={expected_max_id}\
-             {ticket}",
-            escaped(key),
-            rest.start,
-            rest.end,
-        );
-        // Kept until answered: a give-back that failed may be tried again.
-        let answer = self.call(true, &path, key, Resend::OnlyIfUnsent)?;
-        if let Some((_, used)) = taken {
-            let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(kept) = tickets.get_mut(key) {
-                kept.retain(|(_, ticket)| *ticket != used);
+        // The rest may span ranges taken one after the other (the tail of the current one
+        // and the one preloaded above it): each piece goes back with its own range's
+        // ticket, the top first, the table expected at each piece's end. Once the top went
+        // back the answer is true, whatever the pieces below do: the table then stands at
+        // or above the rest's start, never above what the caller last took.
+        let mut expected = expected_max_id;
+        let mut given = false;
+        for (piece, ticket) in self.pieces(key, rest) {
+            match self.give_back_piece(key, piece, expected, ticket.as_deref()) {
+                Ok(true) => {
+                    given = true;
+                    expected = piece.start;
+                }
+                Ok(false) => break,
+                Err(e) if !given => return Err(e),
+                Err(_) => break,
             }
         }
-        answer["given_back"]
-            .as_bool()
-            .ok_or_else(|| garbled(&answer))
+        Ok(given)
     }
 
     fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {

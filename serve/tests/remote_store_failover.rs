@@ -159,6 +159,18 @@ fn a_closing_client_gives_back_both_its_ranges_top_first() {
     assert_eq!(again.start, rest.start);
     assert!(!remote.give_back("orders", rest, current.end).unwrap());
     assert_eq!(place.max_id("orders"), again.end);
+
+    // Or in one give-back spanning both (an allocator's rest when its preloaded range
+    // follows its current one): each piece with its own ticket.
+    let current = remote.allocate("orders", 100).unwrap().range;
+    let preloaded = remote.allocate("orders", 100).unwrap().range;
+    assert_eq!(current.end, preloaded.start);
+    let rest = Range {
+        start: current.start + 40,
+        end: preloaded.end,
+    };
+    assert!(remote.give_back("orders", rest, preloaded.end).unwrap());
+    assert_eq!(place.max_id("orders"), rest.start);
     server.stop();
 }
 
