@@ -53,6 +53,10 @@ pub struct RemoteRegistry {
     shown: String,
     /// The registry the first answer named: one address is one registry.
     registry: Mutex<Option<String>>,
+    /// What the other servers' registries said, asked once after the first answer: two
+    /// registries found then refuse every call, since clients whose first server was the
+    /// other one claim from it.
+    others: std::sync::OnceLock<Result<(), LeaseError>>,
 }
 
 impl RemoteRegistry {
@@ -74,6 +78,7 @@ impl RemoteRegistry {
             servers,
             shown: parsed.to_string(),
             registry: Mutex::new(None),
+            others: std::sync::OnceLock::new(),
         })
     }
 
@@ -96,7 +101,23 @@ impl RemoteRegistry {
             .call(body, route, resend)
             .map_err(|failure| self.error(failure, lost, node_count))?;
         self.same_registry(&answer)?;
+        self.same_registry_on_the_others()?;
         Ok(answer)
+    }
+
+    /// Asks the other servers which registry they serve once, after the first answer
+    /// pinned it, and refuses this call and every later one if any serves another.
+    fn same_registry_on_the_others(&self) -> Result<(), LeaseError> {
+        self.others
+            .get_or_init(|| {
+                self.servers
+                    .ask_the_others("/v1/store/lease/clock")
+                    .iter()
+                    // A server that names none is checked when a call reaches it.
+                    .filter(|answer| answer["registry"].is_string())
+                    .try_for_each(|answer| self.same_registry(answer))
+            })
+            .clone()
     }
 
     /// `Ok` if `answer` says `done` is true; any other answer is garbled.

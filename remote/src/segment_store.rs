@@ -22,6 +22,10 @@ pub struct RemoteStore {
     shown: String,
     /// The table the first answer named: one address is one table.
     table: std::sync::Mutex<Option<String>>,
+    /// What the other servers' tables said, asked once after the first answer: two
+    /// tables found then refuse every call, since clients whose first server was the
+    /// other one issue from it.
+    others: std::sync::OnceLock<Result<(), SegmentError>>,
     /// The last ranges taken for each key (at most [`TICKETS_KEPT`]) and their give-back
     /// tickets: the service gives a range back only to whoever shows its ticket.
     tickets: std::sync::Mutex<std::collections::HashMap<String, Vec<(Range, String)>>>,
@@ -43,6 +47,7 @@ impl RemoteStore {
             servers,
             shown: parsed.to_string(),
             table: std::sync::Mutex::new(None),
+            others: std::sync::OnceLock::new(),
             tickets: std::sync::Mutex::default(),
         })
     }
@@ -128,7 +133,22 @@ impl RemoteStore {
             .call(post, path, resend)
             .map_err(|failure| self.error(key, failure))?;
         self.same_table(&answer)?;
+        self.same_table_on_the_others(key)?;
         Ok(answer)
+    }
+
+    /// Asks the other servers for `key`'s row once, after the first answer pinned the
+    /// table, and refuses this call and every later one if any names another table.
+    fn same_table_on_the_others(&self, key: &str) -> Result<(), SegmentError> {
+        self.others
+            .get_or_init(|| {
+                let path = format!("/v1/store/segment/{}", escaped(key));
+                self.servers
+                    .ask_the_others(&path)
+                    .iter()
+                    .try_for_each(|answer| self.same_table(answer))
+            })
+            .clone()
     }
 
     /// Refuses an answer from a server of another table than the first answer's: two

@@ -20,6 +20,10 @@ use crate::address::{ServiceAddress, TOKEN_VARIABLE};
 /// How long a server that failed is tried only after the others.
 pub const SKIP_FOR: Duration = Duration::from_secs(2);
 
+/// How long [`Servers::ask_the_others`] waits for each server: one that does not answer
+/// by then is checked when a call first reaches it.
+pub const SURVEY_WAIT: Duration = Duration::from_millis(500);
+
 /// The most bytes of an answer read: the service's answers are small.
 const MAX_ANSWER: u64 = 64 * 1024;
 
@@ -230,6 +234,49 @@ impl Servers {
             },
             None => Failure::Unavailable(reasons),
         })
+    }
+
+    /// `GET path` on every server but the one that answered last, side by side, each
+    /// waiting at most [`SURVEY_WAIT`]: the JSON answers of those that gave one. Failures
+    /// are not reasons to skip a server: this asks, it does not call.
+    pub fn ask_the_others(&self, path: &str) -> Vec<serde_json::Value> {
+        let answered = self.preferred.load(Ordering::Relaxed) % self.servers.len();
+        std::thread::scope(|scope| {
+            let asking: Vec<_> = (0..self.servers.len())
+                .filter(|&index| index != answered)
+                .map(|index| {
+                    let url = format!("{}{path}", self.servers[index].base);
+                    scope.spawn(move || self.ask(&url))
+                })
+                .collect();
+            asking
+                .into_iter()
+                .filter_map(|asked| asked.join().ok().flatten())
+                .collect()
+        })
+    }
+
+    /// One `GET` of [`ask_the_others`](Self::ask_the_others): a 2xx JSON answer, or none.
+    fn ask(&self, url: &str) -> Option<serde_json::Value> {
+        let request = self
+            .agent
+            .get(url)
+            .config()
+            .timeout_global(Some(SURVEY_WAIT))
+            .build();
+        let response = self.authorized(request).call().ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let body = response
+            .into_body()
+            .with_config()
+            .limit(MAX_ANSWER)
+            .read_to_string()
+            .ok()?;
+        let mut answer = serde_json::from_str(&self.unshown(body)).ok()?;
+        self.unshown_in(&mut answer);
+        Some(answer)
     }
 
     /// `body` without this client's token: a server or a proxy in between may quote the

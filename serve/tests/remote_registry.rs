@@ -24,6 +24,15 @@ fn service(place: &Place) -> Server {
     place.start(config)
 }
 
+/// A service over `place`, listening at `addr` (a port another service had): a server
+/// that comes up after a client's first call.
+fn service_at(place: &Place, addr: SocketAddr) -> Server {
+    let mut config = place.config();
+    config.snowflake = false;
+    config.listen = addr;
+    place.start(config)
+}
+
 /// A registry over `servers`, each request bounded by 300 ms, with the token in
 /// `token_file` if given.
 fn registry(servers: &[SocketAddr], token_file: Option<&Path>) -> RemoteRegistry {
@@ -386,9 +395,11 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
 
     let (first, second) = (Place::new(), Place::new());
     let a = service(&first);
-    let b = service(&second);
-    let remote = registry(&[a.addr, b.addr], None);
+    let b_addr = closed();
+    let remote = registry(&[a.addr, b_addr], None);
     let grant = remote.acquire(&request(4)).unwrap();
+    // The other server comes up only after the first call asked it.
+    let b = service_at(&second, b_addr);
     a.stop();
     // The other registry has no record of the claim: the holder stops (a refusal names
     // no registry, and a lost claim is the safe reading)...
@@ -405,6 +416,24 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
     assert!(remote.list().is_err(), "nor reads it");
     b.stop();
 
+    // Both up: the first call asks the others too, and every call is refused after.
+    let (first, second) = (Place::new(), Place::new());
+    let a = service(&first);
+    let b = service(&second);
+    for remote in [
+        registry(&[a.addr, b.addr], None),
+        registry(&[b.addr, a.addr], None),
+    ] {
+        assert!(remote.list().is_err());
+        let refused = remote.acquire(&request(4)).unwrap_err();
+        assert!(
+            matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
+            "{refused:?}"
+        );
+    }
+    a.stop();
+    b.stop();
+
     // One path, two registries (two hosts each with their own directory there; here the
     // first's directory moved away and another made in its place): told apart by the id
     // each keeps, not by the path.
@@ -414,9 +443,10 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
     remote.list().unwrap();
     let leases = place.config().lease.unwrap();
     std::fs::rename(&leases, place.dir.path().join("moved-away")).unwrap();
-    let b = service(&place);
-    let remote = registry(&[a.addr, b.addr], None);
+    let b_addr = closed();
+    let remote = registry(&[a.addr, b_addr], None);
     remote.list().unwrap();
+    let b = service_at(&place, b_addr);
     a.stop();
     let refused = remote.list().unwrap_err();
     assert!(

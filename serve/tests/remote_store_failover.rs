@@ -18,6 +18,15 @@ fn service(place: &Place) -> Server {
     place.start(config)
 }
 
+/// A service over `place`, listening at `addr` (a port another service had): a server
+/// that comes up after a client's first call.
+fn service_at(place: &Place, addr: SocketAddr) -> Server {
+    let mut config = place.config();
+    config.snowflake = false;
+    config.listen = addr;
+    place.start(config)
+}
+
 fn store(servers: &[SocketAddr]) -> RemoteStore {
     let list: Vec<String> = servers.iter().map(ToString::to_string).collect();
     RemoteStore::open(&format!(
@@ -175,15 +184,48 @@ fn a_closing_client_gives_back_both_its_ranges_top_first() {
 }
 
 #[test]
-fn servers_of_two_tables_in_one_address_are_refused_not_mixed() {
+fn servers_of_two_tables_found_by_the_first_call_refuse_every_call() {
     let (first, second) = (Place::new(), Place::new());
     first.create("orders", 1, 100);
     second.create("orders", 1, 100);
     let a = service(&first);
     let b = service(&second);
-    let remote = store(&[a.addr, b.addr]);
+    // Another client with the servers in the other order issues from the second table;
+    // neither may go on once both are seen.
+    for remote in [store(&[a.addr, b.addr]), store(&[b.addr, a.addr])] {
+        for _ in 0..2 {
+            let refused = remote.allocate("orders", 10).unwrap_err();
+            assert!(
+                matches!(&refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
+                "{refused:?}"
+            );
+        }
+    }
+    // A key the other table does not have is still read there, and told apart.
+    first.create("invoices", 1, 100);
+    let refused = store(&[a.addr, b.addr])
+        .allocate("invoices", 10)
+        .unwrap_err();
+    assert!(
+        matches!(&refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
+        "{refused:?}"
+    );
+    a.stop();
+    b.stop();
+}
+
+#[test]
+fn servers_of_two_tables_in_one_address_are_refused_not_mixed() {
+    let (first, second) = (Place::new(), Place::new());
+    first.create("orders", 1, 100);
+    second.create("orders", 1, 100);
+    let a = service(&first);
+    let b_addr = closed();
+    let remote = store(&[a.addr, b_addr]);
     let taken = remote.allocate("orders", 10).unwrap().range;
     assert_eq!(taken, Range { start: 1, end: 11 });
+    // The other server comes up only after the first call asked it.
+    let b = service_at(&second, b_addr);
     a.stop();
     // The other server's table starts at 1 too: its range would repeat those IDs.
     let refused = remote.allocate("orders", 10).unwrap_err();
