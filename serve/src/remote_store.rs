@@ -85,7 +85,11 @@ pub(crate) async fn give_back(
                 start: q.required_number("start")?,
                 end: q.required_number("end")?,
             };
-            let ticket = q.number::<u128>("ticket")?;
+            // A ticket is the range's credential: one nearly right is not said back.
+            let ticket = q.number::<u128>("ticket").map_err(|mut refusal| {
+                refusal.message = "ticket is not one this service hands out".to_owned();
+                refusal
+            })?;
             Ok((rest, q.required_number::<u64>("expected_max_id")?, ticket))
         },
         move |store, key, (rest, expected, ticket)| {

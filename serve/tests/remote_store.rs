@@ -141,6 +141,19 @@ fn only_the_holder_of_the_last_range_can_give_it_back() {
     assert_eq!((again_start, again_end), (theirs_start, end));
     assert!(!back(&server, "users", whole, &theirs), "a used ticket");
     assert_eq!(place.max_id("users"), end);
+    // A ticket nearly right is refused without being said back.
+    let a = server.post(&format!(
+        "/v1/store/segment/users/give-back?start={}&end={end}&expected_max_id={end}\
+         {theirs}%20",
+        whole.0
+    ));
+    assert_eq!(
+        (a.status, a.kind()),
+        (400, "BAD_PARAMETER".to_owned()),
+        "{a:?}"
+    );
+    let digits = theirs.trim_start_matches("&ticket=");
+    assert!(!a.body.contains(digits), "{a:?}");
     // An unknown key is still said to be one.
     let a = server.post("/v1/store/segment/nobody/give-back?start=1&end=2&expected_max_id=2");
     assert_eq!(a.status, 404, "{a:?}");

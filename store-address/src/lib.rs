@@ -280,9 +280,14 @@ pub fn redact_words(text: &str) -> String {
     out
 }
 
-/// Whether a query parameter of this name holds a secret.
+/// Whether a query parameter of this name holds a secret. One that names a file
+/// (`token_file`, libpq's `passfile`) holds a path, which is shown: what to check when
+/// the file cannot be read.
 fn names_a_secret(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
+    if name.ends_with("file") {
+        return false;
+    }
     [
         "pass",
         "pwd",
@@ -347,6 +352,9 @@ mod tests {
             );
         }
         assert_eq!(redact("postgres://app@db/ids"), "postgres://app@db/ids");
+        // Where the token is kept is not the token.
+        let kept = "ferroflake+http://a:1/?token_file=/run/secrets/ids-token";
+        assert_eq!(redact(kept), kept);
     }
 
     #[test]
