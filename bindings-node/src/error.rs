@@ -13,6 +13,8 @@
 //! `Error` for conditions of the moment (clock went back, clock stalled, lease expired,
 //! node id already in use with other options).
 
+use ferroflake_lease::LeaseError;
+use ferroflake_segment::SegmentError;
 use napi::{Env, Status};
 
 /// Refusals made by the binding itself, about JavaScript values.
@@ -115,41 +117,13 @@ impl JsClass {
     }
 }
 
-/// The kinds of a lease registry's refusals, as `LEASE_<kind>` codes. A lease that cannot
-/// start because the generator refused its layout or clock carries the core's kind instead.
-pub(crate) const LEASE_KINDS: [&str; 10] = [
-    "UNAVAILABLE",
-    "NO_FREE_NODE",
-    "LOST",
-    "BEHIND_HIGH_WATER",
-    "START_WAIT_TOO_LONG",
-    "CLOCK_SKEW",
-    "STATE_FILE",
-    "BAD_ADDRESS",
-    "INVALID_CONFIG",
-    "STORE",
-];
-
-/// The kinds of segment refusals, as `SEGMENT_<kind>` codes: `SegmentError::name()`.
-pub(crate) const SEGMENT_KINDS: [&str; 11] = [
-    "UNAVAILABLE",
-    "UNKNOWN_KEY",
-    "KEY_EXISTS",
-    "INVALID_KEY",
-    "INVALID_CONFIG",
-    "EXHAUSTED",
-    "NOT_READY",
-    "CLOSED",
-    "REWOUND",
-    // An allocator inherited through fork(); Node's processes do not fork, but the list
-    // holds every `SegmentError::name()`.
-    "FORKED",
-    "STORE",
-];
-
-/// Lease and segment kinds that describe the caller's input: `RangeError`s.
-const LEASE_INPUT_KINDS: [&str; 2] = ["BAD_ADDRESS", "INVALID_CONFIG"];
-const SEGMENT_INPUT_KINDS: [&str; 3] = ["INVALID_KEY", "INVALID_CONFIG", "KEY_EXISTS"];
+/// The kinds of a lease registry's refusals, as `LEASE_<kind>` codes: every
+/// `LeaseError::name()` but `GENERATOR`, whose errors carry the core's kind instead.
+fn lease_kinds() -> impl Iterator<Item = &'static str> {
+    LeaseError::KINDS
+        .into_iter()
+        .filter(|&kind| kind != "GENERATOR")
+}
 
 /// Anything the addon refuses: a core error (with the core's message or a fuller one), a
 /// lease or segment refusal by kind, or a binding misuse with its message.
@@ -158,9 +132,9 @@ pub(crate) enum Refusal {
     Core(ferroflake::Error),
     /// A core error with a message that says more (a leased generator's explanation).
     Explained(ferroflake::Error, String),
-    /// A lease refusal: its kind (one of [`LEASE_KINDS`]) and message.
+    /// A lease refusal: its kind (one of [`lease_kinds`]) and message.
     Lease(&'static str, String),
-    /// A segment refusal: its kind (one of [`SEGMENT_KINDS`]) and message.
+    /// A segment refusal: its kind (one of `SegmentError::KINDS`) and message.
     Segment(&'static str, String),
     Misuse(Misuse, String),
 }
@@ -202,16 +176,18 @@ impl Refusal {
     }
 }
 
+/// The caller's input is a `RangeError`, as the lease crate decides it.
 fn lease_class(kind: &str) -> JsClass {
-    if LEASE_INPUT_KINDS.contains(&kind) {
+    if LeaseError::kind_is_invalid_input(kind) {
         JsClass::RangeError
     } else {
         JsClass::Error
     }
 }
 
+/// The caller's input is a `RangeError`, as the segment crate decides it.
 fn segment_class(kind: &str) -> JsClass {
-    if SEGMENT_INPUT_KINDS.contains(&kind) {
+    if SegmentError::kind_is_invalid_input(kind) {
         JsClass::RangeError
     } else {
         JsClass::Error
@@ -292,12 +268,12 @@ pub fn error_codes() -> Vec<ErrorCodeInfo> {
             class_name: core_class(kind).name().to_owned(),
             core_code: Some(kind.code()),
         });
-    let lease = LEASE_KINDS.into_iter().map(|kind| ErrorCodeInfo {
+    let lease = lease_kinds().map(|kind| ErrorCodeInfo {
         code: code(&format!("LEASE_{kind}")),
         class_name: lease_class(kind).name().to_owned(),
         core_code: None,
     });
-    let segment = SEGMENT_KINDS.into_iter().map(|kind| ErrorCodeInfo {
+    let segment = SegmentError::KINDS.into_iter().map(|kind| ErrorCodeInfo {
         code: code(&format!("SEGMENT_{kind}")),
         class_name: segment_class(kind).name().to_owned(),
         core_code: None,

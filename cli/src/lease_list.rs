@@ -36,11 +36,10 @@ pub fn read_view(
     // it cannot hold a registry, is the caller's to fix (exit 2).
     let cannot = |e: LeaseError| {
         let message = format!("cannot {verb} {}: {e}", address.describe());
-        match e {
-            LeaseError::BadAddress { .. } | LeaseError::InvalidConfig { .. } => {
-                Failure::Input(message)
-            }
-            _ => Failure::Run(message),
+        if e.is_invalid_input() {
+            Failure::Input(message)
+        } else {
+            Failure::Run(message)
         }
     };
     // Opening the embedded registry makes its directory: a mistyped path must not.

@@ -274,8 +274,9 @@ fn refusal(address: Option<&RegistryAddress>, error: LeaseError) -> Failure {
          ferroflake never guesses a node id: make the registry usable, name another with \
          --lease URL, or pass --node N for an id you manage yourself"
     );
-    match error {
-        LeaseError::BadAddress { .. } | LeaseError::InvalidConfig { .. } => Failure::Input(message),
-        _ => Failure::Run(message),
+    if error.is_invalid_input() {
+        Failure::Input(message)
+    } else {
+        Failure::Run(message)
     }
 }

@@ -115,6 +115,42 @@ pub enum LeaseError {
 }
 
 impl LeaseError {
+    /// Every kind's [`name`](Self::name), in the order of the variants: the list the faces
+    /// give their users (Node's `errorCodes()`). A `GENERATOR` error is reported by the
+    /// core's kind it carries.
+    pub const KINDS: [&'static str; 12] = [
+        "UNAVAILABLE",
+        "NO_FREE_NODE",
+        "LOST",
+        "BEHIND_HIGH_WATER",
+        "START_WAIT_TOO_LONG",
+        "CLOCK_SKEW",
+        "BAD_ADDRESS",
+        "GENERATOR",
+        "INVALID_CONFIG",
+        "STATE_FILE",
+        "STOPPED",
+        "STORE",
+    ];
+
+    /// Whether errors of the kind named `kind` are the caller's: an address or a setting
+    /// that cannot work, refused the same way however often it is tried. The service
+    /// answers them 400, the CLI exits 2, and the faces raise `ValueError` (Python) or
+    /// throw `RangeError` (Node). For `GENERATOR`, the core's kind decides
+    /// ([`is_invalid_input`](Self::is_invalid_input)).
+    pub fn kind_is_invalid_input(kind: &str) -> bool {
+        matches!(kind, "BAD_ADDRESS" | "INVALID_CONFIG")
+    }
+
+    /// Whether this error is the caller's ([`kind_is_invalid_input`](Self::kind_is_invalid_input);
+    /// a generator's refusal by [`ferroflake::ErrorKind::is_invalid_input`]).
+    pub fn is_invalid_input(&self) -> bool {
+        match self {
+            Self::Generator(core) => core.kind().is_invalid_input(),
+            other => Self::kind_is_invalid_input(other.name()),
+        }
+    }
+
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`,
     /// `CLOCK_SKEW`, `BAD_ADDRESS`, `GENERATOR`, `INVALID_CONFIG`, `STATE_FILE`, `STOPPED` or
@@ -260,5 +296,78 @@ pub(crate) fn iso_ms(unix_ms: u64) -> String {
 impl From<ferroflake::Error> for LeaseError {
     fn from(e: ferroflake::Error) -> Self {
         LeaseError::Generator(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of each kind, in the order of the variants.
+    fn one_of_each_kind() -> Vec<LeaseError> {
+        let registry = || "r".to_owned();
+        vec![
+            LeaseError::Unavailable {
+                registry: registry(),
+                detail: "d".into(),
+            },
+            LeaseError::NoFreeNode { node_count: 1 },
+            LeaseError::Lost {
+                node_id: 1,
+                why: Loss::Missing,
+            },
+            LeaseError::BehindHighWater {
+                node_id: 1,
+                resume_after_ms: 2,
+                now_ms: 1,
+            },
+            LeaseError::StartWaitTooLong {
+                node_id: 1,
+                floor_wait: Duration::from_secs(2),
+                max_start_wait: Duration::from_secs(1),
+            },
+            LeaseError::ClockSkew {
+                registry: registry(),
+                ours_ms: 2,
+                registry_ms: 1,
+                skew_ms: 1,
+                uncertainty_ms: 0,
+                limit: Duration::ZERO,
+                peers_skew_ms: None,
+            },
+            LeaseError::BadAddress {
+                address: "a".into(),
+                detail: "d".into(),
+            },
+            LeaseError::Generator(ferroflake::Error::ClockStalled { waited_ms: 1 }),
+            LeaseError::InvalidConfig { detail: "d".into() },
+            LeaseError::StateFile {
+                path: "p".into(),
+                detail: "d".into(),
+            },
+            LeaseError::Stopped { node_id: 1 },
+            LeaseError::Store {
+                registry: registry(),
+                detail: "d".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn every_kind_is_listed_once() {
+        let names: Vec<&str> = one_of_each_kind().iter().map(LeaseError::name).collect();
+        assert_eq!(names, LeaseError::KINDS);
+    }
+
+    #[test]
+    fn only_addresses_settings_and_layouts_are_the_callers() {
+        let callers: Vec<&str> = one_of_each_kind()
+            .iter()
+            .filter(|e| e.is_invalid_input())
+            .map(LeaseError::name)
+            .collect();
+        assert_eq!(callers, ["BAD_ADDRESS", "INVALID_CONFIG"]);
+        let layout = ferroflake::Error::NodeOutOfRange { node: 9, max: 1 };
+        assert!(LeaseError::Generator(layout).is_invalid_input());
     }
 }

@@ -94,6 +94,36 @@ pub enum SegmentError {
 }
 
 impl SegmentError {
+    /// Every kind's [`name`](Self::name), in the order of the variants: the list the faces
+    /// give their users (Node's `errorCodes()`, the C header's result codes).
+    pub const KINDS: [&'static str; 11] = [
+        "UNAVAILABLE",
+        "UNKNOWN_KEY",
+        "KEY_EXISTS",
+        "INVALID_KEY",
+        "INVALID_CONFIG",
+        "EXHAUSTED",
+        "NOT_READY",
+        "CLOSED",
+        "REWOUND",
+        "FORKED",
+        "STORE",
+    ];
+
+    /// Whether errors of the kind named `kind` are the caller's: a key or a setting that
+    /// cannot work, refused the same way however often it is tried. The service answers
+    /// them 400, the CLI exits 2, and the faces raise `ValueError` (Python) or throw
+    /// `RangeError` (Node). A key that exists already is not: it is the table's state,
+    /// which another caller may have made.
+    pub fn kind_is_invalid_input(kind: &str) -> bool {
+        matches!(kind, "INVALID_KEY" | "INVALID_CONFIG")
+    }
+
+    /// Whether this error is the caller's ([`kind_is_invalid_input`](Self::kind_is_invalid_input)).
+    pub fn is_invalid_input(&self) -> bool {
+        Self::kind_is_invalid_input(self.name())
+    }
+
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `UNKNOWN_KEY`, `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG`,
     /// `EXHAUSTED`, `NOT_READY`, `CLOSED`, `REWOUND`, `FORKED` or `STORE`.
@@ -223,5 +253,17 @@ mod tests {
                 "{name}"
             );
         }
+        let listed: Vec<&str> = errors.iter().map(SegmentError::name).collect();
+        assert_eq!(listed, SegmentError::KINDS);
+    }
+
+    #[test]
+    fn only_keys_and_settings_that_cannot_work_are_the_callers() {
+        let callers: Vec<&str> = SegmentError::one_of_each_kind()
+            .iter()
+            .filter(|e| e.is_invalid_input())
+            .map(SegmentError::name)
+            .collect();
+        assert_eq!(callers, ["INVALID_KEY", "INVALID_CONFIG"]);
     }
 }

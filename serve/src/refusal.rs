@@ -63,10 +63,8 @@ impl Refusal {
     /// A segment error's status.
     pub fn segment(e: &SegmentError) -> Self {
         let (status, retry) = match e {
+            _ if e.is_invalid_input() => (StatusCode::BAD_REQUEST, false),
             SegmentError::UnknownKey { .. } => (StatusCode::NOT_FOUND, false),
-            SegmentError::InvalidKey { .. } | SegmentError::InvalidConfig { .. } => {
-                (StatusCode::BAD_REQUEST, false)
-            }
             SegmentError::Exhausted { .. } => (StatusCode::GONE, false),
             SegmentError::Rewound { .. } => (StatusCode::SERVICE_UNAVAILABLE, false),
             // The server does not fork; an allocator that did cannot recover by retrying.

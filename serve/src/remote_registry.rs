@@ -123,7 +123,7 @@ fn lease_refusal(e: &LeaseError, token: Option<&str>) -> LeaseRefusal {
     let (status, retry, why) = match e {
         LeaseError::Lost { why, .. } => (StatusCode::CONFLICT, false, Some(*why)),
         LeaseError::NoFreeNode { .. } => (StatusCode::CONFLICT, false, None),
-        LeaseError::InvalidConfig { .. } => (StatusCode::BAD_REQUEST, false, None),
+        _ if e.is_invalid_input() => (StatusCode::BAD_REQUEST, false, None),
         LeaseError::Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, true, None),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, false, None),
     };

@@ -21,11 +21,10 @@ impl Refusal {
     /// work), 1 for the state of the table or the store (a missing, existing or exhausted
     /// key, a store that fails).
     pub fn of(e: &SegmentError, message: String) -> Self {
-        let failure = match e {
-            SegmentError::InvalidKey { .. } | SegmentError::InvalidConfig { .. } => {
-                Failure::Input(message)
-            }
-            _ => Failure::Run(message),
+        let failure = if e.is_invalid_input() {
+            Failure::Input(message)
+        } else {
+            Failure::Run(message)
         };
         Refusal {
             kind: kind(e),
