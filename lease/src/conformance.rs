@@ -5,8 +5,9 @@
 //! empty* namespace each time it is called (a new directory, key prefix, table or znode),
 //! and a way to lose that namespace's records as an operator, an eviction or a wiped
 //! restart would (and one to lose only the node ids' records, keeping what the registry
-//! keeps beside them). With it goes the [`Timing`] that suits the backend. Each check panics
-//! with a message naming what broke.
+//! keeps beside them, and one to connect another registry to the same namespace). With it
+//! goes the [`Timing`] that suits the backend. Each check panics with a message naming what
+//! broke.
 //!
 //! ```no_run
 //! # #[cfg(feature = "conformance")] {
@@ -21,8 +22,10 @@
 //!     let dir = root.join(n.to_string());
 //!     let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(&dir).unwrap());
 //!     let records = dir.join("leases.json");
+//!     let again = dir.clone();
 //!     Namespace::new(registry, move || std::fs::remove_dir_all(&dir).unwrap())
 //!         .with_node_loss(move || std::fs::remove_file(&records).unwrap())
+//!         .with_reconnect(move || Arc::new(EmbeddedRegistry::open(&again).unwrap()))
 //! };
 //! run_all(&fresh, Timing::fast());
 //! # fn tempfile_like_dir() -> std::path::PathBuf { std::env::temp_dir() }
@@ -42,6 +45,7 @@ pub struct Namespace {
     pub registry: Arc<dyn Registry>,
     lose: Box<dyn Fn() + Send + Sync>,
     lose_nodes: Option<Box<dyn Fn() + Send + Sync>>,
+    reconnect: Option<Box<dyn Fn() -> Arc<dyn Registry> + Send + Sync>>,
 }
 
 impl Namespace {
@@ -55,6 +59,7 @@ impl Namespace {
             registry,
             lose: Box::new(lose_records),
             lose_nodes: None,
+            reconnect: None,
         }
     }
 
@@ -65,6 +70,29 @@ impl Namespace {
     pub fn with_node_loss(mut self, lose_node_records: impl Fn() + Send + Sync + 'static) -> Self {
         self.lose_nodes = Some(Box::new(lose_node_records));
         self
+    }
+
+    /// With `reconnect`, which opens another registry on the same namespace, as another
+    /// process given the same address would (it may make the namespace's base again, if
+    /// its records were lost). [`identity_is_kept_in_the_records`] needs it.
+    pub fn with_reconnect(
+        mut self,
+        reconnect: impl Fn() -> Arc<dyn Registry> + Send + Sync + 'static,
+    ) -> Self {
+        self.reconnect = Some(Box::new(reconnect));
+        self
+    }
+
+    /// Another registry on the same namespace (see [`Namespace::with_reconnect`]).
+    ///
+    /// # Panics
+    /// If the namespace was made without [`Namespace::with_reconnect`].
+    pub fn reconnect(&self) -> Arc<dyn Registry> {
+        let reconnect = self
+            .reconnect
+            .as_ref()
+            .expect("Namespace::with_reconnect was not given: this check needs it");
+        reconnect()
     }
 
     /// Loses every record of the namespace.
@@ -124,7 +152,8 @@ impl Timing {
     }
 }
 
-/// Runs every check below, in order.
+/// Runs every check below, in order: `fresh` must give namespaces made with
+/// [`Namespace::with_node_loss`] and [`Namespace::with_reconnect`].
 pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     exclusive_claims(fresh, timing);
     concurrent_claims_are_exclusive(fresh, timing);
@@ -143,6 +172,7 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     list_shows_claim_and_renewal_times(fresh, timing);
     preferred_node_first_if_free(fresh, timing);
     wall_clock_is_the_registrys(fresh, timing);
+    identity_is_kept_in_the_records(fresh, timing);
 }
 
 /// Claims get distinct ids in range, distinct ≥128-bit tokens, and distinct epochs.
@@ -856,6 +886,79 @@ pub fn wall_clock_is_the_registrys(fresh: Fresh<'_>, _timing: Timing) {
             registry.name()
         );
     }
+}
+
+/// [`Registry::identity`]: every registry keeps an id in its namespace's records. Two
+/// registries on one namespace report the same, one connected again reports it again,
+/// and another namespace's reports another: a client pinned to one registry's id refuses
+/// the answers of any other, whatever its locator says. Asking for it reaches no store: a
+/// running registry whose records were lost still reports its own. A registry connected
+/// after the loss reports one too (the same, or a new one where the id went with the
+/// records), and the id it finds or makes does not pass for the lost records: its first
+/// claim waits out a floor.
+pub fn identity_is_kept_in_the_records(fresh: Fresh<'_>, timing: Timing) {
+    let namespace = fresh();
+    let registry = &namespace.registry;
+    let name = registry.name().to_owned();
+    let id = registry.identity().unwrap_or_else(|| {
+        panic!("the {name} registry keeps no id in its records (identity() is None)")
+    });
+    assert!(!id.is_empty(), "the {name} registry's id is empty");
+    let request = timing.request(2, "conformance identity");
+    let grant = registry.acquire(&request).expect("free id");
+    let again = namespace.reconnect();
+    assert_eq!(
+        again.locator(),
+        registry.locator(),
+        "a registry connected again to the namespace has its locator"
+    );
+    assert_eq!(
+        again.identity().as_deref(),
+        Some(id.as_str()),
+        "a registry connected again to the namespace must report its id"
+    );
+    let listed = again
+        .list()
+        .expect("list through the registry connected again");
+    assert!(
+        listed.node(grant.node_id).is_some(),
+        "the registry connected again must see the first one's claim: {listed:?}"
+    );
+    assert_eq!(
+        registry.identity().as_deref(),
+        Some(id.as_str()),
+        "claims and other registries must not change a registry's id"
+    );
+    let other = fresh().registry;
+    let other_id = other.identity().unwrap_or_else(|| {
+        panic!("the {name} registry of another namespace keeps no id in its records")
+    });
+    assert_ne!(
+        other_id, id,
+        "two namespaces must keep two ids: clients could not tell them apart"
+    );
+
+    namespace.lose_records();
+    assert_eq!(
+        registry.identity().as_deref(),
+        Some(id.as_str()),
+        "a running registry reports the id it read when it connected"
+    );
+    let after = namespace.reconnect();
+    assert!(
+        after.identity().is_some(),
+        "a registry connected after its records were lost keeps an id too"
+    );
+    let claim = after
+        .acquire(&request)
+        .unwrap_or_else(|e| panic!("after the loss an id can be claimed (with a floor): {e}"));
+    assert!(
+        claim.floor_wait >= timing.ttl,
+        "the first claim after the records (the id's too, or not) were lost must wait at \
+         least max_ttl ({:?}), got {:?}: the id must not pass for the lost records",
+        timing.ttl,
+        claim.floor_wait
+    );
 }
 
 /// This process's wall clock, Unix ms.

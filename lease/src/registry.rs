@@ -439,7 +439,17 @@ pub trait Registry: Send + Sync {
 
     /// The id the registry keeps in its own records, which no other registry has: what
     /// tells two registries apart when their locators read the same (one directory path
-    /// on two hosts). `None` where the registry keeps none; then only its locator names it.
+    /// on two hosts, one server address naming two servers). `None` where the registry
+    /// keeps none; then only its locator names it.
+    ///
+    /// Made once, by the first registry to open the namespace (with an atomic
+    /// create-if-absent), and read back by every other, so that every registry of one
+    /// namespace reports the same. Read when the registry is opened: this is called for
+    /// every answer a service gives, and must not reach the store. Every registry this
+    /// project ships keeps one, and the conformance suite's
+    /// `identity_is_kept_in_the_records` check requires it: a registry that keeps none
+    /// fails that check, and a service over it cannot tell its clients apart from
+    /// another registry at the same locator.
     fn identity(&self) -> Option<String> {
         None
     }

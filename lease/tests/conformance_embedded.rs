@@ -9,8 +9,8 @@ use ferroflake_lease::conformance::{self, Namespace, Timing};
 use ferroflake_lease::{EmbeddedRegistry, Registry};
 
 /// Fresh registry directories under one temporary root; losing the records deletes the
-/// whole directory, as logind or a tmp cleaner would, and losing the node records deletes
-/// the records file alone.
+/// whole directory, as logind or a tmp cleaner would, losing the node records deletes
+/// the records file alone, and connecting again opens the directory again.
 fn namespaces() -> (tempfile::TempDir, impl Fn() -> Namespace) {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let root = tempfile::tempdir().unwrap();
@@ -19,8 +19,10 @@ fn namespaces() -> (tempfile::TempDir, impl Fn() -> Namespace) {
         let dir = base.join(format!("ns{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(&dir).unwrap());
         let records = dir.join("leases.json");
+        let again = dir.clone();
         Namespace::new(registry, move || std::fs::remove_dir_all(&dir).unwrap())
             .with_node_loss(move || std::fs::remove_file(&records).unwrap())
+            .with_reconnect(move || Arc::new(EmbeddedRegistry::open(&again).unwrap()))
     };
     (root, fresh)
 }
@@ -53,4 +55,5 @@ checks!(
     list_shows_claim_and_renewal_times,
     preferred_node_first_if_free,
     wall_clock_is_the_registrys,
+    identity_is_kept_in_the_records,
 );

@@ -21,7 +21,12 @@
 //!   any claim of the namespace asked for, never on a lease;
 //! - `P/history` = `CLUSTER_ID RAFT_INDEX REVISION RAFT_TERM`: the cluster that applied
 //!   the last claim, and its applied raft index, revision and raft term as read just
-//!   before, never on a lease.
+//!   before, never on a lease;
+//! - `P/registry` = the registry's id ([`Registry::identity`]), 32 random hex digits put
+//!   by the first registry to connect (a transaction on `create_revision == 0`) and read
+//!   back by every other, never on a lease. Random, not the cluster id, which two
+//!   clusters set up alike share. Claims do not read it: a prefix whose other keys were
+//!   lost still floors, whatever it says.
 //!
 //! The etcd lease's TTL is the claim's TTL plus its quarantine, rounded up to whole
 //! seconds (etcd's unit; it also raises TTLs below its minimum, about 2 s): the holder's
@@ -103,6 +108,8 @@ pub struct EtcdRegistry {
     prefix: String,
     /// What [`Registry::locator`] says.
     locator: String,
+    /// What [`Registry::identity`] says: [`Self::identity_key`] as read at connect.
+    identity: String,
     /// Open keepalive streams, by owner token.
     keepers: Mutex<HashMap<String, Keepalive>>,
 }
@@ -118,7 +125,8 @@ impl EtcdRegistry {
     /// `prefix`, and checks that it answers.
     ///
     /// # Errors
-    /// [`LeaseError::Unavailable`] if etcd does not answer within a few seconds.
+    /// [`LeaseError::Unavailable`] if etcd does not answer within a few seconds;
+    /// [`LeaseError::Store`] if the registry's id is unreadable (the error names the key).
     pub fn connect(endpoint: &str, prefix: &str) -> Result<Self, LeaseError> {
         let io = Blocking::new("etcd")?;
         let options = ConnectOptions::new()
@@ -135,13 +143,52 @@ impl EtcdRegistry {
                 .map_err(|e| io.unavailable(format!("{endpoint} does not answer: {e}")))?;
             Ok(client)
         })?;
-        Ok(EtcdRegistry {
+        let registry = EtcdRegistry {
             io,
             client,
             prefix: prefix.to_owned(),
             locator: crate::address::locator("etcd", endpoint, prefix),
+            identity: String::new(),
             keepers: Mutex::new(HashMap::new()),
+        };
+        let identity = registry.io.run(
+            "reading the registry's id",
+            CALL_TIMEOUT * 2,
+            registry.read_or_make_identity(),
+        )?;
+        Ok(EtcdRegistry {
+            identity,
+            ..registry
         })
+    }
+
+    /// The id at [`Self::identity_key`], made (random, once) by the first registry to
+    /// connect to the prefix.
+    async fn read_or_make_identity(&self) -> Result<String, LeaseError> {
+        let key = self.identity_key();
+        for _ in 0..8 {
+            if let Some((value, ..)) = self.get(&key).await? {
+                return crate::identity::readable(&value).ok_or_else(|| {
+                    self.io.store_error(format!(
+                        "unreadable registry id at {key}; {}",
+                        crate::identity::DELETE_IT
+                    ))
+                });
+            }
+            // Put only if absent; then read back what won, ours or another registry's.
+            let fresh = crate::identity::new_id("etcd")?;
+            let txn = Txn::new()
+                .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                .and_then([TxnOp::put(key.clone(), fresh, None)]);
+            self.client
+                .clone()
+                .txn(txn)
+                .await
+                .map_err(|e| self.failed("recording the registry's id", e))?;
+        }
+        Err(self.io.unavailable(format!(
+            "the registry's id at {key} keeps vanishing as it is made"
+        )))
     }
 
     /// The keys under `P/kind/`, by node id, with their values.
@@ -195,6 +242,11 @@ impl EtcdRegistry {
 
     fn history_key(&self) -> String {
         format!("{}/history", self.prefix)
+    }
+
+    /// The registry's id ([`Registry::identity`]).
+    fn identity_key(&self) -> String {
+        format!("{}/registry", self.prefix)
     }
 
     /// The history as it stands now, after a floor if it moved back since the last claim
@@ -1144,6 +1196,10 @@ impl Registry for EtcdRegistry {
 
     fn locator(&self) -> String {
         self.locator.clone()
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(self.identity.clone())
     }
 }
 

@@ -83,6 +83,13 @@ mod blocking;
 mod deferred;
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(any(
+    feature = "etcd",
+    feature = "redis",
+    feature = "zookeeper",
+    feature = "postgres"
+))]
+mod identity;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "etcd", feature = "redis", feature = "zookeeper"))]

@@ -33,7 +33,14 @@
 //! recovery to an earlier point in time, or the database restored into another cluster
 //! shows a new one, and the claim that finds it starts a namespace floor. A database
 //! restored whole into the same cluster and timeline (a data directory copied back) brings
-//! everything back alike: after one, run `ferroflake lease restored`. A renewal proves its claim by token and expiry
+//! everything back alike: after one, run `ferroflake lease restored`.
+//!
+//! **The registry's id** ([`Registry::identity`]) is the one row of `<table>_registry`:
+//! 32 random hex digits inserted (`ON CONFLICT DO NOTHING`) by the first registry to
+//! connect, read back by every other. Claims do not read it, and it outlives a
+//! `DELETE FROM` or `TRUNCATE` of the lease table as `<table>_history` does.
+//!
+//! A renewal proves its claim by token and expiry
 //! ([`prove_held`](ferroflake_lease::protocol::prove_held)): a missing row is
 //! [`Loss::Missing`], another token [`Loss::Taken`], a passed TTL [`Loss::Expired`].
 
@@ -58,6 +65,8 @@ pub struct PostgresRegistry {
     table: String,
     /// What [`Registry::locator`] says.
     locator: String,
+    /// What [`Registry::identity`] says: `<table>_registry` as read at connect.
+    identity: String,
     /// The current session; made again when it closes (server restart, network loss).
     /// Transactions need it to themselves, hence the lock.
     session: Mutex<Option<Client>>,
@@ -168,7 +177,8 @@ impl PostgresRegistry {
     ///
     /// # Errors
     /// [`LeaseError::BadAddress`] if the URL is refused; [`LeaseError::Unavailable`] if the
-    /// server does not answer within a few seconds.
+    /// server does not answer within a few seconds; [`LeaseError::Store`] if the lease
+    /// table cannot be made or the registry's id is unreadable.
     pub fn connect(url: &str, table: &str) -> Result<Self, LeaseError> {
         let mut config = client_config(url)?;
         config.connect_timeout(CONNECT_TIMEOUT);
@@ -178,15 +188,55 @@ impl PostgresRegistry {
             config,
             table: table.to_owned(),
             locator: crate::address::locator("postgres", url, table),
+            identity: String::new(),
             session: Mutex::new(None),
         };
-        registry
+        let identity = registry
             .io
             .run("connecting to PostgreSQL", CONNECT_TIMEOUT * 2, async {
                 let mut session = registry.session.lock().await;
-                registry.open(&mut session).await.map(drop)
+                let client = registry.open(&mut session).await?;
+                registry.read_or_make_identity(client).await
             })?;
-        Ok(registry)
+        Ok(PostgresRegistry {
+            identity,
+            ..registry
+        })
+    }
+
+    /// The id in `<table>_registry` (made by [`Self::create_sql`]), inserted (random,
+    /// once) by the first registry to connect.
+    async fn read_or_make_identity(&self, client: &Client) -> Result<String, LeaseError> {
+        let table = format!("{}_registry", self.table);
+        let fresh = crate::identity::new_id("postgres")?;
+        client
+            .execute(
+                &format!(
+                    "INSERT INTO {table} (one, id) VALUES (1, $1) ON CONFLICT (one) DO NOTHING"
+                ),
+                &[&fresh],
+            )
+            .await
+            .map_err(|e| self.failed("recording the registry's id", e))?;
+        // A statement of its own: it sees the row that won, ours or another registry's,
+        // which a concurrent insert's snapshot would not.
+        let row = client
+            .query_opt(&format!("SELECT id FROM {table} WHERE one = 1"), &[])
+            .await
+            .map_err(|e| self.failed("reading the registry's id", e))?;
+        let unreadable = || {
+            self.io.store_error(format!(
+                "unreadable registry id in {table}; {}",
+                crate::identity::DELETE_IT
+            ))
+        };
+        let Some(row) = row else {
+            return Err(self.io.unavailable(format!(
+                "the registry's id in {table} vanished as it was made"
+            )));
+        };
+        let id: String = row.try_get(0).map_err(|_| unreadable())?;
+        crate::identity::readable(id.as_bytes()).ok_or_else(unreadable)
     }
 
     fn create_sql(&self) -> String {
@@ -215,6 +265,10 @@ impl PostgresRegistry {
                  ADD COLUMN IF NOT EXISTS server text;
              INSERT INTO {table}_history
                  SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {table}_history);
+             CREATE TABLE IF NOT EXISTS {table}_registry (
+                 one integer PRIMARY KEY CHECK (one = 1),
+                 id  text NOT NULL
+             );
              COMMIT;"
         )
     }
@@ -843,6 +897,10 @@ impl Registry for PostgresRegistry {
 
     fn locator(&self) -> String {
         self.locator.clone()
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(self.identity.clone())
     }
 }
 

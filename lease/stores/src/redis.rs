@@ -11,7 +11,10 @@
 //! - `P history` = the replication id (`master_replid`) of the server that wrote the last
 //!   claim;
 //! - `P window` = the widest lost-records window (max_ttl + quarantine, ms) any claim of
-//!   the namespace asked for.
+//!   the namespace asked for;
+//! - `P registry` = the registry's id ([`Registry::identity`]), 32 random hex digits set
+//!   with `SET NX` by the first registry to connect, read back by every other. Claims do
+//!   not read it: a namespace whose other keys were lost still floors, whatever it says.
 //!
 //! **Lost records.** A missing marker means a new namespace, or keys lost to `FLUSHALL`,
 //! `DEL`, or a restart without persistence: the claim writes a new marker with a floor of
@@ -101,6 +104,8 @@ pub struct RedisRegistry {
     prefix: String,
     /// What [`Registry::locator`] says.
     locator: String,
+    /// What [`Registry::identity`] says: [`Self::identity_key`] as read at connect.
+    identity: String,
     /// The current connection; dropped on an I/O error and made again on the next call.
     connection: Mutex<Option<MultiplexedConnection>>,
     snapshot: Script,
@@ -178,13 +183,15 @@ pub(crate) fn client(url: &str) -> Result<Client, LeaseError> {
 }
 
 impl RedisRegistry {
-    /// Connects to `url` (`redis://host:port/db`), keeping keys under `prefix`, and checks
-    /// that Redis answers and cannot evict the registry's keys.
+    /// Connects to `url` (`redis://host:port/db`), keeping keys under `prefix`, checks
+    /// that Redis answers and cannot evict the registry's keys, and reads the registry's id
+    /// (made if the prefix has none).
     ///
     /// # Errors
     /// [`LeaseError::Unavailable`] if Redis does not answer within a few seconds;
     /// [`LeaseError::BadAddress`] if the client refuses the URL;
-    /// [`LeaseError::InvalidConfig`] if Redis may evict keys (see the module docs).
+    /// [`LeaseError::InvalidConfig`] if Redis may evict keys (see the module docs);
+    /// [`LeaseError::Store`] if the registry's id is unreadable (the error names the key).
     pub fn connect(url: &str, prefix: &str) -> Result<Self, LeaseError> {
         let io = Blocking::new("redis")?;
         let client = client(url)?;
@@ -193,11 +200,12 @@ impl RedisRegistry {
             client,
             prefix: prefix.to_owned(),
             locator: crate::address::locator("redis", url, prefix),
+            identity: String::new(),
             connection: Mutex::new(None),
             snapshot: Script::new(SNAPSHOT),
             cas: Script::new(CAS),
         };
-        registry
+        let identity = registry
             .io
             .run("connecting to Redis", CONNECT_TIMEOUT, async {
                 let mut connection = registry.connection().await?;
@@ -209,9 +217,48 @@ impl RedisRegistry {
                             .io
                             .unavailable(format!("{} does not answer: {e}", redact(url)))
                     })?;
-                registry.check_eviction().await
+                registry.check_eviction().await?;
+                registry.read_or_make_identity().await
             })?;
-        Ok(registry)
+        Ok(RedisRegistry {
+            identity,
+            ..registry
+        })
+    }
+
+    /// The id at [`Self::identity_key`], made (random, once) by the first registry to
+    /// connect to the namespace. Read first, so that a registry of a namespace that has
+    /// one writes nothing here.
+    async fn read_or_make_identity(&self) -> Result<String, LeaseError> {
+        let key = self.identity_key();
+        let mut connection = self.connection().await?;
+        let found: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(&key)
+            .query_async(&mut connection)
+            .await
+            .map_err(|e| self.failed("reading the registry's id", e))?;
+        let stored = match found {
+            Some(stored) => stored,
+            None => {
+                let fresh = crate::identity::new_id("redis")?;
+                // One transaction: the GET reads what won, ours or another registry's,
+                // even if the key is deleted right after.
+                let (stored,): (Vec<u8>,) = redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg(&key)
+                    .arg(&fresh)
+                    .arg("NX")
+                    .ignore()
+                    .cmd("GET")
+                    .arg(&key)
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(|e| self.failed("recording the registry's id", e))?;
+                stored
+            }
+        };
+        crate::identity::readable(&stored).ok_or_else(|| self.unreadable(&key))
     }
 
     async fn connection(&self) -> Result<MultiplexedConnection, LeaseError> {
@@ -282,6 +329,11 @@ impl RedisRegistry {
     /// The widest lost-records window any claim of the namespace asked for, in ms.
     fn window_key(&self) -> String {
         format!("{}window", self.prefix)
+    }
+
+    /// The registry's id ([`Registry::identity`]).
+    fn identity_key(&self) -> String {
+        format!("{}registry", self.prefix)
     }
 
     /// Records `asked` in [`Self::window_key`] if it is wider than what is recorded there;
@@ -359,6 +411,11 @@ impl RedisRegistry {
     fn unreadable(&self, key: &str) -> LeaseError {
         let then = if key == self.marker_key() {
             "the namespace then waits out a floor"
+        } else if key == self.identity_key() {
+            return self.io.store_error(format!(
+                "unreadable registry id at {key}; {}",
+                crate::identity::DELETE_IT
+            ));
         } else if key == self.window_key() {
             "claims then floor by their own window until one records it again"
         } else {
@@ -713,6 +770,10 @@ impl Registry for RedisRegistry {
 
     fn locator(&self) -> String {
         self.locator.clone()
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(self.identity.clone())
     }
 }
 

@@ -14,7 +14,11 @@
 //!   the namespace asked for;
 //! - `B/history/SERVER` = when server `SERVER` (its id, 0-255) started, as the last claim
 //!   made through it read that (see below);
-//! - `B/clock`, written to read the server's time.
+//! - `B/clock`, written to read the server's time;
+//! - `B/registry` = the registry's id ([`Registry::identity`]), 32 random hex digits, a
+//!   persistent znode made with its data by the first registry to connect and read back
+//!   by every other. Claims do not read it: a base whose other znodes were lost still
+//!   floors, whatever it says.
 //!
 //! A renewal proves the claim by its token and expiry
 //! ([`prove_held`](ferroflake_lease::protocol::prove_held)) before it writes, and writes
@@ -70,6 +74,8 @@ pub struct ZooKeeperRegistry {
     root: String,
     /// What [`Registry::locator`] says.
     locator: String,
+    /// What [`Registry::identity`] says: [`Self::identity_path`] as read at connect.
+    identity: String,
     client: Mutex<Session>,
 }
 
@@ -105,7 +111,8 @@ impl ZooKeeperRegistry {
     /// (created if missing), and checks that ZooKeeper answers.
     ///
     /// # Errors
-    /// [`LeaseError::Unavailable`] if no session is established within a few seconds.
+    /// [`LeaseError::Unavailable`] if no session is established within a few seconds;
+    /// [`LeaseError::Store`] if the registry's id is unreadable (the error names the znode).
     pub fn connect(hosts: &str, root: &str) -> Result<Self, LeaseError> {
         let io = Blocking::new("zookeeper")?;
         let client = io.run(
@@ -118,14 +125,49 @@ impl ZooKeeperRegistry {
             hosts: hosts.to_owned(),
             root: root.to_owned(),
             locator: crate::address::locator("zookeeper", hosts, root),
+            identity: String::new(),
             client: Mutex::new(Session::new(client.clone())),
         };
-        registry.io.run(
-            "creating the base znodes",
-            CALL_TIMEOUT,
-            registry.ensure_base(&client),
-        )?;
-        Ok(registry)
+        let identity = registry
+            .io
+            .run("creating the base znodes", CALL_TIMEOUT * 2, async {
+                registry.ensure_base(&client).await?;
+                registry.read_or_make_identity(&client).await
+            })?;
+        Ok(ZooKeeperRegistry {
+            identity,
+            ..registry
+        })
+    }
+
+    /// The id at [`Self::identity_path`], made (random, once) by the first registry to
+    /// connect to the base.
+    async fn read_or_make_identity(&self, client: &Client) -> Result<String, LeaseError> {
+        let path = self.identity_path();
+        for _ in 0..ROUNDS {
+            match client.get_data(&path).await {
+                Ok((data, _)) => {
+                    return crate::identity::readable(&data).ok_or_else(|| {
+                        self.io.store_error(format!(
+                            "unreadable registry id in znode {path}; {}",
+                            crate::identity::DELETE_IT
+                        ))
+                    })
+                }
+                Err(ZkError::NoNode) => {}
+                Err(e) => return Err(self.failed("reading the registry's id", e)),
+            }
+            let fresh = crate::identity::new_id("zookeeper")?;
+            match client.create(&path, fresh.as_bytes(), &persistent()).await {
+                Ok(_) => return Ok(fresh),
+                Err(ZkError::NodeExists) => {} // another registry's won: read it back
+                Err(ZkError::NoNode) => self.ensure_base(client).await?,
+                Err(e) => return Err(self.failed("recording the registry's id", e)),
+            }
+        }
+        Err(self
+            .io
+            .unavailable(format!("the registry's id at {path} keeps changing")))
     }
 
     async fn open(io: &Blocking, hosts: &str) -> Result<Client, LeaseError> {
@@ -193,6 +235,11 @@ impl ZooKeeperRegistry {
 
     fn window_path(&self) -> String {
         format!("{}/window", self.root)
+    }
+
+    /// The registry's id ([`Registry::identity`]).
+    fn identity_path(&self) -> String {
+        format!("{}/registry", self.root)
     }
 
     fn history_path(&self, server: u64) -> String {
@@ -745,6 +792,10 @@ impl Registry for ZooKeeperRegistry {
 
     fn locator(&self) -> String {
         self.locator.clone()
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(self.identity.clone())
     }
 }
 

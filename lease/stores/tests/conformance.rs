@@ -1,6 +1,7 @@
 //! The lease conformance suite of ferroflake-lease, run against each real server, one
 //! `#[test]` per check and store so that they run side by side. Losing records deletes
-//! the namespace from outside (see `common::lose_records`).
+//! the namespace from outside (see `common::lose_records`); connecting again connects to
+//! the namespace's address anew.
 //! Needs the servers of scripts/test-lease-stores.sh, hence `#[ignore]`.
 
 mod common;
@@ -18,8 +19,13 @@ fn fresh(backend: &'static str) -> impl Fn() -> Namespace {
         let registry: Arc<dyn Registry> =
             ferroflake_lease_stores::connect(&url).unwrap_or_else(|e| panic!("connect {url}: {e}"));
         let nodes_url = url.clone();
+        let again = url.clone();
         Namespace::new(registry, move || common::lose_records(backend, &url))
             .with_node_loss(move || common::lose_node_records(&nodes_url))
+            .with_reconnect(move || {
+                ferroflake_lease_stores::connect(&again)
+                    .unwrap_or_else(|e| panic!("connect {again} again: {e}"))
+            })
     }
 }
 
@@ -85,6 +91,7 @@ macro_rules! all_checks {
             list_shows_claim_and_renewal_times,
             preferred_node_first_if_free,
             wall_clock_is_the_registrys,
+            identity_is_kept_in_the_records,
         );
     )*};
 }

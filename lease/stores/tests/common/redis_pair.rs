@@ -1,5 +1,5 @@
-//! Redis servers of a test's own, for a primary and its replica: the shared test Redis
-//! cannot be made a replica of another.
+//! Redis servers of a test's own, for a primary and its replica (the shared test Redis
+//! cannot be made a replica of another), or for servers that one address names in turn.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -15,11 +15,17 @@ pub struct Server {
 }
 
 impl Server {
+    /// On a free port.
     pub fn start(extra: &[&str]) -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .unwrap()
             .port();
+        Server::start_on(port, extra)
+    }
+
+    /// On `port`, which a server of the test's own may have had before this one.
+    pub fn start_on(port: u16, extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
