@@ -9,9 +9,9 @@ dist_stamp="$dist/.sources"
 
 # The sources the artifacts are built from, as one hash: every file git tracks or would
 # track, as it is in the working tree, but for the ones no artifact holds or is built by
-# (the suites' scripts and tests, benches, the lease model, the front page, this project's
-# own settings), so a test can be changed and run again without a new release build; and
-# the Rust toolchain that builds them.
+# (the suites' scripts and tests, benches, the lease model, the front page and the guides in
+# docs/, this project's own settings), so a test can be changed and run again without a new
+# release build; and the Rust toolchain that builds them.
 dist_sources_hash() {
   local index
   index="$(mktemp)"
@@ -19,7 +19,7 @@ dist_sources_hash() {
   GIT_INDEX_FILE="$index" git -C "$dist_root" add -A
   {
     GIT_INDEX_FILE="$index" git -C "$dist_root" ls-files -s |
-      grep -Ev $'\t(scripts/test-|scripts/servers/|scripts/rust-tests\\.sh|benches/|bindings-python/tests/|bindings-(python|node)/bench/|bindings-node/test/|ffi-c/tests/|lease/model/|\\.ci/|\\.config/|\\.gitignore$|README\\.md$|BENCHMARKS\\.md$)'
+      grep -Ev $'\t(scripts/test-|scripts/servers/|scripts/rust-tests\\.sh|benches/|bindings-python/tests/|bindings-(python|node)/bench/|bindings-node/test/|ffi-c/tests/|lease/model/|docs/|\\.ci/|\\.config/|\\.gitignore$|README\\.md$|BENCHMARKS\\.md$)'
     rustc -vV
   } | sha256sum | cut -d' ' -f1
   rm -f "$index"

@@ -5,11 +5,12 @@
 # crate's Rust unit tests, then builds real C and C++ programs against the tarball's static
 # and shared library and runs them plainly, under AddressSanitizer (+UBSan) and, on the
 # shared library, under valgrind (ASan has the static one); the threaded one under
-# ThreadSanitizer too, plus the README quickstart through pkg-config. Then the library is
-# built again with the `stores` feature, and lease.c and segment.c run against it, where
-# unreachable servers are tried for real (without it, such addresses give NOT_BUILT), and
-# both take a lease and a key through a ferroflake service (scripts/servers/service.sh). Ends
-# with "C suite: N passed, M failed". No benchmark runs here.
+# ThreadSanitizer too, plus the C snippets of README.md and docs/c.md through pkg-config.
+# Then the library is built again with the `stores` feature, and lease.c and segment.c run
+# against it, where unreachable servers are tried for real (without it, such addresses give
+# NOT_BUILT), and both take a lease and a key through a ferroflake service
+# (scripts/servers/service.sh). Ends with "C suite: N passed, M failed". No benchmark runs
+# here.
 # mask.c checks every case of testdata/vectors.json's mask section; segment.c includes the
 # order numbers on a segment allocator.
 set -euo pipefail
@@ -151,16 +152,23 @@ check cxx-build g++ "${cxxflags[@]}" ffi-c/tests/cxx.cpp "${static_libs[@]}" -o 
 check cxx-run "$out/cxx"
 check cxx-valgrind "${valgrind[@]}" "$out/cxx"
 
-# The README's C snippets, compiled the way the README says (pkg-config, shared and static):
-# the quickstart, and the mask's with a key in FERROFLAKE_MASK_KEY, as the README has it.
-for section in quickstart-c quickstart-c-mask; do
-  sed -n "/<!-- section:$section -->/,/<!-- \/section:$section -->/p" README.md |
+# The C snippets of the docs, compiled the way docs/c.md says (pkg-config, shared and
+# static): README.md's quickstart, and docs/c.md's mask example with a key in
+# FERROFLAKE_MASK_KEY, as it has it.
+for doc_section in README.md:quickstart-c docs/c.md:quickstart-c-mask; do
+  doc="${doc_section%%:*}" section="${doc_section#*:}"
+  sed -n "/<!-- section:$section -->/,/<!-- \/section:$section -->/p" "$doc" |
     sed -n '/^```c$/,/^```$/p' | sed '1d;$d' >"$out/readme_$section.c"
+  [ -s "$out/readme_$section.c" ] || echo "$doc has no C block in a $section section" \
+    >"$out/readme_$section.missing"
 done
 readme_snippet() {
   local section="$1" mode="$2" binary="$out/readme-$1-$2"
   export PKG_CONFIG_PATH="$lib/pkgconfig"
-  [ -s "$out/readme_$section.c" ]
+  if [ -e "$out/readme_$section.missing" ]; then
+    cat "$out/readme_$section.missing"
+    return 1
+  fi
   if [ "$mode" = shared ]; then
     # shellcheck disable=SC2046 # pkg-config output is meant to be split into words
     gcc -Wall -Werror "$out/readme_$section.c" $(pkg-config --cflags --libs ferroflake) \

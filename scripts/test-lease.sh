@@ -15,7 +15,7 @@ source scripts/rust-tests.sh
 # every 300 ms, deadlines set with no other file's processes on the two cores.
 rust_tests_by_file 'package(ferroflake-lease) | (package(ferroflake-cli) & !binary(serve))'
 
-# The README's lease quickstart, as a user types it, in a private lease directory named
+# The CLI lines of docs/leases.md, as a user types them, in a private lease directory named
 # with --lease (the default directory is one fixed per-user path, shared with real use).
 # A new registry makes its first claim wait out the lost-records floor (about 12 s): the
 # smoke runs in the background while the build below keeps the cores busy.

@@ -2,9 +2,10 @@
 # The Node addon (bindings-node), as it ships: the two npm tarballs scripts/release.sh
 # built into dist/npm/ (the loader and types, and the prebuilt x86-64 Linux addon),
 # installed with `npm install` into a new project outside the checkout, then `require` and
-# `import` from there, and the README's Node snippets (the quickstart and the mask example,
-# under a test key). Then the tests, with node's built-in runner, on that installed copy:
-# vectors.json, the error table, a million IDs, worker_threads, child processes, ESM and the
+# `import` from there, and the Node snippets of README.md (the quickstart) and
+# docs/public-ids.md (the mask example, under a test key). Then the tests, with node's
+# built-in runner, on that installed copy: vectors.json, the error table, a million IDs,
+# worker_threads, child processes, ESM and the
 # shipped index.d.ts, close()/Symbol.dispose, leased generators (processes, cluster workers,
 # worker_threads and a SIGSTOPped holder on an embedded registry in a temp folder),
 # segments (processes on one SQLite file) and order numbers, MaskKeyring (vectors.json's
@@ -43,17 +44,19 @@ node --input-type=module -e '
   console.log("import from the consumer folder:", id);
 '
 
-# snippet SECTION NAME: the js block of the README's SECTION as NAME.js, and as NAME.mjs with
-# the `import` the first line's comment offers in place of `require`.
+# snippet DOC SECTION NAME: the js block of SECTION in DOC (a path under the checkout) as
+# NAME.js, and as NAME.mjs with the `import` the first line's comment offers in place of
+# `require`.
 snippet() {
-  sed -n "/<!-- section:$1 -->/,/<!-- \/section:$1 -->/p" "$root/README.md" |
-    sed -n '/^```js$/,/^```$/p' | sed '1d;$d' >"$2.js"
-  sed -E '1s#^const .* // or: (import .*)$#\1#' "$2.js" >"$2.mjs"
-  grep -q '^import ' "$2.mjs" || { echo "FAIL: the README's $1 offers no import form"; exit 1; }
+  sed -n "/<!-- section:$2 -->/,/<!-- \/section:$2 -->/p" "$root/$1" |
+    sed -n '/^```js$/,/^```$/p' | sed '1d;$d' >"$3.js"
+  [ -s "$3.js" ] || { echo "FAIL: $1 has no js block in a $2 section"; exit 1; }
+  sed -E '1s#^const .* // or: (import .*)$#\1#' "$3.js" >"$3.mjs"
+  grep -q '^import ' "$3.mjs" || { echo "FAIL: $1's $2 offers no import form"; exit 1; }
 }
 
-echo "--- the README's Node quickstart, as require and as import, from the consumer folder"
-snippet quickstart-node quickstart
+echo "--- README.md's Node quickstart, as require and as import, from the consumer folder"
+snippet README.md quickstart-node quickstart
 # Loaded first by each snippet's check (--require): records what the snippet logs.
 cat >record-log.cjs <<'JS'
 const logged = []
@@ -79,8 +82,8 @@ JS
 node --require ./check-quickstart.cjs quickstart.js
 node --require ./check-quickstart.cjs quickstart.mjs
 
-echo "--- the README's Node mask example, as require and as import, with a test key"
-snippet quickstart-node-mask mask
+echo "--- docs/public-ids.md's Node mask example, as require and as import, with a test key"
+snippet docs/public-ids.md quickstart-node-mask mask
 cat >check-mask.cjs <<'JS'
 const assert = require('node:assert/strict')
 const logged = require('./record-log.cjs')
@@ -89,7 +92,7 @@ process.on('exit', (code) => {
   assert.equal(logged.length, 1, 'the mask example logs one line')
   const [text, id] = logged[0]
   assert.equal(id, 42)
-  // The README's "e.g." is this key's text for 42.
+  // The example's "e.g." is this key's text for 42.
   assert.equal(text, '164beLlL5g')
 })
 JS

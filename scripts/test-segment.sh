@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Segment mode: the store conformance suite (in-memory, SQLite), the allocator's tests,
-# the README's quickstart and CLI lines (doc tests run in test-rust.sh, clippy in
+# docs/segments.md's quickstart and CLI lines (doc tests run in test-rust.sh, clippy in
 # test-lint.sh); the loom model of the hot path
 # and the segment switch, and proof that it catches a broken increment and a broken switch.
 set -euo pipefail
@@ -10,7 +10,7 @@ source scripts/rust-tests.sh
 # One test file at a time, as their deadlines (100 ms bounds on the allocator) assume.
 rust_tests_by_file 'package(ferroflake-segment)'
 
-echo "--- the README's segment quickstart (examples/quickstart.rs) and its CLI lines"
+echo "--- docs/segments.md's quickstart (examples/quickstart.rs) and its CLI lines"
 rust_build --bins --examples
 ferroflake="$rust_bin_dir/ferroflake"
 # The key is created once, as the quickstart says; a run before this one made it already.

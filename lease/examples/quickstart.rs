@@ -1,7 +1,7 @@
-//! The README's lease quickstart, compiled and run by the lease suite. `tests/readme.rs`
-//! checks that the README shows exactly the lines between the markers.
+//! The lease quickstart of docs/leases.md, compiled and run by the lease suite.
+//! `tests/readme.rs` checks that docs/leases.md shows exactly the lines marked below.
 
-#[rustfmt::skip] // laid out as the README shows it
+#[rustfmt::skip] // laid out as docs/leases.md shows it
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // README begin
     use std::sync::Arc;

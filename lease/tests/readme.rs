@@ -1,20 +1,20 @@
-//! The README's Rust quickstarts are examples that the suites run (`core/examples/
-//! quickstart.rs`, `lease/examples/quickstart.rs`, `segment/examples/quickstart.rs`): each
-//! README section must show exactly the lines between its example's markers, so the two
-//! cannot drift apart.
+//! The Rust quickstarts of README.md and the guides in docs/ are examples that the suites
+//! run (`core/examples/quickstart.rs`, `lease/examples/quickstart.rs`,
+//! `segment/examples/quickstart.rs`): each page's section must show exactly the lines
+//! between its example's markers, so the two cannot drift apart.
 
-/// The rust block inside `<!-- section:NAME -->` of README.md.
-fn readme_block(readme: &str, name: &str) -> String {
-    let section = readme
+/// The rust block inside `<!-- section:NAME -->` of the page `doc`, read from `text`.
+fn doc_block(doc: &str, text: &str, name: &str) -> String {
+    let section = text
         .split(&format!("<!-- section:{name} -->"))
         .nth(1)
         .and_then(|rest| rest.split(&format!("<!-- /section:{name} -->")).next())
-        .unwrap_or_else(|| panic!("README has no {name} section"));
+        .unwrap_or_else(|| panic!("{doc} has no {name} section"));
     section
         .split("```rust\n")
         .nth(1)
         .and_then(|rest| rest.split("```").next())
-        .unwrap_or_else(|| panic!("the {name} section has no rust block"))
+        .unwrap_or_else(|| panic!("the {name} section of {doc} has no rust block"))
         .to_owned()
 }
 
@@ -32,19 +32,19 @@ fn example_body(example: &str) -> String {
 }
 
 #[test]
-fn readme_quickstarts_match_their_examples() {
+fn doc_quickstarts_match_their_examples() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
-    for (section, example) in [
-        ("quickstart-rust", "core/examples/quickstart.rs"),
-        ("quickstart-lease", "lease/examples/quickstart.rs"),
-        ("quickstart-segment", "segment/examples/quickstart.rs"),
+    for (doc, section, example) in [
+        ("README.md", "quickstart-rust", "core/examples/quickstart.rs"),
+        ("docs/leases.md", "quickstart-lease", "lease/examples/quickstart.rs"),
+        ("docs/segments.md", "quickstart-segment", "segment/examples/quickstart.rs"),
     ] {
+        let text = std::fs::read_to_string(format!("{root}/{doc}")).unwrap();
         let code = std::fs::read_to_string(format!("{root}/{example}")).unwrap();
         assert_eq!(
-            readme_block(&readme, section),
+            doc_block(doc, &text, section),
             example_body(&code),
-            "README.md's {section} and {example} differ"
+            "{doc}'s {section} and {example} differ"
         );
     }
 }

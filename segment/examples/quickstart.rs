@@ -1,7 +1,8 @@
-//! The README's segment quickstart, compiled and run by the segment suite.
-//! `lease/tests/readme.rs` checks that the README shows exactly the lines between the markers.
+//! The segment quickstart of docs/segments.md, compiled and run by the segment suite.
+//! `lease/tests/readme.rs` checks that docs/segments.md shows exactly the lines between
+//! the markers.
 
-#[rustfmt::skip] // laid out as the README shows it
+#[rustfmt::skip] // laid out as docs/segments.md shows it
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // README begin
     use std::sync::Arc;
