@@ -35,9 +35,21 @@ fn example_body(example: &str) -> String {
 fn doc_quickstarts_match_their_examples() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     for (doc, section, example) in [
-        ("README.md", "quickstart-rust", "core/examples/quickstart.rs"),
-        ("docs/leases.md", "quickstart-lease", "lease/examples/quickstart.rs"),
-        ("docs/segments.md", "quickstart-segment", "segment/examples/quickstart.rs"),
+        (
+            "README.md",
+            "quickstart-rust",
+            "core/examples/quickstart.rs",
+        ),
+        (
+            "docs/leases.md",
+            "quickstart-lease",
+            "lease/examples/quickstart.rs",
+        ),
+        (
+            "docs/segments.md",
+            "quickstart-segment",
+            "segment/examples/quickstart.rs",
+        ),
     ] {
         let text = std::fs::read_to_string(format!("{root}/{doc}")).unwrap();
         let code = std::fs::read_to_string(format!("{root}/{example}")).unwrap();

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod address;
+mod one_service;
 mod registry;
 mod segment_store;
 pub mod servers;

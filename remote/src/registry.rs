@@ -5,7 +5,7 @@
 //! milliseconds, rounded up: a registry that holds a claim a fraction of a millisecond
 //! longer than asked, or waits that much longer, keeps every guarantee.
 
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ferroflake_lease::{
@@ -14,6 +14,7 @@ use ferroflake_lease::{
 use serde_json::{json, Value};
 
 use crate::address::ServiceAddress;
+use crate::one_service::OneService;
 use crate::servers::{Body, Failure, Resend, Servers};
 
 /// How messages and [`LeaseError`]s name this registry.
@@ -49,14 +50,10 @@ const NAME: &str = "service";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RemoteRegistry {
-    servers: Servers,
+    servers: Arc<Servers>,
     shown: String,
-    /// The registry the first answer named: one address is one registry.
-    registry: Mutex<Option<String>>,
-    /// What the other servers' registries said, asked once after the first answer: two
-    /// registries found then refuse every call, since clients whose first server was the
-    /// other one claim from it.
-    others: std::sync::OnceLock<Result<(), LeaseError>>,
+    /// The registry each answer names: one address is one registry.
+    registry: Arc<OneService>,
 }
 
 impl RemoteRegistry {
@@ -75,10 +72,14 @@ impl RemoteRegistry {
             detail: format!("service address {shown_address:?}: {detail}"),
         })?;
         Ok(RemoteRegistry {
-            servers,
+            servers: Arc::new(servers),
+            registry: OneService::new(
+                "registry",
+                "lease registries",
+                "hand out the same node ids",
+                parsed.to_string(),
+            ),
             shown: parsed.to_string(),
-            registry: Mutex::new(None),
-            others: std::sync::OnceLock::new(),
         })
     }
 
@@ -100,24 +101,42 @@ impl RemoteRegistry {
         let answer = self
             .call(body, route, resend)
             .map_err(|failure| self.error(failure, lost, node_count))?;
-        self.same_registry(&answer)?;
-        self.same_registry_on_the_others()?;
+        self.checked(&answer)?;
         Ok(answer)
     }
 
-    /// Asks the other servers which registry they serve once, after the first answer
-    /// pinned it, and refuses this call and every later one if any serves another.
-    fn same_registry_on_the_others(&self) -> Result<(), LeaseError> {
-        self.others
-            .get_or_init(|| {
-                self.servers
-                    .ask_the_others("/v1/store/lease/clock")
-                    .iter()
-                    // A server that names none is checked when a call reaches it.
-                    .filter(|answer| answer["registry"].is_string())
-                    .try_for_each(|answer| self.same_registry(answer))
+    /// `Ok` if `answer` names the registry of the earlier answers (see
+    /// [`OneService`]).
+    fn checked(&self, answer: &Value) -> Result<(), LeaseError> {
+        let Some(registry) = answer["registry"].as_str() else {
+            return Err(self.garbled(answer));
+        };
+        self.registry
+            .check(&self.servers, Some(registry), || {
+                "/v1/store/lease/clock".to_owned()
             })
-            .clone()
+            .map_err(|detail| LeaseError::InvalidConfig { detail })
+    }
+
+    /// The grant a claim's `answer` holds, among `node_count` ids.
+    fn grant_in(&self, answer: &Value, node_count: u64) -> Result<Grant, LeaseError> {
+        let grant = &answer["grant"];
+        let number = |field: &str| grant[field].as_u64().ok_or_else(|| self.garbled(answer));
+        let token = grant["token"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| self.garbled(answer))?;
+        let node_id = number("node_id")?;
+        if node_id >= node_count {
+            return Err(self.garbled(answer));
+        }
+        Ok(Grant {
+            node_id,
+            token: token.to_owned(),
+            epoch: number("epoch")?,
+            previous_high_water_ms: number("previous_high_water_ms")?,
+            floor_wait: Duration::from_millis(number("floor_wait_ms")?),
+        })
     }
 
     /// `Ok` if `answer` says `done` is true; any other answer is garbled.
@@ -125,31 +144,6 @@ impl RemoteRegistry {
         match answer[done].as_bool() {
             Some(true) => Ok(()),
             _ => Err(self.garbled(answer)),
-        }
-    }
-
-    /// Refuses an answer from a server of another registry than the first answer's: two
-    /// registries hand out the same node ids, and a renewal proved on one says nothing
-    /// of the other.
-    fn same_registry(&self, answer: &Value) -> Result<(), LeaseError> {
-        let Some(registry) = answer["registry"].as_str() else {
-            return Err(self.garbled(answer));
-        };
-        let mut pinned = self.registry.lock().unwrap_or_else(|p| p.into_inner());
-        match pinned.as_deref() {
-            None => {
-                *pinned = Some(registry.to_owned());
-                Ok(())
-            }
-            Some(first) if first == registry => Ok(()),
-            Some(first) => Err(LeaseError::InvalidConfig {
-                detail: format!(
-                    "the servers of {} serve two lease registries ({first:?} and \
-                     {registry:?}), which hand out the same node ids: an address must name \
-                     the servers of one service",
-                    self.shown
-                ),
-            }),
         }
     }
 
@@ -247,30 +241,18 @@ impl Registry for RemoteRegistry {
             "holder": request.holder,
             "prefer_node": request.prefer_node,
         });
-        let answer = self.ask(
-            Body::Json(&body),
-            "claim",
-            Resend::Safe,
-            None,
-            request.node_count,
-        )?;
-        let grant = &answer["grant"];
-        let number = |field: &str| grant[field].as_u64().ok_or_else(|| self.garbled(&answer));
-        let token = grant["token"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| self.garbled(&answer))?;
-        let node_id = number("node_id")?;
-        if node_id >= request.node_count {
-            return Err(self.garbled(&answer));
+        let answer = self
+            .call(Body::Json(&body), "claim", Resend::Safe)
+            .map_err(|failure| self.error(failure, None, request.node_count))?;
+        let grant = self.grant_in(&answer, request.node_count)?;
+        if let Err(refused) = self.checked(&answer) {
+            // Given back at once, rather than held for nobody until its TTL and
+            // quarantine pass; what the server answers changes nothing here.
+            let body = json!({ "grant": grant_json(&grant), "high_water_ms": 0 });
+            let _ = self.call(Body::Json(&body), "release", Resend::OnlyIfUnsent);
+            return Err(refused);
         }
-        Ok(Grant {
-            node_id,
-            token: token.to_owned(),
-            epoch: number("epoch")?,
-            previous_high_water_ms: number("previous_high_water_ms")?,
-            floor_wait: Duration::from_millis(number("floor_wait_ms")?),
-        })
+        Ok(grant)
     }
 
     fn renew(&self, grant: &Grant, renewal: &Renewal) -> Result<(), LeaseError> {

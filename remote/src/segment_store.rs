@@ -1,9 +1,12 @@
 //! [`RemoteStore`]: the service's segment store, called over HTTP.
 
+use std::sync::Arc;
+
 use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentError, SegmentStore, MAX_TABLE_ID};
 use serde_json::Value;
 
 use crate::address::ServiceAddress;
+use crate::one_service::OneService;
 use crate::servers::{Failure, Resend, Servers};
 
 /// How messages and [`SegmentError`]s name this store.
@@ -18,14 +21,10 @@ const TICKETS_KEPT: usize = 8;
 /// and stepping take the key's `issue` scope; creating, recovering and stepping a key are
 /// the service's admin routes and take `admin`.
 pub struct RemoteStore {
-    servers: Servers,
+    servers: Arc<Servers>,
     shown: String,
-    /// The table the first answer named: one address is one table.
-    table: std::sync::Mutex<Option<String>>,
-    /// What the other servers' tables said, asked once after the first answer: two
-    /// tables found then refuse every call, since clients whose first server was the
-    /// other one issue from it.
-    others: std::sync::OnceLock<Result<(), SegmentError>>,
+    /// The table each answer names: one address is one table.
+    table: Arc<OneService>,
     /// The last ranges taken for each key (at most [`TICKETS_KEPT`]) and their give-back
     /// tickets: the service gives a range back only to whoever shows its ticket.
     tickets: std::sync::Mutex<std::collections::HashMap<String, Vec<(Range, String)>>>,
@@ -44,10 +43,14 @@ impl RemoteStore {
         let parsed = ServiceAddress::parse(address).map_err(invalid)?;
         let servers = Servers::open(&parsed).map_err(invalid)?;
         Ok(RemoteStore {
-            servers,
+            servers: Arc::new(servers),
+            table: OneService::new(
+                "table",
+                "tables",
+                "hand out the same IDs",
+                parsed.to_string(),
+            ),
             shown: parsed.to_string(),
-            table: std::sync::Mutex::new(None),
-            others: std::sync::OnceLock::new(),
             tickets: std::sync::Mutex::default(),
         })
     }
@@ -132,46 +135,13 @@ impl RemoteStore {
             .servers
             .call(post, path, resend)
             .map_err(|failure| self.error(key, failure))?;
-        self.same_table(&answer)?;
-        self.same_table_on_the_others(key)?;
-        Ok(answer)
-    }
-
-    /// Asks the other servers for `key`'s row once, after the first answer pinned the
-    /// table, and refuses this call and every later one if any names another table.
-    fn same_table_on_the_others(&self, key: &str) -> Result<(), SegmentError> {
-        self.others
-            .get_or_init(|| {
-                let path = format!("/v1/store/segment/{}", escaped(key));
-                self.servers
-                    .ask_the_others(&path)
-                    .iter()
-                    .try_for_each(|answer| self.same_table(answer))
+        // A server relaying another store names no table of its own.
+        self.table
+            .check(&self.servers, answer["table"].as_str(), || {
+                format!("/v1/store/segment/{}", escaped(key))
             })
-            .clone()
-    }
-
-    /// Refuses an answer from a server of another table than the first answer's: two
-    /// tables hand out the same IDs, so a range from the second is never used.
-    fn same_table(&self, answer: &Value) -> Result<(), SegmentError> {
-        let Some(table) = answer["table"].as_str() else {
-            return Ok(());
-        };
-        let mut pinned = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        match pinned.as_deref() {
-            None => {
-                *pinned = Some(table.to_owned());
-                Ok(())
-            }
-            Some(first) if first == table => Ok(()),
-            Some(first) => Err(SegmentError::InvalidConfig {
-                detail: format!(
-                    "the servers of {} serve two tables ({first:?} and {table:?}), which hand \
-                     out the same IDs: an address must name the servers of one service",
-                    self.shown
-                ),
-            }),
-        }
+            .map_err(|detail| SegmentError::InvalidConfig { detail })?;
+        Ok(answer)
     }
 
     /// The `SegmentError` a failure stands for: the service's kinds map back to the

@@ -20,8 +20,7 @@ use crate::address::{ServiceAddress, TOKEN_VARIABLE};
 /// How long a server that failed is tried only after the others.
 pub const SKIP_FOR: Duration = Duration::from_secs(2);
 
-/// How long [`Servers::ask_the_others`] waits for each server: one that does not answer
-/// by then is checked when a call first reaches it.
+/// How long [`Servers::ask_each`] waits for each server.
 pub const SURVEY_WAIT: Duration = Duration::from_millis(500);
 
 /// The most bytes of an answer read: the service's answers are small.
@@ -64,6 +63,18 @@ pub enum Failure {
         message: String,
         reasons: String,
     },
+}
+
+/// What a server said to [`Servers::ask_each`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    /// A 2xx JSON answer.
+    Answer(serde_json::Value),
+    /// 401 or 403: the server refuses this client's token, which the address' other
+    /// servers take.
+    RefusedToken(u16),
+    /// No answer in time, or one that says nothing (another status, not JSON).
+    NoAnswer,
 }
 
 /// What a request carries.
@@ -236,47 +247,74 @@ impl Servers {
         })
     }
 
-    /// `GET path` on every server but the one that answered last, side by side, each
-    /// waiting at most [`SURVEY_WAIT`]: the JSON answers of those that gave one. Failures
-    /// are not reasons to skip a server: this asks, it does not call.
-    pub fn ask_the_others(&self, path: &str) -> Vec<serde_json::Value> {
-        let answered = self.preferred.load(Ordering::Relaxed) % self.servers.len();
+    /// How many servers the address names.
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// Whether the address names no server (never: an address names at least one).
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// The index of the server that answered last (the first, before any answered).
+    pub fn last_answered(&self) -> usize {
+        self.preferred.load(Ordering::Relaxed) % self.servers.len()
+    }
+
+    /// `GET path` on each server of `indices`, side by side, each waiting at most
+    /// [`SURVEY_WAIT`]. Nothing here marks a server to skip: this asks, it does not call.
+    pub fn ask_each(&self, indices: &[usize], path: &str) -> Vec<(usize, Asked)> {
         std::thread::scope(|scope| {
-            let asking: Vec<_> = (0..self.servers.len())
-                .filter(|&index| index != answered)
-                .map(|index| {
+            let asking: Vec<_> = indices
+                .iter()
+                .map(|&index| {
                     let url = format!("{}{path}", self.servers[index].base);
-                    scope.spawn(move || self.ask(&url))
+                    (index, scope.spawn(move || self.ask(&url)))
                 })
                 .collect();
             asking
                 .into_iter()
-                .filter_map(|asked| asked.join().ok().flatten())
+                .map(|(index, asked)| (index, asked.join().unwrap_or(Asked::NoAnswer)))
                 .collect()
         })
     }
 
-    /// One `GET` of [`ask_the_others`](Self::ask_the_others): a 2xx JSON answer, or none.
-    fn ask(&self, url: &str) -> Option<serde_json::Value> {
+    /// The base URL of server `index`, for messages.
+    pub fn base(&self, index: usize) -> &str {
+        &self.servers[index].base
+    }
+
+    /// One `GET` of [`ask_each`](Self::ask_each).
+    fn ask(&self, url: &str) -> Asked {
         let request = self
             .agent
             .get(url)
             .config()
             .timeout_global(Some(SURVEY_WAIT))
             .build();
-        let response = self.authorized(request).call().ok()?;
+        let Ok(response) = self.authorized(request).call() else {
+            return Asked::NoAnswer;
+        };
+        let status = response.status().as_u16();
+        if status == 401 || status == 403 {
+            return Asked::RefusedToken(status);
+        }
         if !response.status().is_success() {
-            return None;
+            return Asked::NoAnswer;
         }
         let body = response
             .into_body()
             .with_config()
             .limit(MAX_ANSWER)
-            .read_to_string()
-            .ok()?;
-        let mut answer = serde_json::from_str(&self.unshown(body)).ok()?;
-        self.unshown_in(&mut answer);
-        Some(answer)
+            .read_to_string();
+        match body.map(|body| serde_json::from_str(&self.unshown(body))) {
+            Ok(Ok(mut answer)) => {
+                self.unshown_in(&mut answer);
+                Asked::Answer(answer)
+            }
+            _ => Asked::NoAnswer,
+        }
     }
 
     /// `body` without this client's token: a server or a proxy in between may quote the

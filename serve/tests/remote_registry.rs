@@ -11,7 +11,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::mpsc::{channel, Receiver};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{captured_logs, closed, read_message, silent, Place, Server};
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, NodeState, Registry, Renewal};
@@ -434,6 +434,21 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
     a.stop();
     b.stop();
 
+    // Refused before it claims: the first registry holds nothing for it.
+    let (first, second) = (Place::new(), Place::new());
+    let a = service(&first);
+    let b = service(&second);
+    assert!(registry(&[a.addr, b.addr], None)
+        .acquire(&request(4))
+        .is_err());
+    let held = registry(&[a.addr], None).list().unwrap();
+    assert!(
+        held.nodes.iter().all(|n| n.state != NodeState::Held),
+        "{held:?}"
+    );
+    a.stop();
+    b.stop();
+
     // One path, two registries (two hosts each with their own directory there; here the
     // first's directory moved away and another made in its place): told apart by the id
     // each keeps, not by the path.
@@ -491,4 +506,56 @@ fn a_leased_generator_issues_under_a_node_id_held_through_the_service() {
     let released = direct.list().unwrap();
     assert_eq!(released.node(node).unwrap().state, NodeState::Released);
     server.stop();
+}
+
+/// A client that began while one server was down, or whose token one server refuses,
+/// would claim from its own first server's registry while clients that began on the
+/// other claim from that one: two holders of one node id. The servers not heard from are
+/// asked again in the background, and a token refused by one is refused by the client.
+#[test]
+fn servers_heard_from_late_or_refusing_the_token_are_checked_all_the_same() {
+    let (first, second) = (Place::new(), Place::new());
+    let a = service(&first);
+    let b_addr = closed();
+    let remote = registry(&[a.addr, b_addr], None);
+    let grant = remote.acquire(&request(4)).unwrap();
+    let b = service_at(&second, b_addr);
+    // Its renewals go to its first server, which answers: the check comes from asking.
+    let renewal = Renewal::new(Duration::from_secs(5), 0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        match remote.renew(&grant, &renewal) {
+            Err(e) => break e,
+            Ok(_) => assert!(Instant::now() < deadline, "never asked the late server"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
+        "{refused:?}"
+    );
+    a.stop();
+    b.stop();
+
+    let (first, second) = (Place::new(), Place::new());
+    let open = service(&first);
+    let mut config = second.config();
+    config.snowflake = false;
+    let path = second.dir.path().join("tokens.toml");
+    common::write_whole(
+        &path,
+        &common::tokens_toml(&[("other", "t-other-5e5e", &["issue:*"])]),
+    );
+    config.tokens_file = Some(path);
+    let guarded = second.start(config);
+    let token = token_file(&first, "mine.token", "t-mine-5e5e");
+    let refused = registry(&[open.addr, guarded.addr], Some(&token))
+        .acquire(&request(4))
+        .unwrap_err();
+    assert!(
+        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("refuses this client's token")),
+        "{refused:?}"
+    );
+    open.stop();
+    guarded.stop();
 }

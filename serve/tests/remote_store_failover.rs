@@ -235,3 +235,36 @@ fn servers_of_two_tables_in_one_address_are_refused_not_mixed() {
     );
     b.stop();
 }
+
+/// Clients that began while one server was down take ranges from their own first
+/// server's table, and clients that began on the other from that one: the same IDs.
+/// The servers not heard from are asked again in the background, and two tables found
+/// refuse every call, though each client's own server still answers.
+#[test]
+fn a_server_down_at_the_first_call_is_asked_again_when_it_is_back() {
+    let (first, second) = (Place::new(), Place::new());
+    first.create("orders", 1, 100);
+    second.create("orders", 1, 100);
+    let a = service(&first);
+    let b_addr = closed();
+    let remote = store(&[a.addr, b_addr]);
+    remote.allocate("orders", 10).unwrap();
+    let b = service_at(&second, b_addr);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let refused = loop {
+        match remote.allocate("orders", 10) {
+            Err(e) => break e,
+            Ok(_) => assert!(
+                std::time::Instant::now() < deadline,
+                "never asked the late server"
+            ),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(
+        matches!(&refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
+        "{refused:?}"
+    );
+    a.stop();
+    b.stop();
+}
