@@ -409,10 +409,7 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
     assert!(matches!(refused, LeaseError::Lost { .. }), "{refused:?}");
     // ...and claims nothing there: its own node 0 would repeat the first registry's.
     let refused = remote.acquire(&request(4)).unwrap_err();
-    assert!(
-        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
-        "{refused:?}"
-    );
+    assert_two_registries(&refused);
     assert!(remote.list().is_err(), "nor reads it");
     b.stop();
 
@@ -426,10 +423,7 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
     ] {
         assert!(remote.list().is_err());
         let refused = remote.acquire(&request(4)).unwrap_err();
-        assert!(
-            matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
-            "{refused:?}"
-        );
+        assert_two_registries(&refused);
     }
     a.stop();
     b.stop();
@@ -464,10 +458,7 @@ fn a_server_without_a_registry_and_servers_of_two_are_refused_as_settings() {
     let b = service_at(&place, b_addr);
     a.stop();
     let refused = remote.list().unwrap_err();
-    assert!(
-        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
-        "{refused:?}"
-    );
+    assert_two_registries(&refused);
     b.stop();
 }
 
@@ -530,10 +521,7 @@ fn servers_heard_from_late_or_refusing_the_token_are_checked_all_the_same() {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert!(
-        matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
-        "{refused:?}"
-    );
+    assert_two_registries(&refused);
     a.stop();
     b.stop();
 
@@ -558,4 +546,11 @@ fn servers_heard_from_late_or_refusing_the_token_are_checked_all_the_same() {
     );
     open.stop();
     guarded.stop();
+}
+
+fn assert_two_registries(refused: &LeaseError) {
+    assert!(
+        matches!(refused, LeaseError::InvalidConfig { detail } if detail.contains("two lease registries")),
+        "{refused:?}"
+    );
 }

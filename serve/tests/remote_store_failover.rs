@@ -203,36 +203,12 @@ fn servers_of_two_tables_found_by_the_first_call_refuse_every_call() {
     }
     // A key the other table does not have is still read there, and told apart.
     first.create("invoices", 1, 100);
-    let refused = store(&[a.addr, b.addr])
-        .allocate("invoices", 10)
-        .unwrap_err();
-    assert!(
-        matches!(&refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
-        "{refused:?}"
+    assert_two_tables(
+        &store(&[a.addr, b.addr])
+            .allocate("invoices", 10)
+            .unwrap_err(),
     );
     a.stop();
-    b.stop();
-}
-
-#[test]
-fn servers_of_two_tables_in_one_address_are_refused_not_mixed() {
-    let (first, second) = (Place::new(), Place::new());
-    first.create("orders", 1, 100);
-    second.create("orders", 1, 100);
-    let a = service(&first);
-    let b_addr = closed();
-    let remote = store(&[a.addr, b_addr]);
-    let taken = remote.allocate("orders", 10).unwrap().range;
-    assert_eq!(taken, Range { start: 1, end: 11 });
-    // The other server comes up only after the first call asked it.
-    let b = service_at(&second, b_addr);
-    a.stop();
-    // The other server's table starts at 1 too: its range would repeat those IDs.
-    let refused = remote.allocate("orders", 10).unwrap_err();
-    assert!(
-        matches!(&refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
-        "{refused:?}"
-    );
     b.stop();
 }
 
@@ -261,10 +237,16 @@ fn a_server_down_at_the_first_call_is_asked_again_when_it_is_back() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
+    assert_two_tables(&refused);
+    // For good, and with its own server gone, the other serves nothing it may use.
+    a.stop();
+    assert_two_tables(&remote.allocate("orders", 10).unwrap_err());
+    b.stop();
+}
+
+fn assert_two_tables(refused: &SegmentError) {
     assert!(
-        matches!(&refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
+        matches!(refused, SegmentError::InvalidConfig { detail } if detail.contains("two tables")),
         "{refused:?}"
     );
-    a.stop();
-    b.stop();
 }
