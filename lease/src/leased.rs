@@ -62,7 +62,8 @@ pub enum LeaseStatus {
 ///   [`explain`](Self::explain) says which of these stopped a call.
 /// - **Recovers only the same lease.** Failing renewals are retried; issuing resumes only
 ///   when the registry accepts this lease's token again. [`LeaseError::Lost`] stops
-///   issuing for good.
+///   issuing for good; a renewal refused as the caller's setting
+///   ([`LeaseError::is_invalid_input`]) stops it until a renewal succeeds.
 /// - **Released with the true mark.** [`shutdown`](Self::shutdown) or drop stops issuing,
 ///   then releases the id recording the end of the last issued tick.
 ///
@@ -981,9 +982,14 @@ impl<C: Clock + Send + Sync + 'static> Lease<C> {
                 }
                 Err(error) => {
                     failures = failures.saturating_add(1);
-                    if Instant::now() >= state.deadline {
-                        // Belt and braces: the fence already stops at the deadline on the
-                        // generator's clock; this also holds if that clock was set back.
+                    // A renewal refused as a setting that cannot work (a service address
+                    // whose servers turned out to serve two registries) proves nothing of
+                    // the claim: issuing stops now, not at the deadline, and resumes if a
+                    // renewal succeeds.
+                    if error.is_invalid_input() || Instant::now() >= state.deadline {
+                        // At the deadline, belt and braces: the fence already stops there
+                        // on the generator's clock; this also holds if that clock was set
+                        // back.
                         self.generator.set_fence_ms(0);
                     }
                     state.status = LeaseStatus::Failing {

@@ -139,6 +139,30 @@ fn failing_renewals_issue_until_the_fence_then_recover_the_same_lease() {
         .expect("issuing resumes once the same lease is renewed");
 }
 
+/// A renewal refused as a setting that cannot work proves nothing of the claim: issuing
+/// stops at once, well before the deadline, and resumes with the same lease if a renewal
+/// succeeds again.
+#[test]
+fn a_renewal_refused_as_a_setting_stops_issuing_at_once() {
+    let (_dir, registry, _clock, generator) = leased_on_switchable();
+    let token = generator.grant().token.clone();
+    registry.set(Mode::RefuseRenewalsAsSettings);
+    wait_for("a refused renewal", Duration::from_secs(5), || {
+        matches!(generator.status(), LeaseStatus::Failing { .. })
+    });
+    // The manual clock stands still: the deadline is far off on it.
+    assert!(matches!(
+        generator.next_id(),
+        Err(Error::LeaseExpired { .. })
+    ));
+    registry.set(Mode::Pass);
+    wait_for("the renewal to recover", Duration::from_secs(5), || {
+        generator.status() == LeaseStatus::Held
+    });
+    assert_eq!(generator.grant().token, token, "the same lease resumes");
+    generator.next_id().expect("issuing resumes once renewed");
+}
+
 #[test]
 fn deadline_passing_unrenewed_stops_issuing_and_expiry_loses_the_lease() {
     let (_dir, registry, clock, generator) = leased_on_switchable();

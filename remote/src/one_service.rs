@@ -15,7 +15,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use crate::servers::{Asked, Servers};
+use crate::servers::{Asked, Servers, SURVEY_WAIT};
 
 /// How often the servers that have not answered what they serve are asked again.
 pub const ASK_AGAIN: Duration = Duration::from_secs(1);
@@ -102,7 +102,7 @@ impl OneService {
         };
         if first {
             let path = path();
-            self.ask_those_not_agreed(servers, &path);
+            self.ask_those_not_agreed(servers, &path, SURVEY_WAIT);
             self.keep_asking(servers, path);
         }
         match &self.state().refusal {
@@ -111,8 +111,9 @@ impl OneService {
         }
     }
 
-    /// Asks each server that has not said it serves the first one.
-    fn ask_those_not_agreed(&self, servers: &Servers, path: &str) {
+    /// Asks each server that has not said it serves the first one, waiting `wait` for
+    /// each.
+    fn ask_those_not_agreed(&self, servers: &Servers, path: &str, wait: Duration) {
         let asking: Vec<usize> = {
             let state = self.state();
             if state.refusal.is_some() {
@@ -125,7 +126,7 @@ impl OneService {
         if asking.is_empty() {
             return;
         }
-        let said = servers.ask_each(&asking, path);
+        let said = servers.ask_each(&asking, path, wait);
         let mut state = self.state();
         for (index, asked) in said {
             if state.refusal.is_some() {
@@ -171,7 +172,9 @@ impl OneService {
                 let Some(one) = this.upgrade() else {
                     return;
                 };
-                one.ask_those_not_agreed(&servers, &path);
+                // As long as a call waits: a server slower than the first call's short
+                // wait still answers calls, and must not go unasked for that.
+                one.ask_those_not_agreed(&servers, &path, servers.timeout());
                 let mut state = one.state();
                 if state.refusal.is_some() || state.agreed.iter().all(|&a| a) {
                     state.asking = false;

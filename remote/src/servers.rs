@@ -20,7 +20,8 @@ use crate::address::{ServiceAddress, TOKEN_VARIABLE};
 /// How long a server that failed is tried only after the others.
 pub const SKIP_FOR: Duration = Duration::from_secs(2);
 
-/// How long [`Servers::ask_each`] waits for each server.
+/// How long the first call waits for the other servers' answers to what they serve (see
+/// `one_service.rs`); later askings wait as long as a call.
 pub const SURVEY_WAIT: Duration = Duration::from_millis(500);
 
 /// The most bytes of an answer read: the service's answers are small.
@@ -100,6 +101,8 @@ pub struct Servers {
     preferred: AtomicUsize,
     agent: ureq::Agent,
     authorization: Option<String>,
+    /// The address' `timeout_ms`.
+    timeout: Duration,
 }
 
 impl Servers {
@@ -148,6 +151,7 @@ impl Servers {
             preferred: AtomicUsize::new(0),
             agent,
             authorization: token.map(|t| format!("Bearer {t}")),
+            timeout: address.timeout,
         })
     }
 
@@ -247,6 +251,11 @@ impl Servers {
         })
     }
 
+    /// How long a call waits for each server (the address' `timeout_ms`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// How many servers the address names.
     pub fn len(&self) -> usize {
         self.servers.len()
@@ -263,14 +272,14 @@ impl Servers {
     }
 
     /// `GET path` on each server of `indices`, side by side, each waiting at most
-    /// [`SURVEY_WAIT`]. Nothing here marks a server to skip: this asks, it does not call.
-    pub fn ask_each(&self, indices: &[usize], path: &str) -> Vec<(usize, Asked)> {
+    /// `wait`. Nothing here marks a server to skip: this asks, it does not call.
+    pub fn ask_each(&self, indices: &[usize], path: &str, wait: Duration) -> Vec<(usize, Asked)> {
         std::thread::scope(|scope| {
             let asking: Vec<_> = indices
                 .iter()
                 .map(|&index| {
                     let url = format!("{}{path}", self.servers[index].base);
-                    (index, scope.spawn(move || self.ask(&url)))
+                    (index, scope.spawn(move || self.ask(&url, wait)))
                 })
                 .collect();
             asking
@@ -286,12 +295,12 @@ impl Servers {
     }
 
     /// One `GET` of [`ask_each`](Self::ask_each).
-    fn ask(&self, url: &str) -> Asked {
+    fn ask(&self, url: &str, wait: Duration) -> Asked {
         let request = self
             .agent
             .get(url)
             .config()
-            .timeout_global(Some(SURVEY_WAIT))
+            .timeout_global(Some(wait))
             .build();
         let Ok(response) = self.authorized(request).call() else {
             return Asked::NoAnswer;

@@ -554,3 +554,31 @@ fn assert_two_registries(refused: &LeaseError) {
         "{refused:?}"
     );
 }
+
+/// A server slower than the first call's short wait for the others still answers calls:
+/// it is asked again, waiting as long as a call, and the second registry behind it found.
+#[test]
+fn a_server_slower_than_the_first_asking_is_asked_again_with_a_calls_wait() {
+    let (first, second) = (Place::new(), Place::new());
+    let a = service(&first);
+    let b = service(&second);
+    let slow = common::slow_relay(b.addr, Duration::from_millis(800));
+    let remote = RemoteRegistry::open(&format!(
+        "ferroflake+http://{},{slow}/?timeout_ms=3000",
+        a.addr
+    ))
+    .unwrap();
+    let grant = remote.acquire(&request(4)).unwrap();
+    let renewal = Renewal::new(Duration::from_secs(5), 0);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let refused = loop {
+        match remote.renew(&grant, &renewal) {
+            Err(e) => break e,
+            Ok(_) => assert!(Instant::now() < deadline, "never asked the slow server"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_two_registries(&refused);
+    a.stop();
+    b.stop();
+}

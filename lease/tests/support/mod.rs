@@ -23,6 +23,9 @@ pub enum Mode {
     /// Answer every call but renewals with `Unavailable`: a release that fails while the
     /// lease is still healthy.
     UnreachableButRenewals = 4,
+    /// Answer renewals with `InvalidConfig`, as a service address whose servers turned
+    /// out to serve two registries does.
+    RefuseRenewalsAsSettings = 5,
 }
 
 /// A registry wrapper whose failures a test switches on and off; it counts renewals, and
@@ -87,6 +90,9 @@ impl Registry for Switchable {
             m if m == Mode::LoseRenewals as u8 => Err(LeaseError::Lost {
                 node_id: grant.node_id,
                 why: ferroflake_lease::Loss::Taken,
+            }),
+            m if m == Mode::RefuseRenewalsAsSettings as u8 => Err(LeaseError::InvalidConfig {
+                detail: "the servers serve two registries (switched on by the test)".into(),
             }),
             _ => self.inner.renew(grant, renewal),
         }

@@ -426,3 +426,29 @@ pub fn relay(target: SocketAddr) -> (SocketAddr, Arc<std::sync::atomic::AtomicBo
     });
     (addr, switch)
 }
+
+/// A server in front of `target` that answers each request `delay` late: a slow server.
+pub fn slow_relay(target: SocketAddr, delay: std::time::Duration) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut client in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                while let Some(request) = read_message(&mut client) {
+                    std::thread::sleep(delay);
+                    let Ok(mut server) = TcpStream::connect(target) else {
+                        return;
+                    };
+                    server.write_all(&request).unwrap();
+                    let Some(answer) = read_message(&mut server) else {
+                        return;
+                    };
+                    if client.write_all(&answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
