@@ -10,7 +10,9 @@
 //! did not answer, in the background, every [`ASK_AGAIN`], until each has. Once two are
 //! found, or a server refuses the token the others take, every call is refused: which
 //! of the two is right cannot be known here, and refusing is the side that issues no
-//! duplicate.
+//! duplicate. Until the client is made again: a store that lost its records (its id with
+//! them) is named apart by the services connected before and after the loss, until each
+//! is restarted, and a holder of its lost records is told so (`Lost`) anyway.
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -194,7 +196,9 @@ impl OneService {
     fn two(&self, first: &str, other: &str) -> String {
         format!(
             "the servers of {} serve two {} ({first:?} and {other:?}), which {}: an address \
-             must name the servers of one service",
+             must name the servers of one service (where one store lost its records, its id \
+             among them, the services connected before and since name it apart: restart \
+             each, then this client)",
             self.shown, self.plural, self.two_would
         )
     }
