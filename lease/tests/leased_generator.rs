@@ -129,14 +129,7 @@ fn failing_renewals_issue_until_the_fence_then_recover_the_same_lease() {
         generator.next_id(),
         Err(Error::LeaseExpired { .. })
     ));
-    registry.set(Mode::Pass);
-    wait_for("the renewal to recover", Duration::from_secs(5), || {
-        generator.status() == LeaseStatus::Held
-    });
-    assert_eq!(generator.grant().token, token, "the same lease resumes");
-    generator
-        .next_id()
-        .expect("issuing resumes once the same lease is renewed");
+    recovers_the_same_lease(&registry, &generator, &token);
 }
 
 /// A renewal refused as a setting that cannot work proves nothing of the claim: issuing
@@ -155,12 +148,23 @@ fn a_renewal_refused_as_a_setting_stops_issuing_at_once() {
         generator.next_id(),
         Err(Error::LeaseExpired { .. })
     ));
+    recovers_the_same_lease(&registry, &generator, &token);
+}
+
+/// With the registry answering again, the lease holding `token` is renewed and issues.
+fn recovers_the_same_lease(
+    registry: &Switchable,
+    generator: &LeasedGenerator<Arc<ManualClock>>,
+    token: &str,
+) {
     registry.set(Mode::Pass);
     wait_for("the renewal to recover", Duration::from_secs(5), || {
         generator.status() == LeaseStatus::Held
     });
     assert_eq!(generator.grant().token, token, "the same lease resumes");
-    generator.next_id().expect("issuing resumes once renewed");
+    generator
+        .next_id()
+        .expect("issuing resumes once the same lease is renewed");
 }
 
 #[test]

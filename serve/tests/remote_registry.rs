@@ -512,15 +512,7 @@ fn servers_heard_from_late_or_refusing_the_token_are_checked_all_the_same() {
     let grant = remote.acquire(&request(4)).unwrap();
     let b = service_at(&second, b_addr);
     // Its renewals go to its first server, which answers: the check comes from asking.
-    let renewal = Renewal::new(Duration::from_secs(5), 0);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let refused = loop {
-        match remote.renew(&grant, &renewal) {
-            Err(e) => break e,
-            Ok(_) => assert!(Instant::now() < deadline, "never asked the late server"),
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let refused = renewed_until_refused(&remote, &grant, "never asked the late server");
     assert_two_registries(&refused);
     a.stop();
     b.stop();
@@ -569,16 +561,22 @@ fn a_server_slower_than_the_first_asking_is_asked_again_with_a_calls_wait() {
     ))
     .unwrap();
     let grant = remote.acquire(&request(4)).unwrap();
-    let renewal = Renewal::new(Duration::from_secs(5), 0);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let refused = loop {
-        match remote.renew(&grant, &renewal) {
-            Err(e) => break e,
-            Ok(_) => assert!(Instant::now() < deadline, "never asked the slow server"),
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let refused = renewed_until_refused(&remote, &grant, "never asked the slow server");
     assert_two_registries(&refused);
     a.stop();
     b.stop();
+}
+
+/// Renews `grant` through `remote` until a renewal is refused (within 15 s, else panics
+/// with `never`): the client's asking of its other servers runs beside the renewals.
+fn renewed_until_refused(remote: &RemoteRegistry, grant: &Grant, never: &str) -> LeaseError {
+    let renewal = Renewal::new(Duration::from_secs(5), 0);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match remote.renew(grant, &renewal) {
+            Err(e) => return e,
+            Ok(()) => assert!(Instant::now() < deadline, "{never}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
