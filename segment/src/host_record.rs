@@ -14,7 +14,8 @@
 //! directory must belong to the caller, be writable by nobody else, and sit below
 //! directories no other user can move; the file is never followed through a symbolic link.
 //! Its lock is held across the store's call, so the processes of a host record their ranges
-//! in the order the store gave them.
+//! in the order the store gave them. Each change is appended to the file and synced once
+//! (the latest line for a key counting), and the file written whole now and then.
 //!
 //! A store that can tell where its server stands in its own history
 //! ([`SegmentStore::history`]: PostgreSQL, MariaDB) has that kept too, beside the ranges
@@ -30,12 +31,11 @@
 //! machine, a new container whose state is not kept), or a state directory lost with the
 //! store.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::journal::{open_private, Journal};
 use crate::marks::{recovered_max_id, recreated_below_mark, row_below_mark};
 use crate::private_dir::private_dir;
 use crate::{Allocation, KeyRecord, Range, SegmentError, SegmentStore, StoreHistory};
@@ -139,7 +139,7 @@ impl HostRecorded {
         &self.history
     }
 
-    /// Runs `op` with the record locked: read before, written after if `op` changed it.
+    /// Runs `op` with the record locked: read before, what it changed added after.
     fn with_record<T>(
         &self,
         op: impl FnOnce(
@@ -149,19 +149,33 @@ impl HostRecorded {
         ) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
         let _held = self.hold()?;
-        let mut record = self.read()?;
-        let mut seen = self.read_seen()?;
-        // Compared as the text the file holds: what changed is what is written.
-        let (before, seen_before) = (record.clone(), self.seen_text(&seen));
+        let ranges = self.journal(&self.file)?;
+        let mut record = self.read(ranges.text())?;
+        let history = self.journal(&self.history)?;
+        let mut seen = self.read_seen(history.text())?;
+        let (before, seen_before) = (record.clone(), seen.clone());
         let out = op(&*self.inner, &mut record, &mut seen);
-        let seen_after = self.seen_text(&seen);
-        if seen_after != seen_before {
-            self.replace(&self.history, &seen_after)?;
+        if seen != seen_before {
+            let lines = self.seen_lines(&seen_before, &seen);
+            history
+                .append(&lines, 3 + seen_len(&seen), || self.seen_text(&seen))
+                .map_err(|e| self.unavailable(&self.history, &e))?;
         }
         if record != before {
-            self.write(&record)?;
+            let lines = record
+                .iter()
+                .filter(|(key, end)| last_end(&before, key) != Some(*end))
+                .map(|(key, end)| range_line(key, *end))
+                .collect::<String>();
+            ranges
+                .append(&lines, 1 + record.len(), || self.record_text(&record))
+                .map_err(|e| self.unavailable(&self.file, &e))?;
         }
         out
+    }
+
+    fn journal(&self, path: &Path) -> Result<Journal, SegmentError> {
+        Journal::read(path).map_err(|e| self.unavailable(path, &e))
     }
 
     /// Reads where the store stands in its history and keeps it in `seen`: as the furthest
@@ -197,16 +211,13 @@ impl HostRecorded {
         }
     }
 
-    /// The history file: the identity, then `seen`, `rewound` and `recovered` lines.
-    fn read_seen(&self) -> Result<Seen, SegmentError> {
-        let mut text = String::new();
-        match open_private(&self.history, false) {
-            Ok(mut file) => file
-                .read_to_string(&mut text)
-                .map_err(|e| self.unavailable(&self.history, &e))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::default()),
-            Err(e) => return Err(self.unavailable(&self.history, &e)),
-        };
+    /// The history file: the identity, then `seen`, `rewound` and `recovered` lines, in
+    /// the order they happened (the last `seen` counts; `rewound` starts a new list of
+    /// recovered keys).
+    fn read_seen(&self, text: &str) -> Result<Seen, SegmentError> {
+        if text.is_empty() {
+            return Ok(Seen::default());
+        }
         let garbled = |what: &str| self.garbled_file(&self.history, what);
         let mut lines = text.lines();
         if lines.next() != Some(self.identity.as_str()) {
@@ -246,16 +257,39 @@ impl HostRecorded {
 
     /// The history file's text for `seen`.
     fn seen_text(&self, seen: &Seen) -> String {
-        let mut text = format!("{}\n", self.identity);
-        if let Some(h) = &seen.history {
+        format!(
+            "{}\n{}",
+            self.identity,
+            self.seen_lines(&Seen::default(), seen)
+        )
+    }
+
+    /// The lines that take the history file from `before` to `after`: a going back (with
+    /// the keys recovered since) before the history it went back to, so that a crash
+    /// between the two leaves the store held, never a history that hides the going back.
+    fn seen_lines(&self, before: &Seen, after: &Seen) -> String {
+        let mut text = String::new();
+        match (&before.rewound, &after.rewound) {
+            (Some((why, was)), Some((same, now))) if why == same && now.starts_with(was) => {
+                for key in &now[was.len()..] {
+                    text.push_str(&format!("recovered\t{}\n", hex(key)));
+                }
+            }
+            (_, Some((why, recovered))) => {
+                text.push_str(&format!("rewound\t{}\n", hex(why)));
+                for key in recovered {
+                    text.push_str(&format!("recovered\t{}\n", hex(key)));
+                }
+            }
+            (_, None) => {}
+        }
+        if let Some(h) = after
+            .history
+            .as_ref()
+            .filter(|h| before.history.as_ref() != Some(h))
+        {
             let system = hex(&h.system);
             text.push_str(&format!("seen\t{}\t{}\t{system}\n", h.timeline, h.position));
-        }
-        if let Some((why, recovered)) = &seen.rewound {
-            text.push_str(&format!("rewound\t{}\n", hex(why)));
-            for key in recovered {
-                text.push_str(&format!("recovered\t{}\n", hex(key)));
-            }
         }
         text
     }
@@ -267,55 +301,37 @@ impl HostRecorded {
         Ok(lock)
     }
 
-    /// The record: `(key, end of the last range this host took)`, one per key.
-    fn read(&self) -> Result<Vec<(String, u64)>, SegmentError> {
-        let mut text = String::new();
-        match open_private(&self.file, false) {
-            Ok(mut file) => file
-                .read_to_string(&mut text)
-                .map_err(|e| self.unavailable(&self.file, &e))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(self.unavailable(&self.file, &e)),
-        };
+    /// The record: `(key, end of the last range this host took)`, one per key, the last
+    /// line for a key counting.
+    fn read(&self, text: &str) -> Result<Vec<(String, u64)>, SegmentError> {
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut lines = text.lines();
         if lines.next() != Some(self.identity.as_str()) {
             return Err(self.garbled("its first line names another store"));
         }
-        lines
-            .map(|line| {
-                let (end, key) = line
-                    .split_once('\t')
-                    .ok_or_else(|| self.garbled("a line without a tab"))?;
-                let end = end
-                    .parse()
-                    .map_err(|_| self.garbled("a range end that is not a number"))?;
-                let key = unhex(key).ok_or_else(|| self.garbled("a key that is not hex"))?;
-                Ok((key, end))
-            })
-            .collect()
+        let mut record = Vec::new();
+        for line in lines {
+            let (end, key) = line
+                .split_once('\t')
+                .ok_or_else(|| self.garbled("a line without a tab"))?;
+            let end = end
+                .parse()
+                .map_err(|_| self.garbled("a range end that is not a number"))?;
+            let key = unhex(key).ok_or_else(|| self.garbled("a key that is not hex"))?;
+            set_end(&mut record, &key, end);
+        }
+        Ok(record)
     }
 
-    /// Writes the record whole.
-    fn write(&self, record: &[(String, u64)]) -> Result<(), SegmentError> {
+    /// The record file's text for `record`.
+    fn record_text(&self, record: &[(String, u64)]) -> String {
         let mut text = format!("{}\n", self.identity);
         for (key, end) in record {
-            text.push_str(&format!("{end}\t{}\n", hex(key)));
+            text.push_str(&range_line(key, *end));
         }
-        self.replace(&self.file, &text)
-    }
-
-    /// Writes `path` whole, beside it first, then in its place.
-    fn replace(&self, path: &Path, text: &str) -> Result<(), SegmentError> {
-        let next = path.with_extension("next");
-        let written = (|| {
-            let _ = fs::remove_file(&next);
-            let mut file = open_private(&next, true)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            fs::rename(&next, path)?;
-            File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
-        })();
-        written.map_err(|e| self.unavailable(path, &e))
+        text
     }
 
     fn unavailable(&self, path: &Path, e: &std::io::Error) -> SegmentError {
@@ -343,6 +359,15 @@ impl HostRecorded {
             ),
         }
     }
+}
+
+fn range_line(key: &str, end: u64) -> String {
+    format!("{end}\t{}\n", hex(key))
+}
+
+/// The lines `seen` needs in the history file.
+fn seen_len(seen: &Seen) -> usize {
+    seen.rewound.as_ref().map_or(0, |(_, keys)| 1 + keys.len())
 }
 
 fn last_end(record: &[(String, u64)], key: &str) -> Option<u64> {
@@ -465,25 +490,6 @@ impl SegmentStore for HostRecorded {
     fn name(&self) -> &str {
         self.inner.name()
     }
-}
-
-/// Opens `path` read-only (or read-write, created mode 0600), never through a symbolic
-/// link, and only if it is a regular file of the caller's.
-fn open_private(path: &Path, write: bool) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(write)
-        .create(write)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() || meta.uid() != rustix::process::getuid().as_raw() {
-        return Err(std::io::Error::other(
-            "not a regular file of this user: refusing a record someone else controls",
-        ));
-    }
-    Ok(file)
 }
 
 /// FNV-1a, 64 bits: a file name per store that does not change between builds.

@@ -82,6 +82,7 @@ mod config;
 pub mod conformance;
 mod error;
 pub mod host_record;
+mod journal;
 pub mod marks;
 mod memory;
 mod order_number;

@@ -172,3 +172,40 @@ fn a_relative_state_dir_is_refused() {
         Path::new("/srv/state")
     );
 }
+
+/// The record grows by a line per range and is written whole now and then: whichever, the
+/// latest range of each key is what holds, and a line cut short by a crash is not read.
+#[test]
+fn the_latest_range_of_each_key_holds_however_the_record_was_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fresh_store(dir.path());
+    store.create("a", 1, 10).unwrap();
+    store.create("b", 1, 10).unwrap();
+    let mut last = store.allocate("b", 10).unwrap().range;
+    for _ in 0..300 {
+        store.allocate("a", 10).unwrap();
+        last = store.allocate("b", 10).unwrap().range;
+    }
+    let file = store.file().to_owned();
+    let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+    assert!(lines < 200, "written whole as it grows: {lines} lines");
+    drop(store);
+
+    // A crash in the middle of adding a line: a lower end, cut short before its newline.
+    let mut torn = std::fs::read(&file).unwrap();
+    torn.extend_from_slice(format!("1\t{}", "62").as_bytes());
+    std::fs::write(&file, torn).unwrap();
+
+    for start in [1, last.start] {
+        let raw = Arc::new(MemoryStore::new());
+        raw.create("b", start as i64, 10).unwrap();
+        let lost = HostRecorded::in_dir(raw, ADDRESS, dir.path()).unwrap();
+        rewound(lost.allocate("b", 10), "a range below the latest one");
+    }
+    let raw = Arc::new(MemoryStore::new());
+    raw.create("b", last.end as i64, 10).unwrap();
+    let above = HostRecorded::in_dir(raw, ADDRESS, dir.path()).unwrap();
+    assert_eq!(above.allocate("b", 10).unwrap().range.start, last.end);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with('\n'), "the cut line is gone: {text:?}");
+}
