@@ -10,9 +10,12 @@
 //! did not answer, in the background, every [`ASK_AGAIN`], until each has. Once two are
 //! found, or a server refuses the token the others take, every call is refused: which
 //! of the two is right cannot be known here, and refusing is the side that issues no
-//! duplicate. Until the client is made again: a store that lost its records (its id with
-//! them) is named apart by the services connected before and after the loss, until each
-//! is restarted, and a holder of its lost records is told so (`Lost`) anyway.
+//! duplicate. The refusal lasts until the client is made again.
+//!
+//! A store that lost its records loses its id with them: the services connected to it
+//! before the loss and those connected after name it apart until each is restarted, and
+//! their clients are refused meanwhile (a holder of the lost records is told `Lost`
+//! anyway).
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;

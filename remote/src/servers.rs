@@ -68,7 +68,7 @@ pub enum Failure {
 
 /// What a server said to [`Servers::ask_each`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Asked {
+pub(crate) enum Asked {
     /// A 2xx JSON answer.
     Answer(serde_json::Value),
     /// 401 or 403: the server refuses this client's token, which the address' other
@@ -252,28 +252,28 @@ impl Servers {
     }
 
     /// How long a call waits for each server (the address' `timeout_ms`).
-    pub fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         self.timeout
     }
 
     /// How many servers the address names.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.servers.len()
     }
 
-    /// Whether the address names no server (never: an address names at least one).
-    pub fn is_empty(&self) -> bool {
-        self.servers.is_empty()
-    }
-
     /// The index of the server that answered last (the first, before any answered).
-    pub fn last_answered(&self) -> usize {
+    pub(crate) fn last_answered(&self) -> usize {
         self.preferred.load(Ordering::Relaxed) % self.servers.len()
     }
 
     /// `GET path` on each server of `indices`, side by side, each waiting at most
     /// `wait`. Nothing here marks a server to skip: this asks, it does not call.
-    pub fn ask_each(&self, indices: &[usize], path: &str, wait: Duration) -> Vec<(usize, Asked)> {
+    pub(crate) fn ask_each(
+        &self,
+        indices: &[usize],
+        path: &str,
+        wait: Duration,
+    ) -> Vec<(usize, Asked)> {
         std::thread::scope(|scope| {
             let asking: Vec<_> = indices
                 .iter()
@@ -290,7 +290,7 @@ impl Servers {
     }
 
     /// The base URL of server `index`, for messages.
-    pub fn base(&self, index: usize) -> &str {
+    pub(crate) fn base(&self, index: usize) -> &str {
         &self.servers[index].base
     }
 
