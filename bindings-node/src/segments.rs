@@ -39,23 +39,6 @@ pub(crate) fn segment_refusal(error: SegmentError) -> Refusal {
     Refusal::Segment(error.name(), error.to_string())
 }
 
-/// Refuses a server store address this build cannot open (built without `stores`).
-fn store_in_this_build(address: Option<&str>) -> Result<(), Refusal> {
-    if cfg!(feature = "stores") {
-        return Ok(());
-    }
-    match address {
-        Some(a) if !(a.starts_with('/') || a.starts_with("sqlite://")) => Err(Refusal::Segment(
-            "INVALID_CONFIG",
-            format!(
-                "store {a:?}: this build of ferroflake has SQLite stores only (rebuild with \
-                 the `stores` feature for PostgreSQL, MySQL and Redis)"
-            ),
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// Segments from one store: open keys with `key()`, add keys with `createKey()`.
 ///
 /// Make one with `await SegmentAllocator.open({ store })`. Each allocator has one fetch
@@ -122,7 +105,6 @@ impl SegmentAllocator {
         let address = get("store")?
             .map(|v| args::string(&env, v, "store"))
             .transpose()?;
-        store_in_this_build(address.as_deref()).or_throw(&env)?;
         let parsed = address
             .as_deref()
             .map(StoreAddress::parse)

@@ -181,3 +181,12 @@ test('a hard link to an open SQLite file is refused; a symbolic link is the same
   allocator.close()
   assert.equal(new Set(taken).size, 6, String(taken))
 })
+
+test('a relative store path is refused with the file it would name', () => {
+  assert.throws(() => SegmentAllocator.open({ store: 'segments.db' }), (e) => {
+    assert.equal(e.code, 'ERR_FERROFLAKE_SEGMENT_INVALID_CONFIG')
+    assert.match(e.message, /different file in each working directory/)
+    assert.ok(e.message.includes(join(process.cwd(), 'segments.db')), e.message)
+    return true
+  })
+})

@@ -121,7 +121,7 @@ pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyEr
         E::StartWaitTooLong { .. } => "StartWaitTooLongError",
         E::ClockSkew { .. } => "ClockSkewError",
         E::StateFile { .. } => "StateFileError",
-        E::BadAddress { .. } => "RegistryAddressError",
+        E::BadAddress { .. } | E::NotBuilt { .. } => "RegistryAddressError",
         E::InvalidConfig { .. } => "LeaseConfigError",
         E::Store { .. } => "RegistryError",
         // Variants added to the lease crate later.
@@ -150,7 +150,7 @@ pub fn segment_to_pyerr(py: Python<'_>, err: ferroflake_segment::SegmentError) -
         E::UnknownKey { .. } => "UnknownKeyError",
         E::KeyExists { .. } => "KeyExistsError",
         E::InvalidKey { .. } => "InvalidKeyError",
-        E::InvalidConfig { .. } => "SegmentConfigError",
+        E::InvalidConfig { .. } | E::NotBuilt { .. } => "SegmentConfigError",
         E::Exhausted { .. } => "SegmentExhaustedError",
         E::NotReady { .. } => "SegmentNotReadyError",
         E::Closed { .. } => "SegmentClosedError",

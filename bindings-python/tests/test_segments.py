@@ -335,6 +335,14 @@ def test_malformed_store_addresses_are_refused(address: str) -> None:
     assert refused.value.kind == "INVALID_CONFIG" and isinstance(refused.value, ValueError)
 
 
+def test_a_relative_store_path_is_refused_with_the_file_it_would_name() -> None:
+    with pytest.raises(SegmentConfigError) as refused:
+        SegmentAllocator("relative.db")
+    message = str(refused.value)
+    assert "different file in each working directory" in message, message
+    assert os.path.join(os.getcwd(), "relative.db") in message, message
+
+
 @pytest.mark.parametrize(
     "address", ["redis://127.0.0.1:1", "postgres://u@127.0.0.1:1/db", "mysql://u@127.0.0.1:1/db"]
 )

@@ -264,6 +264,7 @@ pub(crate) fn lease_failure(error: LeaseError) -> Failure {
         LeaseError::StartWaitTooLong { .. } => FERROFLAKE_RESULT_START_WAIT_TOO_LONG,
         LeaseError::ClockSkew { .. } => FERROFLAKE_RESULT_CLOCK_SKEW,
         LeaseError::BadAddress { .. } => FERROFLAKE_RESULT_BAD_ADDRESS,
+        LeaseError::NotBuilt { .. } => FERROFLAKE_RESULT_NOT_BUILT,
         LeaseError::Generator(core) => from_kind(core.kind()),
         LeaseError::InvalidConfig { .. } => FERROFLAKE_RESULT_INVALID_CONFIG,
         LeaseError::StateFile { .. } => FERROFLAKE_RESULT_STATE_FILE,
@@ -283,16 +284,7 @@ fn open_registry(
         None => RegistryAddress::Default,
         Some(text) => RegistryAddress::parse(text).map_err(lease_failure)?,
     };
-    address
-        .open_for(config)
-        .map_err(|error| match (&address, &error) {
-            // A store scheme this build left out: the lease crate's words, a code of its own.
-            (
-                RegistryAddress::Store(_) | RegistryAddress::Service(_),
-                LeaseError::BadAddress { .. },
-            ) if !cfg!(feature = "stores") => Failure::new(FERROFLAKE_RESULT_NOT_BUILT, error),
-            _ => lease_failure(error),
-        })
+    address.open_for(config).map_err(lease_failure)
 }
 
 /// Issues ids under a node id leased from a registry, and only while the lease is held.
@@ -649,7 +641,7 @@ mod tests {
     fn store_schemes_are_not_built_without_the_feature() {
         let (code, _) = start("redis://127.0.0.1:1");
         assert_eq!(code, FERROFLAKE_RESULT_NOT_BUILT);
-        assert!(last_text().contains("this build leaves that registry's backend out"));
+        assert!(last_text().contains("left out of this build"));
     }
 
     #[test]
@@ -669,6 +661,10 @@ mod tests {
                 address: "a".into(),
                 detail: "d".into(),
             },
+            LeaseError::NotBuilt {
+                scheme: "zk".into(),
+                feature: "zookeeper".into(),
+            },
             LeaseError::Generator(ferroflake::Error::ZeroTick),
             LeaseError::InvalidConfig { detail: "d".into() },
             LeaseError::Store {
@@ -686,7 +682,7 @@ mod tests {
         }
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), 7, "two lease errors share a code");
+        assert_eq!(codes.len(), 8, "two lease errors share a code");
     }
 
     #[test]

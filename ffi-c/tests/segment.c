@@ -72,6 +72,11 @@ static void bad_input_is_refused(void) {
                    FERROFLAKE_RESULT_BAD_ADDRESS);
         assert(strstr(ferroflake_last_error_message(), "store address") != NULL);
     }
+    /* The refusal of a relative path says why, in the C face too. */
+    CHECK_CODE(ferroflake_segment_allocator_new("relative.db", NULL, &other),
+               FERROFLAKE_RESULT_BAD_ADDRESS);
+    assert(strstr(ferroflake_last_error_message(), "different file in each working directory") !=
+           NULL);
     CHECK_CODE(ferroflake_segment_allocator_new("/tmp/\xff.db", NULL, &other),
                FERROFLAKE_RESULT_INVALID_UTF8);
     {

@@ -83,6 +83,14 @@ pub enum LeaseError {
         /// Why it cannot be used.
         detail: String,
     },
+    /// A registry this build leaves out: its address is read, but the crate that opens it
+    /// was built without the cargo feature that carries its client.
+    NotBuilt {
+        /// The address' scheme (`etcd`, `redis`, `zk`, `postgres`, `ferroflake+http`).
+        scheme: String,
+        /// The cargo feature of `ferroflake-lease-stores` that carries it.
+        feature: String,
+    },
     /// The generator refused its configuration.
     Generator(ferroflake::Error),
     /// Lease settings that cannot work together (a safety margin not below the TTL, ...).
@@ -118,7 +126,7 @@ impl LeaseError {
     /// Every kind's [`name`](Self::name), in the order of the variants: the list the faces
     /// give their users (Node's `errorCodes()`). A `GENERATOR` error is reported by the
     /// core's kind it carries.
-    pub const KINDS: [&'static str; 12] = [
+    pub const KINDS: [&'static str; 13] = [
         "UNAVAILABLE",
         "NO_FREE_NODE",
         "LOST",
@@ -126,6 +134,7 @@ impl LeaseError {
         "START_WAIT_TOO_LONG",
         "CLOCK_SKEW",
         "BAD_ADDRESS",
+        "NOT_BUILT",
         "GENERATOR",
         "INVALID_CONFIG",
         "STATE_FILE",
@@ -134,12 +143,12 @@ impl LeaseError {
     ];
 
     /// Whether errors of the kind named `kind` are the caller's: an address or a setting
-    /// that cannot work, refused the same way however often it is tried. The service
+    /// that cannot work (or a registry this build leaves out), refused the same way however often it is tried. The service
     /// answers them 400, the CLI exits 2, and the faces raise `ValueError` (Python) or
     /// throw `RangeError` (Node). For `GENERATOR`, the core's kind decides
     /// ([`is_invalid_input`](Self::is_invalid_input)).
     pub fn kind_is_invalid_input(kind: &str) -> bool {
-        matches!(kind, "BAD_ADDRESS" | "INVALID_CONFIG")
+        matches!(kind, "BAD_ADDRESS" | "NOT_BUILT" | "INVALID_CONFIG")
     }
 
     /// Whether this error is the caller's ([`kind_is_invalid_input`](Self::kind_is_invalid_input);
@@ -153,7 +162,7 @@ impl LeaseError {
 
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `NO_FREE_NODE`, `LOST`, `BEHIND_HIGH_WATER`, `START_WAIT_TOO_LONG`,
-    /// `CLOCK_SKEW`, `BAD_ADDRESS`, `GENERATOR`, `INVALID_CONFIG`, `STATE_FILE`, `STOPPED` or
+    /// `CLOCK_SKEW`, `BAD_ADDRESS`, `NOT_BUILT`, `GENERATOR`, `INVALID_CONFIG`, `STATE_FILE`, `STOPPED` or
     /// `STORE`. A `GENERATOR` error carries the core's
     /// own kind ([`ferroflake::ErrorKind::name`]), which faces report instead.
     pub fn name(&self) -> &'static str {
@@ -165,6 +174,7 @@ impl LeaseError {
             Self::StartWaitTooLong { .. } => "START_WAIT_TOO_LONG",
             Self::ClockSkew { .. } => "CLOCK_SKEW",
             Self::BadAddress { .. } => "BAD_ADDRESS",
+            Self::NotBuilt { .. } => "NOT_BUILT",
             Self::Generator(_) => "GENERATOR",
             Self::InvalidConfig { .. } => "INVALID_CONFIG",
             Self::StateFile { .. } => "STATE_FILE",
@@ -259,6 +269,12 @@ impl fmt::Display for LeaseError {
             Self::BadAddress { address, detail } => {
                 write!(f, "bad registry address {address:?}: {detail}")
             }
+            Self::NotBuilt { scheme, feature } => write!(
+                f,
+                "{scheme}:// registries are left out of this build (the `{feature}` feature of \
+                 ferroflake-lease-stores is off): use a build with them, or the embedded \
+                 registry (an absolute directory path)"
+            ),
             Self::Generator(e) => write!(f, "generator refused: {e}"),
             Self::InvalidConfig { detail } => write!(f, "invalid lease settings: {detail}"),
             Self::StateFile { path, detail } => write!(f, "lease state file {path}: {detail}"),
@@ -339,6 +355,10 @@ mod tests {
                 address: "a".into(),
                 detail: "d".into(),
             },
+            LeaseError::NotBuilt {
+                scheme: "zk".into(),
+                feature: "zookeeper".into(),
+            },
             LeaseError::Generator(ferroflake::Error::ClockStalled { waited_ms: 1 }),
             LeaseError::InvalidConfig { detail: "d".into() },
             LeaseError::StateFile {
@@ -366,7 +386,7 @@ mod tests {
             .filter(|e| e.is_invalid_input())
             .map(LeaseError::name)
             .collect();
-        assert_eq!(callers, ["BAD_ADDRESS", "INVALID_CONFIG"]);
+        assert_eq!(callers, ["BAD_ADDRESS", "NOT_BUILT", "INVALID_CONFIG"]);
         let layout = ferroflake::Error::NodeOutOfRange { node: 9, max: 1 };
         assert!(LeaseError::Generator(layout).is_invalid_input());
     }

@@ -39,6 +39,14 @@ pub enum SegmentError {
         /// What is wrong.
         detail: String,
     },
+    /// A store this build leaves out: its address is read, but the crate that opens it was
+    /// built without the cargo feature that carries its client.
+    NotBuilt {
+        /// The address' scheme (`postgres`, `mysql`, `redis`, `ferroflake+http`).
+        scheme: String,
+        /// The cargo feature of `ferroflake-segment-stores` that carries it.
+        feature: String,
+    },
     /// The key's IDs have reached its limit (2^63 - 1, or 2^53 - 1 for JavaScript keys): no
     /// further range fits. IDs never wrap.
     Exhausted {
@@ -96,12 +104,13 @@ pub enum SegmentError {
 impl SegmentError {
     /// Every kind's [`name`](Self::name), in the order of the variants: the list the faces
     /// give their users (Node's `errorCodes()`, the C header's result codes).
-    pub const KINDS: [&'static str; 11] = [
+    pub const KINDS: [&'static str; 12] = [
         "UNAVAILABLE",
         "UNKNOWN_KEY",
         "KEY_EXISTS",
         "INVALID_KEY",
         "INVALID_CONFIG",
+        "NOT_BUILT",
         "EXHAUSTED",
         "NOT_READY",
         "CLOSED",
@@ -111,12 +120,13 @@ impl SegmentError {
     ];
 
     /// Whether errors of the kind named `kind` are the caller's: a key or a setting that
-    /// cannot work, refused the same way however often it is tried. The service answers
+    /// cannot work, or a store this build leaves out, refused the same way however often it
+    /// is tried. The service answers
     /// them 400, the CLI exits 2, and the faces raise `ValueError` (Python) or throw
     /// `RangeError` (Node). A key that exists already is not: it is the table's state,
     /// which another caller may have made.
     pub fn kind_is_invalid_input(kind: &str) -> bool {
-        matches!(kind, "INVALID_KEY" | "INVALID_CONFIG")
+        matches!(kind, "INVALID_KEY" | "INVALID_CONFIG" | "NOT_BUILT")
     }
 
     /// Whether this error is the caller's ([`kind_is_invalid_input`](Self::kind_is_invalid_input)).
@@ -126,7 +136,7 @@ impl SegmentError {
 
     /// The kind's stable name, for JSON, logs and the other languages' faces:
     /// `UNAVAILABLE`, `UNKNOWN_KEY`, `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG`,
-    /// `EXHAUSTED`, `NOT_READY`, `CLOSED`, `REWOUND`, `FORKED` or `STORE`.
+    /// `NOT_BUILT`, `EXHAUSTED`, `NOT_READY`, `CLOSED`, `REWOUND`, `FORKED` or `STORE`.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Unavailable { .. } => "UNAVAILABLE",
@@ -134,6 +144,7 @@ impl SegmentError {
             Self::KeyExists { .. } => "KEY_EXISTS",
             Self::InvalidKey { .. } => "INVALID_KEY",
             Self::InvalidConfig { .. } => "INVALID_CONFIG",
+            Self::NotBuilt { .. } => "NOT_BUILT",
             Self::Exhausted { .. } => "EXHAUSTED",
             Self::NotReady { .. } => "NOT_READY",
             Self::Closed { .. } => "CLOSED",
@@ -160,6 +171,12 @@ impl fmt::Display for SegmentError {
                 write!(f, "invalid segment key {shown:?}: {detail}")
             }
             Self::InvalidConfig { detail } => write!(f, "invalid segment settings: {detail}"),
+            Self::NotBuilt { scheme, feature } => write!(
+                f,
+                "{scheme}:// stores are left out of this build (the `{feature}` feature of \
+                 ferroflake-segment-stores is off): use a build with them, or a SQLite file \
+                 (an absolute path)"
+            ),
             Self::Exhausted { key, limit } => write!(
                 f,
                 "segment key {key:?} is exhausted: no range fits below its limit {limit}"
@@ -207,6 +224,10 @@ impl SegmentError {
                 detail: "d".into(),
             },
             SegmentError::InvalidConfig { detail: "d".into() },
+            SegmentError::NotBuilt {
+                scheme: "redis".into(),
+                feature: "redis".into(),
+            },
             SegmentError::Exhausted {
                 key: "k".into(),
                 limit: 1,
@@ -264,6 +285,6 @@ mod tests {
             .filter(|e| e.is_invalid_input())
             .map(SegmentError::name)
             .collect();
-        assert_eq!(callers, ["INVALID_KEY", "INVALID_CONFIG"]);
+        assert_eq!(callers, ["INVALID_KEY", "INVALID_CONFIG", "NOT_BUILT"]);
     }
 }

@@ -341,7 +341,7 @@ impl Config {
         }
         if let (true, Some(store)) = (self.segment, &self.store) {
             let parsed =
-                crate::store_address::parse_store_address(store).map_err(|e| e.to_string())?;
+                ferroflake_segment_stores::StoreAddress::parse(store).map_err(|e| e.to_string())?;
             if matches!(
                 parsed,
                 ferroflake_segment_stores::StoreAddress::Service { .. }
@@ -433,21 +433,12 @@ impl Config {
                     .map_err(|e| e.to_string())?;
                 // Refused at start, as a store address is: not a server waiting for ever
                 // on a backend it cannot reach.
-                if !cfg!(feature = "stores")
-                    && matches!(
-                        parsed,
-                        ferroflake_lease_stores::RegistryAddress::Store(_)
-                            | ferroflake_lease_stores::RegistryAddress::Service(_)
-                    )
-                {
-                    return Err(format!(
-                        "lease address {:?}: this ferroflake was built without the registries \
-                         on servers; rebuild it with `cargo install --path cli --features \
-                         stores` (needs protoc: apt-get install protobuf-compiler), or use the \
-                         embedded registry (an absolute directory path)",
+                parsed.built().map_err(|e| {
+                    format!(
+                        "lease address {:?}: {e}",
                         ferroflake_lease_stores::redact(address)
-                    ));
-                }
+                    )
+                })?;
                 if matches!(parsed, ferroflake_lease_stores::RegistryAddress::Service(_)) {
                     return Err(format!(
                         "lease address {:?}: {RELAYED}",

@@ -83,7 +83,6 @@ mod segments;
 mod server;
 mod small_file;
 mod snowflake;
-pub mod store_address;
 pub mod tls;
 pub mod tokens;
 

@@ -84,8 +84,8 @@ impl Segments {
     /// The store address cannot work or the store cannot be opened.
     pub fn open(config: &Config, metrics: Arc<Metrics>) -> Result<Self, String> {
         let address = config.store.as_deref();
-        let label = crate::store_address::store_label(address);
-        let store = crate::store_address::open_store(address)
+        let label = ferroflake_segment_stores::StoreAddress::label(address);
+        let store = ferroflake_segment_stores::open(address)
             .map_err(|e| format!("cannot open the segment store ({label}): {e}"))?;
         let store = Arc::new(MeteredStore::new(store, Arc::clone(&metrics)));
         let segment_config = SegmentConfig {

@@ -138,7 +138,7 @@ fn mysql_and_a_fresh_table(prefix: &str) -> (String, String) {
 fn mariadb_spellings_of_one_key_open_one_key() {
     let (base, table) = mysql_and_a_fresh_table("serve_keys");
     let address = format!("{base}?table={table}");
-    let store = ferroflake_serve::store_address::open_store(Some(&address)).unwrap();
+    let store = ferroflake_segment_stores::open(Some(&address)).unwrap();
     store.create("orders", 1, 100).unwrap();
 
     let place = Place::new();

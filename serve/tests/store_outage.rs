@@ -43,7 +43,7 @@ fn postgres_killed_under_load() {
         .unwrap()
         .as_nanos();
     let address = format!("{base}?table=serve_{}_{nanos}", std::process::id());
-    ferroflake_serve::store_address::open_store(Some(&address))
+    ferroflake_segment_stores::open(Some(&address))
         .unwrap()
         .create("k", 1, 100)
         .unwrap();

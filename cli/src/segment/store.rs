@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ferroflake_segment::SegmentStore;
-use ferroflake_serve::store_address::{parse_store_address, store_label};
+use ferroflake_segment_stores::StoreAddress;
 
 use super::refusal::{explain, Refusal};
 
@@ -18,10 +18,10 @@ pub struct Opened {
 /// names the store once the address could be read.
 pub fn open(address: Option<&str>) -> Result<Opened, Refusal> {
     if let Some(address) = address {
-        parse_store_address(address).map_err(|e| Refusal::of(&e, explain(&e, None)))?;
+        StoreAddress::parse(address).map_err(|e| Refusal::of(&e, explain(&e, None)))?;
     }
-    let label = store_label(address);
-    match ferroflake_serve::store_address::open_store(address) {
+    let label = StoreAddress::label(address);
+    match ferroflake_segment_stores::open(address) {
         Ok(store) => Ok(Opened { store, label }),
         Err(e) => Err(Refusal::of(&e, explain(&e, Some(&label)))),
     }

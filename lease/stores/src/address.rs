@@ -69,6 +69,16 @@ impl StoreAddress {
         }
     }
 
+    /// The address' scheme and the cargo feature of this crate that carries its client.
+    pub fn feature(&self) -> (&'static str, &'static str) {
+        match self {
+            StoreAddress::Etcd { .. } => ("etcd", "etcd"),
+            StoreAddress::Redis { .. } => ("redis", "redis"),
+            StoreAddress::ZooKeeper { .. } => ("zk", "zookeeper"),
+            StoreAddress::Postgres { .. } => ("postgres", "postgres"),
+        }
+    }
+
     /// Parses `address`.
     ///
     /// # Errors

@@ -108,8 +108,8 @@ pub use registry_address::RegistryAddress;
 /// the `remote` feature.
 ///
 /// # Errors
-/// [`LeaseError::BadAddress`] for an address that cannot work, or in a build without the
-/// feature; [`LeaseError::InvalidConfig`] if its token or CA file cannot be read.
+/// [`LeaseError::BadAddress`] for an address that cannot work; [`LeaseError::NotBuilt`]
+/// in a build without the `remote` feature; [`LeaseError::InvalidConfig`] if its token or CA file cannot be read.
 pub fn connect_service(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     #[cfg(feature = "remote")]
     {
@@ -117,12 +117,10 @@ pub fn connect_service(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     }
     #[cfg(not(feature = "remote"))]
     {
-        Err(LeaseError::BadAddress {
-            address: ferroflake_store_address::redact(address),
-            detail: "this build leaves the service's registry out (the `remote` feature of \
-                     ferroflake-lease-stores is off); use a build with it (for the ferroflake \
-                     CLI: `cargo install --path cli --features stores`)"
-                .into(),
+        let _ = address;
+        Err(LeaseError::NotBuilt {
+            scheme: "ferroflake+http".into(),
+            feature: "remote".into(),
         })
     }
 }
@@ -131,8 +129,8 @@ pub fn connect_service(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
 /// registry, `ferroflake+http://`, is asked nothing until its first call).
 ///
 /// # Errors
-/// [`LeaseError::BadAddress`] for an address that is not one of the forms above (or whose
-/// backend was not compiled in); [`LeaseError::Unavailable`] if the store cannot be reached
+/// [`LeaseError::BadAddress`] for an address that is not one of the forms above;
+/// [`LeaseError::NotBuilt`] for a backend this build leaves out; [`LeaseError::Unavailable`] if the store cannot be reached
 /// within a few seconds.
 pub fn connect(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
     if registry_address::names_a_service(address) {
@@ -157,13 +155,12 @@ pub fn connect(address: &str) -> Result<Arc<dyn Registry>, LeaseError> {
         StoreAddress::Postgres { url, table } => {
             Ok(Arc::new(postgres::PostgresRegistry::connect(&url, &table)?))
         }
-        _ => Err(LeaseError::BadAddress {
-            address: ferroflake_store_address::redact(address),
-            detail: "this build leaves that registry's backend out (its cargo feature is off); \
-                     use the embedded registry (an absolute directory path), or a build with \
-                     the store backends (for the ferroflake CLI: `cargo install --path cli \
-                     --features stores`, which needs protoc: apt-get install protobuf-compiler)"
-                .into(),
-        }),
+        other => {
+            let (scheme, feature) = other.feature();
+            Err(LeaseError::NotBuilt {
+                scheme: scheme.into(),
+                feature: feature.into(),
+            })
+        }
     }
 }

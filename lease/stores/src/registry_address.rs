@@ -141,6 +141,33 @@ impl RegistryAddress {
         }
     }
 
+    /// Refuses a registry this build leaves out, without connecting to anything: for a
+    /// program that reads its settings before it starts.
+    ///
+    /// # Errors
+    /// [`LeaseError::NotBuilt`], as [`open`](Self::open) would say it.
+    pub fn built(&self) -> Result<(), LeaseError> {
+        let (scheme, feature) = match self {
+            RegistryAddress::Default | RegistryAddress::Embedded(_) => return Ok(()),
+            RegistryAddress::Service(_) => ("ferroflake+http", "remote"),
+            RegistryAddress::Store(url) => crate::StoreAddress::parse(url)?.feature(),
+        };
+        let built = match feature {
+            "etcd" => cfg!(feature = "etcd"),
+            "redis" => cfg!(feature = "redis"),
+            "zookeeper" => cfg!(feature = "zookeeper"),
+            "postgres" => cfg!(feature = "postgres"),
+            _ => cfg!(feature = "remote"),
+        };
+        if built {
+            return Ok(());
+        }
+        Err(LeaseError::NotBuilt {
+            scheme: scheme.into(),
+            feature: feature.into(),
+        })
+    }
+
     /// Opens the registry; fails closed if it cannot be reached.
     pub fn open(&self) -> Result<Arc<dyn Registry>, LeaseError> {
         match self {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use ferroflake_segment::SegmentError;
 pub use ferroflake_store_address::redact;
-use ferroflake_store_address::StoreUrl;
+use ferroflake_store_address::{meant_here, StoreUrl};
 
 /// The table Leaf uses, and the default for the SQL stores.
 pub const DEFAULT_TABLE: &str = "leaf_alloc";
@@ -79,8 +79,18 @@ impl StoreAddress {
         let bad = |detail: &str| SegmentError::InvalidConfig {
             detail: format!("store address {shown:?}: {detail}"),
         };
+        if address.is_empty() {
+            return Err(bad("empty (give an absolute path or a URL)"));
+        }
         if address.starts_with('/') {
             return sqlite_path(address).map_err(bad);
+        }
+        if ferroflake_store_address::scheme_of(address).is_none() {
+            let here = meant_here(address);
+            return Err(bad(&format!(
+                "a relative path names a different file in each working directory, and two \
+                 files hand out the same IDs; give an absolute path{here}"
+            )));
         }
         if let Some(rest) = address.strip_prefix("sqlite://") {
             // A URL's `?` and `#` begin parameters, which SQLite would take as part of the
@@ -144,6 +154,35 @@ impl StoreAddress {
             other => Err(bad(&format!(
                 "unknown scheme {other:?}: use an absolute path, sqlite:///file, postgres://, mysql://, redis:// or ferroflake+http://"
             ))),
+        }
+    }
+}
+
+impl StoreAddress {
+    /// The scheme messages name the store by, and the cargo feature of this crate that
+    /// carries its client (`None` for SQLite, always built).
+    pub fn feature(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            StoreAddress::Sqlite { .. } => None,
+            StoreAddress::Postgres { .. } => Some(("postgres", "postgres")),
+            StoreAddress::Mysql { .. } => Some(("mysql", "mysql")),
+            StoreAddress::Redis { .. } => Some(("redis", "redis")),
+            StoreAddress::Service { .. } => Some(("ferroflake+http", "remote")),
+        }
+    }
+
+    /// How messages name the store at `address` (`None`: the embedded default): "the
+    /// SQLite file /srv/s.db", or the address with any password hidden.
+    pub fn label(address: Option<&str>) -> String {
+        match address {
+            None => format!(
+                "the embedded SQLite file {}",
+                ferroflake_segment::SqliteStore::default_path().display()
+            ),
+            Some(address) => match StoreAddress::parse(address) {
+                Ok(StoreAddress::Sqlite { path }) => format!("the SQLite file {}", path.display()),
+                _ => redact(address),
+            },
         }
     }
 }
@@ -221,6 +260,47 @@ mod tests {
             StoreAddress::parse(address),
             Err(SegmentError::InvalidConfig { .. })
         )
+    }
+
+    fn refused(address: &str) -> String {
+        match StoreAddress::parse(address) {
+            Err(e @ SegmentError::InvalidConfig { .. }) => e.to_string(),
+            other => panic!("{address:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn refuses_relative_paths_and_says_which_file_they_meant() {
+        let message = refused("s.db");
+        assert!(message.contains("relative path"), "{message}");
+        assert!(message.contains("/s.db)"), "{message}");
+        assert!(refused("dir/s.db").contains("relative path"));
+        assert!(refused("").contains("empty"));
+        assert!(refused("sqlite://s.db").contains("absolute path"));
+    }
+
+    #[test]
+    fn labels_name_the_file_or_hide_passwords() {
+        assert_eq!(
+            StoreAddress::label(Some("/srv/s.db")),
+            "the SQLite file /srv/s.db"
+        );
+        let label = StoreAddress::label(Some("postgres://u:secret@h:1/d"));
+        assert!(!label.contains("secret"), "{label}");
+        assert!(StoreAddress::label(None).starts_with("the embedded SQLite file /"));
+    }
+
+    #[test]
+    fn every_store_on_a_server_names_its_feature() {
+        let features = [
+            "postgres://h/d",
+            "mysql://h/d",
+            "redis://h",
+            "ferroflake+http://h:1/",
+        ]
+        .map(|a| StoreAddress::parse(a).unwrap().feature().unwrap().1);
+        assert_eq!(features, ["postgres", "mysql", "redis", "remote"]);
+        assert_eq!(StoreAddress::parse("/s.db").unwrap().feature(), None);
     }
 
     #[test]

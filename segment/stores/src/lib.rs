@@ -40,8 +40,9 @@ pub use redis::RedisStore;
 /// ([`HostRecorded`](ferroflake_segment::host_record)).
 ///
 /// # Errors
-/// [`SegmentError::InvalidConfig`] for an address that cannot work or names a store this
-/// build leaves out; [`SegmentError::Unavailable`] if the store cannot be reached, or this
+/// [`SegmentError::InvalidConfig`] for an address that cannot work (a relative path, an
+/// unknown scheme, ...); [`SegmentError::NotBuilt`] for a store this build leaves out;
+/// [`SegmentError::Unavailable`] if the store cannot be reached, or this
 /// host's record cannot be kept.
 pub fn open(address: Option<&str>) -> Result<Arc<dyn SegmentStore>, SegmentError> {
     let address = match address {
@@ -123,9 +124,13 @@ fn open_bare(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, SegmentErr
         StoreAddress::Service { address } => {
             Ok(Arc::new(ferroflake_remote::RemoteStore::open(address)?))
         }
-        other => Err(SegmentError::InvalidConfig {
-            detail: format!("{other}: this build leaves that store out (enable its feature)"),
-        }),
+        other => {
+            let (scheme, feature) = other.feature().unwrap_or(("sqlite", "sqlite"));
+            Err(SegmentError::NotBuilt {
+                scheme: scheme.into(),
+                feature: feature.into(),
+            })
+        }
     }
 }
 
