@@ -503,8 +503,8 @@ pub struct ServeArgs {
     #[arg(long, env = "FERROFLAKE_LISTEN", value_name = "ADDR:PORT")]
     pub listen: Option<SocketAddr>,
 
-    /// The snowflake layout: a preset name or a spelling
-    /// TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER] [default: twitter].
+    /// The snowflake layout: a preset name or a spelling such as
+    /// 41/8/14@2010-11-04T01:42:54.657Z (see `ferroflake layout --help`) [default: twitter].
     #[arg(long, env = "FERROFLAKE_LAYOUT")]
     pub layout: Option<String>,
 
