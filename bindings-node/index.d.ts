@@ -83,10 +83,15 @@ export declare class Generator {
  */
 export declare class Layout {
   /**
-   * A preset by name: one of `Layout.presetNames()` (case-insensitive).
-   * Throws RangeError `ERR_FERROFLAKE_UNKNOWN_LAYOUT` for any other name.
+   * A layout by name or spelling: a preset, one of `Layout.presetNames()`
+   * (case-insensitive), or `TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`
+   * as `toString()` prints it, e.g. `'41/8/14@2010-11-04T01:42:54.657Z'`.
+   * Throws RangeError `ERR_FERROFLAKE_UNKNOWN_LAYOUT` for text that is neither, and the
+   * builder's codes for widths, tick or epoch that make no layout.
    */
   static preset(name: string): Layout
+  /** The layout's spelling, which `Layout.preset` reads back to an equal layout. */
+  toString(): string
   /**
    * A custom layout. Widths are in bits; `tickMs` defaults to 1, `epochMs` to 0 (the Unix
    * epoch), `shardBits` to 0 and `order` to `'node_then_sequence'`.

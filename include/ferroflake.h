@@ -1360,10 +1360,14 @@ ferroflake_result ferroflake_layout_new_preset(ferroflake_preset preset_value,
                                                struct ferroflake_layout **out_layout);
 
 /**
- * Makes a handle for a preset layout by name: "twitter", "discord", "sonyflake", "js53",
- * "js53ms" or "sharded" (ASCII case-insensitive).
+ * Makes a handle for a layout by name or spelling: a preset, "twitter", "discord",
+ * "sonyflake", "js53", "js53ms" or "sharded" (ASCII case-insensitive), or a custom
+ * layout spelled `TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`, the epoch as
+ * `YYYY-MM-DDTHH:MM:SS[.fff]Z` or unix ms, e.g. "41/8/14@2010-11-04T01:42:54.657Z".
  *
- * Returns `UNKNOWN_LAYOUT` for any other name, `INVALID_UTF8`, or `NULL_ARGUMENT`.
+ * Returns `UNKNOWN_LAYOUT` for text that is neither (a spelling that breaks the form
+ * included), what `ferroflake_layout_new` returns for widths, tick or epoch that make no
+ * layout, `INVALID_UTF8`, or `NULL_ARGUMENT`.
  *
  * Ownership: `name` is only read during the call. On success the caller owns
  * `*out_layout` and releases it with `ferroflake_layout_free`.

@@ -5,6 +5,7 @@ The model is plain integer arithmetic (shifts and masks), written from the layou
 definitions; the Rust, C, Python and Node suites all check their results against its output.
 Run: python3 testdata/make_vectors.py > testdata/vectors.json
 """
+import datetime
 import json
 import sys
 
@@ -78,6 +79,116 @@ def custom(time_bits, node_bits, sequence_bits, shard_bits=0, tick_ms=1, epoch_m
            order="node_then_sequence"):
     return dict(time_bits=time_bits, node_bits=node_bits, sequence_bits=sequence_bits,
                 shard_bits=shard_bits, tick_ms=tick_ms, epoch_ms=epoch_ms, order=order)
+
+
+# --- Layout spellings (core/src/layout_spec.rs):
+# TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER], the epoch as an RFC 3339 UTC
+# instant (YYYY-MM-DDTHH:MM:SS[.fff]Z) or unix ms. Here the epochs come from Python's own
+# calendar and the printed spelling from the definition, not from the Rust parser.
+
+def utc_ms(text):
+    """Unix ms of a strict RFC 3339 UTC instant, through Python's datetime."""
+    when = datetime.datetime.strptime(text.replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z"
+                                      if "." in text else "%Y-%m-%dT%H:%M:%S%z")
+    delta = when - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def spelled(l):
+    """The spelling a layout prints: defaults (tick 1 ms, node above sequence) left out,
+    the epoch as an instant with milliseconds only when there are any, unix ms past 9999."""
+    text = "%d/%d/%d" % (l["time_bits"], l["node_bits"], l["sequence_bits"])
+    if l["shard_bits"]:
+        text += "+%d" % l["shard_bits"]
+    seconds, millis = divmod(l["epoch_ms"], 1000)
+    if l["epoch_ms"] < utc_ms("9999-12-31T23:59:59.999Z") + 1:
+        when = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=seconds)
+        text += "@" + when.strftime("%Y-%m-%dT%H:%M:%S")
+        text += (".%03d" % millis if millis else "") + "Z"
+    else:
+        text += "@%d" % l["epoch_ms"]
+    if l["tick_ms"] != 1:
+        text += ",tick=%dms" % l["tick_ms"]
+    if l["order"] != "node_then_sequence":
+        text += ",order=" + l["order"]
+    return text
+
+
+def spelling_case(name, spelling, layout, ts, node=0, seq=0, shard=0, expect=None):
+    case = id_case(name, layout, ts, node, seq, shard, expect=expect)
+    return dict(name=name, spelling=spelling, layout=layout, display=spelled(layout),
+                parts=case["parts"], decoded=case["decoded"], id=case["id"])
+
+
+def sonyflake_v2_id(elapsed_units, sequence, machine, bits_sequence, bits_machine):
+    """sonyflake v2 packs time | sequence | machine id, written from its definition."""
+    return (elapsed_units << (bits_sequence + bits_machine)) | (sequence << bits_machine) | machine
+
+
+def layout_spellings():
+    twitter = PRESETS["twitter"]
+    # bwmarrin/snowflake with NodeBits = 8, StepBits = 14 and Epoch = 1700000000000.
+    bwmarrin = custom(41, 8, 14, epoch_ms=1700000000000)
+    # sonyflake v2: BitsSequence = 10, BitsMachineID = 12, TimeUnit = 1 ms, StartTime
+    # 2025-01-01: the time takes the other 41 bits.
+    v2_start = utc_ms("2025-01-01T00:00:00Z")
+    v2 = custom(41, 12, 10, epoch_ms=v2_start, order="sequence_then_node")
+    v2_made = utc_ms("2025-06-01T12:00:00.123Z")
+    return [
+        spelling_case("preset name", "twitter", twitter, 1700000000123, node=1023, seq=4095),
+        spelling_case("preset name, any case", "SonyFlake", PRESETS["sonyflake"],
+                      1700000000015, node=0xBEEF, seq=200),
+        spelling_case("twitter spelled out", "41/10/12@2010-11-04T01:42:54.657Z", twitter,
+                      1656432460105, node=378, expect=1541815603606036480),
+        spelling_case("bwmarrin NodeBits 8 StepBits 14, own epoch", "41/8/14@1700000000000",
+                      bwmarrin, 1700000123456, node=200, seq=9000),
+        spelling_case("sonyflake v2 BitsSequence 10 BitsMachineID 12 TimeUnit 1ms",
+                      "41/12/10@2025-01-01T00:00:00Z,order=sequence_then_node", v2, v2_made,
+                      node=513, seq=7,
+                      expect=sonyflake_v2_id(v2_made - v2_start, 7, 513, 10, 12)),
+        spelling_case("sonyflake options in either order",
+                      "39/16/8@1409529600000,order=sequence_then_node,tick=10ms",
+                      PRESETS["sonyflake"], 1409529600000, node=1),
+        spelling_case("sharded spelled out", "41/6/12+4@2020-01-01T00:00:00Z",
+                      PRESETS["sharded"], 1700000000000, node=63, seq=4095, shard=15),
+        spelling_case("tick, shard and a half second",
+                      "40/7/9+3@1970-01-02T00:00:00.5Z,tick=3ms",
+                      custom(40, 7, 9, shard_bits=3, tick_ms=3, epoch_ms=86400500),
+                      1700000000002, node=100, seq=500, shard=5),
+        spelling_case("leap day", "41/10/12@2024-02-29T12:34:56.789Z",
+                      custom(41, 10, 12, epoch_ms=utc_ms("2024-02-29T12:34:56.789Z")),
+                      1709210096789),
+        spelling_case("epoch past year 9999", "20/4/4@253402300800000",
+                      custom(20, 4, 4, epoch_ms=253402300800000), 253402300800000),
+    ]
+
+
+# Text that names no layout is UNKNOWN_LAYOUT; a spelling whose widths, tick or epoch make
+# no layout fails as the builder does.
+LAYOUT_SPELLING_ERRORS = [
+    dict(spelling="snowflake", error="UNKNOWN_LAYOUT"),
+    dict(spelling="", error="UNKNOWN_LAYOUT"),
+    dict(spelling=" twitter", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10@0", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/x/12@0", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@-5", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@2023-02-29T00:00:00Z", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@2024-01-01T00:00:00+01:00", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@2024-01-01T00:00:00.1234Z", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@2024-01-01", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@0,tick=10", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@0,order=sideways", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@0,tick=1ms,tick=1ms", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@9223372036854775808", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/12@0\u00e9", error="UNKNOWN_LAYOUT"),
+    dict(spelling="41/10/13@0", error="TOO_MANY_BITS"),
+    dict(spelling="41/10/12+1@0", error="TOO_MANY_BITS"),
+    dict(spelling="0/10/12@0", error="NO_TIME_BITS"),
+    dict(spelling="41/10/0@0", error="ZERO_SEQUENCE_BITS"),
+    dict(spelling="41/10/12@0,tick=0ms", error="ZERO_TICK"),
+    dict(spelling="41/10/12@1969-12-31T23:59:59Z", error="EPOCH_BEFORE_UNIX"),
+]
 
 
 # --- The ID mask (core/src/mask.rs), written again from its definition: a 10-round
@@ -348,12 +459,17 @@ def main():
                "generator_errors: a manual clock at now_ms, default options plus "
                "resume_after_ms (a decimal string) when given.",
                "mask: key texts are VERSION:SECRET; keyring lists are one key per line, the "
-               "first current; ids and masked numbers are decimal strings."],
+               "first current; ids and masked numbers are decimal strings.",
+               "layout_spellings: text that Layout.parse (and every face's constructor "
+               "by name) reads as `layout`, printed back as `display`; its id is parts "
+               "composed in that layout."],
         presets={k: layout_facts(v) for k, v in PRESETS.items()},
         ids=ids, layout_errors=layout_errors, generator_errors=generator_errors,
         compose_errors=compose_errors, decode_errors=decode_errors,
         parse_errors=parse_errors, parse_ok=parse_ok, encode_errors=encode_errors,
         mask=mask_vectors(),
+        layout_spellings=layout_spellings(),
+        layout_spelling_errors=LAYOUT_SPELLING_ERRORS,
     )
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")

@@ -33,13 +33,22 @@ pub struct Layout {
 
 #[napi]
 impl Layout {
-    /// A preset by name: one of `Layout.presetNames()` (case-insensitive).
-    /// Throws RangeError `ERR_FERROFLAKE_UNKNOWN_LAYOUT` for any other name.
+    /// A layout by name or spelling: a preset, one of `Layout.presetNames()`
+    /// (case-insensitive), or `TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`
+    /// as `toString()` prints it, e.g. `'41/8/14@2010-11-04T01:42:54.657Z'`.
+    /// Throws RangeError `ERR_FERROFLAKE_UNKNOWN_LAYOUT` for text that is neither, and the
+    /// builder's codes for widths, tick or epoch that make no layout.
     #[napi(factory, ts_args_type = "name: string")]
     pub fn preset(env: Env, name: Unknown) -> napi::Result<Layout> {
         let name = args::string(&env, name, "layout name")?;
-        let inner = ferroflake::Layout::from_name(&name).or_throw(&env)?;
+        let inner = ferroflake::Layout::parse(&name).or_throw(&env)?;
         Ok(Layout { inner })
+    }
+
+    /// The layout's spelling, which `Layout.preset` reads back to an equal layout.
+    #[napi(js_name = "toString")]
+    pub fn spelling(&self) -> String {
+        self.inner.to_string()
     }
 
     /// A custom layout. Widths are in bits; `tickMs` defaults to 1, `epochMs` to 0 (the Unix
@@ -258,7 +267,7 @@ pub struct LayoutSpec {
     pub order: String,
 }
 
-/// A layout option: a `Layout`, a preset name, or absent (the default).
+/// A layout option: a `Layout`, a preset name or layout spelling, or absent (the default).
 pub(crate) fn layout_option(env: &Env, value: Option<Unknown>) -> napi::Result<ferroflake::Layout> {
     let Some(value) = value else {
         return Ok(DEFAULT_LAYOUT);
@@ -266,7 +275,7 @@ pub(crate) fn layout_option(env: &Env, value: Option<Unknown>) -> napi::Result<f
     match value.get_type()? {
         ValueType::String => {
             let name = args::string(env, value, "layout")?;
-            ferroflake::Layout::from_name(&name).or_throw(env)
+            ferroflake::Layout::parse(&name).or_throw(env)
         }
         ValueType::Object => {
             // SAFETY: a live JS object from this call; the type tag check refuses other classes.

@@ -167,20 +167,10 @@ fn entry_for(generator: &SharedGenerator, options: Options) -> Entry {
 /// A registry entry as a JavaScript user wrote it, for error messages.
 fn describe(entry: &Entry) -> String {
     let layout = entry.generator.layout();
-    let preset = Layout::PRESET_NAMES
-        .iter()
-        .find(|name| Layout::from_name(name).is_ok_and(|preset| preset == *layout));
-    let layout = match preset {
+    // A custom layout is named by its spelling, which `Layout.preset` reads back.
+    let layout = match layout.preset_name() {
         Some(name) => format!("layout '{name}'"),
-        None => format!(
-            "a custom layout of {}/{}/{}/{} bits, {} ms ticks, epoch {} ms",
-            layout.time_bits(),
-            layout.node_bits(),
-            layout.sequence_bits(),
-            layout.shard_bits(),
-            layout.tick_ms(),
-            layout.epoch_ms()
-        ),
+        None => format!("layout '{layout}'"),
     };
     let options = &entry.options;
     let resume = options

@@ -62,6 +62,38 @@ test('bad layouts are refused with their kind', () => {
   }
 })
 
+test('layout spellings read, print and decode as recorded', () => {
+  assert.ok(vectors.layout_spellings.length > 0)
+  for (const c of vectors.layout_spellings) {
+    const layout = Layout.preset(c.spelling)
+    assert.ok(layout.equals(layoutFrom(c.layout)), c.name)
+    assert.equal(layout.toString(), c.display, c.name)
+    assert.equal(`${layout}`, c.display, c.name)
+    assert.ok(Layout.preset(layout.toString()).equals(layout), c.name)
+    const parts = {
+      timestampMs: c.parts.timestamp_ms,
+      nodeId: c.parts.node,
+      sequence: c.parts.sequence,
+      shard: c.parts.shard,
+    }
+    assert.equal(layout.compose(parts), BigInt(c.id), c.name)
+    const { date, ...decoded } = layout.decode(BigInt(c.id))
+    assert.deepEqual(decoded, {
+      timestampMs: c.decoded.timestamp_ms,
+      nodeId: c.decoded.node,
+      sequence: c.decoded.sequence,
+      shard: c.decoded.shard,
+    }, c.name)
+    assert.equal(date.getTime(), c.decoded.timestamp_ms, c.name)
+  }
+})
+
+test('bad layout spellings are refused with their kind', () => {
+  for (const c of vectors.layout_spelling_errors) {
+    assertThrowsCode(() => Layout.preset(c.spelling), RangeError, code(c.error))
+  }
+})
+
 test('bad generators are refused with their kind (manual clock at now_ms)', () => {
   for (const c of vectors.generator_errors) {
     const clock = new ManualClock(c.now_ms)

@@ -155,10 +155,11 @@ impl PyLayout {
         Self::wrap(Layout::sharded())
     }
 
-    /// A preset by name (one of `PRESET_NAMES`, case-insensitive).
+    /// A layout by name or spelling: a preset (one of `PRESET_NAMES`, case-insensitive) or
+    /// `TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`, as `str()` prints it.
     #[classmethod]
     fn from_name(_cls: &Bound<'_, PyType>, py: Python<'_>, name: &str) -> PyResult<Self> {
-        Layout::from_name(name)
+        Layout::parse(name)
             .map(Self::wrap)
             .map_err(|e| to_pyerr(py, e))
     }
@@ -278,12 +279,14 @@ impl PyLayout {
         Ok(((l.time_bits(), l.node_bits(), l.sequence_bits()), kwargs))
     }
 
+    /// The layout's spelling, which `Layout.from_name` reads back to an equal layout.
+    fn __str__(&self) -> String {
+        self.inner.to_string()
+    }
+
     pub(crate) fn __repr__(&self) -> String {
         let l = &self.inner;
-        if let Some(name) = Layout::PRESET_NAMES
-            .iter()
-            .find(|name| Layout::from_name(name) == Ok(*l))
-        {
+        if let Some(name) = l.preset_name() {
             return format!("Layout.{name}()");
         }
         format!(

@@ -91,3 +91,23 @@ def test_strings_parse_or_fail_as_recorded(vectors: dict[str, Any]) -> None:
         assert info.value.kind == case["error"], case
     for case in vectors["parse_ok"]:
         assert ferroflake.parse(case["input"], case["format"]) == int(case["id"]), case
+
+
+def test_layout_spellings_read_print_and_decode_as_recorded(vectors: dict[str, Any]) -> None:
+    assert vectors["layout_spellings"], "no layout spellings"
+    for case in vectors["layout_spellings"]:
+        name = case["name"]
+        layout = ferroflake.Layout.from_name(case["spelling"])
+        assert layout == layout_from_spec(case["layout"]), name
+        assert str(layout) == case["display"], name
+        assert ferroflake.Layout.from_name(str(layout)) == layout, name
+        assert layout.compose(**case["parts"]) == int(case["id"]), name
+        assert layout.decode(int(case["id"])) == ferroflake.Parts(**case["decoded"]), name
+
+
+def test_bad_layout_spellings_raise_their_kind(vectors: dict[str, Any]) -> None:
+    for case in vectors["layout_spelling_errors"]:
+        with pytest.raises(ferroflake.LayoutError) as info:
+            ferroflake.Layout.from_name(case["spelling"])
+        assert info.value.kind == case["error"], case
+        assert isinstance(info.value, ValueError)

@@ -4,6 +4,9 @@ use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use ferroflake::Layout;
 
+use crate::layout_arg::NamedLayout;
+use crate::peers::Peer;
+
 /// Issue, decode and explain snowflake-family 64-bit IDs.
 ///
 /// A node id is never guessed: `ferroflake next` either uses `--node N`, an id you manage
@@ -13,7 +16,8 @@ use ferroflake::Layout;
 ///
 /// Exit status: 0 on success; 1 when IDs cannot be issued, written (a closed or broken
 /// standard output) or an id cannot be leased, or a segment key is missing, exists already,
-/// is exhausted or its store fails; 2 for bad usage or input; 130 or 143 when `next` or
+/// is exhausted or its store fails, or `layout --like` names a library whose IDs no layout
+/// describes; 2 for bad usage or input; 130 or 143 when `next` or
 /// `segment next` was stopped by SIGINT or SIGTERM (it stops issuing and releases its lease,
 /// or gives its unissued IDs back, first).
 #[derive(Debug, Parser)]
@@ -29,7 +33,8 @@ pub enum Command {
     Next(NextArgs),
     /// Show the time, node, sequence and shard inside an ID.
     Decode(DecodeArgs),
-    /// Draw a layout's bits and show its capacity and exhaustion date.
+    /// Draw a layout's bits and show its capacity and exhaustion date, or print the layout
+    /// of another ID library's IDs (--like).
     Layout(LayoutArgs),
     /// Turn IDs into public IDs that hide their time, node or count, one per line.
     ///
@@ -84,12 +89,16 @@ pub enum Command {
     Serve(Box<ferroflake_serve::ServeArgs>),
 }
 
-/// Which preset layout IDs use.
+/// Which layout IDs use.
 #[derive(Debug, Clone, Args)]
 pub struct LayoutChoice {
-    /// The layout (preset name).
-    #[arg(long, default_value = "twitter", value_parser = clap::builder::PossibleValuesParser::new(Layout::PRESET_NAMES))]
-    pub layout: String,
+    /// The layout: a preset (twitter, discord, sonyflake, js53, js53ms, sharded) or a
+    /// spelling TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER], the epoch as
+    /// YYYY-MM-DDTHH:MM:SS[.fff]Z or unix ms, ORDER node_then_sequence (default) or
+    /// sequence_then_node. E.g. 41/8/14@2010-11-04T01:42:54.657Z; `ferroflake layout
+    /// --like PEER` prints the one for another library's IDs.
+    #[arg(long, value_name = "LAYOUT", default_value = "twitter", value_parser = NamedLayout::parse)]
+    pub layout: NamedLayout,
 }
 
 impl Cli {
@@ -200,9 +209,14 @@ fn with_default(arg: clap::Arg, what: &str, path: &std::path::Path) -> clap::Arg
 }
 
 impl LayoutChoice {
-    /// The chosen preset (the parser accepts preset names only).
+    /// The chosen layout.
     pub fn get(&self) -> Layout {
-        Layout::from_name(&self.layout).expect("clap accepts preset names only")
+        self.layout.layout
+    }
+
+    /// The preset's name, or the layout's spelling.
+    pub fn name(&self) -> &str {
+        &self.layout.name
     }
 }
 
@@ -292,8 +306,40 @@ pub struct LayoutArgs {
     pub layout: LayoutChoice,
 
     /// Show every preset.
-    #[arg(long, conflicts_with = "layout")]
+    #[arg(long, conflicts_with_all = ["layout", "like"])]
     pub all: bool,
+
+    /// Print the layout spelling that decodes another library's IDs, for --layout. With
+    /// the peer's own settings where they differ from its defaults (--node-bits,
+    /// --step-bits, --bits-sequence, --bits-machine-id, --time-unit, --epoch). Exit status
+    /// 1, saying why, for a peer whose IDs no layout describes.
+    #[arg(long, value_enum, value_name = "PEER", conflicts_with = "layout")]
+    pub like: Option<Peer>,
+
+    /// bwmarrin/snowflake's NodeBits [default: 10].
+    #[arg(long, requires = "like")]
+    pub node_bits: Option<u32>,
+
+    /// bwmarrin/snowflake's StepBits [default: 12].
+    #[arg(long, requires = "like")]
+    pub step_bits: Option<u32>,
+
+    /// sonyflake v2's BitsSequence [default: 8].
+    #[arg(long, requires = "like")]
+    pub bits_sequence: Option<u32>,
+
+    /// sonyflake v2's BitsMachineID [default: 16].
+    #[arg(long, requires = "like")]
+    pub bits_machine_id: Option<u32>,
+
+    /// sonyflake v2's TimeUnit, in whole milliseconds: `10ms`, `1s` [default: 10ms].
+    #[arg(long, value_name = "DURATION", requires = "like")]
+    pub time_unit: Option<String>,
+
+    /// The peer's epoch (bwmarrin's Epoch, sonyflake's StartTime, Hutool's epochDate, ...):
+    /// YYYY-MM-DDTHH:MM:SS[.fff]Z or unix ms [default: the peer's].
+    #[arg(long, alias = "start-time", value_name = "INSTANT", requires = "like")]
+    pub epoch: Option<String>,
 }
 
 #[derive(Debug, Args)]

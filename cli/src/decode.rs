@@ -21,12 +21,12 @@ pub fn run(args: &DecodeArgs, out: &mut impl Write) -> Result<(), Failure> {
         .map_err(|e| Failure::Input(unreadable(text, format, &e)))?;
     let parts = layout
         .decode(id)
-        .map_err(|e| Failure::Input(format!("{id} is not a {} ID: {e}", args.layout.layout)))?;
+        .map_err(|e| Failure::Input(format!("{id} is not a {} ID: {e}", args.layout.name())))?;
     let time = iso_ms(parts.timestamp_ms);
     if args.json {
         let value = serde_json::json!({
             "id": id.to_string(),
-            "layout": args.layout.layout,
+            "layout": args.layout.name(),
             "time": time,
             "timestamp_ms": parts.timestamp_ms,
             "node": parts.node,
@@ -36,7 +36,7 @@ pub fn run(args: &DecodeArgs, out: &mut impl Write) -> Result<(), Failure> {
         writeln!(out, "{value}")?;
     } else {
         writeln!(out, "id        {id}")?;
-        writeln!(out, "layout    {}", args.layout.layout)?;
+        writeln!(out, "layout    {}", args.layout.name())?;
         writeln!(
             out,
             "time      {time}  ({} ms since the Unix epoch)",

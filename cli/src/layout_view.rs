@@ -20,7 +20,10 @@ pub fn run(args: &LayoutArgs, out: &mut impl Write) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    write!(out, "{}", describe(&args.layout.layout, &args.layout.get()))?;
+    if let Some(peer) = args.like {
+        return crate::peers::run(peer, args, out);
+    }
+    write!(out, "{}", describe(args.layout.name(), &args.layout.get()))?;
     Ok(())
 }
 

@@ -235,7 +235,7 @@ fn write_ids(
         write!(
             out,
             "{{\"layout\":{},\"node\":{},\"lease\":{},\"ids\":[",
-            serde_json::Value::from(args.layout.layout.as_str()),
+            serde_json::Value::from(args.layout.name()),
             source.node,
             lease
         )

@@ -92,6 +92,15 @@ pub enum Error {
     },
     /// A layout name that is not one of the presets.
     UnknownLayout,
+    /// A layout spelling (`TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`)
+    /// that breaks the grammar. Its kind is [`ErrorKind::UnknownLayout`]: the text names
+    /// no layout.
+    InvalidLayoutSpelling {
+        /// Byte offset where the spelling went wrong.
+        index: usize,
+        /// What was expected there.
+        expected: &'static str,
+    },
     /// A string to parse was empty.
     ParseEmpty,
     /// A string to parse starts with `-`: IDs are never negative.
@@ -305,7 +314,7 @@ impl Error {
             Self::ClockMovedBackwards { .. } => ErrorKind::ClockMovedBackwards,
             Self::ClockStalled { .. } => ErrorKind::ClockStalled,
             Self::LeaseExpired { .. } => ErrorKind::LeaseExpired,
-            Self::UnknownLayout => ErrorKind::UnknownLayout,
+            Self::UnknownLayout | Self::InvalidLayoutSpelling { .. } => ErrorKind::UnknownLayout,
             Self::ParseEmpty => ErrorKind::ParseEmpty,
             Self::ParseNegative => ErrorKind::ParseNegative,
             Self::ParseInvalidCharacter { .. } => ErrorKind::ParseInvalidCharacter,
@@ -374,6 +383,11 @@ impl fmt::Display for Error {
             ),
             Self::UnknownLayout => f.write_str(
                 "unknown layout name (expected twitter, discord, sonyflake, js53, js53ms or sharded)",
+            ),
+            Self::InvalidLayoutSpelling { index, expected } => write!(
+                f,
+                "bad layout spelling: expected {expected} at byte {index} (the form is \
+                 TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER])"
             ),
             Self::ParseEmpty => f.write_str("cannot parse an ID from an empty string"),
             Self::ParseNegative => f.write_str("IDs are never negative"),

@@ -34,7 +34,9 @@
 //!
 //! Layouts are presets ([`Layout::twitter`], [`Layout::discord`], [`Layout::sonyflake`],
 //! [`Layout::js53`], [`Layout::js53ms`], [`Layout::sharded`]) or built and validated with
-//! [`Layout::builder`]. Every refusal is an [`Error`], never a panic.
+//! [`Layout::builder`], and any of them read from text with [`Layout::parse`]: a preset
+//! name or a spelling such as `41/8/14@2010-11-04T01:42:54.657Z`, which a layout's
+//! `Display` prints. Every refusal is an [`Error`], never a panic.
 //!
 //! ## Public IDs
 //!
@@ -83,6 +85,7 @@ mod fork_guard;
 mod generator;
 mod id;
 mod layout;
+mod layout_spec;
 mod mask;
 mod mask_key;
 mod mask_text;

@@ -145,24 +145,43 @@ impl Layout {
         )
     }
 
-    /// A preset by name: one of [`Layout::PRESET_NAMES`] (ASCII case-insensitive).
+    /// The presets, in the order of [`Layout::PRESET_NAMES`].
+    const PRESETS: [Layout; 6] = [
+        Self::twitter(),
+        Self::discord(),
+        Self::sonyflake(),
+        Self::js53(),
+        Self::js53ms(),
+        Self::sharded(),
+    ];
+
+    /// A preset by name: one of [`Layout::PRESET_NAMES`] (ASCII case-insensitive). Text
+    /// that may also be a custom layout's spelling goes to [`Layout::parse`].
     ///
     /// # Errors
     /// [`Error::UnknownLayout`].
     pub fn from_name(name: &str) -> Result<Layout, Error> {
-        let presets = [
-            Self::twitter(),
-            Self::discord(),
-            Self::sonyflake(),
-            Self::js53(),
-            Self::js53ms(),
-            Self::sharded(),
-        ];
         Self::PRESET_NAMES
             .iter()
             .position(|n| n.eq_ignore_ascii_case(name))
-            .map(|i| presets[i])
+            .map(|i| Self::PRESETS[i])
             .ok_or(Error::UnknownLayout)
+    }
+
+    /// The name of the preset equal to this layout, or `None` for a custom one (whose
+    /// `Display` spelling names it instead).
+    ///
+    /// ```
+    /// use ferroflake::Layout;
+    /// assert_eq!(Layout::parse("41/10/12@2015-01-01T00:00:00Z")?.preset_name(), Some("discord"));
+    /// assert_eq!(Layout::parse("41/8/14@2015-01-01T00:00:00Z")?.preset_name(), None);
+    /// # Ok::<(), ferroflake::Error>(())
+    /// ```
+    pub fn preset_name(&self) -> Option<&'static str> {
+        Self::PRESETS
+            .iter()
+            .position(|preset| preset == self)
+            .map(|i| Self::PRESET_NAMES[i])
     }
 
     /// A Twitter node id from its datacenter (5 bits) and worker (5 bits) halves.

@@ -219,3 +219,31 @@ fn mask_refusals_match_the_vectors() {
         );
     }
 }
+
+#[test]
+fn layout_spellings_read_print_and_decode_as_recorded() {
+    let v = vectors();
+    let cases = v["layout_spellings"].as_array().unwrap();
+    assert!(!cases.is_empty(), "no layout spellings");
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let spelling = case["spelling"].as_str().unwrap();
+        let parsed = Layout::parse(spelling).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(parsed, layout(&case["layout"]).unwrap(), "{name}");
+        let display = parsed.to_string();
+        assert_eq!(display, case["display"].as_str().unwrap(), "{name}");
+        assert_eq!(Layout::parse(&display), Ok(parsed), "{name}");
+        let id = u(&case["id"]);
+        assert_eq!(parsed.compose(&parts(&case["parts"])), Ok(id), "{name}");
+        assert_eq!(parsed.decode(id), Ok(parts(&case["decoded"])), "{name}");
+    }
+}
+
+#[test]
+fn bad_layout_spellings_fail_with_their_kind() {
+    for case in vectors()["layout_spelling_errors"].as_array().unwrap() {
+        let spelling = case["spelling"].as_str().unwrap();
+        let error = Layout::parse(spelling).expect_err(spelling);
+        assert_eq!(kind_name(error), case["error"], "{spelling:?}");
+    }
+}

@@ -161,10 +161,14 @@ pub unsafe extern "C" fn ferroflake_layout_new_preset(
     })
 }
 
-/// Makes a handle for a preset layout by name: "twitter", "discord", "sonyflake", "js53",
-/// "js53ms" or "sharded" (ASCII case-insensitive).
+/// Makes a handle for a layout by name or spelling: a preset, "twitter", "discord",
+/// "sonyflake", "js53", "js53ms" or "sharded" (ASCII case-insensitive), or a custom
+/// layout spelled `TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`, the epoch as
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z` or unix ms, e.g. "41/8/14@2010-11-04T01:42:54.657Z".
 ///
-/// Returns `UNKNOWN_LAYOUT` for any other name, `INVALID_UTF8`, or `NULL_ARGUMENT`.
+/// Returns `UNKNOWN_LAYOUT` for text that is neither (a spelling that breaks the form
+/// included), what `ferroflake_layout_new` returns for widths, tick or epoch that make no
+/// layout, `INVALID_UTF8`, or `NULL_ARGUMENT`.
 ///
 /// Ownership: `name` is only read during the call. On success the caller owns
 /// `*out_layout` and releases it with `ferroflake_layout_free`.
@@ -186,7 +190,7 @@ pub unsafe extern "C" fn ferroflake_layout_new_named(
         // SAFETY: the caller's promise above.
         let out_layout = unsafe { out(out_layout)? };
         let name = name.to_str().map_err(|_| FERROFLAKE_RESULT_INVALID_UTF8)?;
-        out_layout.set(boxed(Layout::from_name(name)?));
+        out_layout.set(boxed(Layout::parse(name)?));
         Ok(())
     })
 }

@@ -1,5 +1,5 @@
 /* Every case of testdata/vectors.json, through the C API: presets, ids <-> parts and strings,
- * and each refusal with its result code. The cases come from vectors_cases.h, which
+ * layouts by name or spelling, and each refusal with its result code. The cases come from vectors_cases.h, which
  * vectors_to_c.py generates from the JSON at test time. */
 #include <stdint.h>
 #include <string.h>
@@ -69,6 +69,20 @@ struct parse_ok_case {
 struct encode_error_case {
     const char *format;
     uint64_t id;
+    ferroflake_result error;
+};
+
+struct layout_spelling_case {
+    const char *name;
+    const char *spelling; /* a preset name or a layout spelling */
+    ferroflake_layout_spec spec;
+    ferroflake_parts parts;
+    ferroflake_parts decoded;
+    uint64_t id;
+};
+
+struct layout_spelling_error_case {
+    const char *spelling;
     ferroflake_result error;
 };
 
@@ -275,11 +289,43 @@ static void values_parse_refuses_are_refused_by_encode_too(void) {
     }
 }
 
+static void layout_spellings_read_and_decode_as_recorded(void) {
+    size_t i;
+    for (i = 0; i < layout_spelling_cases_count; i++) {
+        const struct layout_spelling_case *c = &layout_spelling_cases[i];
+        ferroflake_layout *layout = NULL;
+        ferroflake_layout_spec spec;
+        ferroflake_parts decoded;
+        uint64_t id = 0;
+
+        CHECK_OK(ferroflake_layout_new_named(c->spelling, &layout));
+        CHECK_OK(ferroflake_layout_get_spec(layout, &spec));
+        if (!same_spec(&spec, &c->spec)) {
+            fprintf(stderr, "%s: %s read as another layout\n", c->name, c->spelling);
+        }
+        assert(same_spec(&spec, &c->spec));
+        CHECK_OK(ferroflake_layout_compose(layout, &c->parts, &id));
+        assert(id == c->id);
+        CHECK_OK(ferroflake_layout_decode(layout, c->id, &decoded));
+        assert(same_parts(&decoded, &c->decoded));
+        ferroflake_layout_free(layout);
+        cases_run++;
+    }
+    for (i = 0; i < layout_spelling_error_cases_count; i++) {
+        const struct layout_spelling_error_case *c = &layout_spelling_error_cases[i];
+        ferroflake_layout *layout = NULL;
+        CHECK_CODE(ferroflake_layout_new_named(c->spelling, &layout), c->error);
+        assert(layout == NULL);
+        cases_run++;
+    }
+}
+
 int main(void) {
     size_t expected = preset_cases_count + id_cases_count + layout_error_cases_count +
                       generator_error_cases_count + compose_error_cases_count +
                       decode_error_cases_count + parse_error_cases_count + parse_ok_cases_count +
-                      encode_error_cases_count;
+                      encode_error_cases_count + layout_spelling_cases_count +
+                      layout_spelling_error_cases_count;
     presets_match_their_definitions();
     ids_compose_decode_and_encode_as_recorded();
     bad_layouts_are_refused_with_their_code();
@@ -287,6 +333,7 @@ int main(void) {
     bad_parts_and_ids_are_refused_with_their_code();
     strings_parse_or_fail_as_recorded();
     values_parse_refuses_are_refused_by_encode_too();
+    layout_spellings_read_and_decode_as_recorded();
     assert(cases_run == expected);
     printf("vectors: %zu cases passed\n", cases_run);
     return 0;

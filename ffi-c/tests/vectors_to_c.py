@@ -19,7 +19,8 @@ ORDERS = {
 }
 SECTIONS = [
     "presets", "ids", "layout_errors", "generator_errors", "compose_errors",
-    "decode_errors", "parse_errors", "parse_ok", "encode_errors",
+    "decode_errors", "parse_errors", "parse_ok", "encode_errors", "layout_spellings",
+    "layout_spelling_errors",
 ]
 MASK_PARTS = ["about", "cases", "decode_errors", "key_errors", "key_spellings"]
 
@@ -134,6 +135,16 @@ def main():
     table("struct encode_error_case", "encode_error_cases", [
         "{%s, %s, %s}" % (c_string(c["format"]), u64(c["id"]), error(c["error"]))
         for c in v["encode_errors"]
+    ])
+    table("struct layout_spelling_case", "layout_spelling_cases", [
+        "{%s, %s, %s, %s, %s, %s}" % (
+            c_string(c["name"]), c_string(c["spelling"]), spec(c["layout"]),
+            parts(c["parts"]), parts(c["decoded"]), u64(c["id"]))
+        for c in v["layout_spellings"]
+    ])
+    table("struct layout_spelling_error_case", "layout_spelling_error_cases", [
+        "{%s, %s}" % (c_string(c["spelling"]), error(c["error"]))
+        for c in v["layout_spelling_errors"]
     ])
     with open(target, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))

@@ -35,7 +35,9 @@ pub const MAX_BATCH_LIMIT: u64 = 1_000_000;
 pub struct Config {
     /// Where to listen. Default `127.0.0.1:8080`.
     pub listen: SocketAddr,
-    /// The snowflake layout (a preset name). Default `twitter`, Leaf's layout.
+    /// The snowflake layout: a preset name or a layout spelling such as
+    /// `41/8/14@2010-11-04T01:42:54.657Z` (`TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`).
+    /// Default `twitter`, Leaf's layout.
     pub layout: String,
     /// The lease registry (`--lease` of `ferroflake next`). `None`: the embedded registry
     /// in its default directory.
@@ -400,14 +402,15 @@ impl Config {
         self.listen.ip().to_canonical().is_loopback()
     }
 
-    /// The layout named by [`layout`](Self::layout).
+    /// The layout named or spelled by [`layout`](Self::layout), read by core's
+    /// [`Layout::parse`].
     ///
     /// # Errors
-    /// The name is not a preset.
+    /// The text is neither a preset name nor a valid layout spelling.
     pub fn layout(&self) -> Result<Layout, String> {
-        Layout::from_name(&self.layout).map_err(|_| {
+        Layout::parse(&self.layout).map_err(|e| {
             format!(
-                "unknown layout {:?} (presets: {})",
+                "unknown layout {:?}: not a preset ({}) nor a layout spelling: {e}",
                 self.layout,
                 Layout::PRESET_NAMES.join(", ")
             )
@@ -491,7 +494,8 @@ pub struct ServeArgs {
     #[arg(long, env = "FERROFLAKE_LISTEN", value_name = "ADDR:PORT")]
     pub listen: Option<SocketAddr>,
 
-    /// The snowflake layout (a preset name) [default: twitter].
+    /// The snowflake layout: a preset name or a spelling such as
+    /// 41/8/14@2010-11-04T01:42:54.657Z (see `ferroflake layout --help`) [default: twitter].
     #[arg(long, env = "FERROFLAKE_LAYOUT")]
     pub layout: Option<String>,
 

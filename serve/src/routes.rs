@@ -7,7 +7,7 @@
 //! | `GET /v1/segment/{key}?count=N` | `{"mode","key","ids":["..",..]}` |
 //! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
 //! | `GET /v1/segment/{key}/status` | an open key's range, next segment, step, runway, counters (404 `KEY_NOT_OPEN` for a key not open: a status never opens one) |
-//! | `GET /v1/decode/{id}?layout=NAME` | time, node, sequence and shard of a snowflake ID |
+//! | `GET /v1/decode/{id}?layout=NAME` | time, node, sequence and shard of a snowflake ID; `NAME` a preset or a layout spelling (`+` as `%2B`) |
 //! | any method `/decodeSnowflakeId?snowflakeId=N` | Leaf: `{"timestamp":"MS(yyyy-MM-dd HH:mm:ss.SSS)","workerId":"..","sequenceId":".."}` in the server's layout, the time in UTC |
 //! | `GET /v1/masked/{segment,snowflake}/{key}?count=N&format=F` | masked IDs (see [`masked`](crate::masked)) |
 //! | `GET /v1/unmask/{text}?format=F` | the ID behind a masked ID, with the server's key |
@@ -482,14 +482,15 @@ async fn v1_segment_status(
     }
 }
 
-/// `text` decoded as an ID of the layout `layout_name`: the one path both decode routes
+/// `text` decoded as an ID of the layout `layout_name` (a preset name or a layout
+/// spelling, read by core's [`Layout::parse`]): the one path both decode routes
 /// take, with all bit math in core's [`Layout::decode`].
 fn decode_id(text: &str, layout_name: &str) -> Result<(u64, ferroflake::Parts), Refusal> {
-    let layout = Layout::from_name(layout_name).map_err(|_| {
+    let layout = Layout::parse(layout_name).map_err(|e| {
         Refusal::bad_input(
             "BAD_LAYOUT",
             format!(
-                "unknown layout {layout_name:?} (presets: {})",
+                "layout {layout_name:?} is neither a preset ({}) nor a layout spelling: {e}",
                 Layout::PRESET_NAMES.join(", ")
             ),
         )

@@ -1,0 +1,200 @@
+//! `ferroflake layout --like PEER` and custom layout spellings on `next`, `decode` and
+//! `layout`, as a user runs them.
+
+use std::process::{Command, Output};
+
+use ferroflake::Layout;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
+
+fn ferroflake(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+/// stdout of a run that must succeed.
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "ferroflake failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// The exit status and stderr of a run that must fail.
+fn refusal(args: &[&str]) -> (i32, String) {
+    let output = ferroflake(args);
+    assert!(!output.status.success(), "{args:?} succeeded");
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn like(args: &[&str]) -> String {
+    let out = stdout(&ferroflake(&[&["layout", "--like"], args].concat()));
+    out.trim_end().to_owned()
+}
+
+#[test]
+fn each_peer_with_its_defaults_prints_the_layout_of_its_ids() {
+    let twitter = Layout::twitter().to_string();
+    for (peer, expected) in [
+        ("bwmarrin", twitter.as_str()),
+        ("leaf", &twitter),
+        ("hutool", &twitter),
+        ("mybatis-plus", &twitter),
+        (
+            "sonyflake",
+            "39/16/8@2014-09-01T00:00:00Z,tick=10ms,order=sequence_then_node",
+        ),
+        (
+            "sonyflake-v2",
+            "39/16/8@2014-09-01T00:00:00Z,tick=10ms,order=sequence_then_node",
+        ),
+        ("shardingsphere", "41/10/12@2016-11-01T00:00:00Z"),
+        ("cosid", "41/10/12@2019-12-24T16:00:00Z"),
+    ] {
+        assert_eq!(like(&[peer]), expected, "{peer}");
+    }
+    assert_eq!(
+        Layout::parse(&like(&["sonyflake"])),
+        Ok(Layout::sonyflake())
+    );
+}
+
+#[test]
+fn a_peers_own_settings_change_its_layout() {
+    assert_eq!(
+        like(&[
+            "bwmarrin",
+            "--node-bits",
+            "8",
+            "--step-bits",
+            "14",
+            "--epoch",
+            "1700000000000"
+        ]),
+        "41/8/14@2023-11-14T22:13:20Z"
+    );
+    assert_eq!(
+        like(&[
+            "sonyflake-v2",
+            "--bits-sequence",
+            "10",
+            "--bits-machine-id",
+            "12",
+            "--time-unit",
+            "1ms",
+            "--start-time",
+            "2025-01-01T00:00:00Z",
+        ]),
+        "41/12/10@2025-01-01T00:00:00Z,order=sequence_then_node"
+    );
+    assert_eq!(
+        like(&["sonyflake-v2", "--time-unit", "1s"]),
+        "39/16/8@2014-09-01T00:00:00Z,tick=1000ms,order=sequence_then_node"
+    );
+}
+
+#[test]
+fn peers_without_a_layout_and_bad_settings_are_refused_saying_why() {
+    for (args, status, why) in [
+        (&["seata"][..], 1, "node id above the timestamp"),
+        (&["yitter"], 1, "reserves its lowest sequence numbers"),
+        (
+            &["sonyflake", "--node-bits", "8"],
+            2,
+            "--node-bits is a setting of --like bwmarrin",
+        ),
+        (
+            &["bwmarrin", "--node-bits", "40", "--step-bits", "40"],
+            2,
+            "80 bits",
+        ),
+        (
+            &["sonyflake-v2", "--time-unit", "1.5ms"],
+            2,
+            "whole milliseconds",
+        ),
+        (
+            &["cosid", "--epoch", "2025-02-30T00:00:00Z"],
+            2,
+            "at byte 8",
+        ),
+        (&["cosid", "--epoch", "0,tick=5ms"], 2, "no ','"),
+        (
+            &["cosid", "--epoch", "1969-12-31T00:00:00Z"],
+            2,
+            "before 1970",
+        ),
+        (&["snowflake"], 2, "invalid value 'snowflake'"),
+    ] {
+        let (code, stderr) = refusal(&[&["layout", "--like"], args].concat());
+        assert_eq!(code, status, "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+    let (code, stderr) = refusal(&["layout", "--node-bits", "8"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn next_decode_and_layout_take_a_spelling_where_they_take_a_preset() {
+    let spelling = like(&["bwmarrin", "--node-bits", "8", "--step-bits", "14"]);
+    let id = stdout(&ferroflake(&[
+        "next", "--node", "255", "--layout", &spelling,
+    ]));
+    let id: u64 = id.trim().parse().unwrap();
+    let parts = Layout::parse(&spelling).unwrap().decode(id).unwrap();
+    assert_eq!(parts.node, 255);
+
+    let decoded = stdout(&ferroflake(&[
+        "decode",
+        &id.to_string(),
+        "--layout",
+        &spelling,
+        "--json",
+    ]));
+    let decoded: serde_json::Value = serde_json::from_str(&decoded).unwrap();
+    assert_eq!(decoded["node"], 255);
+    assert_eq!(decoded["layout"], spelling.as_str());
+    // A preset spelled out is named by its spelling; a preset name keeps its name.
+    let out = stdout(&ferroflake(&[
+        "decode",
+        "1",
+        "--layout",
+        "SONYFLAKE",
+        "--json",
+    ]));
+    assert!(out.contains("\"layout\":\"sonyflake\""), "{out}");
+
+    let out = stdout(&ferroflake(&["layout", "--layout", "41/6/12+4@0,tick=2ms"]));
+    assert!(
+        out.starts_with("41/6/12+4@1970-01-01T00:00:00Z,tick=2ms: 41 time + 6 node + 12 sequence + 4 shard bits"),
+        "{out}"
+    );
+    assert!(out.contains("tick      2 ms"), "{out}");
+
+    for (args, why) in [
+        (
+            &[
+                "next",
+                "--node",
+                "1",
+                "--layout",
+                "41/10/12@2010-13-01T00:00:00Z",
+            ][..],
+            "at byte 14",
+        ),
+        (&["decode", "1", "--layout", "41/10/13@0"], "64 bits"),
+        (
+            &["layout", "--layout", "41/10/12@0,order=sideways"],
+            "sequence_then_node",
+        ),
+    ] {
+        let (code, stderr) = refusal(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+}
