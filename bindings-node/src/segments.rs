@@ -133,10 +133,7 @@ impl SegmentAllocator {
             Ok(OpenedStore {
                 inner: Arc::new(inner),
                 store,
-                address: address.map_or_else(
-                    || "the embedded SQLite store".to_owned(),
-                    |a| ferroflake_segment_stores::redact(&a),
-                ),
+                address: StoreAddress::label(address.as_deref()),
             })
         };
         Ok(pool::spawn(work, SegmentAllocator::instance))
@@ -252,7 +249,8 @@ impl SegmentAllocator {
             .collect()
     }
 
-    /// The store, as it was given, any password hidden.
+    /// Which store: `"the SQLite file /srv/ids.db"`, `"the embedded SQLite file ..."`, or
+    /// the address as given with any password hidden.
     #[napi(getter)]
     pub fn store(&self) -> String {
         self.address.clone()

@@ -40,7 +40,9 @@ test('two processes on one key of one SQLite file: 0 duplicates', { timeout: 90_
 })
 
 test('a key issues numbers, bigints, strings and batches from one sequence; status and close', async () => {
-  const allocator = await SegmentAllocator.open({ store: storePath(), prefetchShare: 0.5 })
+  const path = storePath()
+  const allocator = await SegmentAllocator.open({ store: path, prefetchShare: 0.5 })
+  assert.equal(allocator.store, `the SQLite file ${path}`)
   await allocator.createKey('users', { step: 10 })
   const key = await allocator.key('users')
   assert.ok(key instanceof SegmentKey)

@@ -11,6 +11,7 @@ use ferroflake_segment::{
     KeyHandle, KeyStatus, Range, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore,
     LIMIT_JS, MAX_BATCH,
 };
+use ferroflake_segment_stores::StoreAddress;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
@@ -32,6 +33,8 @@ pub(crate) struct Allocator {
     /// In an `Arc` because order numbers (`ferroflake_segment::OrderNumbers`) hold one.
     pub(crate) allocator: Arc<SegmentAllocator>,
     store: Arc<dyn SegmentStore>,
+    /// How the store is named to people ([`StoreAddress::label`]).
+    label: String,
 }
 
 impl Allocator {
@@ -99,6 +102,7 @@ impl PySegmentAllocator {
             max_step,
             ..SegmentConfig::default()
         };
+        let label = StoreAddress::label(address.as_deref());
         let opened = py.detach(move || {
             let store = ferroflake_segment_stores::open(address.as_deref())?;
             let allocator = SegmentAllocator::new(Arc::clone(&store), config)?;
@@ -108,6 +112,7 @@ impl PySegmentAllocator {
         let inner = Arc::new(Allocator {
             allocator: Arc::new(allocator),
             store,
+            label,
         });
         closing::track(&inner);
         Ok(PySegmentAllocator { inner })
@@ -196,10 +201,11 @@ impl PySegmentAllocator {
         )
     }
 
-    /// The store's name: `"sqlite"`, `"postgres"`, `"mysql"` or `"redis"`.
+    /// Which store: `"the SQLite file /srv/ids.db"`, `"the embedded SQLite file ..."`, or
+    /// the address as given with any password hidden.
     #[getter]
     fn store(&self) -> String {
-        self.inner.store.name().to_owned()
+        self.inner.label.clone()
     }
 
     /// Stops issuing from every key and gives each key's unissued IDs back to the table

@@ -43,7 +43,7 @@ def store(tmp_path: Path) -> str:
 
 def test_keys_issue_dense_increasing_ids_and_close_gives_the_rest_back(store: str) -> None:
     with SegmentAllocator(store) as allocator:
-        assert allocator.store == "sqlite"
+        assert allocator.store == f"the SQLite file {store.removeprefix('sqlite://')}"
         allocator.create_key("orders", start=1, step=100)
         orders = allocator.key("orders")
         assert orders.name == "orders"

@@ -43,7 +43,7 @@ def test_a_segment_key_on_postgres_issues_dense_ids_and_gives_the_rest_back() ->
     assert POSTGRES is not None
     name = f"ff-py-{uuid.uuid4().hex}"
     with SegmentAllocator(POSTGRES) as allocator:
-        assert allocator.store == "postgres"
+        assert allocator.store.startswith("postgres://"), allocator.store
         allocator.create_key(name, 1, 100)
         key = allocator.key(name)
         assert [key.next_id(), *key.next_ids(150), *key.next_ids_array(9)] == list(range(1, 161))
@@ -59,7 +59,7 @@ def test_a_segment_key_through_the_service_issues_dense_ids_and_gives_the_rest_b
     assert SERVICE is not None
     name = f"ff-py-{uuid.uuid4().hex}"
     with SegmentAllocator(SERVICE) as allocator:
-        assert allocator.store == "ferroflake+http"
+        assert allocator.store == SERVICE  # as given, nothing to hide
         allocator.create_key(name, 1, 100)
         key = allocator.key(name)
         assert [key.next_id(), *key.next_ids(150), *key.next_ids_array(9)] == list(range(1, 161))
