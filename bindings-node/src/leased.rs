@@ -624,8 +624,8 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
         Some(value) => {
             let text = args::string(env, value, "registry")?;
             RegistryAddress::parse(&text)
+                .and_then(|address| address.built().map(|()| address))
                 .map_err(lease_refusal)
-                .and_then(reachable_in_this_build)
                 .or_throw(env)?
         }
         None => RegistryAddress::Default,
@@ -660,23 +660,4 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
         key: Key { registry, layout },
         settings,
     })
-}
-
-/// Refuses a store address this build cannot open (built without the `stores` feature).
-fn reachable_in_this_build(address: RegistryAddress) -> Result<RegistryAddress, Refusal> {
-    if cfg!(feature = "stores") {
-        return Ok(address);
-    }
-    match address {
-        RegistryAddress::Store(url) | RegistryAddress::Service(url) => Err(Refusal::Lease(
-            "BAD_ADDRESS",
-            format!(
-                "bad registry address {:?}: this build of ferroflake has the embedded \
-                 registry only (rebuild with the `stores` feature for etcd, Redis, ZooKeeper, \
-                 PostgreSQL and a ferroflake service)",
-                ferroflake_lease_stores::redact(&url)
-            ),
-        )),
-        embedded => Ok(embedded),
-    }
 }
