@@ -9,6 +9,9 @@
 
 #include "check.h"
 
+/* The formats of vectors.json; its generated header checks the number. */
+#define FORMAT_COUNT 9
+
 struct mask_case {
     const char *key;
     size_t key_len;

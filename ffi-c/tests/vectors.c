@@ -6,6 +6,9 @@
 
 #include "check.h"
 
+/* The formats of vectors.json; its generated header checks the number. */
+#define FORMAT_COUNT 9
+
 struct preset_case {
     const char *name;
     ferroflake_layout_spec spec;

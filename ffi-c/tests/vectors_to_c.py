@@ -88,7 +88,10 @@ def main():
         if sorted(k for k in texts if k not in ID_FIELDS) != sorted(formats):
             raise SystemExit("vectors.json: a case lacks or adds formats: %r" % sorted(texts))
     preamble += [
-        "#define FORMAT_COUNT %d" % len(formats),
+        # The test program sizes its text arrays before this header: a format added to the
+        # JSON stops the build until FORMAT_COUNT there says it.
+        '_Static_assert(FORMAT_COUNT == %d, "FORMAT_COUNT: the number of formats");'
+        % len(formats),
         "static const char *const format_names[FORMAT_COUNT] = {%s};"
         % ", ".join(c_string(f) for f in formats),
         "",
