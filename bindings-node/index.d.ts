@@ -42,8 +42,8 @@ export declare class Generator {
   nextId(): number
   /** The next ID as a `bigint` (any layout). */
   nextIdBigInt(): bigint
-  /** The next ID as a string: decimal (default), `'base62'` or `'base32'`. */
-  nextIdString(format?: 'dec' | 'base62' | 'base32'): string
+  /** The next ID as a string: decimal (default), or any other format `encode` takes. */
+  nextIdString(format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): string
   /** The next ID carrying `shard` in its low bits, as a `bigint`. */
   nextIdForShard(shard: number | bigint): bigint
   /** `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`). */
@@ -195,8 +195,8 @@ export declare class LeasedGenerator {
   nextId(): number
   /** The next ID as a `bigint` (any layout). */
   nextIdBigInt(): bigint
-  /** The next ID as a string: decimal (default), `'base62'` or `'base32'`. */
-  nextIdString(format?: 'dec' | 'base62' | 'base32'): string
+  /** The next ID as a string: decimal (default), or any other format `encode` takes. */
+  nextIdString(format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): string
   /** `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`). */
   nextIds(count: number): Array<number>
   /** `count` consecutive IDs as a `BigUint64Array` (any layout). */
@@ -295,17 +295,17 @@ export declare class MaskKeyring {
   /**
    * Masks `id` under the current key and writes it as text of fixed length: the key
    * version first (one character; two digits in `'dec'`), then the masked number.
-   * `format` is `'base62'` (default), `'base32'` or `'dec'`; at 53 bits the text is 10,
-   * 12 or 18 characters long, at 63 bits 12, 14 or 21.
+   * `format` is `'base62'` (default), `'base32'`, `'dec'` or another format `encode`
+   * takes; at 53 bits the text is 10, 12 or 18 characters long, at 63 bits 12, 14 or 21.
    */
-  encode(id: number | bigint | string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }): string
+  encode(id: number | bigint | string, options?: { format?: 'base62' | 'base32' | 'dec' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'; bits?: number }): string
   /**
    * The ID of a text made by `encode` with the same format and width, unmasked with the
    * key its version names: a `number` for `bits` up to 53, else a `bigint`. Throws
    * RangeError `ERR_FERROFLAKE_PARSE_*` for text of another format or width,
    * `..._UNKNOWN_MASK_KEY_VERSION` for a version the keyring lacks.
    */
-  decode(text: string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }): number | bigint
+  decode(text: string, options?: { format?: 'base62' | 'base32' | 'dec' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'; bits?: number }): number | bigint
   /** `MaskKeyring { currentVersion: 2, versions: [1, 2] }`: no secret. */
   toString(): string
   /** The versions, for logs and `JSON.stringify`: no secret. */
@@ -423,8 +423,8 @@ export declare class SegmentKey {
   nextId(): number
   /** The next ID as a `bigint` (any limit). */
   nextIdBigInt(): bigint
-  /** The next ID as a string: decimal (default), `'base62'` or `'base32'`. */
-  nextIdString(format?: 'dec' | 'base62' | 'base32'): string
+  /** The next ID as a string: decimal (default), or any other format `encode` takes. */
+  nextIdString(format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): string
   /**
    * The next ID without waiting: `null` where `nextId()` would wait for the segment in
    * flight (memory empty; the fetch has been asked for).
@@ -473,10 +473,14 @@ export interface DecodedId {
 
 /**
  * The string form of an ID: decimal (default), or fixed-width sortable base62 (11
- * characters) or Crockford base32 (13 characters). Takes what `parse` gives, 0 to
+ * characters) or Crockford base32 (13 characters); or bwmarrin/snowflake's forms:
+ * `'base58-flickr'`, `'base32-bwmarrin'`, `'base36'`, `'base2'`, `'base64-decimal'` (base64
+ * of the decimal text) and `'json'` (the quoted decimal). Takes what `parse` gives, 0 to
  * 2^63 - 1: a larger bigint throws RangeError `ERR_FERROFLAKE_PARSE_OVERFLOW`, as `parse`.
+ * For the 8-byte big-endian form, `buf.writeBigUInt64BE(BigInt(id))` into an 8-byte
+ * Buffer.
  */
-export declare function encode(id: number | bigint | string, format?: 'dec' | 'base62' | 'base32'): string
+export declare function encode(id: number | bigint | string, format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): string
 
 /** One row of the error table: what `code` a refusal has and which class throws it. */
 export interface ErrorCodeInfo {
@@ -558,8 +562,11 @@ export interface OrderNumber {
   key: string
 }
 
-/** Parses a string form back into the ID, as a bigint. */
-export declare function parse(text: string, format?: 'dec' | 'base62' | 'base32'): bigint
+/**
+ * Parses a string form back into the ID, as a bigint. Where Go's bwmarrin/snowflake would
+ * wrap a value past 64 bits or read a sign, this throws RangeError.
+ */
+export declare function parse(text: string, format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): bigint
 
 /** What `close()` did. */
 export interface SegmentCloseReport {

@@ -47,9 +47,10 @@
 
 
 /**
- * A buffer of this many bytes holds any id in any format, with its NUL terminator.
+ * A buffer of this many bytes holds any id in any format, with its NUL terminator (the
+ * longest: 63 binary digits).
  */
-#define FERROFLAKE_ENCODED_MAX_SIZE 21
+#define FERROFLAKE_ENCODED_MAX_SIZE 64
 
 /**
  * What `ferroflake_generator_fence_ms` reports when no fence is set.
@@ -65,9 +66,9 @@
 
 /**
  * A buffer of this many bytes holds any masked text of any width in any format, with its
- * NUL terminator (the widest: 64 bits in decimal, 22 characters).
+ * NUL terminator (the widest: 64 bits in base 2 after a 5-digit version, 69 characters).
  */
-#define FERROFLAKE_MASK_TEXT_MAX_SIZE 23
+#define FERROFLAKE_MASK_TEXT_MAX_SIZE 70
 
 #if defined(FERROFLAKE_UNIX)
 /**
@@ -920,6 +921,40 @@ typedef struct ferroflake_segment_status {
 #define FERROFLAKE_FORMAT_BASE32 2
 
 /**
+ * bwmarrin/snowflake's Base58 (Flickr's alphabet, lower case before upper), 1 to 11
+ * characters. Parsing refuses a value above 2^63 - 1, which Go would wrap.
+ */
+#define FERROFLAKE_FORMAT_BASE58_FLICKR 3
+
+/**
+ * bwmarrin/snowflake's Base32: base-32 digits in the z-base-32 alphabet, 1 to 13
+ * characters (not z-base-32 itself, nor Crockford's `FERROFLAKE_FORMAT_BASE32`).
+ */
+#define FERROFLAKE_FORMAT_BASE32_BWMARRIN 4
+
+/**
+ * Base 36, lower case (as Go's strconv), 1 to 13 characters; parsing takes either case.
+ */
+#define FERROFLAKE_FORMAT_BASE36 5
+
+/**
+ * Base 2, 1 to 63 characters.
+ */
+#define FERROFLAKE_FORMAT_BASE2 6
+
+/**
+ * bwmarrin/snowflake's Base64: standard padded base64 of the decimal text, up to 28
+ * characters.
+ */
+#define FERROFLAKE_FORMAT_BASE64_DECIMAL 7
+
+/**
+ * bwmarrin/snowflake's JSON form: the decimal in double quotes; parsing refuses an
+ * unquoted number.
+ */
+#define FERROFLAKE_FORMAT_JSON 8
+
+/**
  * Twitter's snowflake: 41 time / 10 node / 12 sequence, 1 ms, epoch 1288834974657.
  */
 #define FERROFLAKE_PRESET_TWITTER 0
@@ -1010,8 +1045,9 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The format with this name: "dec", "base62" or "base32" (the names the other languages
- * and the CLI use), for formats read from configuration.
+ * The format with this name (the names the other languages and the CLI use): "dec",
+ * "base62", "base32", "base58-flickr", "base32-bwmarrin", "base36", "base2",
+ * "base64-decimal" or "json", for formats read from configuration.
  *
  * Returns `UNKNOWN_ENUM_VALUE` for any other name, `INVALID_UTF8`, or `NULL_ARGUMENT`.
  *

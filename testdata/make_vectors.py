@@ -5,6 +5,7 @@ The model is plain integer arithmetic (shifts and masks), written from the layou
 definitions; the Rust, C, Python and Node suites all check their results against its output.
 Run: python3 testdata/make_vectors.py > testdata/vectors.json
 """
+import base64
 import datetime
 import json
 import sys
@@ -26,16 +27,89 @@ PRESETS = {
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+DIGITS = "0123456789"
+MAX_ID = 2**63 - 1
+
+# bwmarrin/snowflake's forms (Go), from its definitions: plain positional digits, most
+# significant first, no padding, in these alphabets.
+B58_FLICKR = "123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
+B32_BWMARRIN = "ybndrfg8ejkmcpqxot1uwisza345h769"
+B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+POSITIONAL = {"dec": DIGITS, "base62": B62, "base32": B32, "base58-flickr": B58_FLICKR,
+              "base32-bwmarrin": B32_BWMARRIN, "base36": B36, "base2": "01"}
+FIXED_WIDTH = {"dec": 1, "base62": 11, "base32": 13}
 
 
 def enc(n, alphabet, width):
+    """n in alphabet, padded to width with the alphabet's zero."""
     out = ""
     while True:
         out = alphabet[n % len(alphabet)] + out
         n //= len(alphabet)
         if n == 0:
             break
-    return out.rjust(width, "0")
+    return out.rjust(width, alphabet[0])
+
+
+def b64_of_decimal(decimal_text):
+    return base64.b64encode(decimal_text.encode("ascii")).decode("ascii")
+
+
+def text_forms(i):
+    """Every format's text of ID i, keyed by format name."""
+    forms = {name: enc(i, alphabet, FIXED_WIDTH.get(name, 1))
+             for name, alphabet in POSITIONAL.items()}
+    forms["base64-decimal"] = b64_of_decimal(str(i))
+    forms["json"] = '"%d"' % i
+    # Cross-checks against Python's own readers of the same definitions.
+    assert forms["dec"] == str(i) and forms["base2"] == bin(i)[2:]
+    assert int(forms["base36"], 36) == i
+    return forms
+
+
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def parse_model(fmt, text):
+    """The ID in text, or the name of the error kind that refuses it."""
+    if text == "":
+        return "PARSE_EMPTY"
+    if fmt == "json":
+        # A quoted decimal, nothing around it.
+        if text[0] != '"' or len(text) < 2 or text[-1] != '"':
+            return "PARSE_INVALID_CHARACTER"
+        return parse_model("dec", text[1:-1])
+    if fmt == "base64-decimal":
+        # Standard padded base64, one spelling per byte string.
+        pad = min(2, len(text) - len(text.rstrip("=")))
+        body = text[:len(text) - pad]
+        if any(c not in B64 for c in body):
+            return "PARSE_INVALID_CHARACTER"
+        if len(text) % 4:
+            return "PARSE_WRONG_LENGTH"
+        if pad and B64.index(body[-1]) & (0b11 if pad == 1 else 0b1111):
+            return "PARSE_INVALID_CHARACTER"
+        raw = base64.b64decode(text)
+        if len(raw) > 19:
+            return "PARSE_TOO_LONG"
+        return parse_model("dec", raw.decode("latin-1"))
+    if text[0] == "-":
+        return "PARSE_NEGATIVE"
+    alphabet = POSITIONAL[fmt]
+    if fmt == "dec" and len(text) > 19:
+        return "PARSE_TOO_LONG"
+    if fmt in ("base62", "base32") and len(text) != FIXED_WIDTH[fmt]:
+        return "PARSE_WRONG_LENGTH"
+    if fmt == "base32":  # Crockford's lenient reading
+        text = text.upper().replace("O", "0").replace("I", "1").replace("L", "1")
+    if fmt == "base36":  # Go's strconv reads either case
+        text = text.lower()
+    if any(c not in alphabet for c in text):
+        return "PARSE_INVALID_CHARACTER"
+    value = 0
+    for c in text:
+        value = value * len(alphabet) + alphabet.index(c)
+    return "PARSE_OVERFLOW" if value > MAX_ID else value
 
 
 def total(l):
@@ -69,10 +143,17 @@ def id_case(name, layout, ts, node=0, seq=0, shard=0, preset=None, expect=None):
     case = dict(name=name, layout=layout,
                 parts=dict(timestamp_ms=ts, node=node, sequence=seq, shard=shard),
                 decoded=dict(timestamp_ms=floored, node=node, sequence=seq, shard=shard),
-                id=str(i), dec=str(i), base62=enc(i, B62, 11), base32=enc(i, B32, 13))
+                id=str(i), **text_forms(i))
     if preset:
         case["preset"] = preset
     return case
+
+
+def twitter_id_case(name, i):
+    """The case of ID i, taken apart by the Twitter layout."""
+    l = PRESETS["twitter"]
+    return id_case(name, l, (i >> 22) + l["epoch_ms"], node=i >> 12 & 1023, seq=i & 4095,
+                   preset="twitter", expect=i)
 
 
 def custom(time_bits, node_bits, sequence_bits, shard_bits=0, tick_ms=1, epoch_ms=0,
@@ -262,10 +343,15 @@ def mask_digits(bits, radix):
 
 
 def mask_text(version, masked, bits):
-    """The three text forms: version marker (one digit; two in decimal), fixed-width number."""
-    return dict(base62=B62[version] + enc(masked, B62, mask_digits(bits, 62)),
-                base32=B32[version] + enc(masked, B32, mask_digits(bits, 32)),
-                dec=str(version).rjust(2, "0") + str(masked).rjust(mask_digits(bits, 10), "0"))
+    """Every format's masked text: the version in as few digits as hold 31 (one; two in
+    decimal, five in base2), then the number in as many as hold 2^bits - 1. Base64-decimal
+    and JSON wrap the decimal masked text."""
+    texts = {name: enc(version, alphabet, mask_digits(5, len(alphabet)))
+             + enc(masked, alphabet, mask_digits(bits, len(alphabet)))
+             for name, alphabet in POSITIONAL.items()}
+    texts["base64-decimal"] = b64_of_decimal(texts["dec"])
+    texts["json"] = '"%s"' % texts["dec"]
+    return texts
 
 
 MASK_KEYS = [
@@ -368,6 +454,11 @@ def main():
                 1700000000002, node=100, seq=500, shard=5),
         id_case("max 63-bit id", custom(41, 10, 12), (1 << 41) - 1, node=1023, seq=4095),
         id_case("zero", custom(41, 10, 12), 0),
+        id_case("one", custom(41, 10, 12), 0, seq=1, expect=1),
+        # IDs from bwmarrin/snowflake's tests (JSON, IntBytes and ParseInt64 examples).
+        twitter_id_case("bwmarrin JSON example", 13587),
+        twitter_id_case("bwmarrin IntBytes example", 1116823421972381696),
+        twitter_id_case("bwmarrin Int64 example", 1116766490855473152),
     ]
     for case in ids:
         i = int(case["id"])
@@ -403,7 +494,8 @@ def main():
     ]
     # Values that parse refuses are refused by encode as well: both take 0 to 2^63 - 1.
     encode_errors = [dict(format=f, id=str(i), error="PARSE_OVERFLOW")
-                     for f in ("dec", "base62", "base32") for i in (2**63, 2**64 - 1)]
+                     for f in list(POSITIONAL) + ["base64-decimal", "json"]
+                     for i in (2**63, 2**64 - 1)]
     compose_errors = [
         dict(layout=PRESETS["twitter"], parts=dict(timestamp_ms=1700000000000, node=1024, sequence=0, shard=0),
              error="NODE_OUT_OF_RANGE"),
@@ -442,6 +534,35 @@ def main():
         dict(format="base32", input="00000000000001", error="PARSE_WRONG_LENGTH"),
         dict(format="base32", input=enc(2**63, B32, 13), error="PARSE_OVERFLOW"),
     ]
+    # bwmarrin's forms refuse what it refuses, and also what Go reads but no ID is: signs,
+    # values past 2^63 - 1 (Go wraps base58 and base32 past 2^64), empty text (Go's
+    # ParseBase58/ParseBase32 read it as 0).
+    peer_errors = {
+        "base58-flickr": ["", "0", "l", "I", "O", "1 ", "-1", "+1",
+                          enc(2**63, B58_FLICKR, 1), enc(2**64, B58_FLICKR, 1)],
+        "base32-bwmarrin": ["", "0", "2", "l", "v", "Y", "-y",
+                            enc(2**63, B32_BWMARRIN, 1), enc(2**64, B32_BWMARRIN, 1)],
+        "base36": ["", "-1", "+1", "_1", "1_000", enc(2**63, B36, 1),
+                   "68h5gmw443blv2lk1w"],                         # bwmarrin's own refusal
+        "base2": ["", "2", "-1", "+1", "1112316766490855473152",  # bwmarrin's own refusal
+                  "1" + "0" * 63, "1" * 64],
+        "base64-decimal": ["", "MTExNjgxOTQ5NDY2MDk5NzEyMA",      # bwmarrin's own refusal
+                           "MQ=", "M===", "====", "MQ==\n", "MQ==MQ==", "MR==", "MTJ=",
+                           "M Q==", "MQ-_", b64_of_decimal("-1"), b64_of_decimal("+1"),
+                           b64_of_decimal("a"), b64_of_decimal(" 1"),
+                           b64_of_decimal(str(2**63)), b64_of_decimal("1" * 20),
+                           b64_of_decimal("0" * 22), base64.b64encode(b"\xff1").decode()],
+        "json": ["", "1", "13587", '"invalid', '"', '""', '"1', '1"', '"-1"', '"+1"',
+                 '" 1"', '"1" ', ' "1"', "'1'", '"0x1"', '"%d"' % 2**63, '"%s"' % ("1" * 20)],
+    }
+    for fmt, inputs in peer_errors.items():
+        for text in inputs:
+            error = parse_model(fmt, text)
+            assert isinstance(error, str), (fmt, text, error)
+            parse_errors.append(dict(format=fmt, input=text, error=error))
+    # The model agrees with the hand-written cases above.
+    for case in parse_errors:
+        assert parse_model(case["format"], case["input"]) == case["error"], case
     # Lenient Crockford reads and the largest ID in each format.
     parse_ok = [
         dict(format="base32", input="000000000000o", id="0"),
@@ -451,6 +572,25 @@ def main():
         dict(format="dec", input="0009223372036854775807"[3:], id=str(2**63 - 1)),
         dict(format="dec", input="007", id="7"),
     ]
+    # bwmarrin's forms: leading zeros, Go's readers' case rules, and bwmarrin's own examples.
+    parse_ok += [dict(format=f, input=t, id=str(i)) for f, t, i in [
+        ("base58-flickr", "11Z", 57),
+        ("base58-flickr", enc(MAX_ID, B58_FLICKR, 1), MAX_ID),
+        ("base32-bwmarrin", "yyb", 1),
+        ("base32-bwmarrin", enc(MAX_ID, B32_BWMARRIN, 1), MAX_ID),
+        ("base36", "8hgmw4blvlkw", int("8hgmw4blvlkw", 36)),
+        ("base36", "8HGMW4BLVLKW", int("8hgmw4blvlkw", 36)),
+        ("base36", "00z", 35),
+        ("base2", "111101111111101110110101100101001000000000000000000000000000",
+         0b111101111111101110110101100101001000000000000000000000000000),
+        ("base2", "0" * 70 + "1", 1),
+        ("base64-decimal", "MTExNjgxOTQ5NDY2MDk5NzEyMA==", 1116819494660997120),
+        ("base64-decimal", b64_of_decimal("007"), 7),
+        ("json", '"13587"', 13587),
+        ("json", '"007"', 7),
+    ]]
+    for case in parse_ok:
+        assert parse_model(case["format"], case["input"]) == int(case["id"]), case
     doc = dict(
         about="Language-neutral ferroflake test vectors; written by testdata/make_vectors.py.",
         notes=["IDs are decimal strings so that JavaScript reads them exactly.",

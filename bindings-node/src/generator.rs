@@ -196,8 +196,10 @@ impl Generator {
         self.issuing.next_id().or_throw(&env)
     }
 
-    /// The next ID as a string: decimal (default), `'base62'` or `'base32'`.
-    #[napi(ts_args_type = "format?: 'dec' | 'base62' | 'base32'")]
+    /// The next ID as a string: decimal (default), or any other format `encode` takes.
+    #[napi(
+        ts_args_type = "format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'"
+    )]
     pub fn next_id_string(&self, env: Env, format: Option<Unknown>) -> napi::Result<String> {
         let format = format_option(&env, format)?;
         let id = self.issuing.next_id().or_throw(&env)?;

@@ -198,10 +198,10 @@ impl MaskKeyring {
 
     /// Masks `id` under the current key and writes it as text of fixed length: the key
     /// version first (one character; two digits in `'dec'`), then the masked number.
-    /// `format` is `'base62'` (default), `'base32'` or `'dec'`; at 53 bits the text is 10,
-    /// 12 or 18 characters long, at 63 bits 12, 14 or 21.
+    /// `format` is `'base62'` (default), `'base32'`, `'dec'` or another format `encode`
+    /// takes; at 53 bits the text is 10, 12 or 18 characters long, at 63 bits 12, 14 or 21.
     #[napi(
-        ts_args_type = "id: number | bigint | string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }"
+        ts_args_type = "id: number | bigint | string, options?: { format?: 'base62' | 'base32' | 'dec' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'; bits?: number }"
     )]
     pub fn encode(
         &self,
@@ -221,7 +221,7 @@ impl MaskKeyring {
     /// RangeError `ERR_FERROFLAKE_PARSE_*` for text of another format or width,
     /// `..._UNKNOWN_MASK_KEY_VERSION` for a version the keyring lacks.
     #[napi(
-        ts_args_type = "text: string, options?: { format?: 'base62' | 'base32' | 'dec'; bits?: number }",
+        ts_args_type = "text: string, options?: { format?: 'base62' | 'base32' | 'dec' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'; bits?: number }",
         ts_return_type = "number | bigint"
     )]
     pub fn decode(

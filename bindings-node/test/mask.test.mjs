@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { inspect } from 'node:util'
-import { addon, vectors, assertThrowsCode } from './support.mjs'
+import { addon, vectors, assertThrowsCode, FORMATS } from './support.mjs'
 
 const { MaskKeyring, errorCodes } = addon
 const code = (name) => `ERR_FERROFLAKE_${name}`
@@ -17,7 +17,6 @@ const assertRefused = (fn, name) => assertThrowsCode(fn, classOf.get(code(name))
 
 const KEY = '1:000102030405060708090a0b0c0d0e0f'
 const OTHER_SECRET = '1:f0e1d2c3b4a5968778695a4b3c2d1e0f'
-const FORMATS = ['base62', 'base32', 'dec']
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER)
 
 /** The width's JS type: numbers up to 53 bits, bigints above. */

@@ -18,6 +18,12 @@ export const vectors = JSON.parse(
 )
 
 /** A vectors.json layout spec (snake_case) in the addon's camelCase shape. */
+/** Every text format `encode` takes, as index.d.ts lists them. */
+export const FORMATS = [
+  'dec', 'base62', 'base32', 'base58-flickr', 'base32-bwmarrin', 'base36', 'base2',
+  'base64-decimal', 'json',
+]
+
 export function camelSpec(spec) {
   return {
     timeBits: spec.time_bits,

@@ -1,7 +1,7 @@
 // Every case of testdata/vectors.json, through the Node API.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { addon, vectors, camelSpec, layoutFrom, assertThrowsCode } from './support.mjs'
+import { addon, vectors, camelSpec, layoutFrom, assertThrowsCode, FORMATS } from './support.mjs'
 
 const { Layout, Generator, ManualClock, encode, parse } = addon
 const code = (name) => `ERR_FERROFLAKE_${name}`
@@ -48,11 +48,22 @@ test('ids compose, decode and encode as recorded', () => {
       assert.deepEqual(decoded, expected, `${c.name} ${typeof form}`)
       assert.equal(date.getTime(), expected.timestampMs, c.name)
     }
-    for (const format of ['dec', 'base62', 'base32']) {
+    for (const format of FORMATS) {
       assert.equal(encode(id, format), c[format], `${c.name} ${format}`)
       assert.equal(parse(c[format], format), id, `${c.name} ${format}`)
     }
     assert.equal(encode(c.id), c.dec, c.name)
+  }
+})
+
+test('the vectors hold every format and no other', () => {
+  const idFields = ['name', 'preset', 'layout', 'parts', 'decoded', 'id']
+  for (const c of vectors.ids) {
+    const texts = Object.keys(c).filter((k) => !idFields.includes(k))
+    assert.deepEqual(texts.sort(), [...FORMATS].sort(), c.name)
+  }
+  for (const c of vectors.mask.cases) {
+    assert.deepEqual(Object.keys(c.text).sort(), [...FORMATS].sort())
   }
 })
 

@@ -7,7 +7,7 @@ import pickle
 import random
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -20,11 +20,11 @@ from ferroflake import (
     ParseError,
     UnknownMaskKeyVersionError,
 )
+from spec import FORMATS
 
 KEY1 = "1:000102030405060708090a0b0c0d0e0f"
 KEY2 = "2:f0e1d2c3b4a5968778695a4b3c2d1e0f"
 SECRETS = ("000102030405060708090a0b0c0d0e0f", "f0e1d2c3b4a5968778695a4b3c2d1e0f")
-FORMATS: tuple[Literal["base62", "base32", "dec"], ...] = ("base62", "base32", "dec")
 WIDTHS = (8, 16, 53, 63, 64)
 CODES = {name: code for name, code, _ in ferroflake.error_kinds()}
 

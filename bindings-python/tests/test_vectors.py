@@ -7,9 +7,16 @@ from typing import Any
 import pytest
 
 import ferroflake
-from spec import layout_from_spec
+from spec import FORMATS, layout_from_spec
 
-FORMATS = ("dec", "base62", "base32")
+ID_FIELDS = {"name", "preset", "layout", "parts", "decoded", "id"}
+
+
+def test_the_vectors_hold_every_format_and_no_other(vectors: dict[str, Any]) -> None:
+    for case in vectors["ids"]:
+        assert set(case) - ID_FIELDS == set(FORMATS), case["name"]
+    for case in vectors["mask"]["cases"]:
+        assert set(case["text"]) == set(FORMATS), case
 
 
 def test_presets_match_the_vectors(vectors: dict[str, Any]) -> None:

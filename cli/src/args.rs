@@ -267,8 +267,28 @@ pub enum OutputFormat {
     Base62,
     /// Fixed-width Crockford base32 (sorts like the numbers).
     Base32,
+    /// bwmarrin/snowflake's Base58 (Flickr's alphabet).
+    Base58Flickr,
+    /// bwmarrin/snowflake's Base32 (base-32 digits in the z-base-32 alphabet).
+    Base32Bwmarrin,
+    /// Base 36, lower case.
+    Base36,
+    /// Base 2.
+    Base2,
+    /// bwmarrin/snowflake's Base64: standard base64 of the decimal text.
+    Base64Decimal,
     /// One JSON object: layout, node, lease and the IDs as decimal strings.
     Json,
+}
+
+impl OutputFormat {
+    /// The core's text format of each ID (`json` writes them as decimal strings).
+    pub fn text_format(self) -> ferroflake::Format {
+        match self {
+            Self::Json => ferroflake::Format::Decimal,
+            other => core_format(other),
+        }
+    }
 }
 
 /// How `decode` reads the ID.
@@ -280,6 +300,34 @@ pub enum InputFormat {
     Base62,
     /// Fixed-width Crockford base32.
     Base32,
+    /// bwmarrin/snowflake's Base58 (Flickr's alphabet).
+    Base58Flickr,
+    /// bwmarrin/snowflake's Base32 (base-32 digits in the z-base-32 alphabet).
+    Base32Bwmarrin,
+    /// Base 36 (either case).
+    Base36,
+    /// Base 2.
+    Base2,
+    /// bwmarrin/snowflake's Base64: standard base64 of the decimal text.
+    Base64Decimal,
+    /// bwmarrin/snowflake's JSON form: the decimal in double quotes.
+    Json,
+}
+
+impl InputFormat {
+    /// The core's text format of this name.
+    pub fn text_format(self) -> ferroflake::Format {
+        core_format(self)
+    }
+}
+
+/// The core format whose name is the option's value: the names are the core's, so every
+/// face spells a format the same way.
+fn core_format(value: impl ValueEnum) -> ferroflake::Format {
+    value
+        .to_possible_value()
+        .and_then(|v| ferroflake::Format::from_name(v.get_name()))
+        .unwrap_or(ferroflake::Format::Decimal)
 }
 
 #[derive(Debug, Args)]
@@ -667,4 +715,32 @@ pub struct LeaseRestoredArgs {
     /// The holders' quarantine, in ms.
     #[arg(long, default_value_t = 2_000)]
     pub quarantine_ms: u64,
+}
+
+#[cfg(test)]
+mod text_format_tests {
+    use super::*;
+
+    #[test]
+    fn every_core_format_is_a_decode_format_of_the_same_name() {
+        let read: Vec<_> = InputFormat::value_variants()
+            .iter()
+            .map(|v| v.text_format())
+            .collect();
+        assert_eq!(read, ferroflake::Format::ALL);
+    }
+
+    #[test]
+    fn next_prints_every_core_format_but_json_under_its_name() {
+        for value in OutputFormat::value_variants() {
+            let name = value.to_possible_value().unwrap().get_name().to_owned();
+            if *value != OutputFormat::Json {
+                assert_eq!(value.text_format().name(), name);
+            }
+        }
+        assert_eq!(
+            OutputFormat::value_variants().len(),
+            ferroflake::Format::ALL.len()
+        );
+    }
 }

@@ -4,17 +4,13 @@ use std::io::Write;
 
 use ferroflake::{Error, Format};
 
-use crate::args::{DecodeArgs, InputFormat};
+use crate::args::DecodeArgs;
 use crate::failure::Failure;
 use crate::iso::iso_ms;
 
 pub fn run(args: &DecodeArgs, out: &mut impl Write) -> Result<(), Failure> {
     let layout = args.layout.get();
-    let format = match args.format {
-        InputFormat::Dec => Format::Decimal,
-        InputFormat::Base62 => Format::Base62,
-        InputFormat::Base32 => Format::Base32,
-    };
+    let format = args.format.text_format();
     let text = args.id.trim();
     let id = format
         .parse(text)

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use ferroflake::{Error, Format, Generator, SystemClock};
+use ferroflake::{Error, Generator, SystemClock};
 use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 
 use crate::args::{NextArgs, OutputFormat};
@@ -221,11 +221,7 @@ fn write_ids(
     issue: &mut impl FnMut(&mut [u64]) -> Result<(), Error>,
     issued: &mut u64,
 ) -> Result<(), Stop> {
-    let format = match args.format {
-        OutputFormat::Dec | OutputFormat::Json => Format::Decimal,
-        OutputFormat::Base62 => Format::Base62,
-        OutputFormat::Base32 => Format::Base32,
-    };
+    let format = args.format.text_format();
     let json = args.format == OutputFormat::Json;
     if json {
         let lease = match &source.lease {

@@ -110,7 +110,8 @@ pub enum Error {
         /// Byte offset of the first bad character.
         index: usize,
     },
-    /// A fixed-width string has the wrong length.
+    /// A fixed-width string has the wrong length, or a base64 text is not whole groups of
+    /// four characters.
     ParseWrongLength {
         /// The width of the format.
         expected: usize,

@@ -76,6 +76,7 @@ extern crate std;
 
 #[cfg(all(feature = "std", not(ferroflake_loom)))]
 mod any_clock;
+mod bwmarrin_text;
 mod clock;
 mod clock_kind;
 mod error;

@@ -185,7 +185,8 @@ impl Mask {
     }
 
     /// Masks `id` and writes it as text: the key version in the first character (two digits
-    /// for [`Format::Decimal`]), then the masked number in fixed width
+    /// for [`Format::Decimal`], five for [`Format::Base2`]), then the masked number in fixed
+    /// width (base64-decimal and JSON wrap the decimal text)
     /// ([`text_len`](Self::text_len) characters in all), so the length says nothing about
     /// the ID.
     ///

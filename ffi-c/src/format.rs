@@ -17,21 +17,51 @@ pub const FERROFLAKE_FORMAT_BASE62: ferroflake_format = 1;
 /// Crockford base 32, always 13 characters; sorts like the numbers. Parsing accepts lower
 /// case and reads I and L as 1, O as 0.
 pub const FERROFLAKE_FORMAT_BASE32: ferroflake_format = 2;
+/// bwmarrin/snowflake's Base58 (Flickr's alphabet, lower case before upper), 1 to 11
+/// characters. Parsing refuses a value above 2^63 - 1, which Go would wrap.
+pub const FERROFLAKE_FORMAT_BASE58_FLICKR: ferroflake_format = 3;
+/// bwmarrin/snowflake's Base32: base-32 digits in the z-base-32 alphabet, 1 to 13
+/// characters (not z-base-32 itself, nor Crockford's `FERROFLAKE_FORMAT_BASE32`).
+pub const FERROFLAKE_FORMAT_BASE32_BWMARRIN: ferroflake_format = 4;
+/// Base 36, lower case (as Go's strconv), 1 to 13 characters; parsing takes either case.
+pub const FERROFLAKE_FORMAT_BASE36: ferroflake_format = 5;
+/// Base 2, 1 to 63 characters.
+pub const FERROFLAKE_FORMAT_BASE2: ferroflake_format = 6;
+/// bwmarrin/snowflake's Base64: standard padded base64 of the decimal text, up to 28
+/// characters.
+pub const FERROFLAKE_FORMAT_BASE64_DECIMAL: ferroflake_format = 7;
+/// bwmarrin/snowflake's JSON form: the decimal in double quotes; parsing refuses an
+/// unquoted number.
+pub const FERROFLAKE_FORMAT_JSON: ferroflake_format = 8;
 
-/// A buffer of this many bytes holds any id in any format, with its NUL terminator.
-pub const FERROFLAKE_ENCODED_MAX_SIZE: usize = 21;
+/// A buffer of this many bytes holds any id in any format, with its NUL terminator (the
+/// longest: 63 binary digits).
+pub const FERROFLAKE_ENCODED_MAX_SIZE: usize = 64;
+
+/// Every format, in the order of its `FERROFLAKE_FORMAT_*` number.
+const FORMATS: [(ferroflake_format, Format); 9] = [
+    (FERROFLAKE_FORMAT_DECIMAL, Format::Decimal),
+    (FERROFLAKE_FORMAT_BASE62, Format::Base62),
+    (FERROFLAKE_FORMAT_BASE32, Format::Base32),
+    (FERROFLAKE_FORMAT_BASE58_FLICKR, Format::Base58Flickr),
+    (FERROFLAKE_FORMAT_BASE32_BWMARRIN, Format::Base32Bwmarrin),
+    (FERROFLAKE_FORMAT_BASE36, Format::Base36),
+    (FERROFLAKE_FORMAT_BASE2, Format::Base2),
+    (FERROFLAKE_FORMAT_BASE64_DECIMAL, Format::Base64Decimal),
+    (FERROFLAKE_FORMAT_JSON, Format::Json),
+];
 
 pub(crate) fn format(value: ferroflake_format) -> Result<Format, ferroflake_result> {
-    match value {
-        FERROFLAKE_FORMAT_DECIMAL => Ok(Format::Decimal),
-        FERROFLAKE_FORMAT_BASE62 => Ok(Format::Base62),
-        FERROFLAKE_FORMAT_BASE32 => Ok(Format::Base32),
-        _ => Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE),
-    }
+    FORMATS
+        .iter()
+        .find(|(v, _)| *v == value)
+        .map(|&(_, format)| format)
+        .ok_or(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE)
 }
 
-/// The format with this name: "dec", "base62" or "base32" (the names the other languages
-/// and the CLI use), for formats read from configuration.
+/// The format with this name (the names the other languages and the CLI use): "dec",
+/// "base62", "base32", "base58-flickr", "base32-bwmarrin", "base36", "base2",
+/// "base64-decimal" or "json", for formats read from configuration.
 ///
 /// Returns `UNKNOWN_ENUM_VALUE` for any other name, `INVALID_UTF8`, or `NULL_ARGUMENT`.
 ///
@@ -54,12 +84,12 @@ pub unsafe extern "C" fn ferroflake_format_from_name(
         // SAFETY: the caller's promise above.
         let out_format = unsafe { out(out_format)? };
         let name = name.to_str().map_err(|_| FERROFLAKE_RESULT_INVALID_UTF8)?;
-        let value = match Format::from_name(name) {
-            Some(Format::Decimal) => FERROFLAKE_FORMAT_DECIMAL,
-            Some(Format::Base62) => FERROFLAKE_FORMAT_BASE62,
-            Some(Format::Base32) => FERROFLAKE_FORMAT_BASE32,
-            _ => return Err(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE.into()),
-        };
+        let format = Format::from_name(name).ok_or(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE)?;
+        let value = FORMATS
+            .iter()
+            .find(|(_, f)| *f == format)
+            .map(|&(v, _)| v)
+            .ok_or(FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE)?;
         out_format.set(value);
         Ok(())
     })
@@ -159,12 +189,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_core_format_has_one_number() {
+        assert_eq!(FORMATS.map(|(_, f)| f), Format::ALL);
+        for (i, (value, _)) in FORMATS.iter().enumerate() {
+            assert_eq!(*value as usize, i);
+        }
+    }
+
+    #[test]
     fn format_names_are_the_core_names() {
-        for value in [
-            FERROFLAKE_FORMAT_DECIMAL,
-            FERROFLAKE_FORMAT_BASE62,
-            FERROFLAKE_FORMAT_BASE32,
-        ] {
+        for (value, _) in FORMATS {
             let name = std::ffi::CString::new(format(value).unwrap().name()).unwrap();
             let mut found = 99;
             // SAFETY: a NUL-terminated name and a valid out-pointer.
@@ -175,27 +209,21 @@ mod tests {
 
     #[test]
     fn the_largest_encoding_fits_the_max_size() {
-        for value in [
-            FERROFLAKE_FORMAT_DECIMAL,
-            FERROFLAKE_FORMAT_BASE62,
-            FERROFLAKE_FORMAT_BASE32,
-        ] {
+        let mut widest = 0;
+        for (value, _) in FORMATS {
             let mut size = 0;
             // SAFETY: a valid out-pointer.
             let result =
                 unsafe { ferroflake_format_encoded_size(value, i64::MAX as u64, &mut size) };
             assert_eq!(result, FERROFLAKE_RESULT_OK);
-            assert!(size <= FERROFLAKE_ENCODED_MAX_SIZE);
+            widest = widest.max(size);
         }
+        assert_eq!(widest, FERROFLAKE_ENCODED_MAX_SIZE);
     }
 
     #[test]
     fn values_above_the_largest_id_are_refused_as_parse_refuses_them() {
-        for value in [
-            FERROFLAKE_FORMAT_DECIMAL,
-            FERROFLAKE_FORMAT_BASE62,
-            FERROFLAKE_FORMAT_BASE32,
-        ] {
+        for (value, _) in FORMATS {
             for id in [1u64 << 63, u64::MAX] {
                 let (mut size, mut len) = (7, 9);
                 let mut buf = [b'x' as c_char; FERROFLAKE_ENCODED_MAX_SIZE];

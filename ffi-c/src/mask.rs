@@ -10,8 +10,8 @@ use crate::ferroflake_result::{self, *};
 use crate::format::{ferroflake_format, format};
 
 /// A buffer of this many bytes holds any masked text of any width in any format, with its
-/// NUL terminator (the widest: 64 bits in decimal, 22 characters).
-pub const FERROFLAKE_MASK_TEXT_MAX_SIZE: usize = 23;
+/// NUL terminator (the widest: 64 bits in base 2 after a 5-digit version, 69 characters).
+pub const FERROFLAKE_MASK_TEXT_MAX_SIZE: usize = 70;
 
 /// Mask keys: the current one masks, every one unmasks the texts that name its version.
 ///
@@ -268,10 +268,7 @@ mod tests {
     #[test]
     fn the_max_size_is_the_widest_text() {
         let widest = (Mask::MIN_BITS..=Mask::MAX_BITS)
-            .flat_map(|bits| {
-                [Format::Decimal, Format::Base62, Format::Base32]
-                    .map(|format| Mask::text_len_of(bits, format))
-            })
+            .flat_map(|bits| Format::ALL.map(|format| Mask::text_len_of(bits, format)))
             .max();
         assert_eq!(widest, Some(FERROFLAKE_MASK_TEXT_MAX_SIZE - 1));
     }

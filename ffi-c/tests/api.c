@@ -654,8 +654,10 @@ static void strings_encode_into_caller_buffers(void) {
            FERROFLAKE_RESULT_BUFFER_TOO_SMALL);
     EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_DECIMAL, 0, NULL, 0, &len),
            FERROFLAKE_RESULT_NULL_ARGUMENT);
-    EXPECT(ferroflake_format_encode(3, id, buf, sizeof buf, &len), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
-    EXPECT(ferroflake_format_encoded_size(3, id, &size), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    EXPECT(ferroflake_format_encode(FERROFLAKE_FORMAT_JSON + 1, id, buf, sizeof buf, &len),
+           FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_JSON + 1, id, &size),
+           FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
     EXPECT(ferroflake_format_encoded_size(FERROFLAKE_FORMAT_DECIMAL, id, NULL),
            FERROFLAKE_RESULT_NULL_ARGUMENT);
 
@@ -681,7 +683,8 @@ static void strings_encode_into_caller_buffers(void) {
            FERROFLAKE_RESULT_NULL_ARGUMENT);
     EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_DECIMAL, "1", 1, NULL),
            FERROFLAKE_RESULT_NULL_ARGUMENT);
-    EXPECT(ferroflake_format_parse(7, "1", 1, &parsed), FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
+    EXPECT(ferroflake_format_parse(FERROFLAKE_FORMAT_JSON + 1, "1", 1, &parsed),
+           FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE);
     assert(parsed == 42);
 
     {

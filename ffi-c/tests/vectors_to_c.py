@@ -23,6 +23,7 @@ SECTIONS = [
     "layout_spelling_errors",
 ]
 MASK_PARTS = ["about", "cases", "decode_errors", "key_errors", "key_spellings"]
+ID_FIELDS = ["name", "preset", "layout", "parts", "decoded", "id"]
 
 
 def c_string(text):
@@ -81,7 +82,25 @@ def main():
         '#include "ferroflake.h"',
         "",
     ]
+    # Every other field of an id case is a format's text: the tables hold them in one order,
+    # named by format_names[], so a format added to the JSON reaches the C test unasked.
+    formats = [k for k in v["ids"][0] if k not in ID_FIELDS]
+    for texts in [c for c in v["ids"]] + [c["text"] for c in mask["cases"]]:
+        if sorted(k for k in texts if k not in ID_FIELDS) != sorted(formats):
+            raise SystemExit("vectors.json: a case lacks or adds formats: %r" % sorted(texts))
+    preamble += [
+        # The test program sizes its text arrays before this header: a format added to the
+        # JSON stops the build until FORMAT_COUNT there says it.
+        '_Static_assert(FORMAT_COUNT == %d, "FORMAT_COUNT: the number of formats");'
+        % len(formats),
+        "static const char *const format_names[FORMAT_COUNT] = {%s};"
+        % ", ".join(c_string(f) for f in formats),
+        "",
+    ]
     lines = list(preamble)
+
+    def texts_of(case):
+        return "{%s}" % ", ".join(c_string(case[f]) for f in formats)
 
     def table(c_type, name, rows):
         lines.append("static const %s %s[] = {" % (c_type, name))
@@ -99,10 +118,9 @@ def main():
         for name, s in v["presets"].items()
     ])
     table("struct id_case", "id_cases", [
-        "{%s, %s, %s, %s, %s, %s, %s, %s, %s}" % (
+        "{%s, %s, %s, %s, %s, %s, %s}" % (
             c_string(c["name"]), c_string(c.get("preset") or ""), spec(c["layout"]),
-            parts(c["parts"]), parts(c["decoded"]), u64(c["id"]),
-            c_string(c["dec"]), c_string(c["base62"]), c_string(c["base32"]))
+            parts(c["parts"]), parts(c["decoded"]), u64(c["id"]), texts_of(c))
         for c in v["ids"]
     ])
     table("struct layout_error_case", "layout_error_cases", [
@@ -156,10 +174,8 @@ def main():
 
     # The mask: keys stay text (as a key file holds them), a keyring's lines joined by '\n'.
     table("struct mask_case", "mask_cases", [
-        "{%s, %d, %s, %s, %s, %s, %s}" % (
-            text(c["key"]), c["bits"], u64(c["id"]), u64(c["masked"]),
-            c_string(c["text"]["base62"]), c_string(c["text"]["base32"]),
-            c_string(c["text"]["dec"]))
+        "{%s, %d, %s, %s, %s}" % (
+            text(c["key"]), c["bits"], u64(c["id"]), u64(c["masked"]), texts_of(c["text"]))
         for c in mask["cases"]
     ])
     table("struct mask_decode_error_case", "mask_decode_error_cases", [

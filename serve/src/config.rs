@@ -356,8 +356,11 @@ impl Config {
         }
         if ferroflake::Format::from_name(&self.mask_format).is_none() {
             return Err(format!(
-                "mask_format {:?} is not base62, base32 or dec",
-                self.mask_format
+                "mask_format {:?} is not one of {}",
+                self.mask_format,
+                ferroflake::Format::ALL
+                    .map(ferroflake::Format::name)
+                    .join(", ")
             ));
         }
         Ok(())

@@ -82,7 +82,10 @@ fn format_from(params: &Params, config: &Config) -> Result<Format, Refusal> {
         let shown: String = name.chars().take(40).collect();
         Refusal::bad_input(
             "BAD_FORMAT",
-            format!("unknown format {shown:?} (base62, base32 or dec)"),
+            format!(
+                "unknown format {shown:?} ({})",
+                Format::ALL.map(Format::name).join(", ")
+            ),
         )
     })
 }

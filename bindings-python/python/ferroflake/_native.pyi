@@ -29,7 +29,17 @@ __all__ = [
 __version__: str
 PRESET_NAMES: tuple[str, ...]
 
-_Format = Literal["dec", "base62", "base32"]
+_Format = Literal[
+    "dec",
+    "base62",
+    "base32",
+    "base58-flickr",
+    "base32-bwmarrin",
+    "base36",
+    "base2",
+    "base64-decimal",
+    "json",
+]
 _Order = Literal["node_then_sequence", "sequence_then_node"]
 
 @final
