@@ -9,8 +9,8 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -18,33 +18,8 @@ use std::time::{Duration, Instant};
 use ferroflake::{Format, Layout, Parts};
 use rustix::fs::FlockOperation;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
-
-fn ferroflake(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "ferroflake failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
-
-/// A fresh directory for a registry, under the target's test scratch space.
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+mod common;
+use common::{ferroflake, fresh_dir, stderr, stdout, BIN};
 
 /// One embedded registry for the leased tests, made by a first run that waits out the
 /// new registry's floor, and says so on stderr (a wait is never silent). Under
@@ -597,7 +572,7 @@ fn layout_draws_bits_capacity_and_exhaustion() {
 /// 1, and ends its JSON as valid JSON with the error recorded after the IDs.
 #[test]
 fn a_lost_lease_stops_next_with_an_explanation_and_json_still_ends() {
-    let dir = fresh_dir("lost");
+    let dir = fresh_dir("cli", "lost");
     let dir = dir.to_str().unwrap();
     // js53 issues 4096 IDs per second: 10^9 IDs would take days.
     let base = [
@@ -709,7 +684,7 @@ fn a_signal_stops_next_releases_its_lease_and_exits_128_plus_the_signal() {
 #[test]
 fn a_signal_ends_a_waiting_start_at_once() {
     for (signal, code) in [("TERM", 143), ("HUP", 129)] {
-        let dir = fresh_dir(&format!("waiting-start-{signal}"));
+        let dir = fresh_dir("cli", &format!("waiting-start-{signal}"));
         let dir = dir.to_str().unwrap();
         let run = Running::spawn(&["next", "-n", "10", "--lease", dir]);
         run.wait_for_stderr("before issuing");
@@ -799,7 +774,7 @@ fn the_default_registry_is_refused_in_a_container() {
 /// records look intact; a bad address is a usage error.
 #[test]
 fn lease_restored_makes_claims_wait_out_a_floor() {
-    let dir = fresh_dir("restored");
+    let dir = fresh_dir("cli", "restored");
     let dir = dir.to_str().unwrap();
     let output = ferroflake(&[
         "lease",

@@ -1,26 +1,10 @@
 //! `ferroflake layout --like PEER` and custom layout spellings on `next`, `decode` and
 //! `layout`, as a user runs them.
 
-use std::process::{Command, Output};
-
 use ferroflake::Layout;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
-
-fn ferroflake(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-/// stdout of a run that must succeed.
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "ferroflake failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
+mod common;
+use common::{ferroflake, stdout};
 
 /// The exit status and stderr of a run that must fail.
 fn refusal(args: &[&str]) -> (i32, String) {

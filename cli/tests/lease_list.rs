@@ -1,38 +1,12 @@
 //! `ferroflake lease list` on the embedded registry: the table, the JSON, and the
 //! refusals. The server registries' listings are checked by the lease conformance suite.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry, Renewal};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
-
-fn ferroflake(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "ferroflake failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
-
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("lease-list-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+mod common;
+use common::{ferroflake, fresh_dir, stderr, stdout};
 
 fn request(holder: &str) -> LeaseRequest {
     LeaseRequest {
@@ -49,7 +23,7 @@ fn request(holder: &str) -> LeaseRequest {
 /// names, states, expiry and marks; the JSON says the same as one object.
 #[test]
 fn lists_holders_states_and_marks() {
-    let dir = fresh_dir("two");
+    let dir = fresh_dir("lease-list", "two");
     let registry = EmbeddedRegistry::open(&dir).unwrap();
     let gone = registry.acquire(&request("web-1:41")).unwrap();
     let kept = registry.acquire(&request("batch host:7\x1b[2J")).unwrap();
@@ -156,7 +130,7 @@ fn lists_holders_states_and_marks() {
 /// a relative path is a usage error; a store address shows no password.
 #[test]
 fn lists_nothing_and_refuses_as_the_other_lease_commands() {
-    let dir = fresh_dir("empty");
+    let dir = fresh_dir("lease-list", "empty");
     EmbeddedRegistry::open(&dir).unwrap();
     let path = dir.to_str().unwrap();
     for _ in 0..2 {
@@ -208,7 +182,7 @@ fn lists_nothing_and_refuses_as_the_other_lease_commands() {
 /// one that is not a number exit 2; a store address shows no password.
 #[test]
 fn shows_one_node_ids_record() {
-    let dir = fresh_dir("show");
+    let dir = fresh_dir("lease-list", "show");
     let registry = EmbeddedRegistry::open(&dir).unwrap();
     let grant = registry.acquire(&request("web-2:99")).unwrap();
     let renewal = Renewal {

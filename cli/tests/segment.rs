@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
+mod common;
+use common::{stderr, stdout, BIN};
 
 /// 2^53 - 1: the largest ID `--js` may print.
 const LIMIT_JS: u64 = (1 << 53) - 1;
@@ -83,26 +84,12 @@ impl Store {
     }
 }
 
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "ferroflake failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
 /// Whether this process may run others as another user.
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
         .is_ok_and(|o| o.stdout == b"0\n")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
 }
 
 fn ids(text: &str) -> Vec<u64> {
