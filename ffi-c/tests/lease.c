@@ -30,6 +30,8 @@
 #define TTL_MS 1000
 #define PROCESSES 4
 #define IDS_PER_PROCESS 100000
+/* What a process that could not lease or issue reports in place of its node id. */
+#define REFUSED UINT64_MAX
 
 static char registry_root[] = "/tmp/ferroflake-lease-c-XXXXXX";
 static int registries;
@@ -464,8 +466,13 @@ static void four_processes_get_distinct_nodes_and_ids(const char *registry, cons
             ok = ok && ferroflake_leased_generator_node(g, &node) == FERROFLAKE_RESULT_OK;
             ok = ok && ferroflake_leased_generator_next_ids(g, ids, IDS_PER_PROCESS / 2)
                            == FERROFLAKE_RESULT_OK;
+            if (!ok) {
+                /* Said, and told to the parent, which would otherwise wait for ever. */
+                fprintf(stderr, "lease: process %d: %s\n", i, ferroflake_last_error_message());
+                node = REFUSED;
+            }
             /* Hold the lease until every process has one. */
-            ok = ok && write(ready[1], &node, sizeof node) == (ssize_t)sizeof node;
+            ok = write(ready[1], &node, sizeof node) == (ssize_t)sizeof node && ok;
             ok = ok && read(go[0], &byte, 1) == 0;
             ok = ok && ferroflake_leased_generator_next_ids(g, ids + IDS_PER_PROCESS / 2,
                                                             IDS_PER_PROCESS / 2)
@@ -486,6 +493,7 @@ static void four_processes_get_distinct_nodes_and_ids(const char *registry, cons
         assert(read(ready[0], &nodes[i], sizeof nodes[i]) == (ssize_t)sizeof nodes[i]);
     }
     close(go[1]); /* every holder reads end-of-file: go on */
+    for (i = 0; i < PROCESSES; i++) assert(nodes[i] != REFUSED);
     close(ready[0]);
     all = malloc(sizeof(uint64_t) * PROCESSES * IDS_PER_PROCESS);
     assert(all != NULL);
