@@ -395,7 +395,10 @@ export declare class SegmentAllocator {
   key(key: string, options?: { limit?: number | bigint }): Promise<SegmentKey>
   /** The status of every open key, sorted by key. */
   status(): Array<SegmentKeyStatus>
-  /** The store, as it was given, any password hidden. */
+  /**
+   * Which store: `"the SQLite file /srv/ids.db"`, `"the embedded SQLite file ..."`, or
+   * the address as given with any password hidden.
+   */
   get store(): string
   /**
    * Stops every key (later calls throw `ERR_FERROFLAKE_SEGMENT_CLOSED`) and gives each
