@@ -60,6 +60,29 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// A lease error with a message of our own (made with [`lease_error`]): the caller's
+    /// to fix (exit 2) when the address or setting cannot work.
+    pub fn from_lease(e: &ferroflake_lease::LeaseError, message: String) -> Self {
+        if e.is_invalid_input() {
+            Failure::Input(message)
+        } else {
+            Failure::Run(message)
+        }
+    }
+}
+
+/// `e` in words, with how to get a build that carries the registry it names when this one
+/// leaves it out.
+pub fn lease_error(e: &ferroflake_lease::LeaseError) -> String {
+    match e {
+        ferroflake_lease::LeaseError::NotBuilt { .. } => {
+            format!("{e}; {}", ferroflake_serve::BUILD_WITH_STORES)
+        }
+        _ => e.to_string(),
+    }
+}
+
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
         Failure::Run(output_error(&e))

@@ -8,7 +8,7 @@ use ferroflake_lease::{LeaseError, NodeView, Registry, RegistryView};
 use ferroflake_lease_stores::{redact, RegistryAddress};
 
 use crate::args::{LeaseListArgs, ListFormat};
-use crate::failure::{output_error, Failure};
+use crate::failure::{lease_error, output_error, Failure};
 use crate::iso::iso_ms;
 
 pub fn run(args: &LeaseListArgs, out: &mut impl Write) -> Result<(), Failure> {
@@ -35,12 +35,8 @@ pub fn read_view(
     // As `next` reports it: an address the build cannot use, or a store set up so that
     // it cannot hold a registry, is the caller's to fix (exit 2).
     let cannot = |e: LeaseError| {
-        let message = format!("cannot {verb} {}: {e}", address.describe());
-        if e.is_invalid_input() {
-            Failure::Input(message)
-        } else {
-            Failure::Run(message)
-        }
+        let message = format!("cannot {verb} {}: {}", address.describe(), lease_error(&e));
+        Failure::from_lease(&e, message)
     };
     // Opening the embedded registry makes its directory: a mistyped path must not.
     let dir = match &address {

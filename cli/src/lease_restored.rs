@@ -7,7 +7,7 @@ use ferroflake_lease::protocol::lost_records_window;
 use ferroflake_lease_stores::RegistryAddress;
 
 use crate::args::LeaseRestoredArgs;
-use crate::failure::{output_error, Failure};
+use crate::failure::{lease_error, output_error, Failure};
 
 pub fn run(args: &LeaseRestoredArgs, out: &mut impl Write) -> Result<(), Failure> {
     let address = RegistryAddress::parse(&args.lease).map_err(|e| Failure::Input(e.to_string()))?;
@@ -16,11 +16,13 @@ pub fn run(args: &LeaseRestoredArgs, out: &mut impl Write) -> Result<(), Failure
         Duration::from_millis(args.quarantine_ms),
     );
     let cannot = |e: ferroflake_lease::LeaseError| {
-        Failure::Run(format!(
-            "cannot start the floor of {}: {e}; until it is started, do not start new \
-             holders on it",
-            address.describe()
-        ))
+        let message = format!(
+            "cannot start the floor of {}: {}; until it is started, do not start new holders \
+             on it",
+            address.describe(),
+            lease_error(&e)
+        );
+        Failure::from_lease(&e, message)
     };
     let registry = address.open().map_err(cannot)?;
     let floor = registry.restored(window).map_err(cannot)?;

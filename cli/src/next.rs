@@ -6,7 +6,7 @@ use ferroflake::{Error, Generator, SystemClock};
 use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 
 use crate::args::{NextArgs, OutputFormat};
-use crate::failure::{output_error, warn, Failure};
+use crate::failure::{lease_error, output_error, warn, Failure};
 use crate::signals::{signal_name, Signals};
 use ferroflake_lease_stores::RegistryAddress;
 
@@ -266,13 +266,10 @@ fn write_ids(
 fn refusal(address: Option<&RegistryAddress>, error: LeaseError) -> Failure {
     let from = address.map_or_else(|| "the registry".to_owned(), RegistryAddress::describe);
     let message = format!(
-        "cannot lease a node id from {from}: {error}\n\
+        "cannot lease a node id from {from}: {}\n\
          ferroflake never guesses a node id: make the registry usable, name another with \
-         --lease URL, or pass --node N for an id you manage yourself"
+         --lease URL, or pass --node N for an id you manage yourself",
+        lease_error(&error)
     );
-    if error.is_invalid_input() {
-        Failure::Input(message)
-    } else {
-        Failure::Run(message)
-    }
+    Failure::from_lease(&error, message)
 }

@@ -347,9 +347,21 @@ fn store_urls_need_the_stores_feature_or_a_reachable_store() {
     assert!(stderr(&output).contains("unknown scheme"));
     // A service on a registry this build leaves out does not start to wait for ever.
     if !cfg!(feature = "stores") {
-        let output = ferroflake(&["serve", "--lease", "redis://127.0.0.1:1/"]);
-        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-        assert!(stderr(&output).contains("--features stores"));
+        for args in [
+            &["serve", "--lease", "redis://127.0.0.1:1/"][..],
+            &[
+                "serve",
+                "--modes",
+                "segment",
+                "--store",
+                "redis://127.0.0.1:1/",
+            ],
+            &["lease", "list", "--lease", "redis://127.0.0.1:1/"],
+        ] {
+            let output = ferroflake(args);
+            assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+            assert!(stderr(&output).contains("--features stores"), "{args:?}");
+        }
     }
 }
 

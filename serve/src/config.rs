@@ -124,6 +124,12 @@ pub const DEFAULT_MAX_KEYS: usize = 10_000;
 /// tasks at worst, far above what one server answers from.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
+/// What a user of a build without the stores does to use one: said after the refusal of a
+/// store or registry this build leaves out, as `{error}; {BUILD_WITH_STORES}`.
+pub const BUILD_WITH_STORES: &str = "the ferroflake command carries them when built with \
+     `cargo install --path cli --features stores`, which needs protoc (apt-get install \
+     protobuf-compiler)";
+
 /// Why a service may not take its store or registry from another service: each request
 /// would become one to the other, and a service named in its own address (or two naming
 /// each other) would send each one round until every thread and connection is taken.
@@ -344,6 +350,10 @@ impl Config {
         if let (true, Some(store)) = (self.segment, &self.store) {
             let parsed =
                 ferroflake_segment_stores::StoreAddress::parse(store).map_err(|e| e.to_string())?;
+            // Refused at start, as a registry is, not a start that fails on opening it.
+            parsed
+                .built()
+                .map_err(|e| format!("{e}; {BUILD_WITH_STORES}"))?;
             if matches!(
                 parsed,
                 ferroflake_segment_stores::StoreAddress::Service { .. }
@@ -441,7 +451,7 @@ impl Config {
                 // on a backend it cannot reach.
                 parsed.built().map_err(|e| {
                     format!(
-                        "lease address {:?}: {e}",
+                        "lease address {:?}: {e}; {BUILD_WITH_STORES}",
                         ferroflake_lease_stores::redact(address)
                     )
                 })?;

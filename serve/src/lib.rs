@@ -87,8 +87,8 @@ pub mod tls;
 pub mod tokens;
 
 pub use config::{
-    Config, LogFormat, Mode, ServeArgs, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_KEYS, MAX_BATCH_LIMIT,
+    Config, LogFormat, Mode, ServeArgs, BUILD_WITH_STORES, DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_KEYS, MAX_BATCH_LIMIT,
 };
 pub use segments::{KeyReadiness, OpenKey, Segments};
 pub use server::{init_logging, run, AppState, RunningServer, StopReport};

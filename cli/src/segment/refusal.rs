@@ -73,10 +73,9 @@ pub fn explain(e: &SegmentError, store: Option<&str>) -> String {
         SegmentError::UnknownKey { .. } => {
             message.push_str(", e.g. `ferroflake segment create KEY --start 1 --step 1000`");
         }
-        SegmentError::NotBuilt { .. } => message.push_str(
-            " (for this command: `cargo install --path cli --features stores`, which needs \
-             protoc: apt-get install protobuf-compiler)",
-        ),
+        SegmentError::NotBuilt { .. } => {
+            message.push_str(&format!("; {}", ferroflake_serve::BUILD_WITH_STORES));
+        }
         SegmentError::Exhausted { limit, .. } if *limit == LIMIT_JS => {
             message.push_str(" (--js keeps IDs at or below 2^53 - 1)");
         }

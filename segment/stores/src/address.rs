@@ -171,6 +171,35 @@ impl StoreAddress {
         }
     }
 
+    /// Refuses a store this build leaves out, without connecting to anything: for a
+    /// program that reads its settings before it starts.
+    ///
+    /// # Errors
+    /// [`SegmentError::NotBuilt`], as [`open`](crate::open) would say it.
+    pub fn built(&self) -> Result<(), SegmentError> {
+        let built = match self.feature() {
+            None => true,
+            Some((_, "postgres")) => cfg!(feature = "postgres"),
+            Some((_, "mysql")) => cfg!(feature = "mysql"),
+            Some((_, "redis")) => cfg!(feature = "redis"),
+            Some(_) => cfg!(feature = "remote"),
+        };
+        if built {
+            Ok(())
+        } else {
+            Err(self.not_built())
+        }
+    }
+
+    /// The refusal of this store in a build that leaves it out.
+    pub(crate) fn not_built(&self) -> SegmentError {
+        let (scheme, feature) = self.feature().unwrap_or(("sqlite", "sqlite"));
+        SegmentError::NotBuilt {
+            scheme: scheme.into(),
+            feature: feature.into(),
+        }
+    }
+
     /// How messages name the store at `address` (`None`: the embedded default): "the
     /// SQLite file /srv/s.db", or the address with any password hidden.
     pub fn label(address: Option<&str>) -> String {

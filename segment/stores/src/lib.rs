@@ -124,13 +124,7 @@ fn open_bare(address: &StoreAddress) -> Result<Arc<dyn SegmentStore>, SegmentErr
         StoreAddress::Service { address } => {
             Ok(Arc::new(ferroflake_remote::RemoteStore::open(address)?))
         }
-        other => {
-            let (scheme, feature) = other.feature().unwrap_or(("sqlite", "sqlite"));
-            Err(SegmentError::NotBuilt {
-                scheme: scheme.into(),
-                feature: feature.into(),
-            })
-        }
+        other => Err(other.not_built()),
     }
 }
 
