@@ -91,6 +91,7 @@ mod mask;
 mod mask_key;
 mod mask_text;
 mod presets;
+mod retry_pause;
 mod sync;
 mod text;
 
@@ -111,4 +112,5 @@ pub use mask::Mask;
 pub use mask_key::{MaskKey, MaskKeyring};
 pub use mask_text::MaskedString;
 pub use presets::{DISCORD_EPOCH_MS, FERROFLAKE_EPOCH_MS, SONYFLAKE_EPOCH_MS, TWITTER_EPOCH_MS};
+pub use retry_pause::shortened_at_random;
 pub use text::{Format, IdString};

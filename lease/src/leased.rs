@@ -1306,16 +1306,9 @@ fn deadline_left(deadline: Instant) -> Option<Duration> {
     deadline.checked_duration_since(Instant::now())
 }
 
-/// `d` shortened by a random 0-20%, so that holders that failed together (a store
-/// restart) do not all retry in lockstep. Never longer than `d`, so every bound the
-/// timings promise still holds.
+/// `d` shortened at random by up to a fifth ([`ferroflake::shortened_at_random`]).
 fn jitter(d: Duration) -> Duration {
-    let mut byte = [0u8; 1];
-    let cut = match getrandom::fill(&mut byte) {
-        Ok(()) => u32::from(byte[0]) * 20 / 255,
-        Err(_) => 0,
-    };
-    d * (100 - cut) / 100
+    ferroflake::shortened_at_random(d, getrandom::u32().unwrap_or(0))
 }
 
 /// `d` to whole milliseconds, for display.

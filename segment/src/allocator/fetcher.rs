@@ -171,15 +171,13 @@ impl Fetcher {
 }
 
 /// The wait before retry number `failures`: doubling from `retry_min` up to `retry_max`,
-/// then shortened by a random 0-20% so that allocators that failed together do not retry
-/// in lockstep.
+/// then shortened at random ([`ferroflake::shortened_at_random`]).
 fn backoff(config: &SegmentConfig, failures: u32) -> Duration {
     let doubled = config
         .retry_min
         .saturating_mul(1 << failures.saturating_sub(1).min(20));
     let delay = doubled.min(config.retry_max);
-    let jitter = getrandom::u32().unwrap_or(0) % 201; // 0..=200 per mille
-    delay - delay.mul_f64(f64::from(jitter) / 1000.0)
+    ferroflake::shortened_at_random(delay, getrandom::u32().unwrap_or(0))
 }
 
 /// The segment for an allocated range, cut at the key's limit.
