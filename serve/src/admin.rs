@@ -36,11 +36,11 @@ use axum::response::Response;
 use ferroflake_segment::{KeyRecord, SegmentError, SegmentStore};
 use serde_json::json;
 
+use crate::app_state::AppState;
 use crate::issue::{refused, segment_off, snowflake_off, Mode};
 use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::routes::{json_response, key_from, status_json};
-use crate::server::AppState;
 
 type Shared = Arc<AppState>;
 

@@ -24,9 +24,9 @@ use axum::RequestExt;
 use futures_util::FutureExt;
 use tower::{Layer, Service};
 
+use crate::app_state::AppState;
 use crate::refusal::Refusal;
 use crate::scopes::{self, Need};
-use crate::server::AppState;
 
 const CHALLENGE: &str = "Bearer realm=\"ferroflake\"";
 const CHALLENGE_INVALID: &str = "Bearer realm=\"ferroflake\", error=\"invalid_token\"";

@@ -59,12 +59,12 @@ use tokio::sync::{watch, Semaphore};
 use tokio_io_timeout::TimeoutStream;
 use tower::ServiceExt;
 
+use crate::app_state::AppState;
 use crate::fast_lane;
 use crate::metrics::{
     ACCEPT_ERRORS, CONNECTIONS_LIMIT, CONNECTIONS_OPEN, CONNECTIONS_REFUSED, HEADER_TIMEOUTS,
     TLS_HANDSHAKE_FAILURES,
 };
-use crate::server::AppState;
 use crate::tls::Tls;
 
 /// Connections held beyond the limit for `/healthz` and `/readyz` (see the module docs).

@@ -17,9 +17,9 @@ use std::time::Instant;
 use axum::http::{header, Method, Request};
 use axum::response::{IntoResponse, Response};
 
+use crate::app_state::AppState;
 use crate::issue;
 use crate::routes;
-use crate::server::AppState;
 
 const SEGMENT: &str = "/api/segment/get/";
 const SNOWFLAKE: &str = "/api/snowflake/get/";

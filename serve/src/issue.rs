@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use ferroflake_segment::Range;
 
+use crate::app_state::AppState;
 use crate::keys;
 use crate::metrics::REFUSALS;
 use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::segments::OpenKey;
-use crate::server::AppState;
 use crate::snowflake::{Leased, Snowflake};
 
 /// The mode a request asked for.

@@ -60,6 +60,7 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+mod app_state;
 pub mod auth;
 mod config;
 pub mod connections;
@@ -86,10 +87,11 @@ mod snowflake;
 pub mod tls;
 pub mod tokens;
 
+pub use app_state::AppState;
 pub use config::{
     Config, LogFormat, Mode, ServeArgs, BUILD_WITH_STORES, DEFAULT_MAX_BATCH,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_KEYS, MAX_BATCH_LIMIT,
 };
 pub use segments::{KeyReadiness, OpenKey, Segments};
-pub use server::{init_logging, run, AppState, RunningServer, StopReport};
+pub use server::{init_logging, run, RunningServer, StopReport};
 pub use snowflake::{Leased, Snowflake};

@@ -31,10 +31,10 @@ use axum::response::Response;
 use ferroflake::{Format, Mask, MaskKeyring};
 use serde_json::json;
 
+use crate::app_state::AppState;
 use crate::issue::{self, refused, Mode};
 use crate::query::Params;
 use crate::refusal::Refusal;
-use crate::server::AppState;
 use crate::Config;
 
 /// The environment variable that holds the key text when no key file is configured.

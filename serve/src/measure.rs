@@ -18,11 +18,11 @@ use axum::response::Response;
 use tokio::time::Sleep;
 use tower::{Layer, Service};
 
+use crate::app_state::AppState;
 use crate::auth::is_leaf;
 use crate::metrics::{Metrics, REQUESTS, REQUEST_SECONDS, REQUEST_TIMEOUTS};
 use crate::refusal::Refusal;
 use crate::routes::ROUTES;
-use crate::server::AppState;
 
 /// The route label of requests no route matched.
 const UNMATCHED: &str = "unmatched";

@@ -49,11 +49,11 @@ use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, Renewal}
 use ferroflake_lease_stores::RegistryAddress;
 use serde_json::{json, Map, Value};
 
+use crate::app_state::AppState;
 use crate::issue::{refused, Mode};
 use crate::query::Params;
 use crate::refusal::Refusal;
 use crate::routes::json_response;
-use crate::server::AppState;
 
 type Shared = Arc<AppState>;
 

@@ -35,7 +35,7 @@ use ferroflake_segment::{Range, SegmentError};
 use serde_json::json;
 
 use crate::admin::{on_the_key, segment_answer};
-use crate::server::AppState;
+use crate::app_state::AppState;
 
 type Shared = Arc<AppState>;
 

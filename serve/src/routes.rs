@@ -58,6 +58,7 @@ use ferroflake_segment::{KeyStatus, Range};
 use serde_json::{json, Value};
 use tower_http::limit::RequestBodyLimitLayer;
 
+use crate::app_state::AppState;
 use crate::auth;
 use crate::issue::{self, check_key, refused, Mode};
 use crate::layer_answers::LayerAnswersLayer;
@@ -65,7 +66,6 @@ use crate::measure::MeasureLayer;
 use crate::metrics::{CONNECTIONS_REFUSED, READY};
 use crate::query::Params;
 use crate::refusal::Refusal;
-use crate::server::AppState;
 
 type Shared = Arc<AppState>;
 
