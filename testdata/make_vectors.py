@@ -272,7 +272,7 @@ LAYOUT_SPELLING_ERRORS = [
 ]
 
 
-# --- The ID mask (core/src/mask.rs), written again from its definition: a 10-round
+# --- The ID mask (core/src/mask/permutation.rs), written again from its definition: a 10-round
 # alternating Feistel network (FF1's split: high half of bits // 2, low half the rest) whose
 # round function is SipHash-2-4 of  half (8 bytes LE) | round | bits | version | b"mask",
 # keyed with the 16-byte secret, cut to the width of the half it is xored into.
@@ -380,7 +380,7 @@ def mask_vectors():
     key = MASK_KEYS[0]
     good = mask_cases()[0]["text"]
     return dict(
-        about="core/src/mask.rs: 10-round alternating Feistel, SipHash-2-4 rounds of "
+        about="core/src/mask/permutation.rs: 10-round alternating Feistel, SipHash-2-4 rounds of "
               "half (8 bytes LE) | round | bits | version | b'mask'; text = version marker "
               "(one digit; two in decimal) + masked number in fixed width.",
         cases=mask_cases(),

@@ -2,8 +2,8 @@
 
 use siphasher::sip::SipHasher24;
 
-use crate::mask_key::MaskKey;
-use crate::mask_text::{self, MaskedString};
+use super::key::MaskKey;
+use super::text::{self, MaskedString};
 use crate::{Error, Format};
 
 /// A keyed permutation of the IDs of one bit width; see below for what it is built from and
@@ -194,7 +194,7 @@ impl Mask {
     /// As [`mask`](Self::mask).
     pub fn encode(&self, id: u64, format: Format) -> Result<MaskedString, Error> {
         let masked = self.mask(id)?;
-        Ok(mask_text::write(self.version, masked, self.bits(), format))
+        Ok(text::write(self.version, masked, self.bits(), format))
     }
 
     /// The ID of a text made by [`encode`](Self::encode) with this mask's key and width.
@@ -206,7 +206,7 @@ impl Mask {
     /// [`Error::UnknownMaskKeyVersion`] if the text names another key version (unmask it
     /// with a [`MaskKeyring`](crate::MaskKeyring) that holds every version in use).
     pub fn decode(&self, text: &str, format: Format) -> Result<u64, Error> {
-        let (version, masked) = mask_text::read(text, self.bits(), format)?;
+        let (version, masked) = text::read(text, self.bits(), format)?;
         if version != self.version {
             return Err(Error::UnknownMaskKeyVersion {
                 version: u32::from(version),
@@ -218,14 +218,14 @@ impl Mask {
     /// The length of every text of this mask in `format`: 12 characters for 63 bits in
     /// base62, 14 in base32, 21 in decimal; 10, 12 and 18 for 53 bits.
     pub fn text_len(&self, format: Format) -> usize {
-        mask_text::len(self.bits(), format)
+        text::len(self.bits(), format)
     }
 
     /// The length of every masked text of `bits`-bit IDs in `format`, without a key (`0`
     /// for a width outside 8..=64).
     pub fn text_len_of(bits: u32, format: Format) -> usize {
         if (Self::MIN_BITS..=Self::MAX_BITS).contains(&bits) {
-            mask_text::len(bits, format)
+            text::len(bits, format)
         } else {
             0
         }
@@ -250,7 +250,7 @@ impl Mask {
         if !(Self::MIN_BITS..=Self::MAX_BITS).contains(&bits) {
             return Err(Error::MaskWidthOutOfRange { bits });
         }
-        mask_text::read(text, bits, format).map(|(version, _)| version)
+        text::read(text, bits, format).map(|(version, _)| version)
     }
 
     fn check(&self, value: u64) -> Result<(), Error> {

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::ops::Deref;
 
-use crate::mask_key::MaskKey;
+use super::key::MaskKey;
 use crate::{bwmarrin_text, Error, Format};
 
 /// A masked ID as text, held inline (no allocation). Derefs to `&str`.

@@ -1,0 +1,13 @@
+//! Masked IDs: a keyed, reversible permutation of the IDs of one bit width, for IDs shown
+//! to people who should not read a count or a time from them. Imports run one way: the key,
+//! its text forms, the permutation, the keyring of every version in use.
+
+mod key;
+mod keyring;
+mod permutation;
+mod text;
+
+pub use key::MaskKey;
+pub use keyring::MaskKeyring;
+pub use permutation::Mask;
+pub use text::MaskedString;
