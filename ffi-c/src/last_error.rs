@@ -7,7 +7,7 @@
 use core::cell::RefCell;
 use core::ffi::c_char;
 
-use crate::boundary::Failure;
+use crate::failure::Failure;
 use crate::ferroflake_result;
 
 /// The longest text kept, in bytes, NUL included; longer texts are cut at a character

@@ -8,7 +8,8 @@ use ferroflake::AnyClock;
 use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 use ferroflake_lease_stores::RegistryAddress;
 
-use crate::boundary::{borrow, borrow_str, fill_ids, guard, out, Failure};
+use crate::boundary::{borrow, borrow_str, fill_ids, guard, out};
+use crate::failure::Failure;
 use crate::ferroflake_result::{self, *};
 use crate::layout::ferroflake_layout;
 use crate::options::{ferroflake_generator_options, FERROFLAKE_CLOCK_MANUAL};

@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 mod boundary;
+mod failure;
 mod format;
 mod generator;
 mod last_error;

@@ -2,7 +2,8 @@
 
 use ferroflake::{AnyClock, Options};
 
-use crate::boundary::{guard, Failure};
+use crate::boundary::guard;
+use crate::failure::Failure;
 use crate::ferroflake_result::{self, *};
 use crate::versioned::{self, field_spans, Versioned};
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use ferroflake_segment::{OrderNumberConfig, OrderNumbers, MAX_ORDER_WIDTH};
 
-use crate::boundary::{borrow, borrow_str, guard, out, write_text, Failure};
+use crate::boundary::{borrow, borrow_str, guard, out, write_text};
+use crate::failure::Failure;
 use crate::ferroflake_result::{self, *};
 use crate::segment::{ferroflake_segment_allocator, segment_failure};
 use crate::versioned::{self, field_spans, Versioned};

@@ -9,7 +9,8 @@ use std::time::Duration;
 use ferroflake_segment::{KeyHandle, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore};
 use ferroflake_segment_stores::StoreAddress;
 
-use crate::boundary::{borrow, borrow_str, fill_ids, guard, out, Failure};
+use crate::boundary::{borrow, borrow_str, fill_ids, guard, out};
+use crate::failure::Failure;
 use crate::ferroflake_result::{self, *};
 use crate::versioned::{self, field_spans, Versioned};
 

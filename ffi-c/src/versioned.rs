@@ -18,7 +18,7 @@
 
 use core::mem::size_of;
 
-use crate::boundary::Failure;
+use crate::failure::Failure;
 use crate::ferroflake_result::FERROFLAKE_RESULT_STRUCT_SIZE;
 
 /// A `#[repr(C)]` struct of plain fields whose first field is `struct_size: u32`.
