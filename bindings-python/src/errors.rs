@@ -106,29 +106,54 @@ pub fn forked_error(py: Python<'_>, message: String) -> PyErr {
     kind_error(py, ErrorKind::GeneratorForked, message)
 }
 
+/// The class (in `ferroflake._errors`) that lease errors of `kind` raise
+/// (`LeaseError::name`; a `GENERATOR` error raises its core kind's class instead).
+#[cfg(unix)]
+fn lease_class(kind: &str) -> &'static str {
+    match kind {
+        "UNAVAILABLE" => "RegistryUnavailableError",
+        "NO_FREE_NODE" => "NoFreeNodeError",
+        "LOST" => "LeaseLostError",
+        "BEHIND_HIGH_WATER" => "BehindHighWaterError",
+        "START_WAIT_TOO_LONG" => "StartWaitTooLongError",
+        "CLOCK_SKEW" => "ClockSkewError",
+        "STATE_FILE" => "StateFileError",
+        "BAD_ADDRESS" | "NOT_BUILT" => "RegistryAddressError",
+        "INVALID_CONFIG" => "LeaseConfigError",
+        "STORE" => "RegistryError",
+        // Kinds added to the lease crate later still land on the right side of ValueError.
+        other if ferroflake_lease::LeaseError::kind_is_invalid_input(other) => "LeaseConfigError",
+        _ => "LeaseError",
+    }
+}
+
 /// A lease operation's failure as the matching `LeaseError` subclass, with `kind` the
 /// variant's name (`"UNAVAILABLE"`, `"LOST"`, ...) and `code` 0. A generator's refusal
 /// inside it (`LeaseError::Generator`) raises the core kind's own class.
 #[cfg(unix)]
 pub fn lease_to_pyerr(py: Python<'_>, err: ferroflake_lease::LeaseError) -> PyErr {
-    use ferroflake_lease::LeaseError as E;
-    let class = match &err {
-        E::Generator(core) => return to_pyerr(py, *core),
-        E::Unavailable { .. } => "RegistryUnavailableError",
-        E::NoFreeNode { .. } => "NoFreeNodeError",
-        E::Lost { .. } => "LeaseLostError",
-        E::BehindHighWater { .. } => "BehindHighWaterError",
-        E::StartWaitTooLong { .. } => "StartWaitTooLongError",
-        E::ClockSkew { .. } => "ClockSkewError",
-        E::StateFile { .. } => "StateFileError",
-        E::BadAddress { .. } | E::NotBuilt { .. } => "RegistryAddressError",
-        E::InvalidConfig { .. } => "LeaseConfigError",
-        E::Store { .. } => "RegistryError",
-        // Variants added to the lease crate later.
-        _ => "LeaseError",
-    };
-    let kind = err.name();
-    named_error(py, class, kind, err.to_string())
+    if let ferroflake_lease::LeaseError::Generator(core) = err {
+        return to_pyerr(py, core);
+    }
+    named_error(py, lease_class(err.name()), err.name(), err.to_string())
+}
+
+/// Every lease error kind as `(name, exception class, whether it is the caller's)`, the
+/// last as the lease crate decides it (`LeaseError::kind_is_invalid_input`): those classes
+/// are `ValueError`s. `GENERATOR` is left out: it raises its core kind's class
+/// ([`error_kinds`]).
+#[cfg(unix)]
+#[pyfunction]
+pub fn lease_error_kinds(py: Python<'_>) -> PyResult<Vec<(&'static str, Bound<'_, PyAny>, bool)>> {
+    let module = errors_module(py)?;
+    ferroflake_lease::LeaseError::KINDS
+        .iter()
+        .filter(|&&kind| kind != "GENERATOR")
+        .map(|&kind| {
+            let caller = ferroflake_lease::LeaseError::kind_is_invalid_input(kind);
+            Ok((kind, module.getattr(lease_class(kind))?, caller))
+        })
+        .collect()
 }
 
 /// An exception of `ferroflake._errors.<class>` with a `kind` that is not a core kind
@@ -140,26 +165,56 @@ pub fn named_error(py: Python<'_>, class: &str, kind: &str, message: String) -> 
         .unwrap_or_else(|failed| failed)
 }
 
+/// The class (in `ferroflake._errors`) that segment errors of `kind` raise
+/// (`SegmentError::name`).
+#[cfg(unix)]
+fn segment_class(kind: &str) -> &'static str {
+    match kind {
+        "UNAVAILABLE" => "StoreUnavailableError",
+        "UNKNOWN_KEY" => "UnknownKeyError",
+        "KEY_EXISTS" => "KeyExistsError",
+        "INVALID_KEY" => "InvalidKeyError",
+        "INVALID_CONFIG" | "NOT_BUILT" => "SegmentConfigError",
+        "EXHAUSTED" => "SegmentExhaustedError",
+        "NOT_READY" => "SegmentNotReadyError",
+        "CLOSED" => "SegmentClosedError",
+        "REWOUND" => "SegmentRewoundError",
+        "STORE" => "SegmentStoreError",
+        // An allocator inherited through fork(): the same refusal as a forked generator's.
+        "FORKED" => "ForkedGeneratorError",
+        // Kinds added to the segment crate later still land on the right side of ValueError.
+        other if ferroflake_segment::SegmentError::kind_is_invalid_input(other) => {
+            "SegmentConfigError"
+        }
+        _ => "SegmentError",
+    }
+}
+
 /// A segment store's or allocator's failure as the matching `SegmentError` subclass, with
-/// `kind` the crate's stable name (`SegmentError::name`) and `code` 0.
+/// `kind` the crate's stable name (`SegmentError::name`) and `code` 0; an allocator
+/// inherited through fork() raises `ForkedGeneratorError` as a forked generator does.
 #[cfg(unix)]
 pub fn segment_to_pyerr(py: Python<'_>, err: ferroflake_segment::SegmentError) -> PyErr {
-    use ferroflake_segment::SegmentError as E;
-    let class = match &err {
-        E::Unavailable { .. } => "StoreUnavailableError",
-        E::UnknownKey { .. } => "UnknownKeyError",
-        E::KeyExists { .. } => "KeyExistsError",
-        E::InvalidKey { .. } => "InvalidKeyError",
-        E::InvalidConfig { .. } | E::NotBuilt { .. } => "SegmentConfigError",
-        E::Exhausted { .. } => "SegmentExhaustedError",
-        E::NotReady { .. } => "SegmentNotReadyError",
-        E::Closed { .. } => "SegmentClosedError",
-        E::Rewound { .. } => "SegmentRewoundError",
-        E::Store { .. } => "SegmentStoreError",
-        // An allocator inherited through fork(): the same refusal as a forked generator's.
-        E::Forked { .. } => return forked_error(py, err.to_string()),
-        // Variants added to the segment crate later.
-        _ => "SegmentError",
-    };
-    named_error(py, class, err.name(), err.to_string())
+    if let ferroflake_segment::SegmentError::Forked { .. } = err {
+        return forked_error(py, err.to_string());
+    }
+    named_error(py, segment_class(err.name()), err.name(), err.to_string())
+}
+
+/// Every segment error kind as `(name, exception class, whether it is the caller's)`, the
+/// last as the segment crate decides it (`SegmentError::kind_is_invalid_input`): those
+/// classes are `ValueError`s.
+#[cfg(unix)]
+#[pyfunction]
+pub fn segment_error_kinds(
+    py: Python<'_>,
+) -> PyResult<Vec<(&'static str, Bound<'_, PyAny>, bool)>> {
+    let module = errors_module(py)?;
+    ferroflake_segment::SegmentError::KINDS
+        .iter()
+        .map(|&kind| {
+            let caller = ferroflake_segment::SegmentError::kind_is_invalid_input(kind);
+            Ok((kind, module.getattr(segment_class(kind))?, caller))
+        })
+        .collect()
 }

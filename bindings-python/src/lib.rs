@@ -24,6 +24,8 @@ mod orders;
 mod parts;
 #[cfg(unix)]
 mod segments;
+#[cfg(unix)]
+mod shared_allocator;
 mod text;
 
 use pyo3::prelude::*;
@@ -47,6 +49,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<segments::SegmentStatus>()?;
         m.add_class::<orders::PyOrderNumbers>()?;
         m.add_class::<orders::PyOrderNumber>()?;
+        m.add_function(wrap_pyfunction!(errors::lease_error_kinds, m)?)?;
+        m.add_function(wrap_pyfunction!(errors::segment_error_kinds, m)?)?;
         closing::register_at_exit(m.py())?;
     }
     m.add_function(wrap_pyfunction!(text::encode, m)?)?;

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::errors::segment_to_pyerr;
-use crate::segments::{refuse_if_forked, Allocator};
+use crate::shared_allocator::{refuse_if_forked, Allocator};
 
 /// A `ManualClock` read as the wall clock of order numbers.
 struct ManualWallClock(Arc<ferroflake::ManualClock>);

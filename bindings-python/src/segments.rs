@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferroflake_segment::{
-    KeyHandle, KeyStatus, Range, SegmentAllocator, SegmentConfig, SegmentError, SegmentStore,
-    LIMIT_JS, MAX_BATCH,
+    KeyHandle, KeyStatus, Range, SegmentAllocator, SegmentConfig, SegmentError, LIMIT_JS, MAX_BATCH,
 };
 use ferroflake_segment_stores::StoreAddress;
 use pyo3::prelude::*;
@@ -17,57 +16,16 @@ use pyo3::types::{PyList, PyTuple};
 
 use crate::batch;
 use crate::clock::ManualClock;
-use crate::closing::{self, Close};
+use crate::closing;
 use crate::errors::segment_to_pyerr;
 use crate::ints::{int, uint};
 use crate::leased::address_text;
 use crate::orders::PyOrderNumbers;
+use crate::shared_allocator::{refuse_if_forked, Allocator};
 
 /// IDs per chunk of a batch (one store-side `next_ids` call each); Ctrl-C is looked at
 /// between chunks.
 const CHUNK: usize = 1 << 16;
-
-/// The allocator and its store, shared by the Python allocator, its keys and its order
-/// numbers, so that each keeps working while the program holds it.
-pub(crate) struct Allocator {
-    /// In an `Arc` because order numbers (`ferroflake_segment::OrderNumbers`) hold one.
-    pub(crate) allocator: Arc<SegmentAllocator>,
-    store: Arc<dyn SegmentStore>,
-    /// How the store is named to people ([`StoreAddress::label`]).
-    label: String,
-}
-
-impl Allocator {
-    /// Gives the unissued rest back and closes every key; idempotent. In a forked child the
-    /// crate does nothing: giving back ranges the parent is still issuing from would let
-    /// the table hand them out again.
-    fn close(&self) {
-        self.allocator.shutdown();
-    }
-}
-
-impl Close for Allocator {
-    fn close_at_exit(&self) {
-        self.close();
-    }
-}
-
-impl Drop for Allocator {
-    fn drop(&mut self) {
-        // Gives back what is unissued, like `close()` (the crate's own drop would not). In
-        // a forked child both give nothing back and leave the parent's worker alone. Order
-        // numbers hold this struct as well as the allocator, so none is left when it drops.
-        self.allocator.shutdown();
-    }
-}
-
-/// `ForkedGeneratorError` in a process forked from the one the allocator was made in.
-pub(crate) fn refuse_if_forked(py: Python<'_>, allocator: &Allocator) -> PyResult<()> {
-    allocator
-        .allocator
-        .check_fork()
-        .map_err(|e| segment_to_pyerr(py, e))
-}
 
 /// Segment mode: dense IDs per key from a table of counters (Leaf's `leaf_alloc`), taken a
 /// range at a time and handed out from memory. `store` is `None` (the embedded SQLite

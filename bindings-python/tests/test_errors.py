@@ -328,7 +328,19 @@ def test_lease_and_segment_errors_sit_under_their_own_bases() -> None:
         assert issubclass(cls, ferroflake.LeaseError) and not issubclass(cls, ferroflake.SegmentError)
     for cls in segment:
         assert issubclass(cls, ferroflake.SegmentError) and not issubclass(cls, ferroflake.LeaseError)
-    # Bad input is also a ValueError; a store or registry that is down is not.
+    # Bad input is also a ValueError, as the lease and segment crates decide it; a store
+    # or registry that is down is not.
+    for table, classes in (
+        (ferroflake.lease_error_kinds(), [*lease, ferroflake.LeaseError]),
+        (ferroflake.segment_error_kinds(), [*segment, ferroflake.ForkedGeneratorError]),
+    ):
+        for name, cls, callers in table:
+            assert issubclass(cls, ValueError) == callers, name
+            assert cls in classes, name
+    assert [n for n, _, c in ferroflake.segment_error_kinds() if c] == [
+        "INVALID_KEY", "INVALID_CONFIG", "NOT_BUILT"]
+    assert [n for n, _, c in ferroflake.lease_error_kinds() if c] == [
+        "BAD_ADDRESS", "NOT_BUILT", "INVALID_CONFIG"]
     for cls in (ferroflake.RegistryAddressError, ferroflake.LeaseConfigError,
                 ferroflake.InvalidKeyError, ferroflake.SegmentConfigError):
         assert issubclass(cls, ValueError)

@@ -140,9 +140,13 @@ if hasattr(_native, "LeasedGenerator"):
         SegmentAllocator,
         SegmentKey,
         SegmentStatus,
+        lease_error_kinds,
+        segment_error_kinds,
     )
 
     __all__ += [
+        "lease_error_kinds",
+        "segment_error_kinds",
         "LeasedGenerator",
         "OrderNumber",
         "OrderNumbers",
