@@ -130,16 +130,7 @@ pub(crate) fn read(text: &str, bits: u32, format: Format) -> Result<(u8, u64), E
     let Some(inner) = wrapped(format) else {
         return read_positional(bytes, bits, format);
     };
-    let expected = len(bits, format);
-    if bytes.is_empty() {
-        return Err(Error::ParseEmpty);
-    }
-    if bytes.len() != expected {
-        return Err(Error::ParseWrongLength {
-            expected,
-            found: bytes.len(),
-        });
-    }
+    of_length(bytes, len(bits, format))?;
     if format == Format::Json {
         let decimal = bwmarrin_text::unquote(bytes)?;
         return read_positional(decimal, bits, inner)
@@ -151,8 +142,8 @@ pub(crate) fn read(text: &str, bits: u32, format: Format) -> Result<(u8, u64), E
         .map_err(|e| bwmarrin_text::shift_index(e, bwmarrin_text::base64_index))
 }
 
-fn read_positional(bytes: &[u8], bits: u32, format: Format) -> Result<(u8, u64), Error> {
-    let expected = len(bits, format);
+/// Masked texts of one width and format all have one length: refuses any other.
+fn of_length(bytes: &[u8], expected: usize) -> Result<(), Error> {
     if bytes.is_empty() {
         return Err(Error::ParseEmpty);
     }
@@ -162,6 +153,12 @@ fn read_positional(bytes: &[u8], bits: u32, format: Format) -> Result<(u8, u64),
             found: bytes.len(),
         });
     }
+    Ok(())
+}
+
+fn read_positional(bytes: &[u8], bits: u32, format: Format) -> Result<(u8, u64), Error> {
+    let expected = len(bits, format);
+    of_length(bytes, expected)?;
     let number = |range: core::ops::Range<usize>| -> Result<u64, Error> {
         let mut value: u64 = 0;
         for index in range {
