@@ -109,7 +109,9 @@ pub(crate) fn open_private(path: &Path, write: bool) -> io::Result<File> {
         .write(write)
         .create(write)
         .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        // NONBLOCK: a FIFO planted at the path would block the open (and the store's lock
+        // held around it) until a writer came; on a regular file it changes nothing.
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() || meta.uid() != rustix::process::getuid().as_raw() {
@@ -126,6 +128,23 @@ mod tests {
 
     fn journal(dir: &Path) -> Journal {
         Journal::read(&dir.join("j")).unwrap()
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_the_file_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let error = Journal::read(&path).unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        assert!(open_private(&path, true).is_err());
     }
 
     #[test]

@@ -206,7 +206,7 @@ fn stopped_holder(b: &Backend) {
         .unwrap();
     started_on_node_0(&mut old, &format!("{}: the first holder", b.name));
     thread::sleep(Duration::from_millis(700));
-    signal(&old, "-STOP");
+    stop_outside_registry_lock(&old, &address);
     let stopped_at = wall_ms();
     thread::sleep(Duration::from_millis(b.ttl_ms + b.quarantine_ms + 300));
     // The id frees once the registry sees TTL + quarantine passed (etcd sweeps leases

@@ -253,6 +253,33 @@ pub fn signal(child: &Child, sig: &str) {
     assert!(status.success(), "kill {sig} failed");
 }
 
+/// SIGSTOPs `child` at a moment it does not hold the embedded registry's lock at
+/// `address` (a directory; other registries have no lock a holder keeps): a holder paused
+/// inside one of its short operations keeps every other process of the registry out until
+/// it resumes, a limit of a file lock, and not the pause a test of the fence wants.
+pub fn stop_outside_registry_lock(child: &Child, address: &str) {
+    let lock = Path::new(address).join("leases.lock");
+    for _ in 0..100 {
+        signal(child, "-STOP");
+        if !address.starts_with('/') {
+            return;
+        }
+        // util-linux flock: exit 3 when the lock is held.
+        let free = Command::new("flock")
+            .args(["-n", "-E", "3"])
+            .arg(&lock)
+            .arg("true")
+            .status()
+            .unwrap();
+        if free.code() != Some(3) {
+            return;
+        }
+        signal(child, "-CONT");
+        thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{} stayed locked by the holder", lock.display());
+}
+
 /// Sorted IDs with no repeats, or a panic naming the first duplicate.
 pub fn assert_unique(all: &mut [u64], layout: &Layout) {
     all.sort_unstable();
