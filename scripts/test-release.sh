@@ -461,18 +461,21 @@ npm_source_install() {
   grep -q 'building the addon from source' install.log
   [ -f node_modules/ferroflake/ferroflake.linux-x64-gnu.node ]
   [ ! -e node_modules/ferroflake-linux-x64-gnu ]
-  # Built as asked: SQLite segments work, a server store is refused with a typed error.
+  # Built as asked: SQLite segments work, a server store or registry is refused at once with
+  # a typed error.
   node --input-type=module -e '
     import assert from "node:assert/strict"
-    import { SegmentAllocator } from "ferroflake"
+    import { LeasedGenerator, SegmentAllocator } from "ferroflake"
     const allocator = await SegmentAllocator.open({ store: process.argv[1] + "/segments.db" })
     await allocator.createKey("orders", { start: 1, step: 10 })
     const orders = await allocator.key("orders")
     assert.equal(orders.nextId(), 1)
     allocator.close()
     assert.throws(() => SegmentAllocator.open({ store: "redis://127.0.0.1:1/" }),
-      { code: "ERR_FERROFLAKE_SEGMENT_INVALID_CONFIG", message: /has SQLite stores only/ })
-    console.log("sqlite segments work; redis:// is refused: the build leaves the stores out")
+      { code: "ERR_FERROFLAKE_SEGMENT_NOT_BUILT", message: /redis:\/\/ stores are left out of this build/ })
+    assert.throws(() => LeasedGenerator.open({ registry: "etcd://127.0.0.1:1" }),
+      { code: "ERR_FERROFLAKE_LEASE_NOT_BUILT", message: /etcd:\/\/.*left out of this build/ })
+    console.log("sqlite segments work; redis:// and etcd:// are refused: the build leaves the stores out")
   ' "$PWD"
 }
 

@@ -90,8 +90,9 @@ impl SegmentAllocator {
     /// - `maxWaitMs`: how long a call waits for a segment in flight when memory is empty
     ///   (default 500), `prefetchShare` (0 to 1, default 0.1), `maxStep` (default 1,000,000).
     ///
-    /// Bad options (a malformed store address among them) throw at once; a store that
-    /// cannot be opened or reached rejects with `ERR_FERROFLAKE_SEGMENT_*`.
+    /// Bad options (a malformed store address, or a store this build leaves out, among them)
+    /// throw at once; a store that cannot be opened or reached rejects with
+    /// `ERR_FERROFLAKE_SEGMENT_*`.
     #[napi(
         ts_args_type = "options?: { store?: string; maxWaitMs?: number; prefetchShare?: number; maxStep?: number }",
         ts_return_type = "Promise<SegmentAllocator>"
@@ -107,7 +108,7 @@ impl SegmentAllocator {
             .transpose()?;
         let parsed = address
             .as_deref()
-            .map(StoreAddress::parse)
+            .map(|a| StoreAddress::parse(a).and_then(|parsed| parsed.built().map(|()| parsed)))
             .transpose()
             .map_err(segment_refusal)
             .or_throw(&env)?;
