@@ -320,6 +320,21 @@ test('a start that waits says why, first, in one line on stderr', { timeout: 60_
   assert.match(stderr, /^ferroflake: node id 0: .*; waiting 2s/, stderr)
 })
 
+test('settings left out take the lease crate\'s defaults, as in every face', { timeout: 30_000 }, async () => {
+  // A new registry's floor is maxTtlMs plus the quarantine: 10 s + 2 s by default, and
+  // 20 s + 4 s for a 20 s ttlMs alone (the longest TTL and the quarantine follow it).
+  for (const [ttlMs, floorS] of [[undefined, 12], [20_000, 24]]) {
+    const settings = { registry: registryDir(), layout: Layout.custom(ONE_NODE), maxStartWaitMs: 1, ttlMs }
+    if (ttlMs === undefined) delete settings.ttlMs
+    await assert.rejects(LeasedGenerator.open(settings), (e) => {
+      assert.equal(e.code, 'ERR_FERROFLAKE_LEASE_START_WAIT_TOO_LONG', e.message)
+      const waited = Number(/must wait (\d+)s/.exec(e.message)?.[1])
+      assert.ok(waited >= floorS - 1 && waited <= floorS, `ttlMs ${ttlMs}: ${e.message}`)
+      return true
+    })
+  }
+})
+
 test('a floor longer than maxStartWaitMs rejects at once with LEASE_START_WAIT_TOO_LONG and gives the id back', { timeout: 30_000 }, async () => {
   const registry = registryDir()
   // A new registry's floor is maxTtlMs plus the quarantine: 20.4 s, against a 100 ms limit.

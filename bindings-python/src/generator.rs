@@ -45,23 +45,28 @@ impl PyGenerator {
 impl PyGenerator {
     #[new]
     #[pyo3(
-        signature = (node_id, layout=None, *, max_drift_ticks=0, max_backward_wait_ms=5, clock=ClockChoice::System, resume_after_ms=None),
-        text_signature = "(node_id, layout=None, *, max_drift_ticks=0, max_backward_wait_ms=5, clock='system', resume_after_ms=None)"
+        signature = (node_id, layout=None, *, max_drift_ticks=None, max_backward_wait_ms=None, clock=ClockChoice::System, resume_after_ms=None),
+        text_signature = "(node_id, layout=None, *, max_drift_ticks=None, max_backward_wait_ms=None, clock='system', resume_after_ms=None)"
     )]
     fn new(
         py: Python<'_>,
         #[pyo3(from_py_with = uint)] node_id: u64,
         layout: Option<&Bound<'_, PyLayout>>,
-        #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
-        #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
+        #[pyo3(from_py_with = optional_uint)] max_drift_ticks: Option<u64>,
+        #[pyo3(from_py_with = optional_uint)] max_backward_wait_ms: Option<u64>,
         clock: ClockChoice,
         #[pyo3(from_py_with = optional_uint)] resume_after_ms: Option<u64>,
     ) -> PyResult<Self> {
         let layout = layout.map_or_else(Layout::twitter, |l| l.get().inner);
         let clock = clock.for_tick_ms(layout.tick_ms());
+        // A setting left out is the core's default (no drift, 5 ms of backward wait).
         let mut options = Options::default();
-        options.max_drift_ticks = max_drift_ticks;
-        options.max_backward_wait_ms = max_backward_wait_ms;
+        if let Some(ticks) = max_drift_ticks {
+            options.max_drift_ticks = ticks;
+        }
+        if let Some(wait) = max_backward_wait_ms {
+            options.max_backward_wait_ms = wait;
+        }
         options.resume_after_ms = resume_after_ms;
         let inner =
             Generator::with_clock(layout, node_id, clock, options).map_err(|e| to_pyerr(py, e))?;

@@ -3,10 +3,9 @@
 //! every rule (claims, marks, fences, fork) is the lease crate's.
 
 use std::sync::{Arc, RwLock, TryLockError};
-use std::time::Duration;
 
 use ferroflake::{Error, Layout};
-use ferroflake_lease::{LeaseConfig, LeaseStatus};
+use ferroflake_lease::{LeaseSettings, LeaseStatus};
 use ferroflake_lease_stores::RegistryAddress;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -128,10 +127,6 @@ pub fn address_text(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyR
     }
 }
 
-fn millis(ms: u64) -> Duration {
-    Duration::from_millis(ms)
-}
-
 impl PyLeasedGenerator {
     /// Runs `f` on the lease, or raises `LeaseClosedError` once `close()` has begun.
     #[inline]
@@ -225,45 +220,47 @@ impl PyLeasedGenerator {
     /// the `ferroflake` logger. `state_file` (a path) keeps the claim on this host, so that
     /// a process restarted while the registry cannot be reached resumes it until its
     /// deadline (`StateFileError` if it is not the caller's alone or another live process
-    /// uses it).
+    /// uses it). A setting left `None` takes the lease crate's default, as in every face
+    /// (`ttl_ms` 10,000; the others derived from it).
     #[new]
     #[pyo3(
-        signature = (layout=None, registry=None, *, ttl_ms=10_000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock=ClockChoice::System, max_drift_ticks=0, max_backward_wait_ms=5, holder=None, state_file=None),
-        text_signature = "(layout=None, registry=None, *, ttl_ms=10000, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock='system', max_drift_ticks=0, max_backward_wait_ms=5, holder=None, state_file=None)"
+        signature = (layout=None, registry=None, *, ttl_ms=None, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock=ClockChoice::System, max_drift_ticks=None, max_backward_wait_ms=None, holder=None, state_file=None),
+        text_signature = "(layout=None, registry=None, *, ttl_ms=None, max_ttl_ms=None, quarantine_ms=None, max_start_wait_ms=None, max_clock_skew_ms=None, clock='system', max_drift_ticks=None, max_backward_wait_ms=None, holder=None, state_file=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         layout: Option<&Bound<'_, PyLayout>>,
         registry: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = uint)] ttl_ms: u64,
+        #[pyo3(from_py_with = optional_uint)] ttl_ms: Option<u64>,
         #[pyo3(from_py_with = optional_uint)] max_ttl_ms: Option<u64>,
         #[pyo3(from_py_with = optional_uint)] quarantine_ms: Option<u64>,
         #[pyo3(from_py_with = optional_uint)] max_start_wait_ms: Option<u64>,
         #[pyo3(from_py_with = optional_uint)] max_clock_skew_ms: Option<u64>,
         clock: ClockChoice,
-        #[pyo3(from_py_with = uint)] max_drift_ticks: u64,
-        #[pyo3(from_py_with = uint)] max_backward_wait_ms: u64,
+        #[pyo3(from_py_with = optional_uint)] max_drift_ticks: Option<u64>,
+        #[pyo3(from_py_with = optional_uint)] max_backward_wait_ms: Option<u64>,
         holder: Option<String>,
         state_file: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
         let layout = layout.map_or_else(Layout::twitter, |l| l.get().inner);
         let address = registry_address(py, registry)?;
-        let mut config = LeaseConfig::with_ttl(millis(ttl_ms));
-        if let Some(max_ttl_ms) = max_ttl_ms {
-            config.max_ttl = millis(max_ttl_ms);
+        let mut settings = LeaseSettings::default();
+        settings.ttl_ms = ttl_ms;
+        settings.max_ttl_ms = max_ttl_ms;
+        settings.quarantine_ms = quarantine_ms;
+        settings.max_start_wait_ms = max_start_wait_ms;
+        settings.max_clock_skew_ms = max_clock_skew_ms;
+        settings.holder = holder;
+        settings.state_file = state_file;
+        if let Some(ticks) = max_drift_ticks {
+            settings.options.max_drift_ticks = ticks;
         }
-        if let Some(quarantine_ms) = quarantine_ms {
-            config.quarantine = millis(quarantine_ms);
+        if let Some(wait) = max_backward_wait_ms {
+            settings.options.max_backward_wait_ms = wait;
         }
-        config.max_start_wait = max_start_wait_ms.map(millis);
-        config.max_clock_skew = max_clock_skew_ms.map(millis);
-        if let Some(holder) = holder {
-            config.holder = holder;
-        }
-        config.state_file = state_file;
-        config.options.max_drift_ticks = max_drift_ticks;
-        config.options.max_backward_wait_ms = max_backward_wait_ms;
+        let config = settings.config();
+        let ttl_ms = u64::try_from(config.ttl.as_millis()).unwrap_or(u64::MAX);
         let clock = CallerClock(clock.any_clock(layout.tick_ms()));
         let described = address.describe();
         let started = py.detach(move || {

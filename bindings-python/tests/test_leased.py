@@ -8,6 +8,7 @@ import json
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -184,6 +185,17 @@ def test_a_start_that_waits_says_why_in_the_ferroflake_log(
             gen.next_id()
     said = [r.getMessage() for r in caplog.records if r.name == "ferroflake"]
     assert any("node id 0" in m and "waiting 1s" in m for m in said), said
+
+
+def test_settings_left_out_take_the_lease_crates_defaults(tmp_path: Path) -> None:
+    # A new registry's floor is max_ttl plus the quarantine: 10 s + 2 s by default, and
+    # 20 s + 4 s for a 20 s ttl_ms alone (the longest TTL and the quarantine follow it), as
+    # in every face.
+    for ttl_ms, floor_s in ((None, 12), (20_000, 24)):
+        with pytest.raises(StartWaitTooLongError) as refused:
+            LeasedGenerator(ONE_NODE, str(tmp_path / str(floor_s)), ttl_ms=ttl_ms, max_start_wait_ms=1)
+        waited = re.search(r"must wait (\d+)s", str(refused.value))
+        assert waited and floor_s - 1 <= int(waited.group(1)) <= floor_s, str(refused.value)
 
 
 def test_a_floor_longer_than_max_start_wait_is_refused_at_once_and_gives_the_id_back(

@@ -3,6 +3,7 @@
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use ferroflake::Layout;
+use ferroflake_lease::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE};
 
 use crate::layout_arg::NamedLayout;
 use crate::peers::Peer;
@@ -323,6 +324,11 @@ impl InputFormat {
 
 /// The core format whose name is the option's value: the names are the core's, so every
 /// face spells a format the same way.
+/// One of the lease crate's default durations, in the flags' milliseconds.
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 fn core_format(value: impl ValueEnum) -> ferroflake::Format {
     value
         .to_possible_value()
@@ -709,11 +715,11 @@ pub struct LeaseRestoredArgs {
 
     /// The longest TTL any holder of the registry uses, in ms (the floor lasts this plus
     /// the quarantine; a registry that recorded a longer one uses that).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = millis(DEFAULT_MAX_TTL), value_parser = clap::value_parser!(u64).range(1..))]
     pub max_ttl_ms: u64,
 
     /// The holders' quarantine, in ms.
-    #[arg(long, default_value_t = 2_000)]
+    #[arg(long, default_value_t = millis(DEFAULT_QUARANTINE))]
     pub quarantine_ms: u64,
 }
 

@@ -5,7 +5,7 @@ use core::ffi::c_char;
 use std::time::Duration;
 
 use ferroflake::AnyClock;
-use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
+use ferroflake_lease::{LeaseConfig, LeaseError, LeaseSettings, LeaseStatus, LeasedGenerator};
 use ferroflake_lease_stores::RegistryAddress;
 
 use crate::boundary::{borrow, borrow_str, fill_ids, guard, out};
@@ -96,33 +96,25 @@ impl ferroflake_lease_options {
             ));
         }
         let clock = generator.make_clock(tick_ms)?;
-        let mut config = LeaseConfig::with_ttl(Duration::from_millis(self.ttl_ms));
-        let set = |field: &mut Duration, ms: u64| {
-            if ms != 0 {
-                *field = Duration::from_millis(ms);
-            }
-        };
-        set(&mut config.max_ttl, self.max_ttl_ms);
-        set(&mut config.renew_every, self.renew_every_ms);
-        set(&mut config.safety_margin, self.safety_margin_ms);
-        set(&mut config.quarantine, self.quarantine_ms);
-        if self.max_start_wait_ms != 0 {
-            config.max_start_wait = Some(Duration::from_millis(self.max_start_wait_ms));
-        }
-        if self.max_clock_skew_ms != 0 {
-            config.max_clock_skew = Some(Duration::from_millis(self.max_clock_skew_ms));
-        }
+        let given = |ms: u64| (ms != 0).then_some(ms);
+        let mut settings = LeaseSettings::default();
+        settings.ttl_ms = Some(self.ttl_ms);
+        settings.max_ttl_ms = given(self.max_ttl_ms);
+        settings.renew_every_ms = given(self.renew_every_ms);
+        settings.safety_margin_ms = given(self.safety_margin_ms);
+        settings.quarantine_ms = given(self.quarantine_ms);
+        settings.max_start_wait_ms = given(self.max_start_wait_ms);
+        settings.max_clock_skew_ms = given(self.max_clock_skew_ms);
         if !self.holder.is_null() {
             // SAFETY: the caller's promise above.
-            config.holder = unsafe { borrow_str(self.holder)? }.to_owned();
+            settings.holder = Some(unsafe { borrow_str(self.holder)? }.to_owned());
         }
         if !self.state_file.is_null() {
             // SAFETY: the caller's promise above.
-            let path = unsafe { borrow_str(self.state_file)? };
-            config.state_file = Some(path.into());
+            settings.state_file = Some(unsafe { borrow_str(self.state_file)? }.into());
         }
-        config.options = generator.to_core();
-        Ok((config, clock))
+        settings.options = generator.to_core();
+        Ok((settings.config(), clock))
     }
 }
 
@@ -684,6 +676,27 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), 8, "two lease errors share a code");
+    }
+
+    #[test]
+    fn options_left_at_their_defaults_are_the_lease_crates() {
+        let config_of = |options: ferroflake_lease_options| {
+            // SAFETY: the defaults' pointers are NULL.
+            match unsafe { options.to_config(1) } {
+                Ok((config, _clock)) => config,
+                Err(failure) => panic!("{failure:?}"),
+            }
+        };
+        let defaults = ferroflake_lease_options::defaults();
+        assert_eq!(config_of(defaults), LeaseConfig::default());
+        let longer = ferroflake_lease_options {
+            ttl_ms: 20_000,
+            ..defaults
+        };
+        assert_eq!(
+            config_of(longer),
+            LeaseConfig::with_ttl(Duration::from_secs(20))
+        );
     }
 
     #[test]

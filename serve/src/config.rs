@@ -42,12 +42,12 @@ pub struct Config {
     /// The lease registry (`--lease` of `ferroflake next`). `None`: the embedded registry
     /// in its default directory.
     pub lease: Option<String>,
-    /// The lease's TTL, ms. Default 10,000.
-    pub lease_ttl_ms: u64,
+    /// The lease's TTL, ms. `None`: the lease crate's default (10,000), as in every face.
+    pub lease_ttl_ms: Option<u64>,
     /// The longest TTL any holder of the registry uses, ms; every holder of one registry
-    /// must use the same value. Default 10,000. After the registry loses records, new
-    /// claims wait this plus the quarantine before they issue.
-    pub lease_max_ttl_ms: u64,
+    /// must use the same value. `None`: the larger of the TTL and 10,000. After the
+    /// registry loses records, new claims wait this plus the quarantine before they issue.
+    pub lease_max_ttl_ms: Option<u64>,
     /// A file where the service keeps its lease's claim, so that a restart while the
     /// registry is down resumes it, and one after asks for the same node id first. `None`:
     /// none.
@@ -153,8 +153,8 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             layout: "twitter".to_owned(),
             lease: None,
-            lease_ttl_ms: 10_000,
-            lease_max_ttl_ms: 10_000,
+            lease_ttl_ms: None,
+            lease_max_ttl_ms: None,
             lease_state_file: None,
             store: None,
             preload: Vec::new(),
@@ -218,11 +218,11 @@ impl Config {
         if let Some(lease) = &args.lease {
             config.lease = Some(lease.clone());
         }
-        if let Some(ttl) = args.lease_ttl_ms {
-            config.lease_ttl_ms = ttl;
+        if args.lease_ttl_ms.is_some() {
+            config.lease_ttl_ms = args.lease_ttl_ms;
         }
-        if let Some(max_ttl) = args.lease_max_ttl_ms {
-            config.lease_max_ttl_ms = max_ttl;
+        if args.lease_max_ttl_ms.is_some() {
+            config.lease_max_ttl_ms = args.lease_max_ttl_ms;
         }
         if let Some(state_file) = &args.lease_state_file {
             config.lease_state_file = Some(state_file.clone());
@@ -303,12 +303,6 @@ impl Config {
             _ => {}
         }
         self.layout()?;
-        if self.lease_ttl_ms > self.lease_max_ttl_ms {
-            return Err(format!(
-                "lease_ttl_ms {} is above lease_max_ttl_ms {}",
-                self.lease_ttl_ms, self.lease_max_ttl_ms
-            ));
-        }
         if self.max_batch == 0 || self.max_batch > MAX_BATCH_LIMIT {
             return Err(format!(
                 "max_batch {} is outside 1..={MAX_BATCH_LIMIT}",
@@ -433,9 +427,11 @@ impl Config {
     /// The lease timings, checked as the lease crate checks them: a TTL too short to
     /// renew within is a setting that cannot work, refused like any other.
     pub(crate) fn lease_config(&self) -> Result<ferroflake_lease::LeaseConfig, String> {
-        let mut lease = ferroflake_lease::LeaseConfig::with_ttl(self.lease_ttl());
-        lease.max_ttl = Duration::from_millis(self.lease_max_ttl_ms);
-        lease.state_file.clone_from(&self.lease_state_file);
+        let mut settings = ferroflake_lease::LeaseSettings::default();
+        settings.ttl_ms = self.lease_ttl_ms;
+        settings.max_ttl_ms = self.lease_max_ttl_ms;
+        settings.state_file.clone_from(&self.lease_state_file);
+        let lease = settings.config();
         lease.validate().map_err(|e| e.to_string())?;
         Ok(lease)
     }
@@ -465,10 +461,6 @@ impl Config {
             }
             None => Ok(ferroflake_lease_stores::RegistryAddress::Default),
         }
-    }
-
-    pub(crate) fn lease_ttl(&self) -> Duration {
-        Duration::from_millis(self.lease_ttl_ms)
     }
 
     pub(crate) fn request_timeout(&self) -> Duration {
@@ -523,12 +515,13 @@ pub struct ServeArgs {
     )]
     pub lease: Option<String>,
 
-    /// The lease's TTL in ms [default: 10000].
+    /// The lease's TTL in ms [default: 10000, the lease crate's].
     #[arg(long, env = "FERROFLAKE_LEASE_TTL_MS", value_name = "MS")]
     pub lease_ttl_ms: Option<u64>,
 
     /// The longest lease TTL this holder may use, in ms; the registry records the widest
-    /// any holder asked for, and floors after lost records last that long [default: 10000].
+    /// any holder asked for, and floors after lost records last that long [default: the
+    /// larger of the TTL and 10000].
     #[arg(long, env = "FERROFLAKE_LEASE_MAX_TTL_MS", value_name = "MS")]
     pub lease_max_ttl_ms: Option<u64>,
 
@@ -720,6 +713,29 @@ mod tests {
             ..args
         };
         assert!(Config::from_args(&segment_only).is_ok());
+    }
+
+    #[test]
+    fn the_lease_timings_left_out_are_the_lease_crates_defaults() {
+        let defaults = Config::default().lease_config().unwrap();
+        assert_eq!(defaults, ferroflake_lease::LeaseConfig::default());
+        // A longer TTL alone raises the max TTL with it, as in every face.
+        let longer = ServeArgs {
+            lease_ttl_ms: Some(20_000),
+            ..ServeArgs::default()
+        };
+        let lease = Config::from_args(&longer).unwrap().lease_config().unwrap();
+        assert_eq!(
+            (lease.ttl, lease.max_ttl),
+            (Duration::from_secs(20), Duration::from_secs(20))
+        );
+        // Both given and at odds: refused as the lease crate refuses it.
+        let at_odds = ServeArgs {
+            lease_max_ttl_ms: Some(10_000),
+            ..longer
+        };
+        let refusal = Config::from_args(&at_odds).unwrap_err();
+        assert!(refusal.contains("exceeds max_ttl"), "{refusal}");
     }
 
     #[test]

@@ -165,8 +165,8 @@ fn a_request_over_its_time_and_a_body_over_the_bound_get_refusals_in_their_route
     config.segment = false;
     // js53 issues 4,096 IDs a second: a batch of 10,000 takes two seconds or more.
     config.layout = "js53".into();
-    config.lease_ttl_ms = 4000;
-    config.lease_max_ttl_ms = 4000;
+    config.lease_ttl_ms = Some(4000);
+    config.lease_max_ttl_ms = Some(4000);
     config.request_timeout_ms = 300;
     let server = place.start(config);
     server.wait_ready(Duration::from_secs(15));

@@ -56,8 +56,8 @@ fn a_saturating_js53_load_leaves_healthz_answering() {
     let mut config = place.config();
     config.layout = "js53".into(); // 4,096 IDs per 1 s tick
                                    // A lease that outlasts a tick: the fence of a 1 s lease would refuse the next tick.
-    config.lease_ttl_ms = 4000;
-    config.lease_max_ttl_ms = 4000;
+    config.lease_ttl_ms = Some(4000);
+    config.lease_max_ttl_ms = Some(4000);
     config.segment = false;
     let server = place.start(config);
     server.wait_ready(Duration::from_secs(15));
@@ -226,8 +226,8 @@ fn abandoned_snowflake_batches_stop_taking_ids() {
     let place = Place::new();
     let mut config = place.config();
     config.layout = "js53".into();
-    config.lease_ttl_ms = 4000;
-    config.lease_max_ttl_ms = 4000;
+    config.lease_ttl_ms = Some(4000);
+    config.lease_max_ttl_ms = Some(4000);
     config.segment = false;
     config.max_batch = 10_000;
     config.request_timeout_ms = 1500;

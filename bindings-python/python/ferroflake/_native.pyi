@@ -164,8 +164,8 @@ class Generator:
         node_id: int,
         layout: Layout | None = None,
         *,
-        max_drift_ticks: int = 0,
-        max_backward_wait_ms: int = 5,
+        max_drift_ticks: int | None = None,
+        max_backward_wait_ms: int | None = None,
         clock: Literal["system", "fast"] | ManualClock = "system",
         resume_after_ms: int | None = None,
     ) -> Generator: ...
@@ -196,14 +196,14 @@ class LeasedGenerator:
         layout: Layout | None = None,
         registry: str | os.PathLike[str] | None = None,
         *,
-        ttl_ms: int = 10000,
+        ttl_ms: int | None = None,
         max_ttl_ms: int | None = None,
         quarantine_ms: int | None = None,
         max_start_wait_ms: int | None = None,
         max_clock_skew_ms: int | None = None,
         clock: Literal["system", "fast"] | ManualClock = "system",
-        max_drift_ticks: int = 0,
-        max_backward_wait_ms: int = 5,
+        max_drift_ticks: int | None = None,
+        max_backward_wait_ms: int | None = None,
         holder: str | None = None,
         state_file: str | os.PathLike[str] | None = None,
     ) -> LeasedGenerator: ...
@@ -291,9 +291,9 @@ class SegmentAllocator:
         cls,
         store: str | os.PathLike[str] | None = None,
         *,
-        max_wait_ms: int = 500,
-        prefetch_share: float = 0.1,
-        max_step: int = 1000000,
+        max_wait_ms: int | None = None,
+        prefetch_share: float | None = None,
+        max_step: int | None = None,
     ) -> SegmentAllocator: ...
     def key(self, name: str, *, js: bool = False) -> SegmentKey: ...
     def create_key(self, name: str, start: int = 1, step: int = 1000, *, exist_ok: bool = False) -> None: ...

@@ -57,8 +57,8 @@ impl Place {
         Config {
             listen: "127.0.0.1:0".parse().unwrap(),
             lease: Some(self.lease_dir().to_str().unwrap().to_owned()),
-            lease_ttl_ms: 1000,
-            lease_max_ttl_ms: 1000,
+            lease_ttl_ms: Some(1000),
+            lease_max_ttl_ms: Some(1000),
             store: Some(self.store_path().to_str().unwrap().to_owned()),
             shutdown_timeout_ms: 5000,
             workers: 2,
