@@ -2012,8 +2012,8 @@ ferroflake_result ferroflake_segment_allocator_new(const char *store_address,
  * takes at least `step` ids (1 to 2^31 - 1). Keys are created once, explicitly.
  *
  * Returns `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG` (a step out of range, a negative
- * start), the store's errors, `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or
- * `NULL_ARGUMENT`.
+ * start), `CLOSED` (after `ferroflake_segment_allocator_close`), the store's errors,
+ * `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or `NULL_ARGUMENT`.
  *
  * Ownership: `allocator` and `key` are borrowed. Thread safety: any thread.
  *
@@ -2031,7 +2031,8 @@ ferroflake_result ferroflake_segment_allocator_create_key(const struct ferroflak
  * The handle of `key`. The first call per key loads its first segment from the store
  * (synchronously); later calls give handles to the same ids.
  *
- * Returns `UNKNOWN_KEY` (create it first), `INVALID_KEY`, `CLOSED`, the store's errors,
+ * Returns `UNKNOWN_KEY` (create it first), `INVALID_KEY`, `CLOSED` (after
+ * `ferroflake_segment_allocator_close`, for any key), the store's errors,
  * `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or `NULL_ARGUMENT`.
  *
  * Ownership: `allocator` and `key` are borrowed. On success the caller owns `*out_key` and
@@ -2050,7 +2051,8 @@ ferroflake_result ferroflake_segment_allocator_key(const struct ferroflake_segme
 #if defined(FERROFLAKE_UNIX)
 /**
  * Stops issuing and fetching, and gives each key's unissued ids back to the table where
- * nobody allocated after us. Later calls on its key handles return `CLOSED`. A second call
+ * nobody allocated after us. Later calls on its key handles, and opening or creating a
+ * key, return `CLOSED`. A second call
  * does nothing. `*out_given_back` (may be NULL) receives how many ids went back.
  *
  * Returns the error of the first key whose give-back failed (the allocator is closed all

@@ -15,7 +15,7 @@ use napi_derive::napi;
 
 use ferroflake_segment::{
     KeyHandle, KeyStatus, Range, SegmentAllocator as CoreAllocator, SegmentConfig, SegmentError,
-    SegmentStore, LIMIT_I64, LIMIT_JS,
+    LIMIT_I64, LIMIT_JS,
 };
 
 use ferroflake_segment_stores::StoreAddress;
@@ -24,15 +24,13 @@ use crate::args::{self, field, field_of, options, to_number, MAX_SAFE_INTEGER};
 use crate::dispose;
 use crate::error::{not_constructible, throw, Misuse, OrThrow, Refusal};
 use crate::fast_path::{self, next_number, Issuer};
+use crate::generator::MAX_BATCH;
 use crate::numbers::number_array;
 use crate::pool::{self, PoolTask};
 
 const OPEN_KEYS: [&str; 4] = ["store", "maxWaitMs", "prefetchShare", "maxStep"];
 const CREATE_KEYS: [&str; 2] = ["start", "step"];
 const KEY_KEYS: [&str; 1] = ["limit"];
-
-/// The most IDs one `nextIds` call hands out: bounds the memory a typo can ask for.
-const MAX_BATCH: u64 = 1 << 24;
 
 /// A segment refusal by its stable kind.
 pub(crate) fn segment_refusal(error: SegmentError) -> Refusal {
@@ -48,7 +46,6 @@ pub(crate) fn segment_refusal(error: SegmentError) -> Refusal {
 #[napi]
 pub struct SegmentAllocator {
     inner: Arc<CoreAllocator>,
-    store: Arc<dyn SegmentStore>,
     address: String,
     /// Shared with what is built on the allocator (order numbers), so that after `close()`
     /// they throw `SEGMENT_CLOSED` on the JS thread, before any trip to the thread pool (the
@@ -59,7 +56,6 @@ pub struct SegmentAllocator {
 /// What `open` hands back to the JS thread.
 pub struct OpenedStore {
     inner: Arc<CoreAllocator>,
-    store: Arc<dyn SegmentStore>,
     address: String,
 }
 
@@ -130,10 +126,9 @@ impl SegmentAllocator {
                 None => ferroflake_segment_stores::open(None),
             }
             .map_err(segment_refusal)?;
-            let inner = CoreAllocator::new(store.clone(), config).map_err(segment_refusal)?;
+            let inner = CoreAllocator::new(store, config).map_err(segment_refusal)?;
             Ok(OpenedStore {
                 inner: Arc::new(inner),
-                store,
                 address: StoreAddress::label(address.as_deref()),
             })
         };
@@ -152,7 +147,6 @@ impl SegmentAllocator {
     fn instance(env: &Env, opened: OpenedStore) -> napi::Result<sys::napi_value> {
         let allocator = SegmentAllocator {
             inner: opened.inner,
-            store: opened.store,
             address: opened.address,
             closed: Arc::new(AtomicBool::new(false)),
         };
@@ -196,8 +190,9 @@ impl SegmentAllocator {
         ferroflake_segment::check_create(&key, start, step)
             .map_err(segment_refusal)
             .or_throw(&env)?;
-        let store = self.store.clone();
-        let work = move || store.create(&key, start, step).map_err(segment_refusal);
+        refuse_if_closed(&self.closed, &key).or_throw(&env)?;
+        let inner = self.inner.clone();
+        let work = move || inner.create(&key, start, step).map_err(segment_refusal);
         Ok(pool::spawn(work, undefined))
     }
 

@@ -65,8 +65,9 @@ test('a key issues numbers, bigints, strings and batches from one sequence; stat
   assert.equal(allocator.isClosed, true)
   assert.throws(() => key.nextId(), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_CLOSED' && e.constructor === Error)
   assert.throws(() => next(), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_CLOSED')
-  // The core allocator would still open a key after its shutdown, with no fetch thread.
+  // Opening a key, even one open before, and creating one are refused, as in every face.
   assert.throws(() => allocator.key('users'), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_CLOSED' && e.constructor === Error)
+  assert.throws(() => allocator.createKey('late', { step: 10 }), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_CLOSED')
 })
 
 test('a key with a limit past 2^53 - 1 gives bigints and strings, and refuses numbers up front', async () => {

@@ -18,7 +18,7 @@ use crate::batch;
 use crate::clock::ManualClock;
 use crate::closing;
 use crate::errors::segment_to_pyerr;
-use crate::ints::{int, uint};
+use crate::ints::{int, optional_uint, uint};
 use crate::leased::address_text;
 use crate::orders::PyOrderNumbers;
 use crate::shared_allocator::{refuse_if_forked, Allocator};
@@ -40,26 +40,31 @@ pub struct PySegmentAllocator {
 impl PySegmentAllocator {
     #[new]
     #[pyo3(
-        signature = (store=None, *, max_wait_ms=500, prefetch_share=0.1, max_step=1_000_000),
-        text_signature = "(store=None, *, max_wait_ms=500, prefetch_share=0.1, max_step=1000000)"
+        signature = (store=None, *, max_wait_ms=None, prefetch_share=None, max_step=None),
+        text_signature = "(store=None, *, max_wait_ms=None, prefetch_share=None, max_step=None)"
     )]
     fn new(
         py: Python<'_>,
         store: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = uint)] max_wait_ms: u64,
-        prefetch_share: f64,
-        #[pyo3(from_py_with = uint)] max_step: u64,
+        #[pyo3(from_py_with = optional_uint)] max_wait_ms: Option<u64>,
+        prefetch_share: Option<f64>,
+        #[pyo3(from_py_with = optional_uint)] max_step: Option<u64>,
     ) -> PyResult<Self> {
         let address = match store.filter(|s| !s.is_none()) {
             Some(store) => Some(address_text(py, store, "store")?),
             None => None,
         };
-        let config = SegmentConfig {
-            prefetch_share,
-            max_wait: Duration::from_millis(max_wait_ms),
-            max_step,
-            ..SegmentConfig::default()
-        };
+        // A setting left out is the segment crate's default, as in every face.
+        let mut config = SegmentConfig::default();
+        if let Some(ms) = max_wait_ms {
+            config.max_wait = Duration::from_millis(ms);
+        }
+        if let Some(share) = prefetch_share {
+            config.prefetch_share = share;
+        }
+        if let Some(step) = max_step {
+            config.max_step = step;
+        }
         let label = StoreAddress::label(address.as_deref());
         let opened = py.detach(move || {
             let store = ferroflake_segment_stores::open(address.as_deref())?;
@@ -108,10 +113,10 @@ impl PySegmentAllocator {
         #[pyo3(from_py_with = uint)] step: u64,
         exist_ok: bool,
     ) -> PyResult<()> {
-        // The store's connections are the parent's in a forked child.
-        refuse_if_forked(py, &self.inner)?;
-        let store = Arc::clone(&self.inner.store);
-        match py.detach(move || store.create(&name, start, step)) {
+        // Refused in a forked child (the store's connections are the parent's) and after
+        // close, by the segment crate.
+        let allocator = Arc::clone(&self.inner.allocator);
+        match py.detach(move || allocator.create(&name, start, step)) {
             Ok(()) => Ok(()),
             Err(SegmentError::KeyExists { .. }) if exist_ok => Ok(()),
             Err(e) => Err(segment_to_pyerr(py, e)),

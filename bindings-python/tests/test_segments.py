@@ -61,9 +61,16 @@ def test_keys_issue_dense_increasing_ids_and_close_gives_the_rest_back(store: st
     with pytest.raises(SegmentClosedError) as closed:
         orders.next_id()
     assert closed.value.kind == "CLOSED" and isinstance(closed.value, SegmentError)
+    # So are opening a key, even one open before, and creating one, as in every face.
+    with pytest.raises(SegmentClosedError):
+        allocator.key("orders")
+    with pytest.raises(SegmentClosedError):
+        allocator.create_key("late", start=1, step=10)
     allocator.close()  # idempotent
     with SegmentAllocator(store) as again:
         assert again.key("orders").next_id() == 163
+        with pytest.raises(UnknownKeyError):
+            again.key("late")  # never written
 
 
 def test_a_deleted_table_file_is_caught_by_this_hosts_record(store: str, tmp_path: Path) -> None:

@@ -235,7 +235,6 @@ fn open_store(address: Option<&str>) -> Result<Arc<dyn SegmentStore>, Failure> {
 /// returns `FERROFLAKE_RESULT_GENERATOR_FORKED`, and `_free` there gives nothing back and
 /// waits for no thread. Make a new allocator in the child.
 pub struct ferroflake_segment_allocator {
-    store: Arc<dyn SegmentStore>,
     // Shared with the order number generators made on it.
     pub(crate) inner: Arc<SegmentAllocator>,
 }
@@ -291,10 +290,9 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_new(
         let config = options.to_config();
         config.validate().map_err(segment_failure)?;
         let store = open_store(address)?;
-        let inner = SegmentAllocator::new(Arc::clone(&store), config).map_err(segment_failure)?;
+        let inner = SegmentAllocator::new(store, config).map_err(segment_failure)?;
         let inner = Arc::new(inner);
         out_allocator.set(Box::into_raw(Box::new(ferroflake_segment_allocator {
-            store,
             inner,
         })));
         Ok(())
@@ -305,8 +303,8 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_new(
 /// takes at least `step` ids (1 to 2^31 - 1). Keys are created once, explicitly.
 ///
 /// Returns `KEY_EXISTS`, `INVALID_KEY`, `INVALID_CONFIG` (a step out of range, a negative
-/// start), the store's errors, `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or
-/// `NULL_ARGUMENT`.
+/// start), `CLOSED` (after `ferroflake_segment_allocator_close`), the store's errors,
+/// `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or `NULL_ARGUMENT`.
 ///
 /// Ownership: `allocator` and `key` are borrowed. Thread safety: any thread.
 ///
@@ -322,10 +320,10 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_create_key(
     guard(|| {
         // SAFETY: the caller's promises above.
         let (allocator, key) = unsafe { (borrow(allocator)?, borrow_str(key)?) };
-        // In a forked child the store's connections are the parent's.
-        allocator.inner.check_fork().map_err(segment_failure)?;
+        // Refused in a forked child (the store's connections are the parent's) and after
+        // close, by the segment crate.
         allocator
-            .store
+            .inner
             .create(key, start, step)
             .map_err(segment_failure)
     })
@@ -334,7 +332,8 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_create_key(
 /// The handle of `key`. The first call per key loads its first segment from the store
 /// (synchronously); later calls give handles to the same ids.
 ///
-/// Returns `UNKNOWN_KEY` (create it first), `INVALID_KEY`, `CLOSED`, the store's errors,
+/// Returns `UNKNOWN_KEY` (create it first), `INVALID_KEY`, `CLOSED` (after
+/// `ferroflake_segment_allocator_close`, for any key), the store's errors,
 /// `GENERATOR_FORKED` (in a forked child), `INVALID_UTF8` or `NULL_ARGUMENT`.
 ///
 /// Ownership: `allocator` and `key` are borrowed. On success the caller owns `*out_key` and
@@ -361,7 +360,8 @@ pub unsafe extern "C" fn ferroflake_segment_allocator_key(
 }
 
 /// Stops issuing and fetching, and gives each key's unissued ids back to the table where
-/// nobody allocated after us. Later calls on its key handles return `CLOSED`. A second call
+/// nobody allocated after us. Later calls on its key handles, and opening or creating a
+/// key, return `CLOSED`. A second call
 /// does nothing. `*out_given_back` (may be NULL) receives how many ids went back.
 ///
 /// Returns the error of the first key whose give-back failed (the allocator is closed all
@@ -648,6 +648,18 @@ mod tests {
             assert!(given_back > 0);
             assert_eq!(
                 ferroflake_segment_key_next_id(handle, &mut ids[0]),
+                FERROFLAKE_RESULT_CLOSED
+            );
+            // Closed for a key open before, and for creating one.
+            let mut again = null_mut();
+            assert_eq!(
+                ferroflake_segment_allocator_key(allocator, key.as_ptr(), &mut again),
+                FERROFLAKE_RESULT_CLOSED
+            );
+            assert!(again.is_null());
+            let late = c"late";
+            assert_eq!(
+                ferroflake_segment_allocator_create_key(allocator, late.as_ptr(), 1, 100),
                 FERROFLAKE_RESULT_CLOSED
             );
             ferroflake_segment_key_free(handle);

@@ -179,10 +179,11 @@ static void bad_input_is_refused(void) {
     CHECK_OK(ferroflake_segment_allocator_close(allocator, &given_back));
     assert(given_back > 0);
     CHECK_CODE(ferroflake_segment_key_next_id(key, &value), FERROFLAKE_RESULT_CLOSED);
-    /* A handle taken after the close is refused too. */
-    CHECK_OK(ferroflake_segment_allocator_key(allocator, "k", &no_key));
-    CHECK_CODE(ferroflake_segment_key_next_ids(no_key, ids, 2), FERROFLAKE_RESULT_CLOSED);
-    ferroflake_segment_key_free(no_key);
+    /* Opening a key, even one open before, and creating one are refused too. */
+    no_key = NULL;
+    CHECK_CODE(ferroflake_segment_allocator_key(allocator, "k", &no_key), FERROFLAKE_RESULT_CLOSED);
+    assert(no_key == NULL);
+    CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "late", 1, 10), FERROFLAKE_RESULT_CLOSED);
     CHECK_OK(ferroflake_segment_allocator_close(allocator, NULL));
     ferroflake_segment_allocator_free(allocator);
     CHECK_CODE(ferroflake_segment_key_next_id(key, &value), FERROFLAKE_RESULT_CLOSED);
@@ -194,6 +195,7 @@ static void bad_input_is_refused(void) {
     CHECK_OK(ferroflake_segment_key_next_id(key, &value));
     assert(value == 5);
     ferroflake_segment_key_free(key);
+    CHECK_CODE(ferroflake_segment_allocator_key(allocator, "late", &no_key), FERROFLAKE_RESULT_UNKNOWN_KEY);
     ferroflake_segment_allocator_free(allocator);
 }
 

@@ -202,6 +202,24 @@ fn try_next_id_never_blocks() {
 }
 
 #[test]
+fn after_shutdown_opening_any_key_and_creating_one_are_refused() {
+    let store = Arc::new(MemoryStore::new());
+    let allocator = SegmentAllocator::new(store.clone(), fast_config()).unwrap();
+    allocator.create("open", 1, 10).unwrap();
+    let open = allocator.key("open").unwrap();
+    allocator.shutdown();
+    let closed =
+        |result: Result<(), SegmentError>| matches!(result, Err(SegmentError::Closed { .. }));
+    assert!(closed(open.next_id().map(drop)), "a handle open before");
+    assert!(closed(allocator.key("open").map(drop)), "a key open before");
+    assert!(
+        closed(allocator.create("late", 1, 10)),
+        "a key created after"
+    );
+    assert!(store.peek("late").unwrap().is_none(), "nothing written");
+}
+
+#[test]
 fn both_buffers_empty_waits_a_bounded_time_then_not_ready() {
     let (_allocator, handle) = key_with_a_slow_store(Duration::from_millis(50));
     for _ in 0..10 {

@@ -148,6 +148,11 @@ impl SegmentAllocator {
             });
         }
         let mut keys = lock(&self.keys);
+        // After shutdown no key opens, not even one open before, as every other call is
+        // refused: a new key's first segment would be issued with no fetch worker behind
+        // it and never given back. Checked under the keys' lock, which `close` takes after
+        // it sets `stop`, so a key opened first is sealed by it.
+        self.refuse_if_closed(key)?;
         if let Some(state) = keys.get(key) {
             if state.limit != limit {
                 return Err(SegmentError::InvalidConfig {
@@ -160,12 +165,6 @@ impl SegmentAllocator {
             return Ok(KeyHandle {
                 state: Arc::clone(state),
             });
-        }
-        // After shutdown no key opens: its first segment would be issued with no fetch
-        // worker behind it and never given back. Checked under the keys' lock, which
-        // `close` takes after it sets `stop`, so a key opened first is sealed by it.
-        if lock(&self.fetcher.queue).stop {
-            return Err(SegmentError::Closed { key: key.into() });
         }
         let store = &self.fetcher.store;
         let record = store
@@ -232,6 +231,25 @@ impl SegmentAllocator {
         self.key_with_limit(key, limit)
     }
 
+    /// Adds `key` to the store ([`SegmentStore::create`]) through this allocator, which
+    /// refuses it once shut down, as it refuses every other call.
+    ///
+    /// # Errors
+    /// [`SegmentError::Closed`] after [`shutdown`](Self::shutdown); [`SegmentError::Forked`]
+    /// in a forked child; what the store's `create` refuses.
+    pub fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
+        self.check_fork()?;
+        self.refuse_if_closed(key)?;
+        self.fetcher.store.create(key, start, step)
+    }
+
+    fn refuse_if_closed(&self, key: &str) -> Result<(), SegmentError> {
+        if lock(&self.fetcher.queue).stop {
+            return Err(SegmentError::Closed { key: key.into() });
+        }
+        Ok(())
+    }
+
     /// [`SegmentError::Forked`] in a process forked from the one the allocator was made
     /// in. For callers about to use what the allocator shares with its parent outside its
     /// own calls: its store, or [`status`](Self::status), which takes locks that the
@@ -257,8 +275,9 @@ impl SegmentAllocator {
     }
 
     /// Stops issuing and fetching, and gives each key's unissued IDs back to the table
-    /// where nobody allocated after us. Later calls on any handle, and opening a key not
-    /// open before, get [`SegmentError::Closed`]. Calling it twice does nothing the second time.
+    /// where nobody allocated after us. Later calls on any handle, opening any key and
+    /// creating one get [`SegmentError::Closed`]. Calling it twice does nothing the second
+    /// time.
     ///
     /// In a process forked from the one the allocator was made in it does nothing and
     /// reports nothing given back: the ranges in memory are the parent's, which still
