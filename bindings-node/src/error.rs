@@ -15,7 +15,8 @@
 
 use ferroflake_lease::LeaseError;
 use ferroflake_segment::SegmentError;
-use napi::{Env, Status};
+use napi::bindgen_prelude::JavaScriptClassExt;
+use napi::{Env, Status, Unknown};
 
 /// Refusals made by the binding itself, about JavaScript values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +227,25 @@ pub(crate) fn throw(env: &Env, refusal: impl Into<Refusal>) -> napi::Error {
         // The env could not throw (it is shutting down): report through napi's own path.
         Err(_) => napi::Error::new(Status::GenericFailure, message),
     }
+}
+
+/// The TypeError of a class called without `new` (`Generator({ nodeId: 5 })`), which napi
+/// would otherwise let make its receiver (the module's exports, `globalThis`) the instance.
+pub(crate) fn refuse_without_new<C: JavaScriptClassExt>(
+    env: &Env,
+    this: &Unknown,
+    class: &str,
+) -> napi::Result<()> {
+    if C::instance_of(env, this)? {
+        return Ok(());
+    }
+    Err(throw(
+        env,
+        Refusal::misuse(
+            Misuse::InvalidType,
+            format!("{class} is a class: call it with `new {class}(...)`"),
+        ),
+    ))
 }
 
 /// The TypeError of `new X()` for classes whose instances come from elsewhere (a factory

@@ -4,7 +4,9 @@
 //! The Feistel rounds, the text forms and every check of widths, versions and key text are
 //! the core's; this module reads JS values and picks `number` or `bigint` by width.
 
-use napi::bindgen_prelude::{Either, Object};
+use std::path::Path;
+
+use napi::bindgen_prelude::{Either, FnArgs, Function, JsObjectValue, Object, This};
 use napi::{Env, Unknown};
 use napi_derive::napi;
 
@@ -12,7 +14,7 @@ use ferroflake::{Error, Format};
 
 use crate::args::{self, field_of, options};
 use crate::decoded::id_argument;
-use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::error::{refuse_without_new, throw, Misuse, OrThrow, Refusal};
 use crate::text::format_option;
 
 /// The width when no `bits` is given: masked IDs that stay exact in a JS `number`, as the
@@ -91,26 +93,32 @@ impl MaskKeyring {
     /// `..._MASK_KEY_VERSION_OUT_OF_RANGE` or `..._DUPLICATE_MASK_KEY_VERSION`; the message
     /// names the line, never the text.
     #[napi(constructor, ts_args_type = "text: string")]
-    pub fn new(env: Env, text: Unknown) -> napi::Result<Self> {
-        let text = args::string(&env, text, "key text")?;
-        read_ring(&env, &text, "the key text")
+    pub fn new(env: Env, this: This<Unknown>, text: Unknown) -> napi::Result<Self> {
+        refuse_without_new::<MaskKeyring>(&env, &this, "MaskKeyring")?;
+        Self::parse(env, text)
     }
 
     /// The same as `new MaskKeyring(text)`.
     #[napi(factory, ts_args_type = "text: string")]
     pub fn parse(env: Env, text: Unknown) -> napi::Result<Self> {
-        Self::new(env, text)
+        let text = args::string(&env, text, "key text")?;
+        read_ring(&env, &text, "the key text")
     }
 
     /// A keyring from a key file (read now, synchronously: keys are read once, at start).
-    /// Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if the file cannot be read, and as
-    /// the constructor for bad key text. Keep the file private (`chmod 600`).
+    /// Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if the file cannot be read or is not
+    /// a key file (a FIFO, a device, over 64 KiB, not UTF-8), and as the constructor for
+    /// bad key text. Keep the file private (`chmod 600`): one other users can read is used
+    /// with a process warning (code `FERROFLAKE_KEY_FILE_READABLE`) saying so.
     #[napi(factory, ts_args_type = "path: string")]
     pub fn from_file(env: Env, path: Unknown) -> napi::Result<Self> {
         let path = args::string(&env, path, "path")?;
-        let text = std::fs::read_to_string(&path)
+        let read = ferroflake::read_key_file(Path::new(&path))
             .map_err(|e| missing(&env, format!("cannot read the mask key file {path:?}: {e}")))?;
-        read_ring(&env, &text, &format!("the key file {path:?}"))
+        if let Some(warning) = read.warning(Path::new(&path)) {
+            emit_warning(&env, warning, "FERROFLAKE_KEY_FILE_READABLE")?;
+        }
+        read_ring(&env, &read.text, &format!("the key file {path:?}"))
     }
 
     /// A keyring from an environment variable, `FERROFLAKE_MASK_KEY` unless `name` is
@@ -267,29 +275,23 @@ fn missing(env: &Env, message: String) -> napi::Error {
 /// Parses key text from `source`; the refusal keeps the core's kind and names the line,
 /// never the text (it holds secrets).
 fn read_ring(env: &Env, text: &str, source: &str) -> napi::Result<MaskKeyring> {
-    ferroflake::MaskKeyring::parse(text)
+    ferroflake::MaskKeyring::parse_from(text, source)
         .map(|ring| MaskKeyring { ring })
-        .map_err(|e| {
-            let detail = match e {
-                Error::ParseEmpty => "no key in it (a key is VERSION:SECRET)".to_owned(),
-                Error::ParseInvalidCharacter { index } => {
-                    let line = text.as_bytes()[..index.min(text.len())]
-                        .iter()
-                        .filter(|&&b| b == b'\n')
-                        .count()
-                        + 1;
-                    format!(
-                        "line {line}: not a key (VERSION:SECRET, the secret as 32 hex digits \
-                         or base64 of 16 bytes)"
-                    )
-                }
-                ref other => other.to_string(),
-            };
-            throw(
-                env,
-                Refusal::Explained(e, format!("cannot read a mask key from {source}: {detail}")),
-            )
-        })
+        .map_err(|e| throw(env, Refusal::Explained(e.error(), e.to_string())))
+}
+
+/// `process.emitWarning(message, 'Warning', code)`: shown on stderr once per code unless
+/// the program listens for warnings or runs with `--no-warnings`.
+fn emit_warning(env: &Env, message: String, code: &str) -> napi::Result<()> {
+    let global = env.get_global()?;
+    let process: Object = global.get_named_property("process")?;
+    let emit: Function<FnArgs<(String, String, String)>, Unknown> =
+        process.get_named_property("emitWarning")?;
+    emit.apply(
+        process,
+        FnArgs::from((message, "Warning".to_owned(), code.to_owned())),
+    )?;
+    Ok(())
 }
 
 /// The `bits` option; the core checks the range (8 to 64).

@@ -3,7 +3,9 @@
 // secret in anything a keyring shows.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { once } from 'node:events'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { inspect } from 'node:util'
@@ -203,12 +205,32 @@ test('MaskKeyring.fromFile reads a key file; a missing or bad one is a clear err
   assert.equal(missing.constructor, Error)
   assert.match(missing.message, /absent\.key/)
   const bad = join(folder, 'bad.key')
-  writeFileSync(bad, `${KEY}\n# second line\n2:not-a-secret-${'z'.repeat(19)}\n`)
+  writeFileSync(bad, `${KEY}\n# second line\n2:not-a-secret-${'z'.repeat(19)}\n`, { mode: 0o600 })
   const error = assertRefused(() => MaskKeyring.fromFile(bad), 'PARSE_INVALID_CHARACTER')
   assert.match(error.message, /bad\.key.*line 3/)
   assert.ok(!error.message.includes('not-a-secret'), error.message)
   assertRefused(() => MaskKeyring.fromFile(join(folder)), 'MASK_KEY_MISSING') // a directory
   assertRefused(() => MaskKeyring.fromFile(5), 'INVALID_TYPE')
+})
+
+test('MaskKeyring.fromFile warns of a key file others can read, and refuses what is not a key file at once', async () => {
+  const readable = join(folder, 'readable.key')
+  writeFileSync(readable, `${KEY}\n`)
+  chmodSync(readable, 0o644)
+  const warned = once(process, 'warning')
+  assert.deepEqual(MaskKeyring.fromFile(readable).versions, [1])
+  const [warning] = await warned
+  assert.equal(warning.code, 'FERROFLAKE_KEY_FILE_READABLE')
+  assert.match(warning.message, /readable\.key can be read by other users \(mode 644\); `chmod 600` it/)
+  // A FIFO would block the event loop for ever, /dev/zero fill memory: both refused at once.
+  const fifo = join(folder, 'fifo')
+  execFileSync('mkfifo', [fifo])
+  const huge = join(folder, 'huge.key')
+  writeFileSync(huge, '#'.repeat(70_000), { mode: 0o600 })
+  for (const [path, said] of [[fifo, /not a regular file/], ['/dev/zero', /not a regular file/], [huge, /larger than 65536 bytes/]]) {
+    const error = assertRefused(() => MaskKeyring.fromFile(path), 'MASK_KEY_MISSING')
+    assert.match(error.message, said)
+  }
 })
 
 test('MaskKeyring.fromEnv reads FERROFLAKE_MASK_KEY or a named variable; unset is a clear error', () => {

@@ -3,10 +3,11 @@
 //! arguments, reads keys from a file or the environment and maps errors. Masking takes a
 //! few hundred ns, so it keeps the GIL.
 
+use std::ffi::CString;
 use std::path::PathBuf;
 
-use ferroflake::{Error, ErrorKind, MaskKeyring};
-use pyo3::exceptions::{PyOSError, PyOverflowError};
+use ferroflake::{ErrorKind, MaskKeyring};
+use pyo3::exceptions::{PyOSError, PyOverflowError, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 
@@ -67,36 +68,12 @@ pub struct PyMaskKeyring {
 impl PyMaskKeyring {
     /// The keyring in `text`, read from `source` (named in errors, never the text).
     fn parse(py: Python<'_>, text: &str, source: Option<&str>) -> PyResult<Self> {
-        match MaskKeyring::parse(text) {
-            Ok(ring) => Ok(PyMaskKeyring { ring }),
-            Err(e) => Err(match source {
-                None => to_pyerr(py, e),
-                Some(source) => kind_error(
-                    py,
-                    e.kind(),
-                    format!(
-                        "cannot read a mask key from {source}: {}",
-                        key_problem(text, e)
-                    ),
-                ),
-            }),
-        }
-    }
-}
-
-/// What is wrong with key text, without quoting it: a bad character is named by its line.
-fn key_problem(text: &str, err: Error) -> String {
-    match err {
-        Error::ParseEmpty => "no key in it (a key is VERSION:SECRET)".to_owned(),
-        Error::ParseInvalidCharacter { index } => {
-            let before = &text.as_bytes()[..index.min(text.len())];
-            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-            format!(
-                "line {line} is not a key (VERSION:SECRET, the secret as 32 hex digits or the \
-                 base64 of 16 bytes)"
-            )
-        }
-        other => other.to_string(),
+        let ring = match source {
+            None => MaskKeyring::parse(text).map_err(|e| to_pyerr(py, e))?,
+            Some(source) => MaskKeyring::parse_from(text, source)
+                .map_err(|e| kind_error(py, e.error().kind(), e.to_string()))?,
+        };
+        Ok(PyMaskKeyring { ring })
     }
 }
 
@@ -111,28 +88,38 @@ impl PyMaskKeyring {
         Self::parse(py, text, None)
     }
 
-    /// The keyring in the file at `path` (a key file, `chmod 600`). A missing or unreadable
-    /// file raises the matching `OSError`; bad key text a `ParseError` or `MaskKeyError`
+    /// The keyring in the file at `path` (a key file, `chmod 600`; one other users can
+    /// read is used with a `UserWarning` saying so). A missing or unreadable file raises
+    /// the matching `OSError`, and so (errno `EINVAL`) does a FIFO, a device, a file over
+    /// 64 KiB or one that is not UTF-8; bad key text a `ParseError` or `MaskKeyError`
     /// naming the file and line, never the secret.
     #[classmethod]
     fn from_file(_cls: &Bound<'_, PyType>, py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        let read = match ferroflake::read_key_file(&path) {
+            Ok(read) => read,
             Err(e) => {
                 // OSError(errno, strerror, filename) makes the errno's subclass
                 // (FileNotFoundError, PermissionError, ...) with open()'s message.
-                let errno = e.raw_os_error().unwrap_or(0);
-                let reason: String = match e.raw_os_error() {
-                    Some(errno) => py
-                        .import("os")?
-                        .call_method1("strerror", (errno,))?
-                        .extract()?,
-                    None => e.to_string(),
+                let (errno, reason): (i32, String) = match e.raw_os_error() {
+                    Some(errno) => {
+                        let reason = py.import("os")?.call_method1("strerror", (errno,))?;
+                        (errno, reason.extract()?)
+                    }
+                    None => (
+                        py.import("errno")?.getattr("EINVAL")?.extract()?,
+                        e.to_string(),
+                    ),
                 };
                 let name = path.display().to_string();
                 return Err(PyOSError::new_err((errno, reason, name)));
             }
         };
+        if let Some(warning) = read.warning(&path) {
+            let category = py.get_type::<PyUserWarning>();
+            let message = CString::new(warning).unwrap_or_default();
+            PyErr::warn(py, &category, &message, 1)?;
+        }
+        let text = read.text;
         Self::parse(py, &text, Some(&format!("the key file {}", path.display())))
     }
 

@@ -3,9 +3,12 @@ environment, typed refusals, and one keyring shared by threads."""
 
 from __future__ import annotations
 
+import errno
+import os
 import pickle
 import random
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -219,10 +222,34 @@ def test_a_keyring_cannot_be_pickled_or_changed() -> None:
 def test_from_file_reads_a_key_file(tmp_path: Path) -> None:
     path = tmp_path / "mask.key"
     path.write_text(f"# rotated 2026-11-23\n{KEY2}\n{KEY1}\n", encoding="utf-8")
+    path.chmod(0o600)
     for where in (path, str(path)):
-        ring = MaskKeyring.from_file(where)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a private key file is read without a word
+            ring = MaskKeyring.from_file(where)
         assert (ring.current_version, ring.versions) == (2, (1, 2))
         assert ring.encode(9) == MaskKeyring(KEY2).encode(9)
+
+
+def test_from_file_warns_of_a_key_file_others_can_read(tmp_path: Path) -> None:
+    path = tmp_path / "mask.key"
+    path.write_text(f"{KEY1}\n", encoding="utf-8")
+    path.chmod(0o644)
+    with pytest.warns(UserWarning, match=r"can be read by other users \(mode 644\); `chmod 600` it"):
+        ring = MaskKeyring.from_file(path)
+    assert ring.versions == (1,)
+
+
+def test_from_file_refuses_what_is_not_a_key_file_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.key"
+    huge.write_text("#" * 70_000, encoding="utf-8")
+    # A FIFO would block the call for ever, /dev/zero fill memory: both refused at once.
+    for path, said in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"), (huge, "larger than")):
+        with pytest.raises(OSError) as refused:
+            MaskKeyring.from_file(path)
+        assert refused.value.errno == errno.EINVAL and said in str(refused.value), refused.value
 
 
 def test_from_file_errors_name_the_file_and_line_never_the_secret(tmp_path: Path) -> None:
@@ -231,6 +258,7 @@ def test_from_file_errors_name_the_file_and_line_never_the_secret(tmp_path: Path
     assert missing.value.filename == str(tmp_path / "absent.key")
     bad = tmp_path / "bad.key"
     bad.write_text(f"{KEY1}\n2 {SECRETS[1]}\n", encoding="utf-8")
+    bad.chmod(0o600)
     with pytest.raises(ParseError) as info:
         MaskKeyring.from_file(bad)
     check_kind(info.value, "PARSE_INVALID_CHARACTER")
@@ -238,10 +266,12 @@ def test_from_file_errors_name_the_file_and_line_never_the_secret(tmp_path: Path
     assert SECRETS[0] not in str(info.value) and SECRETS[1] not in str(info.value)
     accented = tmp_path / "accented.key"
     accented.write_text(f"# clé de test\n1:é{SECRETS[0][2:]}\n", encoding="utf-8")
+    accented.chmod(0o600)
     with pytest.raises(ParseError, match="line 2"):
         MaskKeyring.from_file(accented)
     empty = tmp_path / "empty.key"
     empty.write_text("# no key yet\n", encoding="utf-8")
+    empty.chmod(0o600)
     with pytest.raises(ParseError) as none:
         MaskKeyring.from_file(empty)
     check_kind(none.value, "PARSE_EMPTY")

@@ -63,11 +63,13 @@ pub fn run(args: &MaskArgs, direction: Direction, out: &mut impl Write) -> Resul
 fn keyring(key_file: Option<&Path>) -> Result<MaskKeyring, Failure> {
     let (text, source) = match key_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let read = ferroflake::read_key_file(path).map_err(|e| {
                 Failure::Input(format!("cannot read the key file {}: {e}", path.display()))
             })?;
-            warn_if_readable_by_others(path);
-            (text, format!("the key file {}", path.display()))
+            if let Some(warning) = read.warning(path) {
+                warn(&warning);
+            }
+            (read.text, format!("the key file {}", path.display()))
         }
         None => match std::env::var(KEY_VARIABLE) {
             Ok(text) => (text, KEY_VARIABLE.to_owned()),
@@ -81,35 +83,8 @@ fn keyring(key_file: Option<&Path>) -> Result<MaskKeyring, Failure> {
         },
     };
     // The message names where the key is, never what it holds.
-    MaskKeyring::parse(&text).map_err(|e| {
-        let detail = match e {
-            Error::ParseEmpty => "no key in it (a key is VERSION:SECRET)".to_owned(),
-            Error::ParseInvalidCharacter { index } => {
-                let line = text[..index].matches('\n').count() + 1;
-                format!("line {line}: not a key (VERSION:SECRET, the secret as 32 hex digits or base64 of 16 bytes)")
-            }
-            other => other.to_string(),
-        };
-        Failure::Input(format!("cannot read a mask key from {source}: {detail}"))
-    })
+    MaskKeyring::parse_from(&text, &source).map_err(|e| Failure::Input(e.to_string()))
 }
-
-#[cfg(unix)]
-fn warn_if_readable_by_others(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            warn(&format!(
-                "the key file {} can be read by other users (mode {mode:o}); `chmod 600` it",
-                path.display()
-            ));
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn warn_if_readable_by_others(_path: &Path) {}
 
 fn format_of(format: MaskFormat) -> Option<Format> {
     match format {

@@ -106,6 +106,8 @@ pub use fork_guard::ForkGuard;
 pub use generator::{Counters, Generator, Options};
 pub use id::Parts;
 pub use layout::{FieldOrder, Layout, LayoutBuilder};
+#[cfg(feature = "std")]
+pub use mask::{read_key_file, KeyFileText, KeyTextError, MAX_KEY_FILE_BYTES};
 pub use mask::{Mask, MaskKey, MaskKeyring, MaskedString};
 pub use presets::{DISCORD_EPOCH_MS, FERROFLAKE_EPOCH_MS, SONYFLAKE_EPOCH_MS, TWITTER_EPOCH_MS};
 pub use retry_pause::shortened_at_random;

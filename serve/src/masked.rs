@@ -60,14 +60,9 @@ pub fn load_keyring(config: &Config) -> Result<Option<MaskKeyring>, String> {
             Err(e) => return Err(format!("{KEY_VARIABLE}: {e}")),
         },
     };
-    MaskKeyring::parse(&text).map(Some).map_err(|e| match e {
-        ferroflake::Error::ParseInvalidCharacter { index } => format!(
-            "cannot read a mask key from {source}: line {}: not a key (VERSION:SECRET, the \
-                 secret as 32 hex digits or base64 of 16 bytes)",
-            text[..index].matches('\n').count() + 1
-        ),
-        other => format!("cannot read a mask key from {source}: {other}"),
-    })
+    MaskKeyring::parse_from(&text, &source)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 fn read_key_file(path: &FsPath) -> Result<String, String> {

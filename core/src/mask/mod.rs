@@ -3,11 +3,15 @@
 //! its text forms, the permutation, the keyring of every version in use.
 
 mod key;
+#[cfg(feature = "std")]
+mod key_file;
 mod keyring;
 mod permutation;
 mod text;
 
 pub use key::MaskKey;
+#[cfg(feature = "std")]
+pub use key_file::{read_key_file, KeyFileText, KeyTextError, MAX_KEY_FILE_BYTES};
 pub use keyring::MaskKeyring;
 pub use permutation::Mask;
 pub use text::MaskedString;
