@@ -46,9 +46,12 @@ export declare class Generator {
   nextIdString(format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): string
   /** The next ID carrying `shard` in its low bits, as a `bigint`. */
   nextIdForShard(shard: number | bigint): bigint
-  /** `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`). */
+  /**
+   * `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
+   * what the layout issues in one second, so a batch never holds the event loop longer.
+   */
   nextIds(count: number): Array<number>
-  /** `count` consecutive IDs as a `BigUint64Array` (any layout). */
+  /** `count` consecutive IDs as a `BigUint64Array` (any layout; as many as `nextIds`). */
   nextIdsBigInt(count: number): BigUint64Array
   /** Splits an ID of this generator's layout into its parts. */
   decode(id: number | bigint | string): DecodedId
@@ -197,9 +200,12 @@ export declare class LeasedGenerator {
   nextIdBigInt(): bigint
   /** The next ID as a string: decimal (default), or any other format `encode` takes. */
   nextIdString(format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): string
-  /** `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`). */
+  /**
+   * `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
+   * what the layout issues in one second, so a batch never holds the event loop longer.
+   */
   nextIds(count: number): Array<number>
-  /** `count` consecutive IDs as a `BigUint64Array` (any layout). */
+  /** `count` consecutive IDs as a `BigUint64Array` (any layout; as many as `nextIds`). */
   nextIdsBigInt(count: number): BigUint64Array
   /** The leased node id. */
   get nodeId(): number
@@ -264,8 +270,10 @@ export declare class MaskKeyring {
   static parse(text: string): MaskKeyring
   /**
    * A keyring from a key file (read now, synchronously: keys are read once, at start).
-   * Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if the file cannot be read, and as
-   * the constructor for bad key text. Keep the file private (`chmod 600`).
+   * Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if the file cannot be read or is not
+   * a key file (a FIFO, a device, over 64 KiB, not UTF-8), and as the constructor for
+   * bad key text. Keep the file private (`chmod 600`): one other users can read is used
+   * with a process warning (code `FERROFLAKE_KEY_FILE_READABLE`) saying so.
    */
   static fromFile(path: string): MaskKeyring
   /**
@@ -373,8 +381,9 @@ export declare class SegmentAllocator {
    * - `maxWaitMs`: how long a call waits for a segment in flight when memory is empty
    *   (default 500), `prefetchShare` (0 to 1, default 0.1), `maxStep` (default 1,000,000).
    *
-   * Bad options (a malformed store address among them) throw at once; a store that
-   * cannot be opened or reached rejects with `ERR_FERROFLAKE_SEGMENT_*`.
+   * Bad options (a malformed store address, or a store this build leaves out, among them)
+   * throw at once; a store that cannot be opened or reached rejects with
+   * `ERR_FERROFLAKE_SEGMENT_*`.
    */
   static open(options?: { store?: string; maxWaitMs?: number; prefetchShare?: number; maxStep?: number }): Promise<SegmentAllocator>
   /** Refused: an allocator comes from `SegmentAllocator.open()`. */

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{ClassInstance, FromNapiValue};
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue, This};
 use napi::{Env, Unknown, ValueType};
 use napi_derive::napi;
 
 use ferroflake::{AnyClock, Clock, ClockKind};
 
 use crate::args::{self, to_number};
-use crate::error::{throw, Misuse, Refusal};
+use crate::error::{refuse_without_new, throw, Misuse, Refusal};
 use crate::names::{one_of, quoted};
 
 /// A clock that moves only when told to. A generator waiting on it (sequence used up)
@@ -23,7 +23,8 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock reading `nowMs` (Unix ms) until moved.
     #[napi(constructor, ts_args_type = "nowMs: number | bigint")]
-    pub fn new(env: Env, now_ms: Unknown) -> napi::Result<Self> {
+    pub fn new(env: Env, this: This<Unknown>, now_ms: Unknown) -> napi::Result<Self> {
+        refuse_without_new::<ManualClock>(&env, &this, "ManualClock")?;
         let now_ms = args::unsigned(&env, now_ms, "nowMs")?;
         Ok(ManualClock {
             inner: Arc::new(ferroflake::ManualClock::new(now_ms)),

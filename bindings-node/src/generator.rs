@@ -11,7 +11,7 @@ use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
 use crate::clock::clock_option;
 use crate::decoded::{decode_with, DecodedId};
 use crate::dispose;
-use crate::error::{throw, Misuse, OrThrow, Refusal};
+use crate::error::{refuse_without_new, throw, Misuse, OrThrow, Refusal};
 use crate::fast_path::{self, next_number, Issuer};
 use crate::layout::{layout_option, Layout};
 use crate::numbers::number_array;
@@ -123,7 +123,8 @@ impl Generator {
         constructor,
         ts_args_type = "options: { nodeId: number | bigint; layout?: Layout | string; clock?: 'system' | 'fast' | ManualClock; maxDriftTicks?: number | bigint; maxBackwardWaitMs?: number | bigint; resumeAfterMs?: number | bigint }"
     )]
-    pub fn new(env: Env, this: This, options_value: Unknown) -> napi::Result<Self> {
+    pub fn new(env: Env, this: This<Unknown>, options_value: Unknown) -> napi::Result<Self> {
+        refuse_without_new::<Generator>(&env, &this, "Generator")?;
         let Some(object) = options(&env, Some(options_value), "options", &OPTION_KEYS)? else {
             return Err(throw(
                 &env,
@@ -214,7 +215,8 @@ impl Generator {
         generator.next_id_for_shard(shard).or_throw(&env)
     }
 
-    /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`).
+    /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
+    /// what the layout issues in one second, so a batch never holds the event loop longer.
     #[napi(ts_args_type = "count: number", ts_return_type = "Array<number>")]
     pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown) -> napi::Result<Unknown<'env>> {
         if !self.issuing.js_safe {
@@ -228,7 +230,7 @@ impl Generator {
         number_array(env, numbers)
     }
 
-    /// `count` consecutive IDs as a `BigUint64Array` (any layout).
+    /// `count` consecutive IDs as a `BigUint64Array` (any layout; as many as `nextIds`).
     #[napi(ts_args_type = "count: number")]
     pub fn next_ids_big_int(&self, env: Env, count: Unknown) -> napi::Result<BigUint64Array> {
         Ok(BigUint64Array::new(self.batch(&env, count)?))
@@ -319,12 +321,42 @@ impl Generator {
     }
 
     fn batch(&self, env: &Env, count: Unknown) -> napi::Result<Vec<u64>> {
-        let count = args::bounded(env, count, "count", MAX_BATCH)? as usize;
+        let count = batch_count(env, count, self.inner().layout())?;
         let generator = self.issuing.live().or_throw(env)?;
         let mut ids = vec![0u64; count];
         generator.next_ids(&mut ids).or_throw(env)?;
         Ok(ids)
     }
+}
+
+/// The length of a batch asked for: at most what `layout` issues in one second at its cap,
+/// so that no batch holds the event loop much longer than that (2^24 IDs of the js53ms
+/// layout would hold it for over a minute), and at most [`MAX_BATCH`].
+pub(crate) fn batch_count(
+    env: &Env,
+    count: Unknown,
+    layout: &ferroflake::Layout,
+) -> napi::Result<usize> {
+    let count = args::bounded(env, count, "count", MAX_BATCH)?;
+    let ticks_per_second = (1000 / layout.tick_ms().max(1)).max(1);
+    let per_second = layout
+        .max_sequence()
+        .saturating_add(1)
+        .saturating_mul(ticks_per_second);
+    if count > per_second {
+        return Err(throw(
+            env,
+            Refusal::misuse(
+                Misuse::OutOfRange,
+                format!(
+                    "count must be at most {per_second} for this layout, got {count}: a batch \
+                     takes at most what the layout issues in one second, so that it never \
+                     holds the event loop longer; take more in several calls"
+                ),
+            ),
+        ));
+    }
+    Ok(count as usize)
 }
 
 #[cold]

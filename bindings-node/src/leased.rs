@@ -22,7 +22,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Once, PoisonError, RwLock};
-use std::time::Duration;
 
 use napi::bindgen_prelude::{AsyncTask, BigUint64Array, JavaScriptClassExt, Object};
 use napi::{sys, Env, JsValue, Unknown};
@@ -30,7 +29,7 @@ use napi_derive::napi;
 
 use ferroflake::{Layout as CoreLayout, SystemClock};
 use ferroflake_lease::{
-    EmbeddedRegistry, LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator as CoreLeased,
+    EmbeddedRegistry, LeaseError, LeaseSettings, LeaseStatus, LeasedGenerator as CoreLeased,
 };
 use ferroflake_lease_stores::RegistryAddress;
 
@@ -38,7 +37,7 @@ use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
 use crate::dispose;
 use crate::error::{not_constructible, throw, Misuse, OrThrow, Refusal};
 use crate::fast_path::{self, next_number, Issuer};
-use crate::generator::{closed, refuse_numbers, MAX_BATCH};
+use crate::generator::{batch_count, closed, refuse_numbers};
 use crate::layout::{layout_option, Layout};
 use crate::numbers::number_array;
 use crate::pool::{self, PoolTask};
@@ -56,52 +55,24 @@ const OPTION_KEYS: [&str; 9] = [
     "stateFile",
 ];
 
-/// The lease settings a caller can choose; two users of one lease must agree on them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Settings {
-    ttl_ms: Option<u64>,
-    max_ttl_ms: Option<u64>,
-    max_start_wait_ms: Option<u64>,
-    max_clock_skew_ms: Option<u64>,
-    max_drift_ticks: u64,
-    max_backward_wait_ms: u64,
-    state_file: Option<String>,
-}
-
-impl Settings {
-    /// As a JS user wrote them, for messages.
-    fn describe(&self) -> String {
-        let ms = |v: Option<u64>| v.map_or_else(|| "default".to_owned(), |v| v.to_string());
-        format!(
-            "ttlMs {}, maxTtlMs {}, maxStartWaitMs {}, maxClockSkewMs {}, maxDriftTicks {}, \
-             maxBackwardWaitMs {}, stateFile {}",
-            ms(self.ttl_ms),
-            ms(self.max_ttl_ms),
-            ms(self.max_start_wait_ms),
-            ms(self.max_clock_skew_ms),
-            self.max_drift_ticks,
-            self.max_backward_wait_ms,
-            self.state_file.as_deref().unwrap_or("none"),
-        )
-    }
-
-    fn config(&self) -> LeaseConfig {
-        let mut config = match self.ttl_ms {
-            Some(ms) => LeaseConfig::with_ttl(Duration::from_millis(ms)),
-            None => LeaseConfig::default(),
-        };
-        if let Some(ms) = self.max_ttl_ms {
-            config.max_ttl = Duration::from_millis(ms);
-        }
-        if let Some(ms) = self.max_start_wait_ms {
-            config.max_start_wait = Some(Duration::from_millis(ms));
-        }
-        config.max_clock_skew = self.max_clock_skew_ms.map(Duration::from_millis);
-        config.options.max_drift_ticks = self.max_drift_ticks;
-        config.options.max_backward_wait_ms = self.max_backward_wait_ms;
-        config.state_file = self.state_file.as_ref().map(Into::into);
-        config
-    }
+/// The lease settings as a JS user wrote them, for messages. Two users of one lease must
+/// agree on them.
+fn describe(settings: &LeaseSettings) -> String {
+    let ms = |v: Option<u64>| v.map_or_else(|| "default".to_owned(), |v| v.to_string());
+    format!(
+        "ttlMs {}, maxTtlMs {}, maxStartWaitMs {}, maxClockSkewMs {}, maxDriftTicks {}, \
+         maxBackwardWaitMs {}, stateFile {}",
+        ms(settings.ttl_ms),
+        ms(settings.max_ttl_ms),
+        ms(settings.max_start_wait_ms),
+        ms(settings.max_clock_skew_ms),
+        settings.options.max_drift_ticks,
+        settings.options.max_backward_wait_ms,
+        settings
+            .state_file
+            .as_deref()
+            .map_or_else(|| "none".into(), |path| path.display().to_string()),
+    )
 }
 
 /// Which lease: one per registry and layout per process.
@@ -135,7 +106,7 @@ struct Slot {
 
 struct Users {
     count: usize,
-    settings: Option<Settings>,
+    settings: Option<LeaseSettings>,
 }
 
 static TABLE: LazyLock<Mutex<HashMap<String, Arc<Slot>>>> =
@@ -149,7 +120,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Slot {
     /// Joins the slot's lease, starting it if nobody holds it. Blocks (on a pool thread)
     /// while the registry answers, and while another thread starts the same lease.
-    fn join(&self, key: &Key, settings: Settings) -> Result<bool, Refusal> {
+    fn join(&self, key: &Key, settings: LeaseSettings) -> Result<bool, Refusal> {
         let mut users = lock(&self.users);
         if users.count > 0 {
             if users.settings != Some(settings) {
@@ -160,11 +131,7 @@ impl Slot {
                          settings ({}); one process holds one lease per registry: ask with \
                          the same settings to share it",
                         key.registry.describe(),
-                        users
-                            .settings
-                            .as_ref()
-                            .map(Settings::describe)
-                            .unwrap_or_default()
+                        users.settings.as_ref().map(describe).unwrap_or_default()
                     ),
                 ));
             }
@@ -369,7 +336,7 @@ pub struct LeasedGenerator {
 /// A request read on the JS thread, opened on the pool.
 struct Request {
     key: Key,
-    settings: Settings,
+    settings: LeaseSettings,
 }
 
 /// What the pool hands back to the JS thread: the use is counted from the moment the lease
@@ -501,7 +468,8 @@ impl LeasedGenerator {
         Ok(format.encode(id).or_throw(&env)?.to_string())
     }
 
-    /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`).
+    /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
+    /// what the layout issues in one second, so a batch never holds the event loop longer.
     #[napi(ts_args_type = "count: number", ts_return_type = "Array<number>")]
     pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown) -> napi::Result<Unknown<'env>> {
         if !self.lease_use.js_safe {
@@ -515,7 +483,7 @@ impl LeasedGenerator {
         number_array(env, numbers)
     }
 
-    /// `count` consecutive IDs as a `BigUint64Array` (any layout).
+    /// `count` consecutive IDs as a `BigUint64Array` (any layout; as many as `nextIds`).
     #[napi(ts_args_type = "count: number")]
     pub fn next_ids_big_int(&self, env: Env, count: Unknown) -> napi::Result<BigUint64Array> {
         Ok(BigUint64Array::new(self.batch(&env, count)?))
@@ -604,7 +572,7 @@ impl LeasedGenerator {
     }
 
     fn batch(&self, env: &Env, count: Unknown) -> napi::Result<Vec<u64>> {
-        let count = args::bounded(env, count, "count", MAX_BATCH)? as usize;
+        let count = batch_count(env, count, &self.lease_use.layout)?;
         let slot = self.lease_use.live().or_throw(env)?;
         let mut ids = vec![0u64; count];
         slot.with(|leased| leased.next_ids(&mut ids))
@@ -638,21 +606,21 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
             .map(|value| args::bounded(env, value, key, MAX_SAFE_INTEGER))
             .transpose()
     };
-    let defaults = ferroflake::Options::default();
-    let unsigned_or = |key: &str, default: u64| -> napi::Result<u64> {
-        get(key)?.map_or(Ok(default), |value| args::unsigned(env, value, key))
-    };
-    let settings = Settings {
-        ttl_ms: ms("ttlMs")?,
-        max_ttl_ms: ms("maxTtlMs")?,
-        max_start_wait_ms: ms("maxStartWaitMs")?,
-        max_clock_skew_ms: ms("maxClockSkewMs")?,
-        max_drift_ticks: unsigned_or("maxDriftTicks", defaults.max_drift_ticks)?,
-        max_backward_wait_ms: unsigned_or("maxBackwardWaitMs", defaults.max_backward_wait_ms)?,
-        state_file: get("stateFile")?
-            .map(|value| args::string(env, value, "stateFile"))
-            .transpose()?,
-    };
+    let mut settings = LeaseSettings::default();
+    settings.ttl_ms = ms("ttlMs")?;
+    settings.max_ttl_ms = ms("maxTtlMs")?;
+    settings.max_start_wait_ms = ms("maxStartWaitMs")?;
+    settings.max_clock_skew_ms = ms("maxClockSkewMs")?;
+    if let Some(value) = get("maxDriftTicks")? {
+        settings.options.max_drift_ticks = args::unsigned(env, value, "maxDriftTicks")?;
+    }
+    if let Some(value) = get("maxBackwardWaitMs")? {
+        settings.options.max_backward_wait_ms = args::unsigned(env, value, "maxBackwardWaitMs")?;
+    }
+    settings.state_file = get("stateFile")?
+        .map(|value| args::string(env, value, "stateFile"))
+        .transpose()?
+        .map(Into::into);
     settings
         .config()
         .validate()

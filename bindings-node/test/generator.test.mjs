@@ -219,3 +219,34 @@ test('a node whose Generators were collected continues after their IDs, even wit
   const again = new Generator({ nodeId: 8 })
   assert.ok(again.nextId() > last)
 })
+
+test('a class called without new throws a coded TypeError and takes nothing', () => {
+  const key = '1:00112233445566778899aabbccddeeff'
+  const calls = [
+    ['Generator', () => addon.Generator({ nodeId: 5 })],
+    ['Generator', () => Generator({ nodeId: 5 })],
+    ['ManualClock', () => addon.ManualClock(5)],
+    ['MaskKeyring', () => addon.MaskKeyring(key)],
+  ]
+  for (const [name, call] of calls) {
+    const error = assertThrowsCode(call, TypeError, 'ERR_FERROFLAKE_INVALID_TYPE')
+    assert.match(error.message, new RegExp(`call it with \`new ${name}\\(\\.\\.\\.\\)\``))
+  }
+  // The module's exports did not become a generator, and node id 5 is free for any layout.
+  assert.equal(typeof addon.nextId, 'undefined')
+  const other = new Generator({ nodeId: 5, layout: 'twitter' })
+  assert.equal(other.nodeId, 5)
+  other.close()
+})
+
+test('a batch takes at most one second of its layout\'s IDs, so it never holds the event loop longer', () => {
+  const generator = new Generator({ nodeId: 14, layout: 'js53ms', clock: new ManualClock(1_700_000_000_000) })
+  const { sequenceBits, tickMs } = generator.layout.toJSON()
+  const perSecond = 2 ** sequenceBits * (1000 / tickMs)
+  assert.equal(perSecond, 256_000)
+  assert.equal(generator.nextIds(perSecond).length, perSecond)
+  const error = assertThrowsCode(() => generator.nextIds(perSecond + 1), RangeError, 'ERR_FERROFLAKE_OUT_OF_RANGE')
+  assert.match(error.message, /at most 256000 for this layout, got 256001/)
+  assertThrowsCode(() => generator.nextIdsBigInt(perSecond + 1), RangeError, 'ERR_FERROFLAKE_OUT_OF_RANGE')
+  generator.close()
+})
