@@ -229,6 +229,16 @@ pub(crate) fn throw(env: &Env, refusal: impl Into<Refusal>) -> napi::Error {
     }
 }
 
+/// A lease refusal by kind; a generator refusal keeps the core's kind.
+pub(crate) fn lease_refusal(error: LeaseError) -> Refusal {
+    let message = error.to_string();
+    if let LeaseError::Generator(core) = error {
+        return Refusal::Explained(core, message);
+    }
+    let kind = error.name();
+    Refusal::Lease(kind, message)
+}
+
 /// The TypeError of a class called without `new` (`Generator({ nodeId: 5 })`), which napi
 /// would otherwise let make its receiver (the module's exports, `globalThis`) the instance.
 pub(crate) fn refuse_without_new<C: JavaScriptClassExt>(

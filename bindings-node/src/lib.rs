@@ -31,6 +31,8 @@ mod fast_path;
 mod generator;
 mod layout;
 #[cfg(unix)]
+mod lease_table;
+#[cfg(unix)]
 mod leased;
 mod mask;
 mod names;
