@@ -390,10 +390,11 @@ export declare class SegmentAllocator {
   constructor()
   /**
    * Adds `key` to the store: its first ID is `start` (default 1) and the store hands
-   * out ranges of `step` IDs (1 to 2^31 - 1). Rejects with
-   * `ERR_FERROFLAKE_SEGMENT_KEY_EXISTS` if the key is there already.
+   * out ranges of `step` IDs (1 to 2^31 - 1, default 1,000; allocators grow it while IDs
+   * go fast). Rejects with `ERR_FERROFLAKE_SEGMENT_KEY_EXISTS` if the key is there
+   * already.
    */
-  createKey(key: string, options: { start?: number | bigint; step: number }): Promise<void>
+  createKey(key: string, options?: { start?: number | bigint; step?: number }): Promise<void>
   /**
    * The handle of `key`, loading its first segment from the store. `limit` is the
    * largest ID the key may issue: default 2^53 - 1, so `nextId()` gives numbers; a

@@ -20,7 +20,7 @@ use ferroflake_segment::{
 
 use ferroflake_segment_stores::StoreAddress;
 
-use crate::args::{self, field, field_of, options, to_number, MAX_SAFE_INTEGER};
+use crate::args::{self, field_of, options, to_number, MAX_SAFE_INTEGER};
 use crate::dispose;
 use crate::error::{not_constructible, throw, Misuse, OrThrow, Refusal};
 use crate::fast_path::{self, next_number, Issuer};
@@ -157,10 +157,11 @@ impl SegmentAllocator {
     }
 
     /// Adds `key` to the store: its first ID is `start` (default 1) and the store hands
-    /// out ranges of `step` IDs (1 to 2^31 - 1). Rejects with
-    /// `ERR_FERROFLAKE_SEGMENT_KEY_EXISTS` if the key is there already.
+    /// out ranges of `step` IDs (1 to 2^31 - 1, default 1,000; allocators grow it while IDs
+    /// go fast). Rejects with `ERR_FERROFLAKE_SEGMENT_KEY_EXISTS` if the key is there
+    /// already.
     #[napi(
-        ts_args_type = "key: string, options: { start?: number | bigint; step: number }",
+        ts_args_type = "key: string, options?: { start?: number | bigint; step?: number }",
         ts_return_type = "Promise<void>"
     )]
     pub fn create_key(
@@ -170,22 +171,14 @@ impl SegmentAllocator {
         options_value: Option<Unknown>,
     ) -> napi::Result<AsyncTask<PoolTask<()>>> {
         let key = args::string(&env, key, "key")?;
-        let Some(object) = options(&env, options_value, "options", &CREATE_KEYS)? else {
-            return Err(throw(
-                &env,
-                Refusal::misuse(Misuse::InvalidType, "createKey needs options with a step"),
-            ));
+        let object = options(&env, options_value, "options", &CREATE_KEYS)?;
+        let step = match field_of(object.as_ref(), "step")? {
+            Some(v) => args::unsigned(&env, v, "step")?,
+            None => ferroflake_segment::DEFAULT_STEP,
         };
-        let Some(step) = field(&object, "step")? else {
-            return Err(throw(
-                &env,
-                Refusal::misuse(Misuse::InvalidType, "createKey needs a step"),
-            ));
-        };
-        let step = args::unsigned(&env, step, "step")?;
-        let start = match field(&object, "start")? {
+        let start = match field_of(object.as_ref(), "start")? {
             Some(v) => args::bounded(&env, v, "start", LIMIT_I64)? as i64,
-            None => 1,
+            None => ferroflake_segment::DEFAULT_START,
         };
         ferroflake_segment::check_create(&key, start, step)
             .map_err(segment_refusal)

@@ -70,6 +70,15 @@ test('a key issues numbers, bigints, strings and batches from one sequence; stat
   assert.throws(() => allocator.createKey('late', { step: 10 }), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_CLOSED')
 })
 
+test('createKey without start or step takes the segment crate\'s defaults, as in every face', async () => {
+  const allocator = await SegmentAllocator.open({ store: storePath() })
+  await allocator.createKey('plain')
+  const key = await allocator.key('plain')
+  assert.equal(key.nextId(), 1)
+  assert.equal(key.status().step, 1000)
+  allocator.close()
+})
+
 test('a key with a limit past 2^53 - 1 gives bigints and strings, and refuses numbers up front', async () => {
   const allocator = await SegmentAllocator.open({ store: storePath() })
   await allocator.createKey('wide', { start: 2n ** 53n - 2n, step: 5 })
@@ -118,7 +127,7 @@ test('bad input to every segment function is a coded error; unreachable stores r
     ['new SegmentAllocator()', () => new SegmentAllocator(), TypeError, 'INVALID_TYPE'],
     ['new SegmentKey()', () => new SegmentKey(), TypeError, 'INVALID_TYPE'],
     ['createKey(5)', () => allocator.createKey(5, { step: 1 }), TypeError, 'INVALID_TYPE'],
-    ['createKey no options', () => allocator.createKey('x'), TypeError, 'INVALID_TYPE'],
+    ['createKey options 5', () => allocator.createKey('x', 5), TypeError, 'INVALID_TYPE'],
     ['createKey step "5"', () => allocator.createKey('x', { step: '5' }), TypeError, 'INVALID_TYPE'],
     ['createKey step 0', () => allocator.createKey('x', { step: 0 }), RangeError, 'SEGMENT_INVALID_CONFIG'],
     ['createKey step 2^31', () => allocator.createKey('x', { step: 2 ** 31 }), RangeError, 'SEGMENT_INVALID_CONFIG'],

@@ -29,6 +29,14 @@ pub fn int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     obj.extract()
 }
 
+/// An optional [`int`]: `None` stays `None`.
+pub fn optional_int(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    int(obj).map(Some)
+}
+
 /// An optional [`uint`]: `None` stays `None`.
 pub fn optional_uint(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     if obj.is_none() {

@@ -18,7 +18,7 @@ use crate::batch;
 use crate::clock::ManualClock;
 use crate::closing;
 use crate::errors::segment_to_pyerr;
-use crate::ints::{int, optional_uint, uint};
+use crate::ints::{optional_int, optional_uint, uint};
 use crate::leased::address_text;
 use crate::orders::PyOrderNumbers;
 use crate::shared_allocator::{refuse_if_forked, Allocator};
@@ -101,18 +101,21 @@ impl PySegmentAllocator {
         })
     }
 
-    /// Adds key `name` to the table: its first ID is `start`, and ranges are taken `step`
-    /// at a time (at least; the allocator grows the step under load). Keys are created
-    /// once, explicitly; an existing key raises `KeyExistsError` unless `exist_ok`.
-    #[pyo3(signature = (name, start=1, step=1000, *, exist_ok=false))]
+    /// Adds key `name` to the table: its first ID is `start` (`None`: 1), and ranges are
+    /// taken `step` at a time (`None`: 1,000; at least: the allocator grows the step under
+    /// load). Keys are created once, explicitly; an existing key raises `KeyExistsError`
+    /// unless `exist_ok`.
+    #[pyo3(signature = (name, start=None, step=None, *, exist_ok=false))]
     fn create_key(
         &self,
         py: Python<'_>,
         name: String,
-        #[pyo3(from_py_with = int)] start: i64,
-        #[pyo3(from_py_with = uint)] step: u64,
+        #[pyo3(from_py_with = optional_int)] start: Option<i64>,
+        #[pyo3(from_py_with = optional_uint)] step: Option<u64>,
         exist_ok: bool,
     ) -> PyResult<()> {
+        let start = start.unwrap_or(ferroflake_segment::DEFAULT_START);
+        let step = step.unwrap_or(ferroflake_segment::DEFAULT_STEP);
         // Refused in a forked child (the store's connections are the parent's) and after
         // close, by the segment crate.
         let allocator = Arc::clone(&self.inner.allocator);

@@ -73,6 +73,13 @@ def test_keys_issue_dense_increasing_ids_and_close_gives_the_rest_back(store: st
             again.key("late")  # never written
 
 
+def test_create_key_without_start_or_step_takes_the_segment_crates_defaults(store: str) -> None:
+    with SegmentAllocator(store) as allocator:
+        allocator.create_key("plain")
+        plain = allocator.key("plain")
+        assert plain.next_id() == 1 and plain.status().step == 1000
+
+
 def test_a_deleted_table_file_is_caught_by_this_hosts_record(store: str, tmp_path: Path) -> None:
     # Made again at 1, the key would repeat every ID the lost file issued: this host's
     # record of where its ranges ended refuses that.

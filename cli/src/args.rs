@@ -532,12 +532,12 @@ pub struct SegmentCreateArgs {
     pub key: String,
 
     /// The first ID (1 or more; 0 and negative starts are read, and refused, as numbers).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = ferroflake_segment::DEFAULT_START)]
     pub start: i64,
 
     /// How many IDs one allocation takes (1 to 2^31 - 1). Allocators grow it while IDs go
     /// fast (up to 1,000,000), never below it.
-    #[arg(long)]
+    #[arg(long, default_value_t = ferroflake_segment::DEFAULT_STEP)]
     pub step: u64,
 
     #[command(flatten)]
@@ -559,7 +559,7 @@ pub struct SegmentRecoverArgs {
     pub above: u64,
 
     /// The step, if the key's row is missing and is made again.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = ferroflake_segment::DEFAULT_STEP)]
     pub step: u64,
 
     #[command(flatten)]

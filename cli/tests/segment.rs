@@ -127,6 +127,18 @@ fn next_starts_at_start_and_back_to_back_runs_continue_without_overlap_or_gap() 
     assert_eq!(store.max_id("orders"), 109, "the rest was given back");
 }
 
+#[test]
+fn create_without_start_or_step_takes_the_segment_crates_defaults() {
+    let store = Store::new();
+    let out = stdout(&store.run(&["create", "plain"]));
+    assert!(out.starts_with("created segment key \"plain\""), "{out}");
+    let row = json(&stdout(
+        &store.run(&["status", "plain", "--format", "json"]),
+    ));
+    assert_eq!(row["keys"][0]["step"], 1000, "{row}");
+    assert_eq!(store.next("plain", 2), [1, 2]);
+}
+
 /// A row deleted after the key issued IDs: creating it again at its start (what a
 /// create-at-every-start script does) and taking IDs are both refused, until `recover`
 /// raises it above the highest ID issued.

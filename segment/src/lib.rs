@@ -111,7 +111,8 @@ pub use sqlite::{SqliteStore, DEFAULT_BUSY_TIMEOUT};
 pub use state_dir::state_dir;
 pub use store::{
     check_create, check_give_back, check_key, check_step, range_after, Allocation, KeyRecord,
-    Range, SegmentStore, StoreHistory, MAX_KEY_BYTES, MAX_STEP, MAX_TABLE_ID,
+    Range, SegmentStore, StoreHistory, DEFAULT_START, DEFAULT_STEP, MAX_KEY_BYTES, MAX_STEP,
+    MAX_TABLE_ID,
 };
 
 /// The double buffer alone, for the loom model (`tests/loom.rs`): a key's current segment

@@ -219,6 +219,13 @@ pub fn check_key(key: &str) -> Result<(), SegmentError> {
     })
 }
 
+/// The first ID of a key created without one.
+pub const DEFAULT_START: i64 = 1;
+
+/// The step of a key created without one: the least one allocation takes. Allocators grow
+/// it while IDs go fast, so a small default costs a busy key only its first fetches.
+pub const DEFAULT_STEP: u64 = 1000;
+
 /// Refuses a step of 0 or above [`MAX_STEP`].
 pub fn check_step(step: u64) -> Result<(), SegmentError> {
     if step == 0 || step > MAX_STEP {

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `GET /v1/admin/keys` | `{"store","keys":[..],"opening":[..]}`: each open key's status as `GET /v1/segment/{key}/status` gives it |
 //! | `GET /v1/admin/leases` | the lease registry's node ids (holder, state, expiry, high-water mark, the floor) as `ferroflake lease list --format json` prints them |
-//! | `POST /v1/admin/segment/{key}?start=N&step=S` | 201 `{"key","start","step"}`: the key created with its first ID and step |
+//! | `POST /v1/admin/segment/{key}[?start=N&step=S]` | 201 `{"key","start","step"}`: the key created with its first ID (default 1) and step (default 1,000) |
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | 200 `{"key","max_id","step","open_here"}`: the key raised above `N`; if this server stopped it as `REWOUND`, it issues again from the raised row |
 //! | `POST /v1/admin/segment/{key}/step?step=S` | 200 `{"key","max_id","step","open_here"}`: the key's stored step set, `max_id` left alone |
 //!
@@ -43,10 +43,6 @@ use crate::refusal::Refusal;
 use crate::routes::{json_response, key_from, status_json};
 
 type Shared = Arc<AppState>;
-
-/// The step of a row a recovery makes again, unless the request gives one (as
-/// `ferroflake segment recover`).
-const RECOVER_STEP: u64 = 1000;
 
 /// A segment admin or store route's answer: `body` with `status`, or the refusal,
 /// counted.
@@ -116,8 +112,10 @@ pub(crate) async fn create(
             &["start", "step"],
             |q| {
                 Ok((
-                    q.required_number::<i64>("start")?,
-                    q.required_number("step")?,
+                    q.number::<i64>("start")?
+                        .unwrap_or(ferroflake_segment::DEFAULT_START),
+                    q.number("step")?
+                        .unwrap_or(ferroflake_segment::DEFAULT_STEP),
                 ))
             },
             |store, key, (start, step)| store.create(key, start, step),
@@ -149,7 +147,10 @@ pub(crate) async fn recover(
             query.as_deref(),
             &["above", "step"],
             |q| {
-                let step = q.number("step")?.unwrap_or(RECOVER_STEP);
+                // A row made again takes the default step, as `ferroflake segment recover`.
+                let step = q
+                    .number("step")?
+                    .unwrap_or(ferroflake_segment::DEFAULT_STEP);
                 Ok((q.required_number::<u64>("above")?, step))
             },
             |store, key, (above, step)| store.recover(key, above, step),
