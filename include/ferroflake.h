@@ -212,6 +212,12 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION = 28,
     /**
+     * Another live generator of this process has the node id (share that handle between
+     * threads instead, or free it first), or one freed earlier issued ids later than this
+     * generator's clock reads.
+     */
+    FERROFLAKE_RESULT_NODE_IN_USE = 29,
+    /**
      * A pointer argument was NULL.
      */
     FERROFLAKE_RESULT_NULL_ARGUMENT = 100,
@@ -1120,7 +1126,15 @@ ferroflake_result ferroflake_format_parse(ferroflake_format format_value,
  * Makes a generator for node `node` under `layout`.
  *
  * `options` may be NULL for the defaults (system clock, no drift, 5 ms backward wait).
- * Returns `STRUCT_SIZE` for options whose `struct_size` is no version's size; `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
+ *
+ * A node id has one live generator per process: while this one lives, another for the same
+ * node id (whatever its layout or clock) is refused with `NODE_IN_USE`; share the handle
+ * between threads instead. Once it is freed, the next generator of the node id continues
+ * after the last tick it issued in, and is refused with `NODE_IN_USE` if its clock is
+ * further behind that than its drift and backward wait bridge. A forked child never gets a
+ * node id its parent held at the fork.
+ *
+ * Returns `NODE_IN_USE`, `STRUCT_SIZE` for options whose `struct_size` is no version's size; `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
  * chosen clock now); for a resume point, `LAYOUT_EXHAUSTED` if no tick of the layout
  * follows it and `RESUME_IN_FUTURE` if the clock is behind it by more than the drift and
  * the backward wait bridge; `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.

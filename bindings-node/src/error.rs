@@ -35,9 +35,6 @@ pub(crate) enum Misuse {
     UnknownOption,
     /// An option with a value outside its allowed set (a clock or format name).
     InvalidOption,
-    /// The (layout, node id) already has a live generator in this process with other
-    /// options or another clock.
-    NodeInUse,
     /// A call on a generator, leased generator or segment allocator after its `close()`.
     Closed,
     /// A leased generator asked for on a registry this process already holds a lease on,
@@ -54,14 +51,13 @@ pub(crate) enum Misuse {
 
 impl Misuse {
     /// Every misuse, for the error table the tests check.
-    pub(crate) const ALL: [Misuse; 11] = [
+    pub(crate) const ALL: [Misuse; 10] = [
         Misuse::InvalidType,
         Misuse::NotAnInteger,
         Misuse::OutOfRange,
         Misuse::UnsafeInteger,
         Misuse::UnknownOption,
         Misuse::InvalidOption,
-        Misuse::NodeInUse,
         Misuse::Closed,
         Misuse::LeaseInUse,
         Misuse::MaskKeyMissing,
@@ -76,7 +72,6 @@ impl Misuse {
             Misuse::UnsafeInteger => "UNSAFE_INTEGER",
             Misuse::UnknownOption => "UNKNOWN_OPTION",
             Misuse::InvalidOption => "INVALID_OPTION",
-            Misuse::NodeInUse => "NODE_IN_USE",
             Misuse::Closed => "CLOSED",
             Misuse::LeaseInUse => "LEASE_IN_USE",
             Misuse::MaskKeyMissing => "MASK_KEY_MISSING",
@@ -91,11 +86,9 @@ impl Misuse {
             | Misuse::OutOfRange
             | Misuse::UnsafeInteger
             | Misuse::InvalidOption => JsClass::RangeError,
-            Misuse::NodeInUse
-            | Misuse::Closed
-            | Misuse::LeaseInUse
-            | Misuse::MaskKeyMissing
-            | Misuse::Internal => JsClass::Error,
+            Misuse::Closed | Misuse::LeaseInUse | Misuse::MaskKeyMissing | Misuse::Internal => {
+                JsClass::Error
+            }
         }
     }
 }

@@ -146,16 +146,16 @@ impl Generator {
         let node = args::unsigned(&env, node, "nodeId")?;
         let layout = layout_option(&env, field(&object, "layout")?)?;
         let clock = clock_option(&env, field(&object, "clock")?, layout.tick_ms())?;
-        let mut core_options = ferroflake::Options::default();
-        if let Some(v) = field(&object, "maxDriftTicks")? {
-            core_options.max_drift_ticks = args::unsigned(&env, v, "maxDriftTicks")?;
-        }
-        if let Some(v) = field(&object, "maxBackwardWaitMs")? {
-            core_options.max_backward_wait_ms = args::unsigned(&env, v, "maxBackwardWaitMs")?;
-        }
-        if let Some(v) = field(&object, "resumeAfterMs")? {
-            core_options.resume_after_ms = Some(args::unsigned(&env, v, "resumeAfterMs")?);
-        }
+        let unsigned = |key: &str| {
+            field(&object, key)?
+                .map(|value| args::unsigned(&env, value, key))
+                .transpose()
+        };
+        let core_options = ferroflake::Options::given(
+            unsigned("maxDriftTicks")?,
+            unsigned("maxBackwardWaitMs")?,
+            unsigned("resumeAfterMs")?,
+        );
         let (membership, shared) =
             registry::acquire(layout, node, clock, core_options).or_throw(&env)?;
         let issuing = Arc::new(Issuing {

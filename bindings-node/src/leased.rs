@@ -28,6 +28,7 @@ use napi::{sys, Env, JsValue, Unknown};
 use napi_derive::napi;
 
 use ferroflake::Layout as CoreLayout;
+use ferroflake::Options;
 use ferroflake_lease::{LeaseSettings, LeaseStatus, LeasedGenerator as CoreLeased};
 use ferroflake_lease_stores::RegistryAddress;
 
@@ -424,12 +425,16 @@ fn read_request(env: &Env, value: Option<Unknown>) -> napi::Result<Request> {
     settings.max_ttl_ms = ms("maxTtlMs")?;
     settings.max_start_wait_ms = ms("maxStartWaitMs")?;
     settings.max_clock_skew_ms = ms("maxClockSkewMs")?;
-    if let Some(value) = get("maxDriftTicks")? {
-        settings.options.max_drift_ticks = args::unsigned(env, value, "maxDriftTicks")?;
-    }
-    if let Some(value) = get("maxBackwardWaitMs")? {
-        settings.options.max_backward_wait_ms = args::unsigned(env, value, "maxBackwardWaitMs")?;
-    }
+    let unsigned = |key: &str| {
+        get(key)?
+            .map(|value| args::unsigned(env, value, key))
+            .transpose()
+    };
+    settings.options = Options::given(
+        unsigned("maxDriftTicks")?,
+        unsigned("maxBackwardWaitMs")?,
+        None,
+    );
     settings.state_file = get("stateFile")?
         .map(|value| args::string(env, value, "stateFile"))
         .transpose()?

@@ -27,6 +27,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ClockStalled => "ClockStalledError",
         LeaseExpired => "LeaseExpiredError",
         GeneratorForked => "ForkedGeneratorError",
+        NodeInUse => "NodeInUseError",
         MaskWidthOutOfRange => "MaskError",
         MaskKeyVersionOutOfRange | DuplicateMaskKeyVersion => "MaskKeyError",
         UnknownMaskKeyVersion => "UnknownMaskKeyVersionError",

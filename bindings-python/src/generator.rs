@@ -1,6 +1,6 @@
 //! `Generator`: the core's lock-free generator, shared freely between Python threads.
 
-use ferroflake::{Generator, Layout, Options};
+use ferroflake::{ClaimedGenerator, Layout, Options};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -16,20 +16,22 @@ use crate::parts::Parts;
 pub(crate) const SIGNAL_CHECK_MAX: u64 = 4096;
 
 /// Issues unique, increasing IDs for one node id under one layout. Share it between threads
-/// freely; make a new one in each forked child, with a node id of its own.
+/// freely: while it lives, no other generator of its node id is made in this process
+/// (`NodeInUseError`). Make a new one in each forked child, with a node id of its own.
 //
 // Invariant relied on by `GeneratorClock`: every method calls the core generator while
 // attached to the interpreter (none detaches around it); the clock detaches only for waits.
 #[pyclass(frozen, name = "Generator", module = "ferroflake")]
 pub struct PyGenerator {
-    /// Boxed: the core generator keeps its state on cache lines of its own (128-byte
-    /// alignment), and Python allocates objects with 16-byte alignment, so held inline it
-    /// would sit misaligned (undefined behaviour, caught by debug builds' checks).
-    inner: Box<Generator<GeneratorClock>>,
+    /// Held behind the claim's `Arc`: the core generator keeps its state on cache lines of
+    /// its own (128-byte alignment), and Python allocates objects with 16-byte alignment, so
+    /// held inline it would sit misaligned (undefined behaviour, caught by debug builds'
+    /// checks).
+    inner: ClaimedGenerator<GeneratorClock>,
 }
 
 // Every class's object is allocated by Python, 16-byte aligned: a field needing more must be
-// boxed, as `inner` above is.
+// behind a pointer, as `inner` above is.
 const _: () = assert!(std::mem::align_of::<PyGenerator>() <= 16);
 
 impl PyGenerator {
@@ -59,20 +61,10 @@ impl PyGenerator {
     ) -> PyResult<Self> {
         let layout = layout.map_or_else(Layout::twitter, |l| l.get().inner);
         let clock = clock.for_tick_ms(layout.tick_ms());
-        // A setting left out is the core's default (no drift, 5 ms of backward wait).
-        let mut options = Options::default();
-        if let Some(ticks) = max_drift_ticks {
-            options.max_drift_ticks = ticks;
-        }
-        if let Some(wait) = max_backward_wait_ms {
-            options.max_backward_wait_ms = wait;
-        }
-        options.resume_after_ms = resume_after_ms;
+        let options = Options::given(max_drift_ticks, max_backward_wait_ms, resume_after_ms);
         let inner =
-            Generator::with_clock(layout, node_id, clock, options).map_err(|e| to_pyerr(py, e))?;
-        Ok(PyGenerator {
-            inner: Box::new(inner),
-        })
+            ClaimedGenerator::new(layout, node_id, clock, options).map_err(|e| to_pyerr(py, e))?;
+        Ok(PyGenerator { inner })
     }
 
     /// The next ID. Holds the GIL: the call costs less than detaching would.

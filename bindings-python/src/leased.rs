@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, RwLock, TryLockError};
 
-use ferroflake::{Error, Layout};
+use ferroflake::{Error, Layout, Options};
 use ferroflake_lease::{LeaseSettings, LeaseStatus};
 use ferroflake_lease_stores::RegistryAddress;
 use pyo3::exceptions::PyTypeError;
@@ -253,12 +253,7 @@ impl PyLeasedGenerator {
         settings.max_clock_skew_ms = max_clock_skew_ms;
         settings.holder = holder;
         settings.state_file = state_file;
-        if let Some(ticks) = max_drift_ticks {
-            settings.options.max_drift_ticks = ticks;
-        }
-        if let Some(wait) = max_backward_wait_ms {
-            settings.options.max_backward_wait_ms = wait;
-        }
+        settings.options = Options::given(max_drift_ticks, max_backward_wait_ms, None);
         let config = settings.config();
         let ttl_ms = u64::try_from(config.ttl.as_millis()).unwrap_or(u64::MAX);
         let clock = CallerClock(clock.any_clock(layout.tick_ms()));

@@ -56,6 +56,7 @@ EXPECTED_TABLE = [
     ("MASK_KEY_VERSION_OUT_OF_RANGE", 26, MaskKeyError),
     ("UNKNOWN_MASK_KEY_VERSION", 27, UnknownMaskKeyVersionError),
     ("DUPLICATE_MASK_KEY_VERSION", 28, MaskKeyError),
+    ("NODE_IN_USE", 29, ferroflake.NodeInUseError),
 ]
 
 

@@ -168,6 +168,15 @@ pub enum Error {
         /// The version given twice.
         version: u32,
     },
+    /// Another generator in this process holds the node id, or one that held it issued IDs
+    /// later than this generator's clock reads (see [`ClaimedGenerator`](crate::ClaimedGenerator)).
+    NodeInUse {
+        /// The node id asked for.
+        node: u64,
+        /// `None` while a live generator holds the node id; otherwise the end (Unix ms) of
+        /// the last tick an earlier generator of this process issued in, ahead of the clock.
+        issued_until_ms: Option<u64>,
+    },
 }
 
 /// The fieldless tag of an [`Error`]: what bindings map to exception classes and codes.
@@ -204,11 +213,12 @@ pub enum ErrorKind {
     MaskKeyVersionOutOfRange = 26,
     UnknownMaskKeyVersion = 27,
     DuplicateMaskKeyVersion = 28,
+    NodeInUse = 29,
 }
 
 impl ErrorKind {
     /// Every kind, in code order. Bindings iterate this to prove their mapping is total.
-    pub const ALL: [ErrorKind; 28] = [
+    pub const ALL: [ErrorKind; 29] = [
         Self::TooManyBits,
         Self::NoTimeBits,
         Self::ZeroSequenceBits,
@@ -237,6 +247,7 @@ impl ErrorKind {
         Self::MaskKeyVersionOutOfRange,
         Self::UnknownMaskKeyVersion,
         Self::DuplicateMaskKeyVersion,
+        Self::NodeInUse,
     ];
 
     /// A stable number for this kind. Numbers are never reused or renumbered.
@@ -275,6 +286,7 @@ impl ErrorKind {
             Self::MaskKeyVersionOutOfRange => "MASK_KEY_VERSION_OUT_OF_RANGE",
             Self::UnknownMaskKeyVersion => "UNKNOWN_MASK_KEY_VERSION",
             Self::DuplicateMaskKeyVersion => "DUPLICATE_MASK_KEY_VERSION",
+            Self::NodeInUse => "NODE_IN_USE",
         }
     }
 
@@ -292,6 +304,7 @@ impl ErrorKind {
                 | Self::ClockStalled
                 | Self::LeaseExpired
                 | Self::GeneratorForked
+                | Self::NodeInUse
         )
     }
 }
@@ -328,6 +341,7 @@ impl Error {
             Self::MaskKeyVersionOutOfRange { .. } => ErrorKind::MaskKeyVersionOutOfRange,
             Self::UnknownMaskKeyVersion { .. } => ErrorKind::UnknownMaskKeyVersion,
             Self::DuplicateMaskKeyVersion { .. } => ErrorKind::DuplicateMaskKeyVersion,
+            Self::NodeInUse { .. } => ErrorKind::NodeInUse,
         }
     }
 }
@@ -433,6 +447,23 @@ impl fmt::Display for Error {
             Self::DuplicateMaskKeyVersion { version } => write!(
                 f,
                 "two different mask keys have version {version}; each version names one key"
+            ),
+            Self::NodeInUse {
+                node,
+                issued_until_ms: None,
+            } => write!(
+                f,
+                "node id {node} already has a live generator in this process: share that one \
+                 (it is safe across threads), close it first, or use another node id"
+            ),
+            Self::NodeInUse {
+                node,
+                issued_until_ms: Some(until_ms),
+            } => write!(
+                f,
+                "node id {node} issued IDs up to {until_ms} ms in this process, later than \
+                 this generator's clock reads: it could repeat them; use a clock past \
+                 {until_ms} ms or another node id"
             ),
         }
     }

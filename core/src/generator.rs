@@ -40,6 +40,30 @@ impl Options {
     /// other threads took the new tick first; see [`Generator`].)
     pub const MAX_WAIT_MS: u64 = 86_400_000;
 
+    /// Options from the settings a caller gave; each one left out (`None`) keeps its
+    /// default. The faces build their options through this, so no face restates a default.
+    ///
+    /// ```
+    /// use ferroflake::Options;
+    ///
+    /// let options = Options::given(Some(2), None, Some(1_700_000_000_000));
+    /// assert_eq!(options.max_drift_ticks, 2);
+    /// assert_eq!(options.max_backward_wait_ms, Options::default().max_backward_wait_ms);
+    /// assert_eq!(options.resume_after_ms, Some(1_700_000_000_000));
+    /// ```
+    pub fn given(
+        max_drift_ticks: Option<u64>,
+        max_backward_wait_ms: Option<u64>,
+        resume_after_ms: Option<u64>,
+    ) -> Self {
+        let defaults = Self::default();
+        Options {
+            max_drift_ticks: max_drift_ticks.unwrap_or(defaults.max_drift_ticks),
+            max_backward_wait_ms: max_backward_wait_ms.unwrap_or(defaults.max_backward_wait_ms),
+            resume_after_ms: resume_after_ms.or(defaults.resume_after_ms),
+        }
+    }
+
     /// The backward wait a call may spend: the option, capped at [`Self::MAX_WAIT_MS`].
     const fn backward_wait_ms(&self) -> u64 {
         if self.max_backward_wait_ms < Self::MAX_WAIT_MS {

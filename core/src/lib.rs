@@ -77,6 +77,8 @@ extern crate std;
 #[cfg(all(feature = "std", not(ferroflake_loom)))]
 mod any_clock;
 mod bwmarrin_text;
+#[cfg(all(feature = "std", not(ferroflake_loom)))]
+mod claimed;
 mod clock;
 mod clock_kind;
 mod error;
@@ -95,6 +97,8 @@ mod text;
 
 #[cfg(all(feature = "std", not(ferroflake_loom)))]
 pub use any_clock::AnyClock;
+#[cfg(all(feature = "std", not(ferroflake_loom)))]
+pub use claimed::ClaimedGenerator;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
 pub use clock::{Clock, ManualClock};

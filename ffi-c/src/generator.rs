@@ -1,6 +1,6 @@
 //! `ferroflake_generator`: the core's lock-free generator behind an opaque handle.
 
-use ferroflake::{AnyClock, Clock, Counters, Generator, ManualClock};
+use ferroflake::{AnyClock, ClaimedGenerator, Clock, Counters, ManualClock};
 
 use crate::boundary::{borrow, fill_ids, guard, out};
 use crate::ferroflake_result::{self, *};
@@ -29,7 +29,7 @@ pub struct ferroflake_counters {
 /// any number of threads at once (the core generator is lock-free: one atomic word, one
 /// compare-and-swap loop); ids stay unique and increasing across all of them.
 pub struct ferroflake_generator {
-    inner: Generator<AnyClock>,
+    inner: ClaimedGenerator<AnyClock>,
 }
 
 // The C docs promise that handles may be shared by threads: hold the types to it.
@@ -51,7 +51,15 @@ impl ferroflake_generator {
 /// Makes a generator for node `node` under `layout`.
 ///
 /// `options` may be NULL for the defaults (system clock, no drift, 5 ms backward wait).
-/// Returns `STRUCT_SIZE` for options whose `struct_size` is no version's size; `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
+///
+/// A node id has one live generator per process: while this one lives, another for the same
+/// node id (whatever its layout or clock) is refused with `NODE_IN_USE`; share the handle
+/// between threads instead. Once it is freed, the next generator of the node id continues
+/// after the last tick it issued in, and is refused with `NODE_IN_USE` if its clock is
+/// further behind that than its drift and backward wait bridge. A forked child never gets a
+/// node id its parent held at the fork.
+///
+/// Returns `NODE_IN_USE`, `STRUCT_SIZE` for options whose `struct_size` is no version's size; `NODE_OUT_OF_RANGE`, `EPOCH_IN_FUTURE` or `LAYOUT_EXHAUSTED` (judged by the
 /// chosen clock now); for a resume point, `LAYOUT_EXHAUSTED` if no tick of the layout
 /// follows it and `RESUME_IN_FUTURE` if the clock is behind it by more than the drift and
 /// the backward wait bridge; `UNKNOWN_ENUM_VALUE` for a bad clock, or `NULL_ARGUMENT`.
@@ -81,7 +89,7 @@ pub unsafe extern "C" fn ferroflake_generator_new(
             )
         };
         let clock = options.make_clock(layout.tick_ms())?;
-        let inner = Generator::with_clock(layout, node, clock, options.to_core())?;
+        let inner = ClaimedGenerator::new(layout, node, clock, options.to_core())?;
         out_generator.set(Box::into_raw(Box::new(ferroflake_generator { inner })));
         Ok(())
     })

@@ -70,11 +70,11 @@ impl ferroflake_generator_options {
 
     /// The core's options.
     pub(crate) fn to_core(self) -> Options {
-        let mut options = Options::default();
-        options.max_drift_ticks = self.max_drift_ticks;
-        options.max_backward_wait_ms = self.max_backward_wait_ms;
-        options.resume_after_ms = (self.has_resume_after != 0).then_some(self.resume_after_ms);
-        options
+        Options::given(
+            Some(self.max_drift_ticks),
+            Some(self.max_backward_wait_ms),
+            (self.has_resume_after != 0).then_some(self.resume_after_ms),
+        )
     }
 
     /// The chosen clock, for a layout with this tick. A manual clock is moved later

@@ -75,6 +75,10 @@ pub enum ferroflake_result {
     FERROFLAKE_RESULT_UNKNOWN_MASK_KEY_VERSION = 27,
     /// A keyring was given two different secrets for one key version.
     FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION = 28,
+    /// Another live generator of this process has the node id (share that handle between
+    /// threads instead, or free it first), or one freed earlier issued ids later than this
+    /// generator's clock reads.
+    FERROFLAKE_RESULT_NODE_IN_USE = 29,
     /// A pointer argument was NULL.
     FERROFLAKE_RESULT_NULL_ARGUMENT = 100,
     /// The caller's buffer is too small; nothing was written.
@@ -206,6 +210,8 @@ messages! {
         "no mask key of the version the masked ID names",
     FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION =>
         "two different mask keys have the same version",
+    FERROFLAKE_RESULT_NODE_IN_USE =>
+        "another generator of this process has the node id, or issued ids past this clock",
     FERROFLAKE_RESULT_NULL_ARGUMENT => "a pointer argument was NULL",
     FERROFLAKE_RESULT_BUFFER_TOO_SMALL => "the buffer is too small; nothing was written",
     FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE => "an enum argument has no such value",

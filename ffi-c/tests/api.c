@@ -52,6 +52,7 @@ static const ferroflake_result all_codes[] = {
     FERROFLAKE_RESULT_MASK_KEY_VERSION_OUT_OF_RANGE,
     FERROFLAKE_RESULT_UNKNOWN_MASK_KEY_VERSION,
     FERROFLAKE_RESULT_DUPLICATE_MASK_KEY_VERSION,
+    FERROFLAKE_RESULT_NODE_IN_USE,
     FERROFLAKE_RESULT_NULL_ARGUMENT,
     FERROFLAKE_RESULT_BUFFER_TOO_SMALL,
     FERROFLAKE_RESULT_UNKNOWN_ENUM_VALUE,
@@ -105,6 +106,16 @@ static ferroflake_generator_options manual_options(uint64_t start_ms) {
     options.clock = FERROFLAKE_CLOCK_MANUAL;
     options.manual_start_ms = start_ms;
     return options;
+}
+
+/* The result of making a generator of a preset (the layout is freed again). */
+static ferroflake_result new_generator(ferroflake_preset which, uint64_t node,
+                                       const ferroflake_generator_options *options,
+                                       ferroflake_generator **out) {
+    ferroflake_layout *layout = preset(which);
+    ferroflake_result result = ferroflake_generator_new(layout, node, options, out);
+    ferroflake_layout_free(layout);
+    return result;
 }
 
 static ferroflake_generator *manual_generator(ferroflake_preset which, uint64_t node,
@@ -372,7 +383,7 @@ static void ids_increase_and_decode_to_the_clock_and_node(void) {
 
 static void a_used_up_sequence_waits_for_the_next_tick(void) {
     ferroflake_generator_options options = manual_options(START_MS);
-    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 2, &options);
     ferroflake_counters counters;
     uint64_t id = 0, now = 0;
     int i;
@@ -393,7 +404,7 @@ static void a_used_up_sequence_waits_for_the_next_tick(void) {
 
 static void a_clock_rollback_is_refused_then_recovered(void) {
     ferroflake_generator_options options = manual_options(START_MS);
-    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 4, &options);
     ferroflake_counters counters;
     uint64_t first = 0, id = 0, untouched;
 
@@ -423,7 +434,7 @@ static void drift_rides_out_small_rollbacks_and_borrows_ticks(void) {
 
     options.max_drift_ticks = 2;
     options.max_backward_wait_ms = 0;
-    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 5, &options);
     EXPECT(ferroflake_generator_next_id(g, &previous), FERROFLAKE_RESULT_OK);
     EXPECT(ferroflake_generator_rewind_clock_ms(g, 2), FERROFLAKE_RESULT_OK);
     EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
@@ -445,7 +456,7 @@ static void drift_rides_out_small_rollbacks_and_borrows_ticks(void) {
     /* Beyond the drift, with no wait allowed: refused. */
     options = manual_options(START_MS);
     options.max_backward_wait_ms = 0;
-    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 6, &options);
     EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
     EXPECT(ferroflake_generator_rewind_clock_ms(g, 1), FERROFLAKE_RESULT_OK);
     EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_CLOCK_MOVED_BACKWARDS);
@@ -458,7 +469,7 @@ static void resume_after_skips_the_previous_holders_ticks(void) {
     uint64_t id = 0, last = 0;
     options.has_resume_after = 1;
     options.resume_after_ms = START_MS + 3; /* within the 5 ms backward wait */
-    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 8, &options);
     EXPECT(ferroflake_generator_last_issued_ms(g, &last), FERROFLAKE_RESULT_OK);
     assert(last == START_MS + 3);
     EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
@@ -466,16 +477,22 @@ static void resume_after_skips_the_previous_holders_ticks(void) {
     ferroflake_generator_free(g);
 }
 
-/* One time bit of `tick_ms` from a second before START_MS, one sequence bit. */
+/* The first node id huge_tick_generator takes; no other test uses it or those after it. */
+#define HUGE_TICK_NODES 40
+
+/* One time bit of `tick_ms` from a second before START_MS, six node bits, one sequence bit.
+ * Each call takes its own node id: a tick this long keeps a node id's IDs ahead of any clock
+ * for good, so no later generator of the process may have it. */
 static ferroflake_generator *huge_tick_generator(uint64_t tick_ms,
                                                  const ferroflake_generator_options *options) {
-    ferroflake_layout_spec spec = {1, 0, 1, 0, 0, 0, FERROFLAKE_FIELD_ORDER_NODE_THEN_SEQUENCE};
+    static uint64_t next_node = HUGE_TICK_NODES;
+    ferroflake_layout_spec spec = {1, 6, 1, 0, 0, 0, FERROFLAKE_FIELD_ORDER_NODE_THEN_SEQUENCE};
     ferroflake_layout *layout = NULL;
     ferroflake_generator *g = NULL;
     spec.tick_ms = tick_ms;
     spec.epoch_ms = options->clock == FERROFLAKE_CLOCK_MANUAL ? (int64_t)(START_MS - 1000) : 0;
     EXPECT(ferroflake_layout_new(&spec, &layout), FERROFLAKE_RESULT_OK);
-    EXPECT(ferroflake_generator_new(layout, 0, options, &g), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_new(layout, next_node++, options, &g), FERROFLAKE_RESULT_OK);
     ferroflake_layout_free(layout);
     return g;
 }
@@ -492,7 +509,7 @@ static void extreme_waits_and_ticks_give_ids_or_typed_errors(void) {
     int n;
 
     options.max_backward_wait_ms = UINT64_MAX;
-    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 10, &options);
     for (n = 0; n < 4097; n++) {
         EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
         assert(id > previous);
@@ -517,7 +534,8 @@ static void extreme_waits_and_ticks_give_ids_or_typed_errors(void) {
     for (i = 0; i < sizeof ticks / sizeof ticks[0]; i++) {
         g = huge_tick_generator(ticks[i], &options);
         EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
-        assert(id == 1); /* sequence 1 of tick 0: the tick's last id */
+        /* sequence 1 of tick 0: the tick's last id */
+        assert(id == ((HUGE_TICK_NODES + (uint64_t)i) << 1 | 1));
         /* The next tick is more than a day away: refused at once, without waiting. */
         EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_CLOCK_STALLED);
         EXPECT(ferroflake_generator_clock_now_ms(g, &now), FERROFLAKE_RESULT_OK);
@@ -541,15 +559,15 @@ static void unreachable_resume_points_are_refused_up_front(void) {
     uint64_t id = 0;
     options.has_resume_after = 1;
     options.resume_after_ms = START_MS + 60000;
-    EXPECT(ferroflake_generator_new(layout, 1, &options, &g), FERROFLAKE_RESULT_RESUME_IN_FUTURE);
+    EXPECT(ferroflake_generator_new(layout, 11, &options, &g), FERROFLAKE_RESULT_RESUME_IN_FUTURE);
     assert(g == NULL);
     options.resume_after_ms = UINT64_MAX;
     options.max_backward_wait_ms = UINT64_MAX;
-    EXPECT(ferroflake_generator_new(layout, 1, &options, &g), FERROFLAKE_RESULT_LAYOUT_EXHAUSTED);
+    EXPECT(ferroflake_generator_new(layout, 11, &options, &g), FERROFLAKE_RESULT_LAYOUT_EXHAUSTED);
     assert(g == NULL);
     /* A minute ahead is within the largest wait (a day): accepted, and waited for. */
     options.resume_after_ms = START_MS + 60000;
-    EXPECT(ferroflake_generator_new(layout, 1, &options, &g), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_generator_new(layout, 11, &options, &g), FERROFLAKE_RESULT_OK);
     EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
     assert(timestamp_of(g, id) == START_MS + 60001);
     ferroflake_generator_free(g);
@@ -558,7 +576,7 @@ static void unreachable_resume_points_are_refused_up_front(void) {
 
 static void a_fence_stops_issuing_until_cleared(void) {
     ferroflake_generator_options options = manual_options(START_MS);
-    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 12, &options);
     uint64_t id = 0, fence = 0;
     EXPECT(ferroflake_generator_fence_ms(g, &fence), FERROFLAKE_RESULT_OK);
     assert(fence == FERROFLAKE_NO_FENCE);
@@ -579,7 +597,7 @@ static void a_fence_stops_issuing_until_cleared(void) {
 static void shards_land_in_the_low_bits(void) {
     ferroflake_generator_options options = manual_options(START_MS);
     ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_SHARDED, 3, &options);
-    ferroflake_generator *plain = manual_generator(FERROFLAKE_PRESET_TWITTER, 3, &options);
+    ferroflake_generator *plain = manual_generator(FERROFLAKE_PRESET_TWITTER, 14, &options);
     ferroflake_layout *layout = preset(FERROFLAKE_PRESET_SHARDED);
     ferroflake_parts parts;
     uint64_t id = 0;
@@ -598,7 +616,7 @@ static void shards_land_in_the_low_bits(void) {
 static void batches_fill_the_buffer_only_on_success(void) {
     enum { N = 10000 };
     ferroflake_generator_options options = manual_options(START_MS);
-    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    ferroflake_generator *g = manual_generator(FERROFLAKE_PRESET_TWITTER, 13, &options);
     uint64_t *ids = malloc(N * sizeof *ids);
     uint64_t copy[4];
     size_t i;
@@ -722,7 +740,7 @@ static void real_clocks_issue_ids_near_now(void) {
  * the same ids); the parent goes on, and a generator made in the child issues. */
 static void a_forked_child_cannot_issue_from_the_parents_generator(void) {
     ferroflake_generator_options options = manual_options(START_MS);
-    ferroflake_generator *inherited = manual_generator(FERROFLAKE_PRESET_TWITTER, 1, &options);
+    ferroflake_generator *inherited = manual_generator(FERROFLAKE_PRESET_TWITTER, 15, &options);
     uint64_t before = 0, after = 0;
     int status = 0;
     pid_t child;
@@ -735,7 +753,11 @@ static void a_forked_child_cannot_issue_from_the_parents_generator(void) {
         ferroflake_generator *own;
         int ok = ferroflake_generator_next_id(inherited, &id) == FERROFLAKE_RESULT_GENERATOR_FORKED
                  && id == 0;
-        own = manual_generator(FERROFLAKE_PRESET_TWITTER, 2, &options);
+        /* The parent still holds node 15: the child may not make another of it. */
+        ok = ok && new_generator(FERROFLAKE_PRESET_TWITTER, 15, &options, &own)
+                       == FERROFLAKE_RESULT_NODE_IN_USE
+             && own == NULL;
+        own = manual_generator(FERROFLAKE_PRESET_TWITTER, 16, &options);
         ok = ok && ferroflake_generator_next_id(own, &id) == FERROFLAKE_RESULT_OK;
         ferroflake_generator_free(own);
         ferroflake_generator_free(inherited);
@@ -807,6 +829,38 @@ static void option_structs_can_grow(void) {
     ferroflake_layout_free(twitter);
 }
 
+/* A node id has one live generator per process, whatever the layout or clock; once it is
+ * freed, the next one continues after its ids, or is refused if its clock is behind them. */
+static void a_node_id_has_one_live_generator_per_process(void) {
+    ferroflake_generator_options manual = manual_options(START_MS);
+    ferroflake_generator_options behind = manual_options(START_MS - 60000);
+    ferroflake_generator *first = manual_generator(FERROFLAKE_PRESET_TWITTER, 20, &manual);
+    ferroflake_generator *second = NULL;
+    uint64_t last = 0, id = 0;
+
+    EXPECT(ferroflake_generator_next_id(first, &last), FERROFLAKE_RESULT_OK);
+    EXPECT(new_generator(FERROFLAKE_PRESET_JS53, 20, NULL, &second), FERROFLAKE_RESULT_NODE_IN_USE);
+    assert(second == NULL);
+    assert(strstr(ferroflake_last_error_message(), "node id 20 already has a live generator"));
+    EXPECT(new_generator(FERROFLAKE_PRESET_TWITTER, 20, &manual, &second),
+           FERROFLAKE_RESULT_NODE_IN_USE);
+    /* Another node id is free, and the first generator still issues. */
+    second = manual_generator(FERROFLAKE_PRESET_TWITTER, 21, &manual);
+    ferroflake_generator_free(second);
+    second = NULL;
+    EXPECT(ferroflake_generator_next_id(first, &last), FERROFLAKE_RESULT_OK);
+    ferroflake_generator_free(first);
+
+    EXPECT(new_generator(FERROFLAKE_PRESET_TWITTER, 20, &behind, &second),
+           FERROFLAKE_RESULT_NODE_IN_USE);
+    assert(second == NULL);
+    assert(strstr(ferroflake_last_error_message(), "could repeat them"));
+    second = manual_generator(FERROFLAKE_PRESET_TWITTER, 20, &manual);
+    EXPECT(ferroflake_generator_next_id(second, &id), FERROFLAKE_RESULT_OK);
+    assert(id > last && timestamp_of(second, id) > START_MS);
+    ferroflake_generator_free(second);
+}
+
 /* The last error's text is the core's own Display text, with the details. */
 static void the_last_error_is_the_cores_text(void) {
     ferroflake_layout *twitter = preset(FERROFLAKE_PRESET_TWITTER);
@@ -831,6 +885,7 @@ int main(void) {
     layouts_are_validated();
     compose_and_decode_refuse_what_does_not_fit();
     generators_refuse_bad_settings();
+    a_node_id_has_one_live_generator_per_process();
     null_generators_are_refused_everywhere();
     ids_increase_and_decode_to_the_clock_and_node();
     a_used_up_sequence_waits_for_the_next_tick();

@@ -22,6 +22,8 @@ Hierarchy::
     ├── ClockStalledError        the sequence ran out and the clock did not move
     ├── ForkedGeneratorError (also RuntimeError)  a generator (or segment allocator) used
     │                            in a forked child
+    ├── NodeInUseError (also RuntimeError)  another live Generator of this process has the
+    │                            node id, or an earlier one issued IDs past this clock
     ├── LeaseError               a node id could not be leased, kept or released
     │   ├── LeaseExpiredError    past the generator's fence: the lease is lost, or renewals
     │   │                        failed past its deadline (the message says which)
@@ -120,6 +122,11 @@ class ClockStalledError(FerroflakeError):
 class ForkedGeneratorError(FerroflakeError, RuntimeError):
     """A generator (or segment allocator) inherited through ``fork()``: the child must make
     its own."""
+
+
+class NodeInUseError(FerroflakeError, RuntimeError):
+    """Another live ``Generator`` in this process has the node id (share that one between
+    threads instead), or an earlier one issued IDs later than this generator's clock reads."""
 
 
 class LeaseError(FerroflakeError):

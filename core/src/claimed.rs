@@ -1,0 +1,143 @@
+//! One live generator per node id per process.
+//!
+//! A node id is one node whatever else differs: two layouts (even two that differ only in
+//! their epoch) can give equal IDs on one node id, and so can a manual clock that reads the
+//! system clock's time. Two live generators of one node id in one process are therefore a
+//! duplicate waiting to happen, and one process is the one place that can see both.
+//!
+//! The table below holds, for each node id used in this process, whether a generator still
+//! holds it and the end of the last tick any of its generators issued in. The C, Python and
+//! Node faces make their generators through [`ClaimedGenerator`], so they all refuse the
+//! second live generator ([`Error::NodeInUse`]) and continue after the first once it is
+//! gone.
+
+use std::collections::BTreeMap;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::{Clock, Error, Generator, Layout, Options};
+
+/// A node id's history in this process.
+struct Slot {
+    /// A [`ClaimedGenerator`] of this node id is alive.
+    live: bool,
+    /// The end (Unix ms) of the last tick an earlier generator of this node id issued in.
+    issued_until_ms: u64,
+}
+
+static TABLE: Mutex<BTreeMap<u64, Slot>> = Mutex::new(BTreeMap::new());
+
+/// The table, locked. Every write is one insert or one field change, so a lock poisoned by a
+/// panic elsewhere still guards a whole table.
+fn table() -> MutexGuard<'static, BTreeMap<u64, Slot>> {
+    TABLE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A [`Generator`] that holds its node id in this process for as long as it lives.
+///
+/// While one lives, another for the same node id (whatever its layout, clock or options) is
+/// refused with [`Error::NodeInUse`]: share the one generator instead, it is safe across
+/// threads. Once it is dropped, the next generator of the node id starts after the last tick
+/// it issued in, as if given that as [`Options::resume_after_ms`]; one whose clock is behind
+/// that by more than its drift and backward wait is refused, also with
+/// [`Error::NodeInUse`].
+///
+/// A child process made by `fork()` inherits the parent's claims: a node id the parent held
+/// at the fork is never free in the child, which must use a node id of its own.
+///
+/// ```
+/// use ferroflake::{AnyClock, ClaimedGenerator, ErrorKind, Layout, Options};
+///
+/// let first = ClaimedGenerator::new(Layout::twitter(), 7, AnyClock::system(), Options::default())?;
+/// let id = first.next_id()?;
+///
+/// let second = ClaimedGenerator::new(Layout::js53(), 7, AnyClock::system(), Options::default());
+/// assert_eq!(second.unwrap_err().kind(), ErrorKind::NodeInUse);
+///
+/// drop(first);
+/// let again = ClaimedGenerator::new(Layout::twitter(), 7, AnyClock::system(), Options::default())?;
+/// assert!(again.next_id()? > id);
+/// # Ok::<(), ferroflake::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ClaimedGenerator<C: Clock> {
+    generator: Arc<Generator<C>>,
+}
+
+impl<C: Clock> ClaimedGenerator<C> {
+    /// Claims `node` for this process and makes its generator.
+    ///
+    /// # Errors
+    /// [`Error::NodeInUse`], or anything [`Generator::with_clock`] refuses.
+    pub fn new(layout: Layout, node: u64, clock: C, options: Options) -> Result<Self, Error> {
+        // What is wrong with the request itself comes first: it would be refused anyway.
+        layout.check_node(node)?;
+        let mut table = table();
+        let earlier = match table.get(&node) {
+            Some(slot) if slot.live => {
+                return Err(Error::NodeInUse {
+                    node,
+                    issued_until_ms: None,
+                })
+            }
+            Some(slot) => Some(slot.issued_until_ms),
+            None => None,
+        };
+        let mut effective = options;
+        let inherited =
+            earlier.filter(|&until| !options.resume_after_ms.is_some_and(|ms| ms >= until));
+        if let Some(until) = inherited {
+            effective.resume_after_ms = Some(until);
+        }
+        let generator = Generator::with_clock(layout, node, clock, effective).map_err(|error| {
+            match (error, inherited) {
+                (Error::ResumeInFuture { .. }, Some(until)) => Error::NodeInUse {
+                    node,
+                    issued_until_ms: Some(until),
+                },
+                (other, _) => other,
+            }
+        })?;
+        table.insert(
+            node,
+            Slot {
+                live: true,
+                issued_until_ms: earlier.unwrap_or(0),
+            },
+        );
+        Ok(ClaimedGenerator {
+            generator: Arc::new(generator),
+        })
+    }
+
+    /// The generator, shared: a clone outlives the claim, and may not issue once the claim
+    /// is dropped (a binding checks its own "closed" flag before every call).
+    pub fn shared(&self) -> &Arc<Generator<C>> {
+        &self.generator
+    }
+}
+
+impl<C: Clock> Deref for ClaimedGenerator<C> {
+    type Target = Generator<C>;
+
+    fn deref(&self) -> &Generator<C> {
+        &self.generator
+    }
+}
+
+impl<C: Clock> Drop for ClaimedGenerator<C> {
+    fn drop(&mut self) {
+        // In a forked child the claim is the parent's, which still runs: keep it held.
+        if self.generator.is_forked() {
+            return;
+        }
+        let generator = &self.generator;
+        let tick_end = generator
+            .last_issued_ms()
+            .saturating_add(generator.layout().tick_ms() - 1);
+        if let Some(slot) = table().get_mut(&generator.node()) {
+            slot.live = false;
+            slot.issued_until_ms = slot.issued_until_ms.max(tick_end);
+        }
+    }
+}
