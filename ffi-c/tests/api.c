@@ -750,7 +750,7 @@ static void a_forked_child_cannot_issue_from_the_parents_generator(void) {
     assert(child >= 0);
     if (child == 0) {
         uint64_t id = 0;
-        ferroflake_generator *own;
+        ferroflake_generator *own = NULL;
         int ok = ferroflake_generator_next_id(inherited, &id) == FERROFLAKE_RESULT_GENERATOR_FORKED
                  && id == 0;
         /* The parent still holds node 15: the child may not make another of it. */
@@ -801,7 +801,7 @@ static void option_structs_can_grow(void) {
      * (no resume point, 5 ms backward wait). */
     older.clock = FERROFLAKE_CLOCK_MANUAL;
     older.manual_start_ms = START_MS;
-    EXPECT(ferroflake_generator_new(twitter, 3, (const ferroflake_generator_options *)(void *)&older,
+    EXPECT(ferroflake_generator_new(twitter, 17, (const ferroflake_generator_options *)(void *)&older,
                                     &g),
            FERROFLAKE_RESULT_OK);
     EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
