@@ -87,7 +87,7 @@ def kind_of(call: Callable[[], Any], cls: type[FerroflakeError]) -> FerroflakeEr
 
 def test_a_clock_far_behind_raises_clock_moved_backwards_with_the_distance() -> None:
     clock = ferroflake.ManualClock(NOW_MS)
-    gen = ferroflake.Generator(1, clock=clock)
+    gen = ferroflake.Generator(101, clock=clock)
     first = gen.next_id()
     clock.rewind_ms(3_600_000)
     err = kind_of(gen.next_id, ClockMovedBackwardsError)
@@ -100,7 +100,7 @@ def test_a_clock_far_behind_raises_clock_moved_backwards_with_the_distance() -> 
 
 def test_a_fence_raises_lease_expired_until_cleared() -> None:
     clock = ferroflake.ManualClock(NOW_MS)
-    gen = ferroflake.Generator(1, clock=clock)
+    gen = ferroflake.Generator(102, clock=clock)
     gen.set_fence_ms(NOW_MS)
     assert gen.fence_ms == NOW_MS
     err = kind_of(gen.next_id, LeaseExpiredError)
@@ -111,9 +111,9 @@ def test_a_fence_raises_lease_expired_until_cleared() -> None:
 
 
 def test_a_used_up_layout_raises_layout_exhausted_at_issue_time() -> None:
-    layout = ferroflake.Layout.custom(4, 0, 1, epoch=NOW_MS)  # 16 ticks of 1 ms
+    layout = ferroflake.Layout.custom(4, 7, 1, epoch=NOW_MS)  # 16 ticks of 1 ms
     clock = ferroflake.ManualClock(NOW_MS)
-    gen = ferroflake.Generator(0, layout, clock=clock)
+    gen = ferroflake.Generator(103, layout, clock=clock)
     gen.next_id()
     clock.set_ms(layout.exhausts_at_ms)
     assert kind_of(gen.next_id, LayoutError).kind == "LAYOUT_EXHAUSTED"
@@ -123,11 +123,11 @@ def test_other_reachable_kinds_raise_their_class() -> None:
     assert kind_of(lambda: ferroflake.Layout.from_name("snowflake"), LayoutError).kind == (
         "UNKNOWN_LAYOUT"
     )
-    gen = ferroflake.Generator(1, ferroflake.Layout.sharded())
+    gen = ferroflake.Generator(51, ferroflake.Layout.sharded())
     assert kind_of(lambda: gen.next_id_for_shard(16), OutOfRangeError).kind == (
         "SHARD_OUT_OF_RANGE"
     )
-    plain = ferroflake.Generator(1)
+    plain = ferroflake.Generator(105)
     assert kind_of(lambda: plain.next_id_for_shard(1), OutOfRangeError).kind == (
         "SHARD_OUT_OF_RANGE"
     )
@@ -151,7 +151,7 @@ def test_encode_refuses_what_parse_refuses() -> None:
 def test_a_resume_point_ahead_of_the_clock_is_refused_when_the_generator_is_made() -> None:
     clock = ferroflake.ManualClock(NOW_MS)
     err = kind_of(
-        lambda: ferroflake.Generator(1, clock=clock, resume_after_ms=NOW_MS + 60_000),
+        lambda: ferroflake.Generator(106, clock=clock, resume_after_ms=NOW_MS + 60_000),
         OutOfRangeError,
     )
     assert err.kind == "RESUME_IN_FUTURE" and isinstance(err, ValueError)
@@ -172,7 +172,9 @@ def test_errors_can_be_caught_as_value_error() -> None:
         ferroflake.parse("nope")
 
 
-gen = ferroflake.Generator(1)
+# Node ids: each test of this process takes its own, since a node id has one live generator
+# per process and a later one continues after the IDs an earlier one issued.
+gen = ferroflake.Generator(107)
 layout = ferroflake.Layout.twitter()
 
 
@@ -260,14 +262,14 @@ def test_no_input_crashes_the_interpreter() -> None:
     """Every public call with every strange value returns or raises an ordinary error."""
     ordinary = (TypeError, ValueError, OverflowError, FerroflakeError)
     clock = ferroflake.ManualClock(NOW_MS)
-    target = ferroflake.Generator(1, ferroflake.Layout.sharded(), clock=clock)
+    target = ferroflake.Generator(52, ferroflake.Layout.sharded(), clock=clock)
     calls: list[Callable[[Any], Any]] = [
         lambda v: ferroflake.Generator(v, clock=clock),
-        lambda v: ferroflake.Generator(1, v, clock=clock),
-        lambda v: ferroflake.Generator(1, clock=v),
-        lambda v: ferroflake.Generator(1, clock=clock, max_drift_ticks=v),
-        lambda v: ferroflake.Generator(1, clock=clock, max_backward_wait_ms=v),
-        lambda v: ferroflake.Generator(1, clock=clock, resume_after_ms=v),
+        lambda v: ferroflake.Generator(109, v, clock=clock),
+        lambda v: ferroflake.Generator(109, clock=v),
+        lambda v: ferroflake.Generator(109, clock=clock, max_drift_ticks=v),
+        lambda v: ferroflake.Generator(109, clock=clock, max_backward_wait_ms=v),
+        lambda v: ferroflake.Generator(109, clock=clock, resume_after_ms=v),
         lambda v: target.next_ids(v) if not isinstance(v, int) or v < 10_000 else None,
         target.next_id_for_shard,
         target.decode,

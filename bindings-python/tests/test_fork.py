@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import ferroflake
-from ferroflake import ForkedGeneratorError, Generator
+from ferroflake import ForkedGeneratorError, Generator, Layout, NodeInUseError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -20,14 +20,19 @@ def child_report(gen: Generator) -> str:
     try:
         gen.next_id()
     except ForkedGeneratorError as err:
-        own = Generator(gen.node_id + 1)  # a generator made in the child works
+        try:  # the parent still holds its node id
+            Generator(gen.node_id)
+            return "made another generator of the parent's node id"
+        except NodeInUseError:
+            pass
+        own = Generator(gen.node_id + 100)  # a generator made in the child works
         own.next_id()
         return f"refused {err.kind} {os.getpid()} {err}"
     return "issued"
 
 
 def test_os_fork_child_cannot_issue_from_the_parents_generator() -> None:
-    gen = Generator(5)
+    gen = Generator(501)
     parent_id = gen.next_id()
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -52,7 +57,7 @@ def report_into(gen: Generator, queue: multiprocessing.Queue) -> None:  # type: 
 
 def test_multiprocessing_fork_child_cannot_issue_from_the_parents_generator() -> None:
     ctx = multiprocessing.get_context("fork")
-    gen = Generator(6)
+    gen = Generator(502)
     gen.next_id()
     queue = ctx.Queue()
     process = ctx.Process(target=report_into, args=(gen, queue))
@@ -67,18 +72,18 @@ def test_multiprocessing_fork_child_cannot_issue_from_the_parents_generator() ->
 def test_a_generator_cannot_be_sent_to_a_spawned_process() -> None:
     # spawn and forkserver pickle their arguments: a generator must not travel that way.
     with pytest.raises(TypeError):
-        pickle.dumps(Generator(1))
+        pickle.dumps(Generator(503))
 
 
 def test_generators_made_after_a_fork_work_in_the_child() -> None:
     ctx = multiprocessing.get_context("fork")
-    next_node = ctx.Value("i", 0)
+    next_node = ctx.Value("i", 700)
     with ctx.Pool(2, initializer=_make_worker_generator, initargs=(next_node,)) as pool:
         batches = pool.map(_issue_from_worker_generator, range(4))
     every = [i for b in batches for i in b]
     assert len(every) == 400
     assert len(set(every)) == len(every)
-    assert {Generator(0).decode(i).node for i in every} <= {0, 1}
+    assert {Layout.twitter().decode(i).node for i in every} <= {700, 701}
 
 
 _worker_generator: Generator | None = None

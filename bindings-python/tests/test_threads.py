@@ -25,7 +25,7 @@ def run_threads(work: list[list[int]], target: object) -> None:
 
 
 def test_eight_threads_share_one_generator_without_duplicates() -> None:
-    gen = Generator(1)  # system clock, twitter layout: capped at 4096 IDs per ms
+    gen = Generator(401)  # system clock, twitter layout: capped at 4096 IDs per ms
     results: list[list[int]] = [[] for _ in range(THREADS)]
 
     def issue(out: list[int]) -> None:
@@ -38,12 +38,12 @@ def test_eight_threads_share_one_generator_without_duplicates() -> None:
     assert len(set(every)) == len(every), "duplicate IDs"
     for r in results:
         assert r == sorted(r), "a thread saw IDs go backwards"
-    assert {gen.decode(i).node for i in (min(every), max(every))} == {1}
+    assert {gen.decode(i).node for i in (min(every), max(every))} == {401}
 
 
 def test_threads_mixing_batches_and_single_ids_never_overlap() -> None:
     clock = ManualClock(1_700_000_000_000)
-    gen = Generator(3, Layout.custom(41, 4, 8, epoch=0), clock=clock)  # 256 per tick
+    gen = Generator(402, Layout.custom(41, 10, 8, epoch=0), clock=clock)  # 256 per tick
     results: list[list[int]] = [[] for _ in range(THREADS)]
 
     def issue(out: list[int]) -> None:

@@ -6,7 +6,7 @@
 //! duplicate waiting to happen, and one process is the one place that can see both.
 //!
 //! The table below holds, for each node id used in this process, whether a generator still
-//! holds it and the end of the last tick any of its generators issued in. The C, Python and
+//! holds it and the start of the last tick any of its generators issued in. The C, Python and
 //! Node faces make their generators through [`ClaimedGenerator`], so they all refuse the
 //! second live generator ([`Error::NodeInUse`]) and continue after the first once it is
 //! gone.
@@ -21,7 +21,7 @@ use crate::{Clock, Error, Generator, Layout, Options};
 struct Slot {
     /// A [`ClaimedGenerator`] of this node id is alive.
     live: bool,
-    /// The end (Unix ms) of the last tick an earlier generator of this node id issued in.
+    /// The start (Unix ms) of the last tick an earlier generator of this node id issued in.
     issued_until_ms: u64,
 }
 
@@ -38,9 +38,11 @@ fn table() -> MutexGuard<'static, BTreeMap<u64, Slot>> {
 /// While one lives, another for the same node id (whatever its layout, clock or options) is
 /// refused with [`Error::NodeInUse`]: share the one generator instead, it is safe across
 /// threads. Once it is dropped, the next generator of the node id starts after the last tick
-/// it issued in, as if given that as [`Options::resume_after_ms`]; one whose clock is behind
-/// that by more than its drift and backward wait is refused, also with
-/// [`Error::NodeInUse`].
+/// it issued in, as if given that tick's start as [`Options::resume_after_ms`]; one whose
+/// clock is behind that by more than its drift and backward wait is refused, also with
+/// [`Error::NodeInUse`]. (This keeps a later generator of the same layout above every ID
+/// the earlier one issued. IDs of two different layouts are not ordered by time at all, so
+/// a node id's layout is best kept for the process's life.)
 ///
 /// A child process made by `fork()` inherits the parent's claims: a node id the parent held
 /// at the fork is never free in the child, which must use a node id of its own.
@@ -71,7 +73,7 @@ impl<C: Clock> ClaimedGenerator<C> {
     /// [`Error::NodeInUse`], or anything [`Generator::with_clock`] refuses.
     pub fn new(layout: Layout, node: u64, clock: C, options: Options) -> Result<Self, Error> {
         // What is wrong with the request itself comes first: it would be refused anyway.
-        layout.check_node(node)?;
+        let mut generator = Generator::with_clock(layout, node, clock, options)?;
         let mut table = table();
         let earlier = match table.get(&node) {
             Some(slot) if slot.live => {
@@ -83,21 +85,15 @@ impl<C: Clock> ClaimedGenerator<C> {
             Some(slot) => Some(slot.issued_until_ms),
             None => None,
         };
-        let mut effective = options;
-        let inherited =
-            earlier.filter(|&until| !options.resume_after_ms.is_some_and(|ms| ms >= until));
-        if let Some(until) = inherited {
-            effective.resume_after_ms = Some(until);
-        }
-        let generator = Generator::with_clock(layout, node, clock, effective).map_err(|error| {
-            match (error, inherited) {
-                (Error::ResumeInFuture { .. }, Some(until)) => Error::NodeInUse {
+        if let Some(until) = earlier {
+            generator.resume_after(until).map_err(|error| match error {
+                Error::ResumeInFuture { .. } => Error::NodeInUse {
                     node,
                     issued_until_ms: Some(until),
                 },
-                (other, _) => other,
-            }
-        })?;
+                other => other,
+            })?;
+        }
         table.insert(
             node,
             Slot {
@@ -132,12 +128,9 @@ impl<C: Clock> Drop for ClaimedGenerator<C> {
             return;
         }
         let generator = &self.generator;
-        let tick_end = generator
-            .last_issued_ms()
-            .saturating_add(generator.layout().tick_ms() - 1);
         if let Some(slot) = table().get_mut(&generator.node()) {
             slot.live = false;
-            slot.issued_until_ms = slot.issued_until_ms.max(tick_end);
+            slot.issued_until_ms = slot.issued_until_ms.max(generator.last_issued_ms());
         }
     }
 }

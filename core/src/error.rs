@@ -173,8 +173,9 @@ pub enum Error {
     NodeInUse {
         /// The node id asked for.
         node: u64,
-        /// `None` while a live generator holds the node id; otherwise the end (Unix ms) of
-        /// the last tick an earlier generator of this process issued in, ahead of the clock.
+        /// `None` while a live generator holds the node id; otherwise the start (Unix ms)
+        /// of the last tick an earlier generator of this process issued in, ahead of the
+        /// clock.
         issued_until_ms: Option<u64>,
     },
 }

@@ -174,13 +174,7 @@ impl<C: Clock> Generator<C> {
         // State 0 marks (tick 0, sequence 0) as used: at most one ID, in the epoch's first
         // tick, is never issued. A resume point marks its whole tick as used.
         let initial = match options.resume_after_ms {
-            Some(resume_ms) => match layout.tick_at(resume_ms) {
-                Some(tick) => {
-                    check_resume_point(&layout, &options, resume_ms, tick, now_ms)?;
-                    tick << layout.sequence_bits | layout.max_sequence()
-                }
-                None => 0,
-            },
+            Some(resume_ms) => resumed_state(&layout, &options, resume_ms, now_ms)?,
             None => 0,
         };
         Ok(Generator {
@@ -193,6 +187,17 @@ impl<C: Clock> Generator<C> {
             counters: CachePadded::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]),
             fork_guard: ForkGuard::here(),
         })
+    }
+
+    /// Moves a generator that has issued nothing yet past `resume_ms`, as if it had been
+    /// made with that resume point, unless it already resumes at or after it.
+    #[cfg(all(feature = "std", not(ferroflake_loom)))]
+    pub(crate) fn resume_after(&mut self, resume_ms: u64) -> Result<(), Error> {
+        let now_ms = self.clock.now_ms();
+        let state = resumed_state(&self.layout, &self.options, resume_ms, now_ms)?;
+        let current = self.state.get_mut();
+        *current = (*current).max(state);
+        Ok(())
     }
 
     /// The layout IDs are made with.
@@ -464,6 +469,24 @@ impl<C: Clock> Generator<C> {
             current = self.state.load(Ordering::Relaxed);
             clock_read_after_state = false;
         }
+    }
+}
+
+/// The state of a generator whose last issued tick is the one holding `resume_ms`, or an
+/// error for a resume point it could not issue after (see [`check_resume_point`]).
+fn resumed_state(
+    layout: &Layout,
+    options: &Options,
+    resume_ms: u64,
+    now_ms: u64,
+) -> Result<u64, Error> {
+    match layout.tick_at(resume_ms) {
+        Some(tick) => {
+            check_resume_point(layout, options, resume_ms, tick, now_ms)?;
+            Ok(tick << layout.sequence_bits | layout.max_sequence())
+        }
+        // Before the epoch: nothing to skip.
+        None => Ok(0),
     }
 }
 

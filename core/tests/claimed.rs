@@ -66,7 +66,7 @@ fn a_later_generator_continues_after_the_last_tick_an_earlier_one_issued_in() {
 
 #[test]
 fn a_later_generator_whose_clock_is_behind_the_earlier_ids_is_refused() {
-    // A 10 ms tick: the earlier generator's IDs cover its whole tick.
+    // A 10 ms tick: the mark is the start of the tick the earlier generator issued in.
     let coarse = Layout::builder(39, 10, 12)
         .tick_ms(10)
         .epoch_ms(ferroflake::TWITTER_EPOCH_MS as i64)
@@ -86,7 +86,7 @@ fn a_later_generator_whose_clock_is_behind_the_earlier_ids_is_refused() {
         refused,
         Error::NodeInUse {
             node: 31,
-            issued_until_ms: Some(tick_start + 9)
+            issued_until_ms: Some(tick_start)
         }
     );
     assert!(refused.to_string().contains("could repeat them"));
