@@ -55,7 +55,7 @@ test('terminating a worker in the middle of issuing leaves the process and the n
   await new Promise((resolve) => setTimeout(resolve, 50))
   await worker.terminate() // its Generator and bound functions are finalized with its env
   const after = new Generator({ nodeId: 11 })
-  assert.equal(after.isShared, true, 'the node\'s core generator outlived the worker')
+  assert.equal(after.isShared, false, 'the worker\'s generator was given back with its env')
   const id = after.nextId()
   assert.ok(id > workerId, 'continues after the IDs the worker issued')
   assert.ok(after.lastIssuedMs >= after.decode(workerId).timestampMs)
