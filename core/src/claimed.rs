@@ -11,8 +11,8 @@
 //! second live generator ([`Error::NodeInUse`]) and continue after the first once it is
 //! gone.
 
+use core::ops::Deref;
 use std::collections::BTreeMap;
-use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::{Clock, Error, Generator, Layout, Options};
