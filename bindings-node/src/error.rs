@@ -16,7 +16,7 @@
 use ferroflake_lease::LeaseError;
 use ferroflake_segment::SegmentError;
 use napi::bindgen_prelude::JavaScriptClassExt;
-use napi::{Env, Status, Unknown};
+use napi::{Env, JsValue, Status, Unknown};
 
 /// Refusals made by the binding itself, about JavaScript values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,22 +233,30 @@ pub(crate) fn lease_refusal(error: LeaseError) -> Refusal {
 }
 
 /// The TypeError of a class called without `new` (`Generator({ nodeId: 5 })`), which napi
-/// would otherwise let make its receiver (the module's exports, `globalThis`) the instance.
+/// would otherwise let make its receiver (the module's exports, `globalThis`) the instance,
+/// or called on an instance that already is one (`Generator.call(existing, ...)`), which
+/// would claim a node id and then fail to wrap, holding the claim as long as `existing`.
 pub(crate) fn refuse_without_new<C: JavaScriptClassExt>(
     env: &Env,
     this: &Unknown,
     class: &str,
 ) -> napi::Result<()> {
-    if C::instance_of(env, this)? {
+    let message = if !C::instance_of(env, this)? {
+        format!("{class} is a class: call it with `new {class}(...)`")
+    } else if is_wrapped(env, this) {
+        format!("this object already is a {class}: make another with `new {class}(...)`")
+    } else {
         return Ok(());
-    }
-    Err(throw(
-        env,
-        Refusal::misuse(
-            Misuse::InvalidType,
-            format!("{class} is a class: call it with `new {class}(...)`"),
-        ),
-    ))
+    };
+    Err(throw(env, Refusal::misuse(Misuse::InvalidType, message)))
+}
+
+/// Whether a native object is already attached to `value` (napi refuses to attach another).
+fn is_wrapped(env: &Env, value: &Unknown) -> bool {
+    let mut native = std::ptr::null_mut();
+    // SAFETY: `value` is a live value of this env; napi only reads it and writes `native`.
+    let status = unsafe { napi::sys::napi_unwrap(env.raw(), value.raw(), &mut native) };
+    status == napi::sys::Status::napi_ok
 }
 
 /// The TypeError of `new X()` for classes whose instances come from elsewhere (a factory

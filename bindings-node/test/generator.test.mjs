@@ -239,6 +239,20 @@ test('a class called without new throws a coded TypeError and takes nothing', ()
   other.close()
 })
 
+test('a class called on an instance it already made throws a coded TypeError and takes nothing', () => {
+  const existing = new Generator({ nodeId: 15 })
+  const error = assertThrowsCode(() => Generator.call(existing, { nodeId: 16 }), TypeError, 'ERR_FERROFLAKE_INVALID_TYPE')
+  assert.match(error.message, /already is a Generator/)
+  assert.equal(existing.nodeId, 15)
+  // Node id 16 was not claimed: any layout takes it at once.
+  const other = new Generator({ nodeId: 16, layout: 'twitter' })
+  other.close()
+  const clock = new ManualClock(1_700_000_000_000)
+  assertThrowsCode(() => ManualClock.call(clock, 5), TypeError, 'ERR_FERROFLAKE_INVALID_TYPE')
+  assert.equal(clock.nowMs, 1_700_000_000_000)
+  existing.close()
+})
+
 test('a batch takes at most one second of its layout\'s IDs, so it never holds the event loop longer', () => {
   const generator = new Generator({ nodeId: 14, layout: 'js53ms', clock: new ManualClock(1_700_000_000_000) })
   const { sequenceBits, tickMs } = generator.layout.toJSON()

@@ -161,6 +161,14 @@ impl LeaseConfig {
                 self.max_ttl, self.quarantine
             ));
         }
+        if self.max_clock_skew == Some(Duration::ZERO) {
+            return bad(
+                "max_clock_skew 0 allows no distance at all from the registry's clock, which \
+                 no measurement over a network meets: give at least 1 ms, or leave it out for \
+                 the default"
+                    .to_owned(),
+            );
+        }
         let widest = widest_clock_skew(self.quarantine, self.safety_margin);
         if self.clock_skew_limit() > widest {
             return bad(format!(

@@ -754,6 +754,12 @@ fn a_clock_skew_limit_beyond_what_the_protocol_covers_is_refused() {
     assert!(refused.contains("max_clock_skew"), "{refused}");
     config.max_clock_skew = Some(Duration::from_millis(150));
     config.validate().unwrap();
+    // None at all is a limit no clock meets: refused before any claim, not after.
+    config.max_clock_skew = Some(Duration::ZERO);
+    let refused = config.validate().unwrap_err().to_string();
+    assert!(refused.contains("max_clock_skew 0"), "{refused}");
+    config.max_clock_skew = Some(Duration::from_millis(1));
+    config.validate().unwrap();
 }
 
 /// The system clock set `offset_ms` off, which a test moves: a host whose clock stepped.
