@@ -28,7 +28,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use ferroflake::{Format, Mask, MaskKeyring};
+use ferroflake::{Format, KeyFileText, Mask, MaskKeyring};
 use serde_json::json;
 
 use crate::app_state::AppState;
@@ -65,9 +65,18 @@ pub fn load_keyring(config: &Config) -> Result<Option<MaskKeyring>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The key file's text, read as every file the service trusts is; a file other users may
+/// read is loaded, with a warning in the log (they can unmask every public ID).
 fn read_key_file(path: &FsPath) -> Result<String, String> {
-    crate::small_file::read_to_string(path)
-        .map_err(|e| format!("cannot read the mask key file {}: {e}", path.display()))
+    let cannot =
+        |e: std::io::Error| format!("cannot read the mask key file {}: {e}", path.display());
+    let text = crate::small_file::read_to_string(path).map_err(cannot)?;
+    let metadata = std::fs::metadata(path).map_err(cannot)?;
+    let judged = KeyFileText::judged(text, &metadata);
+    if let Some(warning) = judged.warning(path) {
+        tracing::warn!(event = "mask_key_file_readable", "{warning}");
+    }
+    Ok(judged.text)
 }
 
 /// The format a request asks for (`format=`), or the configured one.

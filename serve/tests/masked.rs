@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{Place, Server};
+use common::{captured_logs, Place, Server};
 use ferroflake::{Format, Layout, MaskKeyring};
 
 const KEY_V1: &str = "1:000102030405060708090a0b0c0d0e0f";
@@ -222,6 +222,30 @@ fn bad_requests_are_refused_with_their_kind() {
     // Other routes are unchanged.
     assert_eq!(keyless.get("/v1/segment/orders").status, 200);
     keyless.stop();
+}
+
+#[test]
+fn a_key_file_other_users_may_read_is_loaded_with_a_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let logs = captured_logs();
+    let place = Place::new();
+    let path = key_file(&place, "shared-readable.key", KEY_V1);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut config = place.config();
+    config.mask_key_file = Some(path.clone());
+    assert!(ferroflake_serve::masked::load_keyring(&config)
+        .unwrap()
+        .is_some());
+    let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    let line = logs
+        .lines()
+        .find(|line| line.contains("shared-readable.key"))
+        .unwrap_or_else(|| panic!("no warning: {logs}"));
+    assert!(
+        line.contains("mask_key_file_readable") && line.contains("chmod 600"),
+        "{line}"
+    );
+    assert!(!logs.contains("000102030405"), "{logs}");
 }
 
 #[test]

@@ -70,6 +70,18 @@ impl KeyFileText {
     }
 }
 
+impl KeyFileText {
+    /// Key text that a caller read itself (with checks of its own first, as a service does
+    /// for every file it trusts), judged by [`read_key_file`]'s rule from the file's
+    /// metadata.
+    pub fn judged(text: String, metadata: &std::fs::Metadata) -> Self {
+        KeyFileText {
+            text,
+            readable_by_others: readable_by_others(metadata),
+        }
+    }
+}
+
 impl MaskKeyring {
     /// [`parse`](Self::parse), refused in words that say where the text came from
     /// (`source`: "the key file /etc/app/mask.key", "FERROFLAKE_MASK_KEY") and which line
