@@ -48,7 +48,8 @@ export declare class Generator {
   nextIdForShard(shard: number | bigint): bigint
   /**
    * `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
-   * what the layout issues in one second, so a batch never holds the event loop longer.
+   * what the layout issues in one second (one tick, for a tick longer than that), so a
+   * batch holds the event loop no longer than a second or, like `nextId()`, one tick.
    */
   nextIds(count: number): Array<number>
   /** `count` consecutive IDs as a `BigUint64Array` (any layout; as many as `nextIds`). */
@@ -202,7 +203,8 @@ export declare class LeasedGenerator {
   nextIdString(format?: 'dec' | 'base62' | 'base32' | 'base58-flickr' | 'base32-bwmarrin' | 'base36' | 'base2' | 'base64-decimal' | 'json'): string
   /**
    * `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
-   * what the layout issues in one second, so a batch never holds the event loop longer.
+   * what the layout issues in one second (one tick, for a tick longer than that), so a
+   * batch holds the event loop no longer than a second or, like `nextId()`, one tick.
    */
   nextIds(count: number): Array<number>
   /** `count` consecutive IDs as a `BigUint64Array` (any layout; as many as `nextIds`). */

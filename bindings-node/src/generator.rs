@@ -216,7 +216,8 @@ impl Generator {
     }
 
     /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
-    /// what the layout issues in one second, so a batch never holds the event loop longer.
+    /// what the layout issues in one second (one tick, for a tick longer than that), so a
+    /// batch holds the event loop no longer than a second or, like `nextId()`, one tick.
     #[napi(ts_args_type = "count: number", ts_return_type = "Array<number>")]
     pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown) -> napi::Result<Unknown<'env>> {
         if !self.issuing.js_safe {
@@ -329,9 +330,10 @@ impl Generator {
     }
 }
 
-/// The length of a batch asked for: at most what `layout` issues in one second at its cap,
-/// so that no batch holds the event loop much longer than that (2^24 IDs of the js53ms
-/// layout would hold it for over a minute), and at most [`MAX_BATCH`].
+/// The length of a batch asked for: at most what `layout` issues in one second at its cap
+/// (one tick's IDs, for a tick longer than a second), so that no batch holds the event loop
+/// much longer than a second (2^24 IDs of the js53ms layout would hold it for over a
+/// minute) or than one `nextId()` may (a tick), and at most [`MAX_BATCH`].
 pub(crate) fn batch_count(
     env: &Env,
     count: Unknown,
@@ -350,8 +352,9 @@ pub(crate) fn batch_count(
                 Misuse::OutOfRange,
                 format!(
                     "count must be at most {per_second} for this layout, got {count}: a batch \
-                     takes at most what the layout issues in one second, so that it never \
-                     holds the event loop longer; take more in several calls"
+                     takes at most what the layout issues in one second (or in one tick, \
+                     if longer), so that it never holds the event loop longer; take more in \
+                     several calls"
                 ),
             ),
         ));

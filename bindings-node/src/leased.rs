@@ -283,7 +283,8 @@ impl LeasedGenerator {
     }
 
     /// `count` consecutive IDs as safe-integer numbers (same rule as `nextId()`): at most
-    /// what the layout issues in one second, so a batch never holds the event loop longer.
+    /// what the layout issues in one second (one tick, for a tick longer than that), so a
+    /// batch holds the event loop no longer than a second or, like `nextId()`, one tick.
     #[napi(ts_args_type = "count: number", ts_return_type = "Array<number>")]
     pub fn next_ids<'env>(&self, env: &'env Env, count: Unknown) -> napi::Result<Unknown<'env>> {
         if !self.lease_use.js_safe {
