@@ -15,22 +15,79 @@ use core::ops::Deref;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::{Clock, Error, Generator, Layout, Options};
+use crate::{Clock, Error, ForkGuard, Generator, Layout, Options};
 
 /// A node id's history in this process.
 struct Slot {
     /// A [`ClaimedGenerator`] of this node id is alive.
     live: bool,
+    /// The process that claimed it: in a forked child, a live claim is the parent's.
+    claimed_in: ForkGuard,
     /// The start (Unix ms) of the last tick an earlier generator of this node id issued in.
     issued_until_ms: u64,
 }
 
-static TABLE: Mutex<BTreeMap<u64, Slot>> = Mutex::new(BTreeMap::new());
+type Table = BTreeMap<u64, Slot>;
+
+static TABLE: Mutex<Table> = Mutex::new(BTreeMap::new());
 
 /// The table, locked. Every write is one insert or one field change, so a lock poisoned by a
 /// panic elsewhere still guards a whole table.
-fn table() -> MutexGuard<'static, BTreeMap<u64, Slot>> {
+fn table() -> MutexGuard<'static, Table> {
+    fork_safety::install();
+    lock_table()
+}
+
+fn lock_table() -> MutexGuard<'static, Table> {
     TABLE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A `fork()` while another thread holds the table's lock would leave it locked for good in
+/// the child, whose first generator would then wait for ever. So the thread that forks takes
+/// the lock just before, and gives it back just after, in the parent and in the child (the
+/// `pthread_atfork` pattern): the child always starts with the lock free.
+#[cfg(unix)]
+mod fork_safety {
+    use core::cell::RefCell;
+    use core::mem::ManuallyDrop;
+    use std::sync::{MutexGuard, Once};
+
+    use super::{lock_table, Table};
+
+    std::thread_local! {
+        /// The lock, held by the forking thread from just before the fork to just after.
+        /// `ManuallyDrop`, so the slot needs no destructor at thread exit (a child that
+        /// leaves through `_exit` would otherwise keep one registered).
+        static HELD_ACROSS_FORK: RefCell<Option<ManuallyDrop<MutexGuard<'static, Table>>>> =
+            const { RefCell::new(None) };
+    }
+
+    extern "C" fn before_fork() {
+        let guard = lock_table();
+        HELD_ACROSS_FORK.with(|held| *held.borrow_mut() = Some(ManuallyDrop::new(guard)));
+    }
+
+    extern "C" fn after_fork() {
+        // In the child this thread is the only one: the unlock wakes nobody.
+        if let Some(guard) = HELD_ACROSS_FORK.with(|held| held.borrow_mut().take()) {
+            drop(ManuallyDrop::into_inner(guard));
+        }
+    }
+
+    pub(super) fn install() {
+        static INSTALL: Once = Once::new();
+        INSTALL.call_once(|| {
+            // SAFETY: registers plain extern "C" fns that capture nothing. If registration
+            // fails (only for lack of memory), a fork at the wrong instant can still leave
+            // the child's table locked.
+            unsafe { libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork)) };
+        });
+    }
+}
+
+#[cfg(not(unix))]
+mod fork_safety {
+    pub(super) fn install() {}
 }
 
 /// A [`Generator`] that holds its node id in this process for as long as it lives.
@@ -80,6 +137,7 @@ impl<C: Clock> ClaimedGenerator<C> {
                 return Err(Error::NodeInUse {
                     node,
                     issued_until_ms: None,
+                    held_at_fork: slot.claimed_in.is_forked(),
                 })
             }
             Some(slot) => Some(slot.issued_until_ms),
@@ -90,6 +148,7 @@ impl<C: Clock> ClaimedGenerator<C> {
                 Error::ResumeInFuture { .. } => Error::NodeInUse {
                     node,
                     issued_until_ms: Some(until),
+                    held_at_fork: false,
                 },
                 other => other,
             })?;
@@ -98,6 +157,7 @@ impl<C: Clock> ClaimedGenerator<C> {
             node,
             Slot {
                 live: true,
+                claimed_in: ForkGuard::here(),
                 issued_until_ms: earlier.unwrap_or(0),
             },
         );

@@ -177,6 +177,9 @@ pub enum Error {
         /// of the last tick an earlier generator of this process issued in, ahead of the
         /// clock.
         issued_until_ms: Option<u64>,
+        /// The live generator is the parent's: this process is a `fork()` of one that held
+        /// the node id, and nothing it closes gives the node id back.
+        held_at_fork: bool,
     },
 }
 
@@ -452,6 +455,17 @@ impl fmt::Display for Error {
             Self::NodeInUse {
                 node,
                 issued_until_ms: None,
+                held_at_fork: true,
+            } => write!(
+                f,
+                "node id {node} was held by the parent process when it forked this one, and \
+                 the parent may still issue under it: a forked child must use a node id of \
+                 its own"
+            ),
+            Self::NodeInUse {
+                node,
+                issued_until_ms: None,
+                ..
             } => write!(
                 f,
                 "node id {node} already has a live generator in this process: share that one \
@@ -460,6 +474,7 @@ impl fmt::Display for Error {
             Self::NodeInUse {
                 node,
                 issued_until_ms: Some(until_ms),
+                ..
             } => write!(
                 f,
                 "node id {node} issued IDs up to {until_ms} ms in this process, later than \

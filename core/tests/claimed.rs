@@ -25,7 +25,8 @@ fn a_second_live_generator_of_a_node_id_is_refused_whatever_its_layout_or_clock(
             refused,
             Error::NodeInUse {
                 node: 11,
-                issued_until_ms: None
+                issued_until_ms: None,
+                held_at_fork: false
             }
         );
         assert!(refused
@@ -86,7 +87,8 @@ fn a_later_generator_whose_clock_is_behind_the_earlier_ids_is_refused() {
         refused,
         Error::NodeInUse {
             node: 31,
-            issued_until_ms: Some(tick_start)
+            issued_until_ms: Some(tick_start),
+            held_at_fork: false
         }
     );
     assert!(refused.to_string().contains("could repeat them"));

@@ -1,7 +1,9 @@
 /* The C API's contract: every result code, NULL and short-buffer and unknown-enum refusals
  * with untouched out-parameters, layouts, and the generator's options and guarantees on a
  * manual clock (so rollbacks, waits and fences are deterministic). */
-#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid, alarm */
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -753,10 +755,11 @@ static void a_forked_child_cannot_issue_from_the_parents_generator(void) {
         ferroflake_generator *own = NULL;
         int ok = ferroflake_generator_next_id(inherited, &id) == FERROFLAKE_RESULT_GENERATOR_FORKED
                  && id == 0;
-        /* The parent still holds node 15: the child may not make another of it. */
+        /* The parent still holds node 15: the child may not make another of it, and is told
+         * why. */
         ok = ok && new_generator(FERROFLAKE_PRESET_TWITTER, 15, &options, &own)
                        == FERROFLAKE_RESULT_NODE_IN_USE
-             && own == NULL;
+             && own == NULL && strstr(ferroflake_last_error_message(), "parent process") != NULL;
         own = manual_generator(FERROFLAKE_PRESET_TWITTER, 16, &options);
         ok = ok && ferroflake_generator_next_id(own, &id) == FERROFLAKE_RESULT_OK;
         ferroflake_generator_free(own);
@@ -769,6 +772,50 @@ static void a_forked_child_cannot_issue_from_the_parents_generator(void) {
     CHECK_OK(ferroflake_generator_next_id(inherited, &after));
     assert(after > before);
     ferroflake_generator_free(inherited);
+}
+
+static volatile int churning = 1;
+
+/* Makes and frees generators of node 30 until told to stop: the node-id table's lock is
+ * taken and given back all the time. */
+static void *churn(void *unused) {
+    (void)unused;
+    while (churning) {
+        ferroflake_generator *g = NULL;
+        if (new_generator(FERROFLAKE_PRESET_TWITTER, 30, NULL, &g) == FERROFLAKE_RESULT_OK) {
+            ferroflake_generator_free(g);
+        }
+    }
+    return NULL;
+}
+
+/* A fork while another thread holds the node-id table's lock must not leave the child's
+ * table locked: each child makes a generator at once, and alarm() bounds a hang. */
+static void a_fork_during_generator_churn_leaves_the_child_free_to_make_generators(void) {
+    enum { FORKS = 20 };
+    pthread_t thread;
+    int i, status = 0;
+    assert(pthread_create(&thread, NULL, churn, NULL) == 0);
+    for (i = 0; i < FORKS; i++) {
+        pid_t child = fork();
+        assert(child >= 0);
+        if (child == 0) {
+            ferroflake_generator *own = NULL;
+            int made;
+            alarm(10);
+            made = new_generator(FERROFLAKE_PRESET_TWITTER, 31, NULL, &own) == FERROFLAKE_RESULT_OK;
+            ferroflake_generator_free(own);
+            _exit(made ? 0 : 1);
+        }
+        assert(waitpid(child, &status, 0) == child);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "fork %d: the child could not make a generator (status %d)\n", i,
+                    status);
+        }
+        assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    churning = 0;
+    assert(pthread_join(thread, NULL) == 0);
 }
 
 /* An options struct as a program built against an older header has it: the first fields
@@ -886,6 +933,7 @@ int main(void) {
     compose_and_decode_refuse_what_does_not_fit();
     generators_refuse_bad_settings();
     a_node_id_has_one_live_generator_per_process();
+    a_fork_during_generator_churn_leaves_the_child_free_to_make_generators();
     null_generators_are_refused_everywhere();
     ids_increase_and_decode_to_the_clock_and_node();
     a_used_up_sequence_waits_for_the_next_tick();
