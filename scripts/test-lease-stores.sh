@@ -14,10 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
-start=$(date +%s)
-for tool in etcd etcdctl redis-server redis-cli java protoc; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
-done
+source scripts/lib.sh
+require_tools etcd etcdctl redis-server redis-cli java protoc
 
 # Build everything first, so the servers are not kept waiting (the CLI has every store).
 rust_build --bins
@@ -27,20 +25,9 @@ ferroflake="$rust_bin_dir/ferroflake"
 # start (the server tests are #[ignore]d here and run below). Two at a time: the scenarios
 # start up to 32 processes each, on deadlines of a second or two.
 rust_tests_by_file 'package(ferroflake-lease-stores)' --test-threads 2
-echo "embedded and unit tests passed ($(( $(date +%s) - start )) s)"
+echo "embedded and unit tests passed ($(elapsed) s)"
 
-FF_SERVERS_DIR=$(mktemp -d)
-export FF_SERVERS_DIR
-ctl() { bash scripts/servers/ctl.sh "$@"; }
-trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR"' EXIT
-for server in etcd redis zookeeper postgres; do
-  ctl start "$server"
-done
-export FERROFLAKE_TEST_ETCD=$(ctl url etcd)
-export FERROFLAKE_TEST_REDIS=$(ctl url redis)
-export FERROFLAKE_TEST_ZOOKEEPER=$(ctl url zookeeper)
-export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
-echo "servers up under $FF_SERVERS_DIR ($(( $(date +%s) - start )) s)"
+start_test_servers etcd redis zookeeper postgres
 
 # The conformance suite, one test per check and server, four at a time: more at once
 # starve renewals of their sub-second deadlines on two cores.
@@ -122,4 +109,4 @@ for url in "${back[@]}"; do
 done
 rm -rf "$smoke_dir"
 echo "CLI on the stores: $passed passed, 0 failed"
-echo "suite lease-stores passed in $(( $(date +%s) - start )) s"
+echo "suite lease-stores passed in $(elapsed) s"

@@ -13,7 +13,7 @@ source scripts/rust-tests.sh
 # One test file at a time: the embedded registry's conformance suite renews a 600 ms lease
 # every 200 ms through a file lock and an fsync, the leased generator's tests a 1 s lease
 # every 300 ms, deadlines set with no other file's processes on the two cores.
-rust_tests_by_file 'package(ferroflake-lease) | (package(ferroflake-cli) & !binary(serve))'
+rust_tests_by_file 'package(ferroflake-lease) | (package(ferroflake-cli) & !binary(/^serve/))'
 
 # The CLI lines of docs/leases.md, as a user types them, in a private lease directory named
 # with --lease (the default directory is one fixed per-user path, shared with real use).

@@ -13,25 +13,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
-start=$(date +%s)
-for tool in redis-server redis-cli mariadbd mariadb psql; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
-done
+source scripts/lib.sh
+require_tools redis-server redis-cli mariadbd mariadb psql
 
 # Build everything first, so the servers are not kept waiting.
 rust_tests_build
 
-FF_SERVERS_DIR=$(mktemp -d)
-export FF_SERVERS_DIR
-ctl() { bash scripts/servers/ctl.sh "$@"; }
-trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR"' EXIT
-for server in postgres mysql redis; do
-  ctl start "$server"
-done
-export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
-export FERROFLAKE_TEST_MYSQL=$(ctl url mysql)
-export FERROFLAKE_TEST_REDIS=$(ctl url redis)
-echo "servers up under $FF_SERVERS_DIR ($(( $(date +%s) - start )) s)"
+start_test_servers postgres mysql redis
 
 # Unit tests and the SQLite tests (the server tests are #[ignore]d here).
 rust_tests_by_file 'package(ferroflake-segment-stores)'
@@ -47,4 +35,4 @@ rust_tests 'package(ferroflake-segment-stores) & binary(processes) & test(/serve
 rust_tests 'package(ferroflake-segment-stores) & (binary(redis_faults) | binary(mysql_faults) | binary(postgres_faults))' \
   --run-ignored only --no-capture
 rust_tests 'package(ferroflake-segment-stores) & binary(sql_restores)' --run-ignored only --no-capture
-echo "segment stores passed in $(( $(date +%s) - start )) s"
+echo "segment stores passed in $(elapsed) s"

@@ -12,22 +12,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/rust-tests.sh
 source scripts/dist.sh
+source scripts/lib.sh
 need_dist
-start=$(date +%s)
-for tool in psql mariadbd mariadb redis-server protoc; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps.sh" >&2; exit 1; }
-done
+require_tools psql mariadbd mariadb redis-server protoc
 
 # Unit tests, routes, readiness and the two-server run, in the test processes; then the
-# binary as a child process (cli/tests/serve.rs): SIGTERM under load, a second signal, a
-# drain timeout.
-rust_tests_by_file 'package(ferroflake-serve) | package(ferroflake-remote) | (package(ferroflake-cli) & binary(serve))'
+# binary as a child process (cli/tests/serve*.rs): SIGTERM under load, a second signal, a
+# drain timeout, SIGHUP reloads, TLS, connection bounds.
+rust_tests_by_file 'package(ferroflake-serve) | package(ferroflake-remote) | (package(ferroflake-cli) & binary(/^serve/))'
 
-FF_SERVERS_DIR=$(mktemp -d)
-export FF_SERVERS_DIR
-ctl() { bash scripts/servers/ctl.sh "$@"; }
 faces=$(mktemp -d)
-trap 'ctl stop-all; rm -rf "$FF_SERVERS_DIR" "$faces"' EXIT
+at_exit 'rm -rf "$faces"'
 
 # The faces' clients for the process run (cli/tests/remote_processes.rs), on the packages
 # that ship (scripts/release.sh): the C library's tarball, the Python wheel in a venv, the
@@ -55,13 +50,7 @@ FERROFLAKE_TEST_FACE_CLIENTS=$(python3 -c 'import json, sys; print(json.dumps({
   "python": [sys.argv[1] + "/venv/bin/python", sys.argv[2] + "/bindings-python/tests/remote_client.py"],
   "node": ["node", sys.argv[1] + "/node/remote-client.mjs"]}))' "$faces" "$(pwd)")
 export FERROFLAKE_TEST_FACE_CLIENTS
-for server in postgres mysql redis etcd; do
-  ctl start "$server"
-done
-export FERROFLAKE_TEST_ETCD=$(ctl url etcd)
-export FERROFLAKE_TEST_POSTGRES=$(ctl url postgres)
-export FERROFLAKE_TEST_MYSQL=$(ctl url mysql)
-export FERROFLAKE_TEST_REDIS=$(ctl url redis)
-rust_tests '(package(ferroflake-serve) & (binary(store_outage) | binary(keys))) | (package(ferroflake-cli) & (binary(serve) | binary(remote_processes)))' \
+start_test_servers postgres mysql redis etcd
+rust_tests '(package(ferroflake-serve) & (binary(store_outage) | binary(keys))) | (package(ferroflake-cli) & (binary(/^serve/) | binary(remote_processes)))' \
   --run-ignored only --no-capture
-echo "serve passed in $(( $(date +%s) - start )) s"
+echo "serve passed in $(elapsed) s"

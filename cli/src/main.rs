@@ -16,6 +16,7 @@ mod mask;
 mod next;
 mod peers;
 mod segment;
+mod serve;
 mod signals;
 mod stdout_check;
 
@@ -29,8 +30,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_with_defaults();
     if let Command::Serve(args) = &cli.command {
         // The service logs to stderr and writes nothing to stdout.
-        let status = ferroflake_serve::run(args);
-        return ExitCode::from(u8::try_from(status).unwrap_or(1));
+        return ExitCode::from(serve::run(args));
     }
     let result = if stdout_check::closed_at_start() {
         Err(Failure::Run(

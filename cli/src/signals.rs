@@ -1,16 +1,30 @@
-//! SIGINT, SIGTERM and SIGHUP for the commands that hold something to give back: `next` (a leased
-//! node id) and `segment next` (the unissued rest of a segment).
+//! Signals for the commands that hold something to give back: `next` (a leased node id),
+//! `segment next` (the unissued rest of a segment) and `serve` (both, and its connections).
+//!
+//! Every one of them follows one rule: the first stop signal asks the command to stop and
+//! give back what it holds; a second one, while it does, ends the process at once with
+//! status 128 + the signal (a lease then lapses after its TTL, a segment's rest is
+//! skipped), so a stop that waits can still be cut short.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::failure::Failure;
 
-/// SIGINT, SIGTERM and SIGHUP, caught: the first sets a flag that the command looks at between
-/// batches; a second one of either ends the process at once (a lease then lapses after its
-/// TTL, a segment's rest is skipped), so a start that waits can still be cut short.
+/// A caught signal, as [`Signals::watch`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caught {
+    /// The first stop signal: stop and give back.
+    Stop(i32),
+    /// A stop signal after the first: the process ends with 128 + it once this returns.
+    Forced(i32),
+    /// A signal that asks for files to be read again.
+    Reload(i32),
+}
+
+/// The stop signals caught, and which came first.
 pub struct Signals {
     which: Arc<AtomicUsize>,
 }
@@ -23,29 +37,54 @@ impl Signals {
         }
     }
 
+    /// SIGINT, SIGTERM and SIGHUP stop: SIGHUP too, since a closed terminal would otherwise
+    /// kill the process with its claim held. The command looks at [`Signals::caught`].
     pub fn install() -> Result<Self, Failure> {
-        let any = Arc::new(AtomicBool::new(false));
-        let which = Arc::new(AtomicUsize::new(0));
+        Self::watch(&[SIGINT, SIGTERM, SIGHUP], &[], |_| {})
+    }
+
+    /// Catches `stops` and `reloads` on a thread of its own, and tells `on` of each: the
+    /// first stop also sets [`Signals::caught`]; after a later one, `on` returns and the
+    /// process ends at once.
+    pub fn watch(
+        stops: &[i32],
+        reloads: &[i32],
+        mut on: impl FnMut(Caught) + Send + 'static,
+    ) -> Result<Self, Failure> {
         let cannot = |e: std::io::Error| Failure::Run(format!("cannot catch signals: {e}"));
-        // SIGHUP too: a closed terminal would otherwise kill the process with its claim held.
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
-            // Registered first, so it sees the flag as the previous signal left it.
-            signal_hook::flag::register_conditional_shutdown(
-                signal,
-                128 + signal,
-                Arc::clone(&any),
-            )
+        let mut caught =
+            signal_hook::iterator::Signals::new(stops.iter().chain(reloads)).map_err(cannot)?;
+        let which = Arc::new(AtomicUsize::new(0));
+        let first = Arc::clone(&which);
+        let stops = stops.to_vec();
+        std::thread::Builder::new()
+            .name("ferroflake-signals".into())
+            .spawn(move || {
+                for signal in caught.forever() {
+                    if !stops.contains(&signal) {
+                        on(Caught::Reload(signal));
+                        continue;
+                    }
+                    let number = usize::try_from(signal).unwrap_or(usize::MAX);
+                    if first
+                        .compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        on(Caught::Stop(signal));
+                    } else {
+                        on(Caught::Forced(signal));
+                        // At once: no destructor or exit handler runs, as if killed.
+                        signal_hook::low_level::exit(128 + signal);
+                    }
+                }
+            })
             .map_err(cannot)?;
-            signal_hook::flag::register(signal, Arc::clone(&any)).map_err(cannot)?;
-            signal_hook::flag::register_usize(signal, Arc::clone(&which), signal as usize)
-                .map_err(cannot)?;
-        }
         Ok(Signals { which })
     }
 
-    /// The signal that arrived, if one did.
+    /// The first stop signal that arrived, if one did.
     pub fn caught(&self) -> Option<i32> {
-        match self.which.load(Ordering::Relaxed) {
+        match self.which.load(Ordering::SeqCst) {
             0 => None,
             signal => i32::try_from(signal).ok(),
         }

@@ -2,9 +2,9 @@
 //! times out, a clean exit on each server store, no password shown anywhere.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry};
 use ferroflake_segment::{SegmentStore, SqliteStore};
 
+use ferroflake_test_support::serve_child::{serve_command, ServeChild};
+
 const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
 
-/// A `ferroflake serve` child, its address, and its log lines (JSON, from stderr).
+/// A `ferroflake serve` child on loopback, its base URL, and its log lines.
 struct Service {
-    child: Child,
+    child: ServeChild,
     base: String,
     log: Arc<Mutex<Vec<String>>>,
 }
@@ -28,98 +30,30 @@ impl Service {
 
     /// Started with `env` added to the environment (and no other `FERROFLAKE_*` variable).
     fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new(BIN);
-        for (name, _) in std::env::vars() {
-            if name.starts_with("FERROFLAKE_") {
-                command.env_remove(name);
-            }
-        }
-        let mut child = command
-            .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
-            .args(args)
-            .envs(env.iter().copied())
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let lines = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-                    if v["event"] == "started" {
-                        let _ = tx.send(v["addr"].as_str().unwrap_or_default().to_owned());
-                    }
-                }
-                lines.lock().unwrap().push(line);
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("no start line: {:?}", log.lock().unwrap()));
+        let all = [&["--listen", "127.0.0.1:0"], args].concat();
+        let child = ServeChild::spawn(serve_command(BIN, &all, env));
         Service {
+            base: child.base("http"),
+            log: Arc::clone(&child.log),
             child,
-            base: format!("http://{addr}"),
-            log,
         }
     }
 
     fn signal(&self, name: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{name}"), &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        self.child.signal(name);
     }
 
     fn wait(&mut self, within: Duration) -> ExitStatus {
-        let until = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                panic!("did not exit in {within:?}: {:?}", self.log.lock().unwrap());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.child.wait(within)
     }
 
     /// Waits at most `within` for a log line with `event`, and returns it.
     fn wait_logged(&self, event: &str, within: Duration) -> serde_json::Value {
-        let until = Instant::now() + within;
-        loop {
-            if let Some(line) = self.logged(event) {
-                return line;
-            }
-            assert!(
-                Instant::now() < until,
-                "no {event:?} line in {within:?}: {:?}",
-                self.log.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.child.wait_logged(event, 1, within)
     }
 
     fn logged(&self, event: &str) -> Option<serde_json::Value> {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|v| v["event"] == event)
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.child.logged(event)
     }
 }
 

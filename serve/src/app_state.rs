@@ -78,6 +78,26 @@ impl AppState {
         (ready, body)
     }
 
+    /// Whether there is a file to read again: a tokens file, or a TLS certificate and key.
+    pub fn reloads(&self) -> bool {
+        self.tokens.is_some() || self.tls.is_some()
+    }
+
+    /// Reads again the tokens file and the TLS certificate and key, those that are
+    /// configured, as SIGHUP does. Each outcome is logged; a bad file changes nothing.
+    pub fn reload(&self) {
+        tracing::info!(
+            event = "reload",
+            "reading the tokens file and the TLS certificate and key again"
+        );
+        if self.tokens.is_some() {
+            let _ = self.reload_tokens();
+        }
+        if self.tls.is_some() {
+            let _ = self.reload_tls();
+        }
+    }
+
     /// Reads the tokens file again, as SIGHUP does: the new tokens are in force for the
     /// next request. A file that cannot be read or parsed keeps the tokens in force and
     /// logs why (by path and line, never the file's text).

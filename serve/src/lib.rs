@@ -35,6 +35,27 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A binary that owns its process hands [`Server::run_until`] a shutdown future instead,
+//! and decides the exit status from the report, as `ferroflake serve` does with its
+//! signals:
+//!
+//! ```no_run
+//! use ferroflake_serve::{Config, Server};
+//!
+//! let server = Server::bind(Config::default())?; // stores open, lease claimed in the back
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! std::thread::spawn(move || {
+//!     // Here: until standard input closes.
+//!     let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+//!     let _ = stop.send(());
+//! });
+//! let report = server.run_until(async move {
+//!     let _ = stopped.await;
+//! });
+//! std::process::exit(if report.drained { 0 } else { 1 });
+//! # Ok::<(), String>(())
+//! ```
+//!
 //! ## Guarantees
 //!
 //! - **No 200 without a unique ID.** Snowflake IDs come from a leased generator fenced at
@@ -93,5 +114,5 @@ pub use config::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_KEYS, MAX_BATCH_LIMIT,
 };
 pub use segments::{KeyReadiness, OpenKey, Segments};
-pub use server::{init_logging, run, RunningServer, StopReport};
+pub use server::{init_logging, RunningServer, Server, StopReport};
 pub use snowflake::{Leased, Snowflake};

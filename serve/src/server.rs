@@ -1,6 +1,8 @@
 //! Starting, running and stopping a server.
 //!
-//! The stop, whether from SIGTERM ([`run`]) or from [`RunningServer::stop`]:
+//! [`Server::bind`] opens everything but HTTP; [`Server::run_until`] serves until a
+//! shutdown future resolves (the `ferroflake` binary's is its first SIGTERM or SIGINT),
+//! then stops; [`RunningServer`] does the same on a thread of its own. The stop:
 //!
 //! 1. `/readyz` turns 503 at once, and the listener stops accepting.
 //! 2. Idle connections close at once, and so do those whose request head has not fully
@@ -12,12 +14,9 @@
 //! 4. The lease is released with the final high-water mark, so another server can take
 //!    the node id at once.
 //!
-//! With [`run`], SIGHUP reads the tokens file again ([`AppState::reload_tokens`]) and the
-//! TLS certificate and key ([`AppState::reload_tls`]), those that are configured.
-//!
-//! With [`run`], a second SIGTERM or SIGINT during the stop exits at once (status 128 +
-//! the signal), skipping steps 3 and 4: the segments' rest is then skipped (never issued)
-//! and the lease lapses after its TTL.
+//! [`AppState::reload`] reads the tokens file and the TLS certificate and key again (the
+//! binary does it on SIGHUP). A process that ends during the stop skips steps 3 and 4: the
+//! segments' rest is then skipped (never issued) and the lease lapses after its TTL.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -226,6 +225,86 @@ fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, String> {
     Ok(listener)
 }
 
+/// A server bound to its address, with its stores open and its lease being claimed, that
+/// serves once [`Server::run_until`] is called.
+pub struct Server {
+    addr: SocketAddr,
+    state: Arc<AppState>,
+    runtime: tokio::runtime::Runtime,
+    listener: std::net::TcpListener,
+    summary: String,
+}
+
+impl Server {
+    /// Checks `config`, listens on its address (port 0 for any free port), opens the
+    /// store, and starts the lease and the preload.
+    ///
+    /// # Errors
+    /// Settings that cannot work, a store that cannot be opened, an address in use.
+    pub fn bind(config: Config) -> Result<Self, String> {
+        // Before the bind: an address the settings refuse is never opened.
+        config.check()?;
+        let listener = bind(config.listen)?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the listening address: {e}"))?;
+        let runtime = runtime(&config)?;
+        let summary = format!(
+            "snowflake={} segment={} layout={} preload={:?}",
+            config.snowflake, config.segment, config.layout, config.preload
+        );
+        let state = prepare(config)?;
+        Ok(Server {
+            addr,
+            state,
+            runtime,
+            listener,
+            summary,
+        })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The shared state (readiness, metrics, the allocator, the reloads).
+    pub fn state(&self) -> &Arc<AppState> {
+        &self.state
+    }
+
+    /// Serves until `shutdown` resolves, then stops as the module docs say and reports
+    /// what the stop did. Blocks the calling thread, which drives the server's runtime.
+    pub fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> StopReport {
+        let Server {
+            addr,
+            state,
+            runtime,
+            listener,
+            summary,
+        } = self;
+        runtime.block_on(async move {
+            let listener = match tokio::net::TcpListener::from_std(listener) {
+                Ok(listener) => listener,
+                Err(e) => {
+                    tracing::error!(event = "serve_failed", error = %e, "cannot serve on the listener");
+                    let closing = Arc::clone(&state);
+                    return tokio::task::spawn_blocking(move || give_back(&closing, true))
+                        .await
+                        .unwrap_or_default();
+                }
+            };
+            let registry = state.snowflake.as_ref().map(|s| s.registry());
+            let store = state.segments.as_ref().map(|s| s.label().to_owned());
+            tracing::info!(event = "started", %addr, registry = ?registry, store = ?store, "{summary}");
+            serve(state, listener, shutdown).await
+        })
+    }
+}
+
 /// A server running on threads of its own, for embedding and tests.
 pub struct RunningServer {
     addr: SocketAddr,
@@ -241,26 +320,14 @@ impl RunningServer {
     /// # Errors
     /// Settings that cannot work, a store that cannot be opened, an address in use.
     pub fn start(config: Config) -> Result<Self, String> {
-        // Before the bind: an address the settings refuse is never opened.
-        config.check()?;
-        let listener = bind(config.listen)?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the listening address: {e}"))?;
-        let rt = runtime(&config)?;
-        let state = prepare(config)?;
+        let server = Server::bind(config)?;
+        let (addr, state) = (server.addr(), Arc::clone(server.state()));
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
-        let for_thread = Arc::clone(&state);
         let thread = std::thread::Builder::new()
             .name("ferroflake-serve-main".into())
             .spawn(move || {
-                rt.block_on(async move {
-                    let listener = tokio::net::TcpListener::from_std(listener)
-                        .expect("a non-blocking std listener converts");
-                    serve(for_thread, listener, async move {
-                        let _ = stop_rx.await;
-                    })
-                    .await
+                server.run_until(async move {
+                    let _ = stop_rx.await;
                 })
             })
             .map_err(|e| format!("cannot start the server thread: {e}"))?;
@@ -288,7 +355,7 @@ impl RunningServer {
         &self.state
     }
 
-    /// Stops as SIGTERM does (see the module docs) and reports what the stop did.
+    /// Stops as the module docs say and reports what the stop did.
     pub fn stop(mut self) -> StopReport {
         self.stop_inner()
     }
@@ -323,97 +390,4 @@ pub fn init_logging(format: LogFormat) {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
-}
-
-/// `ferroflake serve`: runs until SIGTERM or SIGINT, then stops as the module docs say.
-/// Returns the process exit status: 0 after a clean stop; 1 if the server could not start
-/// or the stop timed out (the segments and the lease were still given back); 2 for
-/// settings that cannot work. A second signal during the stop exits at once with 128 +
-/// its number.
-pub fn run(args: &crate::config::ServeArgs) -> i32 {
-    let config = match crate::config::Config::from_args(args) {
-        Ok(config) => config,
-        Err(e) => {
-            eprintln!("ferroflake serve: {e}");
-            return 2;
-        }
-    };
-    init_logging(config.log_format);
-    match run_config(config) {
-        Ok(report) if report.drained => 0,
-        Ok(_) => 1,
-        Err(e) => {
-            tracing::error!(event = "start_failed", error = %e, "cannot start");
-            1
-        }
-    }
-}
-
-fn run_config(config: Config) -> Result<StopReport, String> {
-    // Before the listener and the stores open: every descriptor counts.
-    match crate::open_files::raise_to_hard() {
-        Ok((before, after)) => tracing::info!(event = "open_files",
-            soft_before = %crate::open_files::shown(before), soft = %crate::open_files::shown(after),
-            "open-file limit raised to the hard limit"),
-        Err(e) => tracing::warn!(event = "open_files_not_raised", error = %e,
-            "cannot raise the open-file limit; connections are bounded by the current one"),
-    }
-    let rt = runtime(&config)?;
-    let listener = bind(config.listen)?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let summary = format!(
-        "snowflake={} segment={} layout={} preload={:?}",
-        config.snowflake, config.segment, config.layout, config.preload
-    );
-    let state = prepare(config)?;
-    let lease = state.snowflake.as_ref().map(|s| s.registry());
-    let store = state.segments.as_ref().map(|s| s.label().to_owned());
-    rt.block_on(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
-        let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
-        let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-        if state.tokens.is_some() || state.tls.is_some() {
-            // Caught only with a file to read again: without one, SIGHUP ends the process
-            // as before.
-            let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
-            let reload = Arc::clone(&state);
-            tokio::spawn(async move {
-                while hup.recv().await.is_some() {
-                    tracing::info!(event = "signal", signal = 1,
-                        "SIGHUP: reading the tokens file and the TLS certificate and key again");
-                    let reload = Arc::clone(&reload);
-                    // Each outcome is logged; a bad file changes nothing.
-                    let _ = tokio::task::spawn_blocking(move || {
-                        if reload.tokens.is_some() {
-                            let _ = reload.reload_tokens();
-                        }
-                        if reload.tls.is_some() {
-                            let _ = reload.reload_tls();
-                        }
-                    })
-                    .await;
-                }
-            });
-        }
-        tracing::info!(event = "started", %addr, registry = ?lease, store = ?store, "{summary}");
-        let stop = async move {
-            let first = tokio::select! {
-                _ = term.recv() => 15,
-                _ = int.recv() => 2,
-            };
-            tracing::info!(event = "signal", signal = first, "stop signal received");
-            // A second signal, during the stop, ends the process at once.
-            tokio::spawn(async move {
-                let second = tokio::select! {
-                    _ = term.recv() => 15,
-                    _ = int.recv() => 2,
-                };
-                tracing::warn!(event = "forced_exit", signal = second,
-                    "second signal: exiting now without giving segments back or releasing the lease");
-                std::process::exit(128 + second);
-            });
-        };
-        Ok(serve(state, listener, stop).await)
-    })
 }

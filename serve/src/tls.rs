@@ -151,10 +151,10 @@ mod tests {
     }
 
     fn pair() -> Pair {
-        let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+        let made = ferroflake_test_support::http::TestCert::new();
         Pair {
-            cert: made.cert.pem(),
-            key: made.signing_key.serialize_pem(),
+            cert: made.cert_pem,
+            key: made.key_pem,
         }
     }
 

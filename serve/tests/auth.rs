@@ -277,7 +277,7 @@ fn a_reload_puts_the_new_tokens_in_force_and_a_bad_file_changes_nothing() {
     let path = place.dir.path().join("tokens.toml");
     assert_eq!(server.get_as("/v1/status", READER).status, 200);
 
-    // What SIGHUP calls (the signal itself: tests/auth_process.rs).
+    // What SIGHUP calls (the signal itself: cli/tests/serve_auth.rs).
     write_whole(&path, &tokens_toml(&[("rotated", "t-new-9a9a", &["read"])]));
     assert_eq!(server.state().reload_tokens(), Ok(1));
     assert_challenged(

@@ -3,7 +3,10 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[allow(unused_imports)] // each test file uses part of it
+pub use ferroflake_test_support::wait_for;
 
 use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry, RegistryView, Renewal};
 
@@ -127,17 +130,5 @@ impl Registry for Switchable {
     }
     fn locator(&self) -> String {
         self.inner.locator()
-    }
-}
-
-/// Polls `done` every 5 ms for at most `limit`; panics with `what` if it never holds.
-pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let give_up = Instant::now() + limit;
-    while !done() {
-        assert!(
-            Instant::now() < give_up,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
     }
 }

@@ -3,7 +3,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[allow(unused_imports)] // each test file uses part of it
+pub use ferroflake_test_support::wait_for;
 
 use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentConfig, SegmentError, SegmentStore};
 
@@ -97,17 +100,5 @@ pub fn fast_config() -> SegmentConfig {
         retry_min: Duration::from_millis(5),
         retry_max: Duration::from_millis(40),
         ..SegmentConfig::default()
-    }
-}
-
-/// Polls `done` every 2 ms for at most `limit`; panics with `what` if it never holds.
-pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let give_up = Instant::now() + limit;
-    while !done() {
-        assert!(
-            Instant::now() < give_up,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(2));
     }
 }

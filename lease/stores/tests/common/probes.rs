@@ -10,6 +10,8 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ferroflake::{Layout, TWITTER_EPOCH_MS};
+#[allow(unused_imports)] // each test file uses part of it
+pub use ferroflake_test_support::wait_for;
 
 pub const PROBE: &str = env!("CARGO_BIN_EXE_ferroflake-lease-probe");
 
@@ -210,18 +212,6 @@ pub fn finish_all(children: Vec<Child>, limit: Duration, what: &str) -> Vec<Fini
         .into_iter()
         .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
         .collect()
-}
-
-/// Polls `done` every 10 ms for at most `limit`; panics with `what` if it never holds.
-pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let give_up = Instant::now() + limit;
-    while !done() {
-        assert!(
-            Instant::now() < give_up,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Whether a probe printed a line that `matches`.

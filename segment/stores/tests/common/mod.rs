@@ -7,38 +7,13 @@
 pub mod operator;
 pub mod probes;
 
+#[allow(unused_imports)] // each test file uses part of it
+pub use ferroflake_test_support::{base_url, unique};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The backends a test can run on: `sqlite` needs nothing, the others a running server.
 pub const SERVERS: [&str; 3] = ["postgres", "mysql", "redis"];
-
-/// The base address of a running test server, from `FERROFLAKE_TEST_<NAME>` (set by
-/// scripts/test-segment-stores.sh).
-pub fn base_url(backend: &str) -> String {
-    let var = format!("FERROFLAKE_TEST_{}", backend.to_uppercase());
-    std::env::var(&var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run scripts/test-segment-stores.sh, which starts the servers")
-    })
-}
-
-/// A name no other test run or call has used: `<tag>_<pid>_<ms>_<n>`, lowercase.
-pub fn unique(tag: &str) -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis()
-        % 100_000_000;
-    format!(
-        "{tag}_{}_{ms}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-    .to_lowercase()
-}
 
 /// A store address over a fresh, empty table: a new file under `scratch` for SQLite, a new
 /// table for the SQL servers, a new key prefix for Redis.
