@@ -25,8 +25,6 @@ pub(crate) type SharedGenerator = Arc<ferroflake::Generator<AnyClock>>;
 
 struct Entry {
     claimed: Arc<ClaimedGenerator<AnyClock>>,
-    /// The options as asked for (before the resume point the core's claim may add).
-    options: Options,
     /// Open `Generator`s of this entry: [`Membership`]s not yet given back.
     members: usize,
 }
@@ -35,7 +33,7 @@ impl Entry {
     fn is_same(&self, layout: &Layout, clock: &AnyClock, options: &Options) -> bool {
         self.claimed.layout() == layout
             && same_clock(self.claimed.clock(), clock)
-            && self.options == *options
+            && self.claimed.options() == options
     }
 }
 
@@ -122,7 +120,6 @@ pub(crate) fn acquire(
         node,
         Entry {
             claimed: claimed.clone(),
-            options,
             members: 1,
         },
     );
@@ -137,7 +134,7 @@ fn describe(entry: &Entry) -> String {
         Some(name) => format!("layout '{name}'"),
         None => format!("layout '{layout}'"),
     };
-    let options = &entry.options;
+    let options = entry.claimed.options();
     let resume = options
         .resume_after_ms
         .map_or_else(|| "none".to_owned(), |ms| ms.to_string());
