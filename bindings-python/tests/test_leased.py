@@ -585,6 +585,16 @@ def test_a_lease_left_open_is_released_at_interpreter_exit(registry: str) -> Non
         assert after.node_id == 0
 
 
+def test_a_node_id_a_generator_of_this_process_holds_is_refused(registry: str) -> None:
+    held = ferroflake.Generator(0)  # node id 0, on the Twitter layout and the system clock
+    with pytest.raises(ferroflake.NodeInUseError, match="node id 0"):
+        LeasedGenerator(ONE_NODE, registry, **FAST)
+    del held  # the node id is free once its generator is gone, and the claim went back
+    with LeasedGenerator(ONE_NODE, registry, **FAST) as gen:
+        assert gen.node_id == 0
+        gen.next_id()
+
+
 def test_status_and_repr(registry: str) -> None:
     with LeasedGenerator(ONE_NODE, registry, **FAST) as gen:
         text = repr(gen)
@@ -601,9 +611,10 @@ def test_the_clock_is_read_against_the_registrys(registry: str) -> None:
         assert skew is not None and uncertainty is not None
         assert abs(skew) <= uncertainty + 2, (skew, uncertainty)
     assert gen.clock_skew_ms is None  # closed
-    hour_behind = ferroflake.ManualClock(int(time.time() * 1000) - 3_600_000)
-    # On a registry of its own: the one above released node 0 with a mark an hour ahead.
-    with LeasedGenerator(ONE_NODE, registry + "-manual", clock=hour_behind, **FAST) as manual:
+    # On a registry of its own, a millisecond past now: node 0 issued up to now in this
+    # process, and a clock behind that is refused (NodeInUseError) whatever the registry.
+    now = ferroflake.ManualClock(int(time.time() * 1000) + 1)
+    with LeasedGenerator(ONE_NODE, registry + "-manual", clock=now, **FAST) as manual:
         assert manual.clock_skew_ms is None  # a manual clock reads what it is told
     with pytest.raises(LeaseConfigError, match="max_clock_skew"):
         LeasedGenerator(ONE_NODE, registry, max_clock_skew_ms=60_000, **FAST)

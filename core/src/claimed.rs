@@ -118,9 +118,17 @@ mod fork_safety {
 /// assert!(again.next_id()? > id);
 /// # Ok::<(), ferroflake::Error>(())
 /// ```
-#[derive(Debug)]
 pub struct ClaimedGenerator<C: Clock> {
     generator: Arc<Generator<C>>,
+}
+
+/// As the generator's (any clock).
+impl<C: Clock> core::fmt::Debug for ClaimedGenerator<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("ClaimedGenerator")
+            .field(&self.generator)
+            .finish()
+    }
 }
 
 impl<C: Clock> ClaimedGenerator<C> {

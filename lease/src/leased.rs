@@ -4,7 +4,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ferroflake::{Clock, Generator, Layout};
+use ferroflake::{ClaimedGenerator, Clock, Generator, Layout};
 
 use crate::error::iso_ms;
 use crate::protocol::{self, ms, ClockReading};
@@ -93,7 +93,7 @@ pub struct LeasedGenerator<C: Clock + Send + Sync + 'static> {
 
 /// What the caller and the renewal thread share.
 struct Lease<C: Clock> {
-    generator: Generator<C>,
+    generator: ClaimedGenerator<C>,
     registry: Arc<dyn Registry>,
     grant: Grant,
     config: LeaseConfig,
@@ -280,7 +280,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         if let Some(mark) = resume_after {
             options.resume_after_ms = Some(options.resume_after_ms.map_or(mark, |m| m.max(mark)));
         }
-        let generator = Generator::with_clock(layout, grant.node_id, clock, options)?;
+        let generator = ClaimedGenerator::new(layout, grant.node_id, clock, options)?;
         generator.set_fence_ms(0); // nothing may be issued before the first renewal
         let lease = Arc::new(Lease {
             generator,
@@ -441,7 +441,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 .resume_after_ms
                 .map_or(claim.local_mark_ms, |m| m.max(claim.local_mark_ms)),
         );
-        let generator = Generator::with_clock(layout, node_id, clock, options)?;
+        let generator = ClaimedGenerator::new(layout, node_id, clock, options)?;
         generator.set_fence_ms(0);
         let lease = Arc::new(Lease {
             generator,

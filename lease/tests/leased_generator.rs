@@ -4,10 +4,12 @@
 mod support;
 
 use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflake::{Clock, Error, Layout, ManualClock, TWITTER_EPOCH_MS};
+use ferroflake::{ClaimedGenerator, Clock, Error, Layout, ManualClock, Options, TWITTER_EPOCH_MS};
 use ferroflake_lease::{
     EmbeddedRegistry, LeaseConfig, LeaseError, LeaseRequest, LeaseStatus, LeasedGenerator,
     NodeState, Registry, Renewal,
@@ -49,7 +51,32 @@ fn leased_on_switchable() -> (
     Arc<ManualClock>,
     LeasedGenerator<Arc<ManualClock>>,
 ) {
+    leased_on_switchable_after(0)
+}
+
+/// [`leased_on_switchable`], on a registry whose node ids below `taken` another holder
+/// has, so that its generator gets node id `taken`.
+fn leased_on_switchable_after(
+    taken: u64,
+) -> (
+    tempfile::TempDir,
+    Arc<Switchable>,
+    Arc<ManualClock>,
+    LeasedGenerator<Arc<ManualClock>>,
+) {
     let (dir, real) = embedded();
+    for _ in 0..taken {
+        let config = quick_config();
+        real.acquire(&LeaseRequest {
+            node_count: 1 << 10,
+            ttl: config.max_ttl,
+            quarantine: config.quarantine,
+            holder: "another".into(),
+            max_ttl: config.max_ttl,
+            prefer_node: None,
+        })
+        .unwrap();
+    }
     let registry = Switchable::new(real);
     let clock = Arc::new(ManualClock::new(T0));
     let generator = LeasedGenerator::start(
@@ -215,6 +242,49 @@ fn a_deadline_passed_unrenewed_is_explained_as_such() {
     );
 }
 
+/// A node id that a generator of this process holds: the grant is given back and the start
+/// refused, whichever registry granted it; once the generator is gone, it is granted again.
+#[test]
+fn a_node_id_this_process_holds_is_refused_and_its_claim_given_back() {
+    let (_dir, registry) = embedded();
+    let held = ClaimedGenerator::new(
+        Layout::twitter(),
+        0,
+        ferroflake::SystemClock,
+        Options::default(),
+    )
+    .unwrap();
+    let refused = LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        Arc::clone(&registry),
+        quick_config(),
+    );
+    assert!(
+        matches!(
+            refused,
+            Err(LeaseError::Generator(Error::NodeInUse { node: 0, .. }))
+        ),
+        "{refused:?}"
+    );
+    // Given back, not held until its TTL: a holder with a day's TTL could take it at once.
+    let view = registry.list().unwrap();
+    assert!(
+        view.nodes.iter().all(|n| n.state != NodeState::Held),
+        "{view:?}"
+    );
+    drop(held);
+    let leased = LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        registry,
+        quick_config(),
+    )
+    .unwrap();
+    assert_eq!(leased.node(), 0);
+    leased.next_id().unwrap();
+}
+
 #[test]
 fn lost_stops_for_good() {
     let (_dir, registry, _clock, generator) = leased_on_switchable();
@@ -230,7 +300,9 @@ fn lost_stops_for_good() {
     registry.set(Mode::Pass);
     // Two renewal periods, counted on a witness with the same settings on a registry of
     // its own: had the lost lease's renewal thread gone on, it would have renewed by then.
-    let (_witness_dir, witness_registry, _witness_clock, witness) = leased_on_switchable();
+    // The lost generator still holds node id 0 in this process, so the witness's registry
+    // has it taken and grants node id 1.
+    let (_witness_dir, witness_registry, _witness_clock, witness) = leased_on_switchable_after(1);
     let witness_start = witness_registry.renewals();
     wait_for(
         "two renewals of the witness",
@@ -590,55 +662,111 @@ impl Registry for FloorSkipped {
 #[test]
 fn a_long_ttl_holder_stops_before_a_default_claimant_after_every_file_is_lost() {
     let dir = tempfile::tempdir().unwrap();
-    let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(dir.path()).unwrap());
-    let long = LeasedGenerator::start(
-        single_node_layout(),
-        ferroflake::SystemClock,
-        Arc::new(FloorSkipped(Arc::clone(&registry))),
-        LeaseConfig::with_ttl(Duration::from_secs(60)),
-    )
-    .unwrap();
-    long.next_id().expect("the long holder issues");
+    // The long holder is another process, as it would be: in this one, the node id it
+    // holds would be refused to the claimant before any registry is asked.
+    let mut long = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "long_holder_run_as_a_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(LONG_HOLDER, dir.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(long.stdout.take().unwrap());
+    let mut said = String::new();
+    // libtest's own lines come first ("running 1 test").
+    while !said.trim_end().ends_with("issuing") {
+        said.clear();
+        assert!(
+            out.read_line(&mut said).unwrap() > 0,
+            "the holder said nothing"
+        );
+    }
     for file in ["leases.json", "leases.lock"] {
         std::fs::remove_file(dir.path().join(file)).unwrap();
     }
-    std::thread::scope(|scope| {
-        let issuing = scope.spawn(|| {
-            let mut ids = Vec::new();
-            // Bounded: the 60 s TTL would end it anyway.
-            let give_up = Instant::now() + Duration::from_secs(70);
-            while Instant::now() < give_up {
-                match long.next_id() {
-                    Ok(id) => ids.push(id),
-                    Err(_) if long.status() == LeaseStatus::Lost => break,
-                    Err(_) => std::thread::yield_now(),
-                }
-            }
-            (ids, Instant::now())
-        });
-        let claimant = LeasedGenerator::start(
-            single_node_layout(),
-            ferroflake::SystemClock,
-            registry,
-            LeaseConfig::default(),
-        )
-        .unwrap();
-        let claimant_began = Instant::now();
-        let claimant_ids: HashSet<u64> = (0..10_000)
-            .map(|_| claimant.next_id().expect("the claimant issues"))
+    let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(dir.path()).unwrap());
+    let claimant = LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        registry,
+        LeaseConfig::default(),
+    )
+    .unwrap();
+    let claimant_began = wall_us();
+    let claimant_ids: Vec<u64> = (0..10_000)
+        .map(|_| claimant.next_id().expect("the claimant issues"))
+        .collect();
+    // "<ids issued> <highest id> <when it saw its lease lost, unix µs>"
+    let (count, highest, long_stopped) = loop {
+        said.clear();
+        assert!(
+            out.read_line(&mut said).unwrap() > 0,
+            "the holder ended silently"
+        );
+        let fields: Vec<u64> = said
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
             .collect();
-        let (long_ids, long_stopped) = issuing.join().unwrap();
-        assert!(!long_ids.is_empty());
-        assert_eq!(long.status(), LeaseStatus::Lost);
-        assert!(
-            long_stopped < claimant_began,
-            "the long holder went on issuing after the claimant began"
-        );
-        assert!(
-            long_ids.iter().all(|id| !claimant_ids.contains(id)),
-            "an ID issued by both holders of node 0"
-        );
-    });
+        if let [count, highest, stopped] = fields[..] {
+            break (count, highest, stopped);
+        }
+    };
+    assert!(long.wait().unwrap().success());
+    assert!(count > 0);
+    assert!(
+        long_stopped < claimant_began,
+        "the long holder went on issuing after the claimant began"
+    );
+    // One node id on one clock: every ID of the holder that stopped first is below the
+    // claimant's first.
+    assert!(
+        highest < claimant_ids[0],
+        "an ID issued by both holders of node 0"
+    );
+}
+
+/// What [`a_long_ttl_holder_stops_before_a_default_claimant_after_every_file_is_lost`]'s
+/// child holds: the registry's directory.
+const LONG_HOLDER: &str = "FF_LEASE_TEST_LONG_HOLDER";
+
+/// Not a test of its own: the long holder of the test above, in a process of its own. It
+/// holds node 0 with a 60 s TTL and issues until its lease is lost (bounded: 70 s).
+#[test]
+fn long_holder_run_as_a_child() {
+    let Ok(dir) = std::env::var(LONG_HOLDER) else {
+        return;
+    };
+    let registry: Arc<dyn Registry> = Arc::new(EmbeddedRegistry::open(dir).unwrap());
+    let long = LeasedGenerator::start(
+        single_node_layout(),
+        ferroflake::SystemClock,
+        Arc::new(FloorSkipped(registry)),
+        LeaseConfig::with_ttl(Duration::from_secs(60)),
+    )
+    .unwrap();
+    let (mut count, mut highest) = (1, long.next_id().expect("the long holder issues"));
+    println!("issuing");
+    let give_up = Instant::now() + Duration::from_secs(70);
+    while Instant::now() < give_up {
+        match long.next_id() {
+            Ok(id) => (count, highest) = (count + 1, highest.max(id)),
+            Err(_) if long.status() == LeaseStatus::Lost => break,
+            Err(_) => std::thread::yield_now(),
+        }
+    }
+    println!("{count} {highest} {}", wall_us());
+}
+
+/// The wall clock in Unix microseconds: one clock for two processes.
+fn wall_us() -> u64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    u64::try_from(since.as_micros()).unwrap()
 }
 
 /// Quick timings on the system clock: a 1 s TTL, so a clock check allows 150 ms.
