@@ -143,3 +143,6 @@ def test_order_numbers_of_a_closed_allocator_refuse(tmp_path: Path) -> None:
         assert orders.next().counter == 1
     with pytest.raises(SegmentClosedError):
         orders.next()
+    # Made after the close, they are refused at once, as in every face.
+    with pytest.raises(SegmentClosedError):
+        allocator.order_numbers()

@@ -126,7 +126,8 @@ const _: () = {
 ///
 /// Returns `INVALID_CONFIG` for an unknown time zone, a width outside 1 to 10 or a step
 /// outside 1 to 2^31 - 1; `INVALID_KEY` for a prefix that makes keys the table cannot hold;
-/// `STRUCT_SIZE`, `INVALID_UTF8`, or `NULL_ARGUMENT`. `ferroflake_last_error_message` has
+/// `CLOSED` after `ferroflake_segment_allocator_close`; `STRUCT_SIZE`, `INVALID_UTF8`, or
+/// `NULL_ARGUMENT`. `ferroflake_last_error_message` has
 /// the details.
 ///
 /// Ownership: `allocator` and `options` (with its strings) are only read during the call;

@@ -184,6 +184,12 @@ static void bad_input_is_refused(void) {
     CHECK_CODE(ferroflake_segment_allocator_key(allocator, "k", &no_key), FERROFLAKE_RESULT_CLOSED);
     assert(no_key == NULL);
     CHECK_CODE(ferroflake_segment_allocator_create_key(allocator, "late", 1, 10), FERROFLAKE_RESULT_CLOSED);
+    /* And so are order numbers, which would create a key each day. */
+    {
+        struct ferroflake_order_numbers *late_orders = NULL;
+        CHECK_CODE(ferroflake_order_numbers_new(allocator, NULL, &late_orders), FERROFLAKE_RESULT_CLOSED);
+        assert(late_orders == NULL);
+    }
     CHECK_OK(ferroflake_segment_allocator_close(allocator, NULL));
     ferroflake_segment_allocator_free(allocator);
     CHECK_CODE(ferroflake_segment_key_next_id(key, &value), FERROFLAKE_RESULT_CLOSED);

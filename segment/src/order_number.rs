@@ -221,7 +221,8 @@ impl OrderNumbers {
     /// # Errors
     /// [`SegmentError::InvalidConfig`] for an unknown time zone, a width outside
     /// 1..=[`MAX_ORDER_WIDTH`], a step outside 1..=2^31 - 1, or a prefix that makes keys
-    /// longer than the table holds.
+    /// longer than the table holds; then [`SegmentError::Closed`] after the allocator's
+    /// [`shutdown`](SegmentAllocator::shutdown).
     pub fn with_clock(
         allocator: Arc<SegmentAllocator>,
         config: OrderNumberConfig,
@@ -242,6 +243,8 @@ impl OrderNumbers {
             return bad(format!("step {} is outside 1..=2^31 - 1", config.step));
         }
         crate::check_key(&format!("{}:20261122", config.prefix))?;
+        // As for a key: a shut-down allocator makes nothing new, not even a day's key later.
+        allocator.refuse_if_closed(&format!("{}:yyyyMMdd", config.prefix))?;
         Ok(OrderNumbers {
             allocator,
             config,

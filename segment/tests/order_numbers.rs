@@ -147,6 +147,27 @@ fn a_restart_continues_above_what_was_issued() {
     assert_eq!(after[0], "20261123000026", "{before:?} then {after:?}");
 }
 
+/// A shut-down allocator makes no order numbers: refused when they are made (once the
+/// settings are found good), as a key or a new key is.
+#[test]
+fn a_shut_down_allocator_makes_no_order_numbers() {
+    let store: Arc<dyn SegmentStore> = Arc::new(MemoryStore::new());
+    let clock = Arc::new(ManualWallClock::new(SHANGHAI_MIDNIGHT));
+    let allocator = Arc::new(SegmentAllocator::new(store, SegmentConfig::default()).unwrap());
+    allocator.shutdown();
+    let made = OrderNumbers::with_clock(allocator.clone(), config("UTC", 6), clock.clone());
+    assert!(
+        matches!(&made, Err(SegmentError::Closed { key }) if key == "orders:yyyyMMdd"),
+        "{made:?}"
+    );
+    // What is wrong with the request itself is said first.
+    let bad = OrderNumbers::with_clock(allocator, config("Mars/Olympus", 6), clock);
+    assert!(
+        matches!(bad, Err(SegmentError::InvalidConfig { .. })),
+        "{bad:?}"
+    );
+}
+
 #[test]
 fn processes_racing_to_create_a_day_never_share_a_number() {
     let dir = tempfile::tempdir().unwrap();

@@ -243,7 +243,7 @@ impl SegmentAllocator {
         self.fetcher.store.create(key, start, step)
     }
 
-    fn refuse_if_closed(&self, key: &str) -> Result<(), SegmentError> {
+    pub(crate) fn refuse_if_closed(&self, key: &str) -> Result<(), SegmentError> {
         if lock(&self.fetcher.queue).stop {
             return Err(SegmentError::Closed { key: key.into() });
         }
