@@ -182,7 +182,10 @@ impl RegistryAddress {
     /// except that with a [state file](ferroflake_lease::LeaseConfig::state_file), a server
     /// that cannot be reached now is connected at the first call that finds it up, so that
     /// a restart during an outage gets as far as the file and resumes its claim there.
+    /// Settings that cannot work are refused first, before a directory is made or a
+    /// server connected to.
     pub fn open_for(&self, config: &LeaseConfig) -> Result<Arc<dyn Registry>, LeaseError> {
+        config.validate()?;
         match (self.open(), self) {
             (Err(LeaseError::Unavailable { .. }), RegistryAddress::Store(url))
                 if config.state_file.is_some() =>
@@ -204,6 +207,24 @@ mod tests {
     use super::RegistryAddress;
     use ferroflake_lease::LeaseError;
     use std::path::PathBuf;
+
+    #[test]
+    fn settings_that_cannot_work_are_refused_before_anything_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = dir.path().join("not-yet");
+        let address = RegistryAddress::Embedded(registry.clone());
+        let mut config = ferroflake_lease::LeaseConfig::default();
+        config.ttl = std::time::Duration::from_millis(1);
+        let refused = address.open_for(&config).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(refused, LeaseError::InvalidConfig { .. }),
+            "{refused}"
+        );
+        assert!(!registry.exists(), "the registry directory was made");
+        config.ttl = ferroflake_lease::LeaseConfig::default().ttl;
+        address.open_for(&config).unwrap();
+        assert!(registry.exists());
+    }
 
     fn refused(address: &str) -> String {
         RegistryAddress::parse(address).unwrap_err().to_string()
