@@ -8,6 +8,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::string::{String, ToString};
 
+use super::key::MaskKey;
 use super::keyring::MaskKeyring;
 use crate::Error;
 
@@ -100,18 +101,17 @@ impl MaskKeyring {
     /// # Errors
     /// [`KeyTextError`], with [`parse`](Self::parse)'s error.
     pub fn parse_from(text: &str, source: &str) -> Result<MaskKeyring, KeyTextError> {
+        // A byte-order mark, as some editors save UTF-8, is not part of the first key.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         MaskKeyring::parse(text).map_err(|error| {
+            let line = failing_line(text).unwrap_or(1);
             let detail = match error {
                 Error::ParseEmpty => "no key in it (a key is VERSION:SECRET)".to_string(),
-                Error::ParseInvalidCharacter { index } => {
-                    let before = &text.as_bytes()[..index.min(text.len())];
-                    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-                    std::format!(
-                        "line {line}: not a key (VERSION:SECRET, the secret as 32 hex digits \
-                         or base64 of 16 bytes)"
-                    )
-                }
-                other => other.to_string(),
+                Error::ParseInvalidCharacter { .. } => std::format!(
+                    "line {line}: not a key (VERSION:SECRET, the secret as 32 hex digits \
+                     or base64 of 16 bytes)"
+                ),
+                other => std::format!("line {line}: {other}"),
             };
             KeyTextError {
                 error,
@@ -119,6 +119,25 @@ impl MaskKeyring {
             }
         })
     }
+}
+
+/// The line (from 1) of `text` where [`MaskKeyring::parse`] stops: the first key line
+/// that does not parse, or that gives a version a second secret.
+fn failing_line(text: &str) -> Option<usize> {
+    let mut secrets = std::collections::BTreeMap::new();
+    for (index, line) in text.split('\n').enumerate() {
+        let key_text = line.trim();
+        if key_text.is_empty() || key_text.starts_with('#') {
+            continue;
+        }
+        let Ok(key) = MaskKey::parse(key_text) else {
+            return Some(index + 1);
+        };
+        if secrets.entry(key.version()).or_insert(*key.secret()) != key.secret() {
+            return Some(index + 1);
+        }
+    }
+    None
 }
 
 /// Reads the key file at `path` (links followed): a regular file of at most
@@ -184,6 +203,7 @@ fn readable_by_others(_metadata: &std::fs::Metadata) -> Option<u32> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::ErrorKind;
 
     const KEY: &str = "1:000102030405060708090a0b0c0d0e0f\n";
 
@@ -257,5 +277,53 @@ mod tests {
         assert!(empty
             .to_string()
             .ends_with("k: no key in it (a key is VERSION:SECRET)"));
+    }
+
+    #[test]
+    fn every_refusal_of_a_line_names_it() {
+        let key = "00112233445566778899aabbccddeeff";
+        let other = "ffeeddccbbaa99887766554433221100";
+        for (text, line, kind) in [
+            (
+                std::format!("# keys\n\n999:{key}\n"),
+                3,
+                ErrorKind::MaskKeyVersionOutOfRange,
+            ),
+            (
+                std::format!("1:{key}\n2:{other}\n  1:{other}\n"),
+                3,
+                ErrorKind::DuplicateMaskKeyVersion,
+            ),
+            // The same key twice is no conflict; the bad line after it is.
+            (
+                std::format!("1:{key}\n1:{key}\nx\n"),
+                3,
+                ErrorKind::ParseInvalidCharacter,
+            ),
+        ] {
+            let refused = MaskKeyring::parse_from(&text, "k").unwrap_err();
+            assert_eq!(refused.error().kind(), kind, "{refused}");
+            let message = refused.to_string();
+            assert!(
+                message.starts_with(&std::format!(
+                    "cannot read a mask key from k: line {line}: "
+                )),
+                "{message}"
+            );
+            assert!(
+                !message.contains("0011") && !message.contains("ffee"),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_key_is_not_part_of_it() {
+        let text = "\u{feff}1:00112233445566778899aabbccddeeff\r\n";
+        let ring = MaskKeyring::parse_from(text, "k").unwrap();
+        assert_eq!(ring.current_version(), 1);
+        // Only at the start: anywhere else it is a character no key has.
+        let inside = "1:00112233445566778899aabbccddeeff\n\u{feff}2:x";
+        assert!(MaskKeyring::parse_from(inside, "k").is_err());
     }
 }
