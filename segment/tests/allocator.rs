@@ -217,6 +217,19 @@ fn after_shutdown_opening_any_key_and_creating_one_are_refused() {
         "a key created after"
     );
     assert!(store.peek("late").unwrap().is_none(), "nothing written");
+    // What is wrong with the request itself is said first: it would be refused anyway.
+    assert!(matches!(
+        allocator.create("", 1, 10),
+        Err(SegmentError::InvalidKey { .. })
+    ));
+    assert!(matches!(
+        allocator.key(""),
+        Err(SegmentError::InvalidKey { .. })
+    ));
+    assert!(matches!(
+        allocator.create("late", 1, 0),
+        Err(SegmentError::InvalidConfig { .. })
+    ));
 }
 
 #[test]

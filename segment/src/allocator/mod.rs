@@ -239,6 +239,8 @@ impl SegmentAllocator {
     /// in a forked child; what the store's `create` refuses.
     pub fn create(&self, key: &str, start: i64, step: u64) -> Result<(), SegmentError> {
         self.check_fork()?;
+        // What is wrong with the request itself is said first, as for a key.
+        crate::store::check_create(key, start, step)?;
         self.refuse_if_closed(key)?;
         self.fetcher.store.create(key, start, step)
     }
