@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use ferroflake::{ErrorKind, MaskKeyring};
 use pyo3::exceptions::{PyOSError, PyOverflowError, PyUserWarning};
 use pyo3::prelude::*;
-use pyo3::types::{PyTuple, PyType};
+use pyo3::types::{PyBytes, PyTuple, PyType};
 
 use crate::errors::{kind_error, named_error, to_pyerr};
 use crate::ints::uint;
@@ -77,6 +77,22 @@ impl PyMaskKeyring {
     }
 }
 
+/// A file system path as `open()` takes one: `str`, `bytes`, or an `os.PathLike` of
+/// either (a `bytes` name need not be UTF-8).
+fn fs_path(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let path = obj.py().import("os")?.call_method1("fspath", (obj,))?;
+    match path.cast::<PyBytes>() {
+        #[cfg(unix)]
+        Ok(bytes) => {
+            use std::os::unix::ffi::OsStrExt;
+            Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes.as_bytes())))
+        }
+        #[cfg(not(unix))]
+        Ok(bytes) => Ok(PathBuf::from(String::from_utf8_lossy(bytes.as_bytes()).into_owned())),
+        Err(_) => path.extract(),
+    }
+}
+
 #[pymethods]
 impl PyMaskKeyring {
     /// The keyring in `text`: one key per line, `VERSION:SECRET` (version 0 to 31, the
@@ -94,7 +110,11 @@ impl PyMaskKeyring {
     /// 64 KiB or one that is not UTF-8; bad key text a `ParseError` or `MaskKeyError`
     /// naming the file and line, never the secret.
     #[classmethod]
-    fn from_file(_cls: &Bound<'_, PyType>, py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+    fn from_file(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        #[pyo3(from_py_with = fs_path)] path: PathBuf,
+    ) -> PyResult<Self> {
         let read = match ferroflake::read_key_file(&path) {
             Ok(read) => read,
             Err(e) => {

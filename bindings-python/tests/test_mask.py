@@ -223,7 +223,7 @@ def test_from_file_reads_a_key_file(tmp_path: Path) -> None:
     path = tmp_path / "mask.key"
     path.write_text(f"# rotated 2026-11-23\n{KEY2}\n{KEY1}\n", encoding="utf-8")
     path.chmod(0o600)
-    for where in (path, str(path)):
+    for where in (path, str(path), os.fsencode(path)):  # as open() takes a path
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a private key file is read without a word
             ring = MaskKeyring.from_file(where)
