@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes BENCHMARKS.md from one run of benches/all.sh.
+"""Writes BENCHMARKS.md from one run of benches/all.sh, or some of its tables.
 
-Usage: report.py [--bench-dir DIR] [--criterion-dir DIR] [--out PATH]
+Usage: report.py [--bench-dir DIR] [--criterion-dir DIR] [--out PATH] [--since EPOCH]
+                 [--sections NAME,...]
 
 DIR defaults to <repo>/target/ferroflake-bench (what all.sh fills: run.env, <face>.jsonl,
 <face>.status, <face>.log, criterion-lease/), the criterion directory to <repo>/target/criterion
@@ -11,6 +12,9 @@ One table per face, ferroflake and its peers side by side, each with a ratio to 
 baseline, and a few lines saying what the rows are and whether the face's targets are met.
 Every verdict is computed from the figures of this run. Criterion figures older than the run's
 start are ignored, so a face that did not run shows as missing, not as an older result.
+
+A run of one face's script writes only its tables: benches/run.sh gives `--since` (its start,
+as there is no run.env) and `--sections core,segment`, and `--out -` prints them.
 """
 import argparse
 import json
@@ -18,9 +22,6 @@ import os
 import re
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from summarize import CAPPED, SEGMENT_STORES, duration, fmt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "bash benches/all.sh"
@@ -101,6 +102,34 @@ class Face:
 
 
 # ---------------------------------------------------------------------------- formatting
+
+# Two-thread entries whose layout caps them (4,096 per ms, or 256 per 10 ms for sonyflake);
+# they are compared with each other, the rest with the rest.
+CAPPED = {"ferroflake_system_twitter", "snowflaked", "snowflake_me", "rs_snowflake_mutex", "sonyflake"}
+
+SEGMENT_STORES = {
+    "sqlite": "SQLite (temp file, WAL, synchronous=FULL)",
+    "postgres": "PostgreSQL",
+    "mysql": "MySQL / MariaDB",
+    "redis": "Redis",
+    "remote": "a `ferroflake serve` on SQLite, over HTTP (`ferroflake+http://`, loopback)",
+}
+
+
+def fmt(ns):
+    """Nanoseconds with the digits that matter at that size."""
+    return f"{ns:.2f}" if ns < 10 else f"{ns:.1f}"
+
+
+def duration(ns):
+    """A duration in ns, µs or ms."""
+    if ns is None:
+        return ""
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns / 1e6:.2f} ms"
 
 
 def table(header, rows):
@@ -707,36 +736,50 @@ def header(env, faces):
     return out
 
 
+SECTIONS = ("header", "core", "segment", "c", "python", "node", "leases", "http", "remote")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench-dir", type=Path, default=ROOT / "target" / "ferroflake-bench")
     parser.add_argument("--criterion-dir", type=Path, default=ROOT / "target" / "criterion")
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("FF_BENCH_OUT") or ROOT / "BENCHMARKS.md"))
+    parser.add_argument("--out", default=os.environ.get("FF_BENCH_OUT") or str(ROOT / "BENCHMARKS.md"),
+                        help="the file to write, or - for standard output")
+    parser.add_argument("--since", type=float, help="the run's start (Unix seconds), if not in run.env")
+    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"some of {','.join(SECTIONS)}")
     args = parser.parse_args()
+    wanted = args.sections.split(",")
+    unknown = [name for name in wanted if name not in SECTIONS]
+    if unknown:
+        sys.exit(f"unknown sections {unknown}: choose from {','.join(SECTIONS)}")
 
     env = read_env(args.bench_dir / "run.env")
-    if "started" not in env:
+    if args.since is None and "started" not in env:
         sys.exit(f"{args.bench_dir / 'run.env'} is missing: run benches/all.sh first")
-    since = float(env.get("started", 0))
+    since = args.since if args.since is not None else float(env["started"])
     res = load_criterion(args.criterion_dir, since)
     res.update(load_criterion(args.bench_dir / "criterion-lease", since))
     faces = {name: Face(args.bench_dir, name) for name in ("core-segment", "c", "python", "node", "lease-fencing", "lease-stores", "serve")}
 
-    sections = [
-        header(env, faces.values()),
-        core(res, faces["core-segment"], args.bench_dir),
-        segment(res, faces["core-segment"], args.bench_dir),
-        c_abi(faces["c"]),
-        python(faces["python"]),
-        node(faces["node"]),
-        leases(res, faces["lease-fencing"], faces["lease-stores"]),
-        http(faces["serve"]),
-        remote_segments(faces, args.bench_dir),
-    ]
+    make = {
+        "header": lambda: header(env, faces.values()),
+        "core": lambda: core(res, faces["core-segment"], args.bench_dir),
+        "segment": lambda: segment(res, faces["core-segment"], args.bench_dir),
+        "c": lambda: c_abi(faces["c"]),
+        "python": lambda: python(faces["python"]),
+        "node": lambda: node(faces["node"]),
+        "leases": lambda: leases(res, faces["lease-fencing"], faces["lease-stores"]),
+        "http": lambda: http(faces["serve"]),
+        "remote": lambda: remote_segments(faces, args.bench_dir),
+    }
+    sections = [make[name]() for name in SECTIONS if name in wanted]
     text = "\n\n".join("\n".join(lines).strip("\n") for lines in sections) + "\n"
     text = re.sub(r"\n{3,}", "\n\n", text)
-    args.out.write_text(text)
-    print(f"wrote {args.out}")
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark in ONE `cargo bench` invocation: the core's criterion per-ID and
 # two-thread figures, the long sustained runs, then segment mode (`benches/segment.rs`), and
-# prints the tables for BENCHMARKS.md. Takes about 4 minutes after the build.
+# prints their tables as BENCHMARKS.md has them (benches/report.py). Takes about 4 minutes
+# after the build.
 # Results: <target>/ferroflake-bench/{bench.log,tables.md}.
 #
 # Segment mode measures its server stores (PostgreSQL, MySQL, Redis) only when their
@@ -21,6 +22,8 @@ mkdir -p "$out"
 rm -rf "$target"/criterion/{clock,clock_edge,ferroflake_edge,ferroflake_wide,ferroflake_next_ids,ferroflake_next_ids_edge,mask,peer_edge,peer_plain,two_threads}
 rm -rf "$target"/criterion/{segment_one_thread,segment_one_thread_edge,segment_two_threads,segment_fetch}
 rm -f "$out/sustained.jsonl" "$out/segment.jsonl"
+# Criterion results older than this are another run's.
+started=$(date +%s)
 { date -u; nproc; uptime; } | tee "$out/environment.txt"
 cargo bench -p ferroflake-benches --no-run
 source benches/service.sh
@@ -32,5 +35,7 @@ start_bench_service
 FERROFLAKE_BENCH_REPORT="$out/sustained.jsonl" FERROFLAKE_SEGMENT_REPORT="$out/segment.jsonl" \
   cargo bench -p ferroflake-benches "$@" 2>&1 | tee "$out/bench.log"
 uptime | tee -a "$out/environment.txt"
-python3 benches/summarize.py "$target/criterion" "$out/sustained.jsonl" "$out/segment.jsonl" |
-  tee "$out/tables.md"
+# This script ran to its end: all.sh writes its own status over this one afterwards.
+echo 0 >"$out/core-segment.status"
+python3 benches/report.py --bench-dir "$out" --criterion-dir "$target/criterion" \
+  --since "$started" --sections core,segment --out - | tee "$out/tables.md"

@@ -46,7 +46,7 @@
 //! themselves left out) give its cost per million IDs.
 //!
 //! These results are printed, and written as JSON lines to `$FERROFLAKE_SEGMENT_REPORT`
-//! when set (`benches/run.sh` sets it; `benches/summarize.py` makes the table). An optional
+//! when set (`benches/run.sh` sets it; `benches/report.py` makes the table). An optional
 //! filter argument, as with criterion, also selects among the latency runs and stores.
 
 use std::fmt::Write as _;
