@@ -413,11 +413,12 @@ export declare class SegmentAllocator {
    */
   get store(): string
   /**
-   * Stops every key (later calls throw `ERR_FERROFLAKE_SEGMENT_CLOSED`) and gives each
-   * key's unissued IDs back to the store where nobody allocated after them. Also
-   * `[Symbol.dispose]`. Closing twice does nothing the second time.
+   * Stops every key at once (later calls throw `ERR_FERROFLAKE_SEGMENT_CLOSED`), then
+   * gives each key's unissued IDs back to the store where nobody allocated after them,
+   * off the event loop: the promise resolves with what it did. Also
+   * `[Symbol.asyncDispose]`, for `await using`. Closing twice gives nothing more back.
    */
-  close(): SegmentCloseReport
+  close(): Promise<SegmentCloseReport>
   /** True once `close()` was called. */
   get isClosed(): boolean
 }

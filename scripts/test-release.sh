@@ -470,7 +470,7 @@ npm_source_install() {
     await allocator.createKey("orders", { start: 1, step: 10 })
     const orders = await allocator.key("orders")
     assert.equal(orders.nextId(), 1)
-    allocator.close()
+    await allocator.close()
     assert.throws(() => SegmentAllocator.open({ store: "redis://127.0.0.1:1/" }),
       { code: "ERR_FERROFLAKE_SEGMENT_NOT_BUILT", message: /redis:\/\/ stores are left out of this build/ })
     assert.throws(() => LeasedGenerator.open({ registry: "etcd://127.0.0.1:1" }),

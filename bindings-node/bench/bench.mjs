@@ -144,7 +144,7 @@ for (const [name, make, , batch] of subjects) {
 }
 console.table(rows)
 leased.close()
-segments.close()
+await segments.close()
 
 const REMOTE_STEP = 100_000
 const REMOTE_IDS = Number(process.env.REMOTE_IDS ?? 10_000_000)
@@ -237,7 +237,7 @@ async function remote(address) {
       clk_tck: tck,
     }
   } finally {
-    for (const allocator of allocators) allocator.close()
+    await Promise.all(allocators.map((allocator) => allocator.close()))
   }
 }
 

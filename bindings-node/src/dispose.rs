@@ -1,9 +1,11 @@
-//! `[Symbol.dispose]` on the classes that hold something (a node id, a lease, segments),
-//! so that `using generator = ...` closes them at the end of the block.
+//! `[Symbol.dispose]` on the classes that hold something (a node id, a lease), so that
+//! `using generator = ...` closes them at the end of the block, and
+//! `[Symbol.asyncDispose]` on the one whose `close()` returns a promise (a segment
+//! allocator gives its segments back to a store), for `await using`.
 //!
 //! napi-rs names methods by strings only, so the constructors define the symbol-keyed
-//! property themselves: the object's own `close` method under `Symbol.dispose`. Where the
-//! runtime has no `Symbol.dispose` (Node before 20), nothing is defined; `close()` works
+//! property themselves: the object's own `close` method under the symbol. Where the
+//! runtime has no such symbol (Node before 20), nothing is defined; `close()` works
 //! everywhere.
 
 use std::ptr;
@@ -21,6 +23,16 @@ fn check(status: sys::napi_status) -> napi::Result<()> {
 /// Defines `this[Symbol.dispose] = this.close` (writable and configurable, not enumerable,
 /// like a method), if the runtime has `Symbol.dispose`.
 pub(crate) fn install(env: &Env, this: sys::napi_value) -> napi::Result<()> {
+    install_as(env, this, c"dispose")
+}
+
+/// Defines `this[Symbol.asyncDispose] = this.close`, for a `close` that returns a promise,
+/// if the runtime has `Symbol.asyncDispose`.
+pub(crate) fn install_async(env: &Env, this: sys::napi_value) -> napi::Result<()> {
+    install_as(env, this, c"asyncDispose")
+}
+
+fn install_as(env: &Env, this: sys::napi_value, symbol: &std::ffi::CStr) -> napi::Result<()> {
     let raw = env.raw();
     // SAFETY: `raw` is the live env of this call and `this` one of its objects; every
     // out-pointer is valid, and each status is checked before its result is used.
@@ -38,7 +50,7 @@ pub(crate) fn install(env: &Env, this: sys::napi_value) -> napi::Result<()> {
         check(sys::napi_get_named_property(
             raw,
             symbol_class,
-            c"dispose".as_ptr(),
+            symbol.as_ptr(),
             &mut dispose,
         ))?;
         let mut kind = sys::ValueType::napi_undefined;

@@ -15,7 +15,7 @@ use napi_derive::napi;
 
 use ferroflake_segment::{
     KeyHandle, KeyStatus, Range, SegmentAllocator as CoreAllocator, SegmentConfig, SegmentError,
-    LIMIT_I64, LIMIT_JS,
+    ShutdownReport, LIMIT_I64, LIMIT_JS,
 };
 
 use ferroflake_segment_stores::StoreAddress;
@@ -74,6 +74,21 @@ pub struct SegmentCloseReport {
     pub refused: Vec<String>,
     /// Keys whose give-back failed, with the error's message.
     pub failed: Vec<String>,
+}
+
+/// The report of a close, made on the JS thread.
+fn close_report(env: &Env, report: ShutdownReport) -> napi::Result<sys::napi_value> {
+    let report = SegmentCloseReport {
+        given_back: to_number(env, report.given_back, "givenBack")?,
+        refused: report.refused,
+        failed: report
+            .failed
+            .into_iter()
+            .map(|(key, error)| format!("{key}: {error}"))
+            .collect(),
+    };
+    // SAFETY: `env` is the live env of this callback, on the JS thread.
+    unsafe { napi::bindgen_prelude::ToNapiValue::to_napi_value(env.raw(), report) }
 }
 
 #[napi]
@@ -152,7 +167,7 @@ impl SegmentAllocator {
         };
         let instance = allocator.into_instance(env)?;
         let this = instance.as_object(env).raw();
-        dispose::install(env, this)?;
+        dispose::install_async(env, this)?;
         Ok(this)
     }
 
@@ -245,22 +260,15 @@ impl SegmentAllocator {
         self.address.clone()
     }
 
-    /// Stops every key (later calls throw `ERR_FERROFLAKE_SEGMENT_CLOSED`) and gives each
-    /// key's unissued IDs back to the store where nobody allocated after them. Also
-    /// `[Symbol.dispose]`. Closing twice does nothing the second time.
-    #[napi]
-    pub fn close(&self, env: Env) -> napi::Result<SegmentCloseReport> {
+    /// Stops every key at once (later calls throw `ERR_FERROFLAKE_SEGMENT_CLOSED`), then
+    /// gives each key's unissued IDs back to the store where nobody allocated after them,
+    /// off the event loop: the promise resolves with what it did. Also
+    /// `[Symbol.asyncDispose]`, for `await using`. Closing twice gives nothing more back.
+    #[napi(ts_return_type = "Promise<SegmentCloseReport>")]
+    pub fn close(&self) -> AsyncTask<PoolTask<ShutdownReport>> {
         self.closed.store(true, Ordering::Relaxed);
-        let report = self.inner.shutdown();
-        Ok(SegmentCloseReport {
-            given_back: to_number(&env, report.given_back, "givenBack")?,
-            refused: report.refused,
-            failed: report
-                .failed
-                .into_iter()
-                .map(|(key, error)| format!("{key}: {error}"))
-                .collect(),
-        })
+        let inner = self.inner.clone();
+        pool::spawn(move || Ok(inner.shutdown()), close_report)
     }
 
     /// True once `close()` was called.

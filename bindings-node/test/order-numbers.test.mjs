@@ -41,7 +41,7 @@ test('a number is text, bigint, day, counter and key, all of one number', async 
     assert.equal(n.value, BigInt(n.text))
     assert.equal(n.key, `orders:${compact}`)
   }
-  allocator.close()
+  await allocator.close()
 })
 
 test('width 1 gives 9 numbers, then the exhausted error; nothing is issued past it', async () => {
@@ -55,7 +55,7 @@ test('width 1 gives 9 numbers, then the exhausted error; nothing is issued past 
   for (let i = 0; i < 2; i++) {
     await assert.rejects(orders.next(), (e) => e.code === code('SEGMENT_EXHAUSTED') && e.constructor === Error && /tiny:/.test(e.message))
   }
-  allocator.close()
+  await allocator.close()
 })
 
 test("a zone's midnight starts its day: Kiritimati (UTC+14) and Pago Pago (UTC-11) are never on one date", async () => {
@@ -71,7 +71,7 @@ test("a zone's midnight starts its day: Kiritimati (UTC+14) and Pago Pago (UTC-1
     seen.push(n.day)
   }
   assert.notEqual(seen[0], seen[1], '25 hours apart')
-  allocator.close()
+  await allocator.close()
 })
 
 test('two allocators on one store share the day key without a repeat', async () => {
@@ -81,8 +81,8 @@ test('two allocators on one store share the day key without a repeat', async () 
   const numbers = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? ordersA : ordersB).next()))
   const texts = new Set(numbers.map((n) => n.text))
   assert.equal(texts.size, numbers.length, 'no number twice')
-  a.close()
-  b.close()
+  await a.close()
+  await b.close()
 })
 
 test('bad options are coded refusals; a closed allocator refuses', async () => {
@@ -108,7 +108,7 @@ test('bad options are coded refusals; a closed allocator refuses', async () => {
   assertThrowsCode(() => new OrderNumbers(), TypeError, code('INVALID_TYPE'))
   const orders = allocator.orderNumbers({ prefix: 'closing' })
   await orders.next()
-  allocator.close()
+  await allocator.close()
   await assert.rejects(orders.next(), (e) => e.code === code('SEGMENT_CLOSED'))
   assertThrowsCode(() => allocator.orderNumbers({ prefix: 'after' }), Error, code('SEGMENT_CLOSED'))
 })

@@ -23,7 +23,7 @@ test('two processes on one key of one SQLite file: 0 duplicates', { timeout: 90_
   const store = storePath()
   const allocator = await SegmentAllocator.open({ store })
   await allocator.createKey('orders', { start: 1000, step: 100 }) // small steps: many fetches each
-  allocator.close()
+  await allocator.close()
   const count = 20_000
   const run = () =>
     execFileAsync(process.execPath, [fixture('segment-ids.mjs'), JSON.stringify({ store, key: 'orders', count })], { maxBuffer: 64 << 20 })
@@ -59,10 +59,14 @@ test('a key issues numbers, bigints, strings and batches from one sequence; stat
   assert.ok(status.fetches >= 2, 'crossed segments of 10')
   assert.deepEqual(allocator.status().map((s) => s.key), ['users'])
   assert.deepEqual(key.nextIds(0), [])
-  assert.equal(allocator[Symbol.dispose], allocator.close)
-  const report = allocator.close()
+  // Its close talks to the store, so it is awaited: `await using`, not `using`.
+  if (Symbol.asyncDispose) assert.equal(allocator[Symbol.asyncDispose], allocator.close)
+  assert.equal(allocator[Symbol.dispose], undefined)
+  const closing = allocator.close()
+  assert.ok(closing instanceof Promise)
+  assert.equal(allocator.isClosed, true) // at once: nothing is issued from here on
+  const report = await closing
   assert.ok(report.givenBack >= 0)
-  assert.equal(allocator.isClosed, true)
   assert.throws(() => key.nextId(), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_CLOSED' && e.constructor === Error)
   assert.throws(() => next(), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_CLOSED')
   // Opening a key, even one open before, and creating one are refused, as in every face.
@@ -76,7 +80,7 @@ test('createKey without start or step takes the segment crate\'s defaults, as in
   const key = await allocator.key('plain')
   assert.equal(key.nextId(), 1)
   assert.equal(key.status().step, 1000)
-  allocator.close()
+  await allocator.close()
 })
 
 test('a key with a limit past 2^53 - 1 gives bigints and strings, and refuses numbers up front', async () => {
@@ -98,8 +102,8 @@ test('a key with a limit past 2^53 - 1 gives bigints and strings, and refuses nu
   assert.deepEqual([edge.nextId(), edge.nextId()], [2 ** 53 - 3, 2 ** 53 - 2])
   edge.nextId()
   assert.throws(() => edge.nextId(), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_EXHAUSTED')
-  allocator.close()
-  js.close()
+  await allocator.close()
+  await js.close()
 })
 
 test('bad input to every segment function is a coded error; unreachable stores reject within seconds', { timeout: 60_000 }, async () => {
@@ -158,7 +162,7 @@ test('bad input to every segment function is a coded error; unreachable stores r
     await assert.rejects(SegmentAllocator.open({ store }), expect(store, Error, 'SEGMENT_UNAVAILABLE'), store)
     assert.ok(Date.now() - started < 15_000, `${store}: refused in ${Date.now() - started} ms`)
   }
-  allocator.close()
+  await allocator.close()
 })
 
 test('a SQLite file deleted whole is caught by this host\'s record: the key made again is REWOUND', async () => {
@@ -167,12 +171,12 @@ test('a SQLite file deleted whole is caught by this host\'s record: the key made
   const allocator = await SegmentAllocator.open({ store: path })
   await allocator.createKey('lost', { start: 1, step: 10 })
   assert.deepEqual((await allocator.key('lost')).nextIds(15), Array.from({ length: 15 }, (_, i) => i + 1))
-  allocator.close()
+  await allocator.close()
   for (const side of ['', '-wal', '-shm']) rmSync(path + side, { force: true })
   const again = await SegmentAllocator.open({ store: path })
   await assert.rejects(again.createKey('lost', { start: 1, step: 10 }),
     (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_REWOUND' && /lost/.test(e.message))
-  again.close()
+  await again.close()
 })
 
 test('a hard link to an open SQLite file is refused; a symbolic link is the same name', async () => {
@@ -189,8 +193,8 @@ test('a hard link to an open SQLite file is refused; a symbolic link is the same
   const taken = (await allocator.key('p')).nextIds(3)
   const same = await SegmentAllocator.open({ store: symlink })
   taken.push(...(await same.key('p')).nextIds(3))
-  same.close()
-  allocator.close()
+  await same.close()
+  await allocator.close()
   assert.equal(new Set(taken).size, 6, String(taken))
 })
 

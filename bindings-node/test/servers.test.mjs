@@ -33,7 +33,7 @@ test('two processes on one segment key in Redis: 0 duplicates', { skip, timeout:
   const store = `${redis}?prefix=node-test-${process.pid}-${Date.now()}&accept=lost-writes`
   const allocator = await SegmentAllocator.open({ store })
   await allocator.createKey('orders', { step: 100 })
-  allocator.close()
+  await allocator.close()
   const settings = { store, key: 'orders', count: 5_000 }
   const [a, b] = await Promise.all([run('segment-ids.mjs', settings), run('segment-ids.mjs', settings)])
   const seen = new Set(a)
@@ -51,7 +51,7 @@ test('two processes on one segment key through the service: dense, 0 duplicates'
   const allocator = await SegmentAllocator.open({ store: service })
   assert.equal(allocator.store, service) // as given, nothing to hide
   await allocator.createKey(key, { step: 100 })
-  allocator.close()
+  await allocator.close()
   const settings = { store: service, key, count: 5_000 }
   const [a, b] = await Promise.all([run('segment-ids.mjs', settings), run('segment-ids.mjs', settings)])
   const seen = new Set(a)
@@ -60,7 +60,7 @@ test('two processes on one segment key through the service: dense, 0 duplicates'
   // Each gave its unissued rest back: the next IDs continue right after the highest.
   const again = await SegmentAllocator.open({ store: service })
   const next = (await again.key(key)).nextId()
-  again.close()
+  await again.close()
   assert.ok(next > Math.max(...a, ...b), `${next}`)
 })
 
@@ -68,7 +68,7 @@ test('a service that does not answer rejects with a coded error within seconds',
   const began = Date.now()
   const allocator = await SegmentAllocator.open({ store: 'ferroflake+http://127.0.0.1:1/' })
   await assert.rejects(allocator.key('orders'), (e) => e.code === 'ERR_FERROFLAKE_SEGMENT_UNAVAILABLE')
-  allocator.close()
+  await allocator.close()
   assert.ok(Date.now() - began < 15_000)
   // A token in the address would be shown wherever the address is: refused, unshown.
   await assert.rejects(
