@@ -5,6 +5,7 @@
 //! timed out (the segments and the lease were still given back); 2 for settings that
 //! cannot work; 128 + the signal for a second SIGTERM or SIGINT during the stop.
 
+use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
 use ferroflake_serve::{init_logging, open_files, AppState, Config, ServeArgs, Server};
@@ -18,7 +19,8 @@ pub fn run(args: &ServeArgs) -> u8 {
     let config = match Config::from_args(args) {
         Ok(config) => config,
         Err(e) => {
-            eprintln!("ferroflake serve: {e}");
+            // Not `eprintln!`: a closed or broken stderr must not turn this into a panic.
+            let _ = writeln!(std::io::stderr().lock(), "ferroflake serve: {e}");
             return 2;
         }
     };

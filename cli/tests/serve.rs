@@ -2,7 +2,7 @@
 //! times out, a clean exit on each server store, no password shown anywhere.
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -764,4 +764,74 @@ fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
         .unwrap()
         .unwrap();
     assert_eq!(row.max_id, 2, "the rest went back");
+}
+
+/// The log's reader goes away (a pipe closed, `| head -1`, a full disk): the service goes
+/// on answering, and SIGTERM still stops it cleanly, giving the segment's rest back and
+/// the node id up, rather than panicking on the broken stderr (exit 101, both kept).
+#[test]
+fn a_log_reader_that_goes_away_changes_nothing_about_the_stop() {
+    let (_dir, store, leases) = place();
+    let all = [
+        "--listen",
+        "127.0.0.1:0",
+        "--lease",
+        &leases,
+        "--lease-ttl-ms",
+        "1000",
+        "--lease-max-ttl-ms",
+        "1000",
+        "--store",
+        &store,
+    ];
+    let mut child = serve_command(BIN, &all, &[]).spawn().unwrap();
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(log.read_line(&mut line).unwrap() > 0, "no start line");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if v["event"] == "started" {
+            break v["addr"].as_str().unwrap().to_owned();
+        }
+    };
+    drop(log); // every later log line meets a closed pipe
+    let base = format!("http://{addr}");
+    wait_ready(&base);
+    let agent = client();
+    let (status, first) = get(&agent, &format!("{base}/api/segment/get/k")).unwrap();
+    assert_eq!((status, first.as_str()), (200, "1"));
+    for _ in 0..20 {
+        assert_eq!(
+            get(&agent, &format!("{base}/api/snowflake/get/k"))
+                .unwrap()
+                .0,
+            200
+        );
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut ended = ServeChild {
+        child,
+        addr: addr.parse().unwrap(),
+        log: Arc::default(),
+    };
+    let status = ended.wait(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0));
+    let row = SqliteStore::open(&store)
+        .unwrap()
+        .peek("k")
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.max_id, 2, "the segment's rest went back");
+    let registry = EmbeddedRegistry::open(&leases).unwrap();
+    let view = registry.list().unwrap();
+    assert!(
+        view.nodes
+            .iter()
+            .all(|n| n.state != ferroflake_lease::NodeState::Held),
+        "{view:?}"
+    );
 }

@@ -1298,7 +1298,9 @@ impl StartWaits<'_> {
 /// standard error, `ferroflake: ` first: for callers with no log of their own, such as
 /// the C library and the Node addon, so that a start that waits is never silent.
 pub fn report_to_stderr(text: &str) {
-    eprintln!("ferroflake: {text}");
+    use std::io::Write;
+    // Never `eprintln!`: a closed or broken stderr must not turn a report into a panic.
+    let _ = writeln!(std::io::stderr().lock(), "ferroflake: {text}");
 }
 
 /// How long until `deadline`, `None` once it has passed.

@@ -377,12 +377,16 @@ impl Drop for RunningServer {
     }
 }
 
-/// Sets up logging: `RUST_LOG` filters (default `info`), lines as text or JSON.
+/// Sets up logging: `RUST_LOG` filters (default `info`), lines as text or JSON, to stderr.
+/// A line that cannot be written (stderr closed, full, or a reader gone) is dropped: the
+/// service goes on and stops as it would, rather than panic reporting the failure on the
+/// same stderr.
 pub fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .log_internal_errors(false)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
