@@ -444,10 +444,22 @@ impl SegmentStore for HostRecorded {
         rest: Range,
         expected_max_id: u64,
     ) -> Result<bool, SegmentError> {
+        // This host's record comes down first, the row after: a process that ends between
+        // the two (a second SIGTERM, a crash) or loses the store's answer leaves the record
+        // below the row, which is safe since nothing of the rest was issued, and never
+        // above it, which the next fetch would read as the store going back.
+        let lowered = self.with_record(|_, record, _| {
+            let ours = last_end(record, key) == Some(expected_max_id);
+            if ours {
+                set_end(record, key, rest.start);
+            }
+            Ok(ours)
+        })?;
         self.with_record(|store, record, _| {
             let given = store.give_back(key, rest, expected_max_id)?;
-            if given && last_end(record, key) == Some(expected_max_id) {
-                set_end(record, key, rest.start);
+            // Refused (someone allocated since): the rest stays skipped, the record as it was.
+            if !given && lowered && last_end(record, key) == Some(rest.start) {
+                set_end(record, key, expected_max_id);
             }
             Ok(given)
         })

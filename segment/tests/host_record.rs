@@ -5,6 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
 
+mod support;
+
 use ferroflake_segment::host_record::HostRecorded;
 use ferroflake_segment::{MemoryStore, Range, SegmentError, SegmentStore};
 
@@ -208,4 +210,63 @@ fn the_latest_range_of_each_key_holds_however_the_record_was_kept() {
     assert_eq!(above.allocate("b", 10).unwrap().range.start, last.end);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.ends_with('\n'), "the cut line is gone: {text:?}");
+}
+
+/// A give-back the store applied whose answer never came back, as when the process ends
+/// between the two (a second SIGTERM during a stop): this host's record came down first,
+/// so the rest given back is issued again, not refused as the store going back.
+#[test]
+fn a_give_back_the_store_took_but_never_answered_does_not_read_as_going_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw: Arc<dyn SegmentStore> = Arc::new(MemoryStore::new());
+    let switch = support::Switchable::new(Arc::clone(&raw));
+    let store = HostRecorded::in_dir(switch.clone(), ADDRESS, dir.path()).unwrap();
+    store.create("k", 1, 10).unwrap();
+    let first = store.allocate("k", 10).unwrap().range; // 1..11
+    let rest = Range {
+        start: 4,
+        end: first.end,
+    };
+    switch.set_give_back_answer_lost(true);
+    assert!(matches!(
+        store.give_back("k", rest, first.end),
+        Err(SegmentError::Unavailable { .. })
+    ));
+    assert_eq!(
+        raw.peek("k").unwrap().unwrap().max_id,
+        4,
+        "the store took it"
+    );
+    switch.set_give_back_answer_lost(false);
+    drop(store);
+
+    let restarted = HostRecorded::in_dir(switch, ADDRESS, dir.path()).unwrap();
+    assert_eq!(
+        restarted.allocate("k", 10).unwrap().range,
+        Range { start: 4, end: 14 }
+    );
+}
+
+/// A give-back the store refuses (someone allocated after): the record stays where it was,
+/// so a store that later goes back below it is still caught.
+#[test]
+fn a_refused_give_back_leaves_this_hosts_record_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw: Arc<dyn SegmentStore> = Arc::new(MemoryStore::new());
+    let store = HostRecorded::in_dir(Arc::clone(&raw), ADDRESS, dir.path()).unwrap();
+    store.create("k", 1, 10).unwrap();
+    let first = store.allocate("k", 10).unwrap().range; // 1..11
+    raw.allocate("k", 10).unwrap(); // another host: 11..21
+    let rest = Range {
+        start: 4,
+        end: first.end,
+    };
+    assert_eq!(store.give_back("k", rest, first.end), Ok(false));
+    drop(store);
+    // Everything lost; made again at the start of the rest: below what this host took.
+    let lost = fresh_store(dir.path());
+    rewound(
+        lost.create("k", 4, 10),
+        "created again within the range taken",
+    );
 }

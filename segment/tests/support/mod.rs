@@ -15,6 +15,8 @@ use ferroflake_segment::{Allocation, KeyRecord, Range, SegmentConfig, SegmentErr
 pub struct Switchable {
     pub inner: Arc<dyn SegmentStore>,
     off: AtomicBool,
+    /// A give-back is applied, and then its answer lost: the caller sees `Unavailable`.
+    give_back_answer_lost: AtomicBool,
     delay_ms: AtomicU64,
     pub allocations: AtomicU64,
     in_flight: AtomicU64,
@@ -27,6 +29,7 @@ impl Switchable {
         Arc::new(Switchable {
             inner,
             off: AtomicBool::new(false),
+            give_back_answer_lost: AtomicBool::new(false),
             delay_ms: AtomicU64::new(0),
             allocations: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
@@ -35,6 +38,9 @@ impl Switchable {
     }
     pub fn set_off(&self, off: bool) {
         self.off.store(off, Ordering::SeqCst);
+    }
+    pub fn set_give_back_answer_lost(&self, lost: bool) {
+        self.give_back_answer_lost.store(lost, Ordering::SeqCst);
     }
     pub fn set_delay(&self, delay: Duration) {
         self.delay_ms
@@ -72,7 +78,14 @@ impl SegmentStore for Switchable {
     }
     fn give_back(&self, key: &str, rest: Range, expected: u64) -> Result<bool, SegmentError> {
         self.gate()?;
-        self.inner.give_back(key, rest, expected)
+        let given = self.inner.give_back(key, rest, expected)?;
+        if self.give_back_answer_lost.load(Ordering::SeqCst) {
+            return Err(SegmentError::Unavailable {
+                store: "switchable".into(),
+                detail: "the answer was lost after the store applied it".into(),
+            });
+        }
+        Ok(given)
     }
     fn peek(&self, key: &str) -> Result<Option<KeyRecord>, SegmentError> {
         self.gate()?;
