@@ -88,7 +88,9 @@ fn fs_path(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
             Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes.as_bytes())))
         }
         #[cfg(not(unix))]
-        Ok(bytes) => Ok(PathBuf::from(String::from_utf8_lossy(bytes.as_bytes()).into_owned())),
+        Ok(bytes) => Ok(PathBuf::from(
+            String::from_utf8_lossy(bytes.as_bytes()).into_owned(),
+        )),
         Err(_) => path.extract(),
     }
 }
