@@ -181,9 +181,24 @@ impl LeaseConfig {
         if self.retry_every.is_zero() {
             return bad("retry_every must be above 0".into());
         }
+        // Shown to operators (`lease list`, logs) and kept in every record: a name, not a
+        // payload, and nothing a terminal would act on.
+        if self.holder.is_empty()
+            || self.holder.len() > MAX_HOLDER_BYTES
+            || self.holder.chars().any(char::is_control)
+        {
+            return bad(format!(
+                "holder must be 1 to {MAX_HOLDER_BYTES} bytes with no control characters \
+                 (operators read it); this one has {} bytes",
+                self.holder.len()
+            ));
+        }
         Ok(())
     }
 }
+
+/// The longest [`LeaseConfig::holder`], in bytes.
+pub const MAX_HOLDER_BYTES: usize = 256;
 
 /// `host:pid`, so an operator can tell who holds an id.
 fn default_holder() -> String {

@@ -890,6 +890,31 @@ fn a_clock_skew_limit_beyond_what_the_protocol_covers_is_refused() {
     config.validate().unwrap();
 }
 
+/// The holder's name is for operators: empty, longer than 256 bytes, or holding a
+/// control character (a terminal escape in `lease list`) is refused before any claim.
+#[test]
+fn a_holder_name_operators_cannot_read_is_refused() {
+    let mut config = quick_config();
+    for bad in [
+        String::new(),
+        "x".repeat(ferroflake_lease::MAX_HOLDER_BYTES + 1),
+        "web-1\u{1b}[2J".to_owned(),
+        "web\n1".to_owned(),
+    ] {
+        config.holder = bad;
+        let refused = config.validate().unwrap_err().to_string();
+        assert!(
+            refused.contains("holder must be 1 to 256 bytes"),
+            "{refused}"
+        );
+        assert!(!refused.contains("\u{1b}"), "{refused}");
+    }
+    config.holder = "x".repeat(ferroflake_lease::MAX_HOLDER_BYTES);
+    config.validate().unwrap();
+    config.holder = "web-1 (façade)".to_owned();
+    config.validate().unwrap();
+}
+
 /// The system clock set `offset_ms` off, which a test moves: a host whose clock stepped.
 struct SteppedClock {
     offset_ms: std::sync::atomic::AtomicI64,
