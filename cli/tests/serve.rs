@@ -148,6 +148,21 @@ fn wait_read_by_peer(stream: &TcpStream, within: Duration) {
     }
 }
 
+/// The registry at `leases` with a 1 s TTL (a new registry's first claim waits that out,
+/// not the default 10 s) and the store at `store`.
+fn on<'a>(leases: &'a str, store: &'a str) -> [&'a str; 8] {
+    [
+        "--lease",
+        leases,
+        "--lease-ttl-ms",
+        "1000",
+        "--lease-max-ttl-ms",
+        "1000",
+        "--store",
+        store,
+    ]
+}
+
 /// Leases and store in one temporary directory; key `k` from 1, step 500.
 fn place() -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -248,18 +263,7 @@ fn environment_variables_sit_between_the_file_and_the_flags() {
 #[test]
 fn sigterm_under_load_answers_every_request_rightly_releases_the_lease_and_gives_segments_back() {
     let (_dir, store, leases) = place();
-    let mut service = Service::start(&[
-        "--lease",
-        &leases,
-        "--lease-ttl-ms",
-        "1000",
-        "--lease-max-ttl-ms",
-        "1000",
-        "--store",
-        &store,
-        "--preload",
-        "k",
-    ]);
+    let mut service = Service::start(&[&on(&leases, &store)[..], &["--preload", "k"]].concat());
     wait_ready(&service.base);
     let node = get(&client(), &format!("{}/readyz", service.base))
         .unwrap()
@@ -626,16 +630,7 @@ fn a_second_signal_during_the_stop_exits_at_once() {
     let (_dir, store, leases) = place();
     // A request waiting for the store keeps the drain (and so the stop) waiting: long
     // enough to send a second signal.
-    let mut service = Service::start(&[
-        "--lease",
-        &leases,
-        "--lease-ttl-ms",
-        "1000",
-        "--lease-max-ttl-ms",
-        "1000",
-        "--store",
-        &store,
-    ]);
+    let mut service = Service::start(&on(&leases, &store));
     wait_ready(&service.base);
     let _held = request_held_by_the_store(&service, &store);
     service.signal("TERM");
@@ -731,20 +726,13 @@ fn a_service_killed_and_restarted_with_its_state_file_keeps_its_node_id() {
 #[test]
 fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
     let (_dir, store, leases) = place();
-    let mut service = Service::start(&[
-        "--lease",
-        &leases,
-        "--lease-ttl-ms",
-        "1000",
-        "--lease-max-ttl-ms",
-        "1000",
-        "--store",
-        &store,
-        "--preload",
-        "k",
-        "--shutdown-timeout-ms",
-        "500",
-    ]);
+    let mut service = Service::start(
+        &[
+            &on(&leases, &store)[..],
+            &["--preload", "k", "--shutdown-timeout-ms", "500"],
+        ]
+        .concat(),
+    );
     wait_ready(&service.base);
     let id = get(&client(), &format!("{}/api/segment/get/k", service.base)).unwrap();
     assert_eq!(id, (200, "1".to_owned()));
@@ -772,18 +760,7 @@ fn a_drain_that_times_out_still_gives_everything_back_and_exits_1() {
 #[test]
 fn a_log_reader_that_goes_away_changes_nothing_about_the_stop() {
     let (_dir, store, leases) = place();
-    let all = [
-        "--listen",
-        "127.0.0.1:0",
-        "--lease",
-        &leases,
-        "--lease-ttl-ms",
-        "1000",
-        "--lease-max-ttl-ms",
-        "1000",
-        "--store",
-        &store,
-    ];
+    let all = [&["--listen", "127.0.0.1:0"][..], &on(&leases, &store)].concat();
     let mut child = serve_command(BIN, &all, &[]).spawn().unwrap();
     let mut log = BufReader::new(child.stderr.take().unwrap());
     let addr = loop {
