@@ -86,6 +86,8 @@ export declare class Generator {
  * Make one with `Layout.preset(name)` or `Layout.custom(spec)`; the core validates both.
  */
 export declare class Layout {
+  /** Refused: a layout comes from `Layout.preset(name)` or `Layout.custom(spec)`. */
+  constructor()
   /**
    * A layout by name or spelling: a preset, one of `Layout.presetNames()`
    * (case-insensitive), or `TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`

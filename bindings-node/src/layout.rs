@@ -33,6 +33,15 @@ pub struct Layout {
 
 #[napi]
 impl Layout {
+    /// Refused: a layout comes from `Layout.preset(name)` or `Layout.custom(spec)`.
+    #[napi(constructor)]
+    pub fn new(env: Env) -> napi::Result<Self> {
+        Err(crate::error::not_constructible(
+            &env,
+            "use `Layout.preset(name)` or `Layout.custom(spec)`: the core checks every layout",
+        ))
+    }
+
     /// A layout by name or spelling: a preset, one of `Layout.presetNames()`
     /// (case-insensitive), or `TIME/NODE/SEQUENCE[+SHARD]@EPOCH[,tick=Nms][,order=ORDER]`
     /// as `toString()` prints it, e.g. `'41/8/14@2010-11-04T01:42:54.657Z'`.

@@ -239,6 +239,17 @@ test('a class called without new throws a coded TypeError and takes nothing', ()
   other.close()
 })
 
+test('a layout comes from its factories; new Layout() and a bare call are coded TypeErrors', () => {
+  for (const call of [() => new Layout(), () => new Layout({}), () => addon.Layout({})]) {
+    const error = assertThrowsCode(call, TypeError, 'ERR_FERROFLAKE_INVALID_TYPE')
+    assert.match(error.message, /Layout\.preset\(name\)` or `Layout\.custom\(spec\)/)
+  }
+  // The factories still make layouts, which are still Layouts.
+  const twitter = Layout.preset('twitter')
+  assert.ok(twitter instanceof Layout)
+  assert.equal(twitter.toString(), Layout.preset(twitter.toString()).toString())
+})
+
 test('a class called on an instance it already made throws a coded TypeError and takes nothing', () => {
   const existing = new Generator({ nodeId: 15 })
   const error = assertThrowsCode(() => Generator.call(existing, { nodeId: 16 }), TypeError, 'ERR_FERROFLAKE_INVALID_TYPE')
