@@ -39,11 +39,7 @@ pub fn run(args: &ServeArgs) -> u8 {
     let state = Arc::new(OnceLock::<Arc<AppState>>::new());
     let reloading = Arc::clone(&state);
     // Without a file to read again, SIGHUP is left alone and ends the process.
-    let reloads: &[i32] = if config.tokens_file.is_some() || config.tls_cert.is_some() {
-        &[SIGHUP]
-    } else {
-        &[]
-    };
+    let reloads: &[i32] = if config.reloads() { &[SIGHUP] } else { &[] };
     // Caught before anything opens: a stop during a slow start still gives back.
     let watched = Signals::watch(&[SIGTERM, SIGINT], reloads, move |caught| match caught {
         Caught::Stop(signal) => {

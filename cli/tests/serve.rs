@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use ferroflake_lease::{EmbeddedRegistry, LeaseRequest, Registry};
 use ferroflake_segment::{SegmentStore, SqliteStore};
 
-use ferroflake_test_support::serve_child::{serve_command, ServeChild};
+use ferroflake_test_support::serve_child::{serve_command, wait_exit, ServeChild};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
 
@@ -790,12 +790,7 @@ fn a_log_reader_that_goes_away_changes_nothing_about_the_stop() {
         .status()
         .unwrap();
     assert!(kill.success());
-    let mut ended = ServeChild {
-        child,
-        addr: addr.parse().unwrap(),
-        log: Arc::default(),
-    };
-    let status = ended.wait(Duration::from_secs(20));
+    let status = wait_exit(&mut child, Duration::from_secs(20), &"serve after SIGTERM");
     assert_eq!(status.code(), Some(0));
     let row = SqliteStore::open(&store)
         .unwrap()

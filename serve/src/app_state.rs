@@ -78,11 +78,6 @@ impl AppState {
         (ready, body)
     }
 
-    /// Whether there is a file to read again: a tokens file, or a TLS certificate and key.
-    pub fn reloads(&self) -> bool {
-        self.tokens.is_some() || self.tls.is_some()
-    }
-
     /// Reads again the tokens file and the TLS certificate and key, those that are
     /// configured, as SIGHUP does. Each outcome is logged; a bad file changes nothing.
     pub fn reload(&self) {

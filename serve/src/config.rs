@@ -404,6 +404,12 @@ impl Config {
         self.tls_cert.is_some() && self.tls_key.is_some()
     }
 
+    /// Whether there is a file to read again on SIGHUP ([`AppState::reload`](crate::AppState::reload)):
+    /// a tokens file, or a TLS certificate and key.
+    pub fn reloads(&self) -> bool {
+        self.tokens_file.is_some() || self.tls()
+    }
+
     /// Whether `listen` is reachable from this host only (IPv4-mapped loopback included).
     pub fn listen_is_loopback(&self) -> bool {
         self.listen.ip().to_canonical().is_loopback()

@@ -118,19 +118,7 @@ impl ServeChild {
     /// Waits at most `within` for the exit, and returns its status; kills it and fails
     /// the test if it does not end.
     pub fn wait(&mut self, within: Duration) -> ExitStatus {
-        let until = Instant::now() + within;
-        let mut pause = Duration::from_millis(1);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                panic!("no exit in {within:?}: {:?}", self.log.lock().unwrap());
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(20));
-        }
+        wait_exit(&mut self.child, within, &self.log)
     }
 
     /// SIGTERM; the exit status, how long the exit took, and the whole log.
@@ -150,6 +138,25 @@ impl Drop for ServeChild {
     }
 }
 
+/// Waits at most `within` for `child` to exit, and returns its status; kills it and fails
+/// the test, showing `what`, if it does not end.
+pub fn wait_exit(child: &mut Child, within: Duration, what: &dyn std::fmt::Debug) -> ExitStatus {
+    let until = Instant::now() + within;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no exit in {within:?}: {what:?}");
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
 /// Runs `command`, a child that should end by itself: its exit code and stderr. A child
 /// still running after 20 s (one that started when it should have refused) is killed, and
 /// the test fails rather than hangs.
@@ -161,11 +168,10 @@ pub fn exit_of(mut command: Command) -> (Option<i32>, String) {
         let _ = stderr.read_to_string(&mut text);
         text
     });
-    let mut ended = ServeChild {
-        child,
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        log: Arc::default(),
-    };
-    let status = ended.wait(Duration::from_secs(20));
+    let status = wait_exit(
+        &mut child,
+        Duration::from_secs(20),
+        &"a child that should refuse",
+    );
     (status.code(), reader.join().unwrap())
 }
