@@ -1,8 +1,9 @@
 //! The command line, as clap derives it.
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use ferroflake::Layout;
+use ferroflake::{Layout, PeerParts};
 use ferroflake_lease::protocol::{DEFAULT_MAX_TTL, DEFAULT_QUARANTINE};
 
 use crate::layout_arg::NamedLayout;
@@ -352,6 +353,19 @@ pub struct DecodeArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+
+    /// Print the parts as another library shows them, one line of that library's JSON:
+    /// bwmarrin (ID.Time/Node/Step), sonyflake and sonyflake-v2 (Decompose), leaf
+    /// (/decodeSnowflakeId), cosid (its friendly ID and state). Times in UTC. --layout
+    /// says where the parts are (`ferroflake layout --like PEER` gives the peer's).
+    #[arg(
+        long = "as",
+        value_name = "PEER",
+        conflicts_with = "json",
+        value_parser = PossibleValuesParser::new(PeerParts::NAMES)
+            .map(|name| PeerParts::from_name(&name).expect("a listed name"))
+    )]
+    pub view: Option<PeerParts>,
 }
 
 #[derive(Debug, Args)]

@@ -15,9 +15,13 @@ pub fn run(args: &DecodeArgs, out: &mut impl Write) -> Result<(), Failure> {
     let id = format
         .parse(text)
         .map_err(|e| Failure::Input(unreadable(text, format, &e)))?;
-    let parts = layout
-        .decode(id)
-        .map_err(|e| Failure::Input(format!("{id} is not a {} ID: {e}", args.layout.name())))?;
+    let not_of_layout =
+        |e: Error| Failure::Input(format!("{id} is not a {} ID: {e}", args.layout.name()));
+    if let Some(peer) = args.view {
+        writeln!(out, "{}", peer.show(&layout, id).map_err(not_of_layout)?)?;
+        return Ok(());
+    }
+    let parts = layout.decode(id).map_err(not_of_layout)?;
     let time = iso_ms(parts.timestamp_ms);
     if args.json {
         let value = serde_json::json!({

@@ -6,8 +6,9 @@
 //!   the remaining bits, node above step.
 //! - sonyflake (v1): 39 bits of 10 ms time, 8 sequence, 16 machine id (lowest), start
 //!   2014-09-01T00:00:00Z.
-//! - sonyflake v2: BitsSequence 8, BitsMachineID 16, TimeUnit 10 ms, the same start; the
-//!   time takes the remaining bits, sequence above machine id.
+//! - sonyflake v2: BitsSequence 8, BitsMachineID 16, TimeUnit 10 ms, StartTime
+//!   2025-01-01T00:00:00Z (v2 moved it from v1's); the time takes the remaining bits,
+//!   sequence above machine id.
 //! - Leaf (SnowflakeIDGenImpl), Hutool (Snowflake), MyBatis-Plus (Sequence): 41/10/12 from
 //!   Twitter's epoch 1288834974657; Hutool and MyBatis-Plus split the node into a 5-bit
 //!   datacenter id above a 5-bit worker id.
@@ -48,6 +49,7 @@ pub enum Peer {
 }
 
 const SONYFLAKE_START: &str = "2014-09-01T00:00:00Z";
+const SONYFLAKE_V2_START: &str = "2025-01-01T00:00:00Z";
 
 /// Why no layout reads a peer's IDs.
 fn no_layout_because(peer: Peer) -> Failure {
@@ -176,7 +178,7 @@ pub fn layout_of(peer: Peer, args: &LayoutArgs) -> Result<Layout, Failure> {
                 sequence,
                 tick,
                 FieldOrder::SequenceThenNode,
-                SONYFLAKE_START.into(),
+                SONYFLAKE_V2_START.into(),
             )
         }
         Peer::Leaf | Peer::Hutool | Peer::MybatisPlus => {

@@ -35,7 +35,7 @@ fn each_peer_with_its_defaults_prints_the_layout_of_its_ids() {
         ),
         (
             "sonyflake-v2",
-            "39/16/8@2014-09-01T00:00:00Z,tick=10ms,order=sequence_then_node",
+            "39/16/8@2025-01-01T00:00:00Z,tick=10ms,order=sequence_then_node",
         ),
         ("shardingsphere", "41/10/12@2016-11-01T00:00:00Z"),
         ("cosid", "41/10/12@2019-12-24T16:00:00Z"),
@@ -78,7 +78,7 @@ fn a_peers_own_settings_change_its_layout() {
     );
     assert_eq!(
         like(&["sonyflake-v2", "--time-unit", "1s"]),
-        "39/16/8@2014-09-01T00:00:00Z,tick=1000ms,order=sequence_then_node"
+        "39/16/8@2025-01-01T00:00:00Z,tick=1000ms,order=sequence_then_node"
     );
 }
 
@@ -175,6 +175,77 @@ fn next_decode_and_layout_take_a_spelling_where_they_take_a_preset() {
         (
             &["layout", "--layout", "41/10/12@0,order=sideways"],
             "sequence_then_node",
+        ),
+    ] {
+        let (code, stderr) = refusal(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn decode_as_prints_the_parts_as_the_peer_shows_them() {
+    // sonyflake v2 counts 10 ms units from 2025-01-01: 100 units, sequence 3, machine 258.
+    let v2 = like(&["sonyflake-v2"]);
+    let id = (100u64 << 24) | (3 << 16) | 258;
+    let shown = stdout(&ferroflake(&[
+        "decode",
+        &id.to_string(),
+        "--layout",
+        &v2,
+        "--as",
+        "sonyflake-v2",
+    ]));
+    assert_eq!(
+        shown,
+        format!("{{\"id\":{id},\"machine\":258,\"sequence\":3,\"time\":100}}\n")
+    );
+    let native = stdout(&ferroflake(&[
+        "decode",
+        &id.to_string(),
+        "--layout",
+        &v2,
+        "--json",
+    ]));
+    let native: serde_json::Value = serde_json::from_str(&native).unwrap();
+    assert_eq!(native["time"], "2025-01-01T00:00:01.000Z");
+
+    // Leaf's decode example: 1567733700834 ms, worker 39, sequence 3448.
+    let leaf = ((1_567_733_700_834u64 - 1_288_834_974_657) << 22) | (39 << 12) | 3448;
+    let leaf = leaf.to_string();
+    for (peer, expected) in [
+        (
+            "leaf",
+            r#"{"timestamp":"1567733700834(2019-09-06 01:35:00.834)","workerId":"39","sequenceId":"3448"}"#.to_owned(),
+        ),
+        (
+            "bwmarrin",
+            format!(r#"{{"id":"{leaf}","time":1567733700834,"node":39,"step":3448}}"#),
+        ),
+    ] {
+        let shown = stdout(&ferroflake(&["decode", &leaf, "--as", peer]));
+        assert_eq!(shown.trim_end(), expected, "{peer}");
+    }
+    let cosid = stdout(&ferroflake(&["decode", &leaf, "--as", "cosid"]));
+    let cosid: serde_json::Value = serde_json::from_str(&cosid).unwrap();
+    assert_eq!(cosid["friendlyId"], "20190906013500834-39-3448");
+
+    for (args, why) in [
+        (&["decode", "1", "--as", "Leaf"][..], "invalid value 'Leaf'"),
+        (
+            &["decode", "1", "--as", "leaf", "--json"],
+            "cannot be used with",
+        ),
+        (
+            &[
+                "decode",
+                "9007199254740992",
+                "--layout",
+                "js53",
+                "--as",
+                "leaf",
+            ],
+            "is not a js53 ID",
         ),
     ] {
         let (code, stderr) = refusal(args);

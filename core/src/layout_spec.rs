@@ -98,6 +98,36 @@ const fn days_in_month(year: i64, month: i64) -> i64 {
     }
 }
 
+/// An instant's calendar fields in UTC, for the texts that show one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UtcFields {
+    pub year: i64,
+    pub month: i64,
+    pub day: i64,
+    pub hour: i64,
+    pub minute: i64,
+    pub second: i64,
+    pub milli: i64,
+}
+
+impl UtcFields {
+    /// The fields of `unix_ms` (negative before 1970).
+    pub(crate) const fn of(unix_ms: i64) -> UtcFields {
+        let (year, month, day) = civil_from_days(unix_ms.div_euclid(MS_PER_DAY));
+        let in_day = unix_ms.rem_euclid(MS_PER_DAY);
+        let seconds = in_day / 1000;
+        UtcFields {
+            year,
+            month,
+            day,
+            hour: seconds / 3600,
+            minute: seconds / 60 % 60,
+            second: seconds % 60,
+            milli: in_day % 1000,
+        }
+    }
+}
+
 /// `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z` as ms since the Unix epoch (negative before it, for the
 /// builder to refuse as [`Error::EpochBeforeUnix`]). `at` is where `text` starts in the
 /// whole spelling.
@@ -290,19 +320,15 @@ impl fmt::Display for Layout {
         }
         // A valid epoch is at most i64::MAX ms.
         let epoch = self.epoch_ms as i64;
-        let (year, month, day) = civil_from_days(epoch.div_euclid(MS_PER_DAY));
-        if year <= 9999 {
-            let in_day = epoch.rem_euclid(MS_PER_DAY);
-            let (seconds, millis) = (in_day / 1000, in_day % 1000);
+        let t = UtcFields::of(epoch);
+        if t.year <= 9999 {
             write!(
                 f,
-                "@{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-                seconds / 3600,
-                seconds / 60 % 60,
-                seconds % 60
+                "@{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+                t.year, t.month, t.day, t.hour, t.minute, t.second
             )?;
-            if millis > 0 {
-                write!(f, ".{millis:03}")?;
+            if t.milli > 0 {
+                write!(f, ".{:03}", t.milli)?;
             }
             f.write_str("Z")?;
         } else {

@@ -90,6 +90,7 @@ mod id;
 mod layout;
 mod layout_spec;
 mod mask;
+mod peer_parts;
 mod presets;
 mod retry_pause;
 mod sync;
@@ -113,6 +114,7 @@ pub use layout::{FieldOrder, Layout, LayoutBuilder};
 #[cfg(feature = "std")]
 pub use mask::{read_key_file, KeyFileText, KeyTextError, MAX_KEY_FILE_BYTES};
 pub use mask::{Mask, MaskKey, MaskKeyring, MaskedString};
+pub use peer_parts::{PeerParts, PeerView};
 pub use presets::{DISCORD_EPOCH_MS, FERROFLAKE_EPOCH_MS, SONYFLAKE_EPOCH_MS, TWITTER_EPOCH_MS};
 pub use retry_pause::shortened_at_random;
 pub use text::{Format, IdString};

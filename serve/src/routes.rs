@@ -7,7 +7,7 @@
 //! | `GET /v1/segment/{key}?count=N` | `{"mode","key","ids":["..",..]}` |
 //! | `GET /v1/snowflake/{key}?count=N` | `{"mode","key","node","layout","ids":["..",..]}` |
 //! | `GET /v1/segment/{key}/status` | an open key's range, next segment, step, runway, counters (404 `KEY_NOT_OPEN` for a key not open: a status never opens one) |
-//! | `GET /v1/decode/{id}?layout=NAME` | time, node, sequence and shard of a snowflake ID; `NAME` a preset or a layout spelling (`+` as `%2B`) |
+//! | `GET /v1/decode/{id}?layout=NAME[&as=PEER]` | time, node, sequence and shard of a snowflake ID; `NAME` a preset or a layout spelling (`+` as `%2B`); with `as`, the parts as another library shows them ([`PeerParts`], 400 `BAD_VIEW` for another name) |
 //! | any method `/decodeSnowflakeId?snowflakeId=N` | Leaf: `{"timestamp":"MS(yyyy-MM-dd HH:mm:ss.SSS)","workerId":"..","sequenceId":".."}` in the server's layout, the time in UTC |
 //! | `GET /v1/masked/{segment,snowflake}/{key}?count=N&format=F` | masked IDs (see [`masked`](crate::masked)) |
 //! | `GET /v1/unmask/{text}?format=F` | the ID behind a masked ID, with the server's key |
@@ -53,7 +53,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post, MethodRouter};
 use axum::Router;
-use ferroflake::{Format, Layout};
+use ferroflake::{Format, Layout, PeerParts};
 use ferroflake_segment::{KeyStatus, Range};
 use serde_json::{json, Value};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -482,10 +482,10 @@ async fn v1_segment_status(
     }
 }
 
-/// `text` decoded as an ID of the layout `layout_name` (a preset name or a layout
-/// spelling, read by core's [`Layout::parse`]): the one path both decode routes
-/// take, with all bit math in core's [`Layout::decode`].
-fn decode_id(text: &str, layout_name: &str) -> Result<(u64, ferroflake::Parts), Refusal> {
+/// `text` read as a decimal ID of the layout `layout_name` (a preset name or a layout
+/// spelling, read by core's [`Layout::parse`]), in the form `view` names: the one path
+/// both decode routes take, with all bit math in core.
+fn decode_id(text: &str, layout_name: &str, view: Option<&str>) -> Result<String, Refusal> {
     let layout = Layout::parse(layout_name).map_err(|e| {
         Refusal::bad_input(
             "BAD_LAYOUT",
@@ -495,6 +495,20 @@ fn decode_id(text: &str, layout_name: &str) -> Result<(u64, ferroflake::Parts), 
             ),
         )
     })?;
+    let peer = view
+        .map(|name| {
+            PeerParts::from_name(name).ok_or_else(|| {
+                let shown: String = name.chars().take(40).collect();
+                Refusal::bad_input(
+                    "BAD_VIEW",
+                    format!(
+                        "as={shown:?} is not a decode form: one of {}",
+                        PeerParts::NAMES.join(", ")
+                    ),
+                )
+            })
+        })
+        .transpose()?;
     let shown: String = text.chars().take(40).collect();
     let id = Format::Decimal.parse(text).map_err(|e| {
         Refusal::bad_input(
@@ -502,10 +516,23 @@ fn decode_id(text: &str, layout_name: &str) -> Result<(u64, ferroflake::Parts), 
             format!("{shown:?} is not a decimal 64-bit ID: {e}"),
         )
     })?;
-    let parts = layout.decode(id).map_err(|e| {
+    let not_of_layout = |e: ferroflake::Error| {
         Refusal::bad_input("BAD_ID", format!("{id} is not a {layout_name} ID: {e}"))
-    })?;
-    Ok((id, parts))
+    };
+    if let Some(peer) = peer {
+        return Ok(peer.show(&layout, id).map_err(not_of_layout)?.to_string());
+    }
+    let parts = layout.decode(id).map_err(not_of_layout)?;
+    Ok(json!({
+        "id": id.to_string(),
+        "layout": layout_name,
+        "time": utc_millis(parts.timestamp_ms),
+        "timestamp_ms": parts.timestamp_ms,
+        "node": parts.node,
+        "sequence": parts.sequence,
+        "shard": parts.shard,
+    })
+    .to_string())
 }
 
 /// A time in Unix ms as RFC 3339 in UTC, to the millisecond.
@@ -523,33 +550,20 @@ async fn v1_decode(
         let Path(text) = path.map_err(|e| {
             Refusal::bad_input("BAD_ID", format!("the ID is not valid UTF-8 ({e})"))
         })?;
-        let params = Params::parse_only(query.as_deref(), &["layout"])?;
-        let layout_name = params
-            .get("layout")
-            .unwrap_or(&state.config.layout)
-            .to_owned();
-        let (id, parts) = decode_id(&text, &layout_name)?;
-        Ok::<_, Refusal>(json!({
-            "id": id.to_string(),
-            "layout": layout_name,
-            "time": utc_millis(parts.timestamp_ms),
-            "timestamp_ms": parts.timestamp_ms,
-            "node": parts.node,
-            "sequence": parts.sequence,
-            "shard": parts.shard,
-        }))
+        let params = Params::parse_only(query.as_deref(), &["layout", "as"])?;
+        let layout_name = params.get("layout").unwrap_or(&state.config.layout);
+        decode_id(&text, layout_name, params.get("as"))
     })();
     match result {
-        Ok(body) => json_response(StatusCode::OK, body.to_string()),
+        Ok(body) => json_response(StatusCode::OK, body),
         Err(refusal) => refused(&state, Mode::Snowflake, refusal).json(),
     }
 }
 
-/// Leaf's `/decodeSnowflakeId?snowflakeId=N`, for any method as Leaf maps it: Leaf's JSON
-/// object of strings, `timestamp` as `MS(yyyy-MM-dd HH:mm:ss.SSS)`, `workerId` and
-/// `sequenceId`, for this server's layout. Leaf prints the time in its server's time zone;
-/// here it is always UTC. Where Leaf answers 200 with an `errorMsg`, a bad or missing ID
-/// is a plain-text 400 saying why, as on the other Leaf routes.
+/// Leaf's `/decodeSnowflakeId?snowflakeId=N`, for any method as Leaf maps it: core's
+/// [`PeerParts::Leaf`] form for this server's layout (the time in UTC, where Leaf uses its
+/// server's zone). Where Leaf answers 200 with an `errorMsg`, a bad or missing ID is a
+/// plain-text 400 saying why, as on the other Leaf routes.
 async fn leaf_decode(State(state): State<Shared>, RawQuery(query): RawQuery) -> Response {
     let result = (|| {
         let params = Params::parse(query.as_deref())?;
@@ -559,18 +573,10 @@ async fn leaf_decode(State(state): State<Shared>, RawQuery(query): RawQuery) -> 
                 "the query parameter snowflakeId is missing: /decodeSnowflakeId?snowflakeId=ID",
             )
         })?;
-        let (_, parts) = decode_id(text, &state.config.layout)?;
-        let time = utc_millis(parts.timestamp_ms);
-        // "2019-09-06T09:35:00.834Z" -> "2019-09-06 09:35:00.834", Leaf's pattern.
-        let leaf_time = time.trim_end_matches('Z').replacen('T', " ", 1);
-        Ok::<_, Refusal>(json!({
-            "timestamp": format!("{}({leaf_time})", parts.timestamp_ms),
-            "workerId": parts.node.to_string(),
-            "sequenceId": parts.sequence.to_string(),
-        }))
+        decode_id(text, &state.config.layout, Some(PeerParts::Leaf.name()))
     })();
     match result {
-        Ok(body) => json_response(StatusCode::OK, body.to_string()),
+        Ok(body) => json_response(StatusCode::OK, body),
         Err(refusal) => refused(&state, Mode::Snowflake, refusal).text(),
     }
 }

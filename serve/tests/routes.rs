@@ -471,6 +471,68 @@ fn leafs_decode_route_answers_leafs_json_and_refuses_bad_ids_as_text() {
 }
 
 #[test]
+fn the_decode_route_shows_an_id_as_each_peer_does() {
+    let place = Place::new();
+    let server = server(&place);
+
+    // Leaf's example again, in every form core knows, each its peer's own JSON.
+    let leaf_example = ((1_567_733_700_834u64 - 1_288_834_974_657) << 22) | (39 << 12) | 3448;
+    let leaf_route = server
+        .get(&format!("/decodeSnowflakeId?snowflakeId={leaf_example}"))
+        .json();
+    let as_leaf = server.get(&format!("/v1/decode/{leaf_example}?as=leaf"));
+    assert_eq!(as_leaf.status, 200, "{as_leaf:?}");
+    assert_eq!(as_leaf.json(), leaf_route);
+    assert_eq!(
+        server
+            .get(&format!("/v1/decode/{leaf_example}?as=bwmarrin"))
+            .json(),
+        serde_json::json!({
+            "id": leaf_example.to_string(), "time": 1_567_733_700_834u64, "node": 39, "step": 3448,
+        })
+    );
+    assert_eq!(
+        server
+            .get(&format!("/v1/decode/{leaf_example}?as=cosid"))
+            .json()["friendlyId"],
+        "20190906013500834-39-3448"
+    );
+    // sonyflake's forms count the time in the layout's ticks since its start.
+    let sony = (7u64 << 24) | (200 << 16) | 513;
+    let v1 = server
+        .get(&format!("/v1/decode/{sony}?layout=sonyflake&as=sonyflake"))
+        .json();
+    assert_eq!(
+        v1,
+        serde_json::json!({"id": sony, "machine-id": 513, "msb": 0, "sequence": 200, "time": 7})
+    );
+    let v2 = server
+        .get(&format!(
+            "/v1/decode/{sony}?layout=sonyflake&as=sonyflake-v2"
+        ))
+        .json();
+    assert_eq!(
+        v2,
+        serde_json::json!({"id": sony, "machine": 513, "sequence": 200, "time": 7})
+    );
+
+    for bad in ["Leaf", "", "snowflake", "leaf%00"] {
+        let a = server.get(&format!("/v1/decode/1?as={bad}"));
+        assert_eq!(
+            (a.status, a.kind().as_str()),
+            (400, "BAD_VIEW"),
+            "{bad}: {a:?}"
+        );
+        assert!(a.body.contains("sonyflake-v2"), "{a:?}");
+    }
+    // The ID is still checked against the layout first.
+    let a = server.get("/v1/decode/9007199254740992?layout=js53&as=leaf");
+    assert_eq!((a.status, a.kind().as_str()), (400, "BAD_ID"));
+    assert!(a.body.contains("is not a js53 ID"), "{a:?}");
+    server.stop();
+}
+
+#[test]
 fn readiness_waits_for_the_lease_and_the_preloaded_keys() {
     let place = Place::new();
     let mut config = place.config();
