@@ -35,6 +35,8 @@ pub enum Command {
     Next(NextArgs),
     /// Show the time, node, sequence and shard inside an ID.
     Decode(DecodeArgs),
+    /// Build the ID of given parts: the inverse of decode (sonyflake's Compose).
+    Compose(ComposeArgs),
     /// Draw a layout's bits and show its capacity and exhaustion date, or print the layout
     /// of another ID library's IDs (--like).
     Layout(LayoutArgs),
@@ -366,6 +368,33 @@ pub struct DecodeArgs {
             .map(|name| PeerParts::from_name(&name).expect("a listed name"))
     )]
     pub view: Option<PeerParts>,
+}
+
+#[derive(Debug, Args)]
+pub struct ComposeArgs {
+    #[command(flatten)]
+    pub layout: LayoutChoice,
+
+    /// When the ID was made: YYYY-MM-DDTHH:MM:SS[.fff]Z or unix ms, rounded down to the
+    /// start of its tick (sonyflake's Compose does the same).
+    #[arg(long, value_name = "INSTANT")]
+    pub time: String,
+
+    /// The node (worker, machine) id.
+    #[arg(long, default_value_t = 0)]
+    pub node: u64,
+
+    /// The sequence number within the tick.
+    #[arg(long, default_value_t = 0)]
+    pub sequence: u64,
+
+    /// The shard, for layouts with shard bits.
+    #[arg(long, default_value_t = 0)]
+    pub shard: u64,
+
+    /// How to write the ID.
+    #[arg(long, value_enum, default_value_t = InputFormat::Dec)]
+    pub format: InputFormat,
 }
 
 #[derive(Debug, Args)]

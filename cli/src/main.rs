@@ -4,6 +4,7 @@
 //! (`segment/` holds the segment subcommands).
 
 mod args;
+mod compose;
 mod decode;
 mod failure;
 mod iso;
@@ -56,6 +57,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     let result = match &cli.command {
         Command::Next(args) => next::run(args, &mut out),
         Command::Decode(args) => decode::run(args, &mut out),
+        Command::Compose(args) => compose::run(args, &mut out),
         Command::Layout(args) => layout_view::run(args, &mut out),
         Command::Mask(args) => mask::run(args, mask::Direction::Mask, &mut out),
         Command::Unmask(args) => mask::run(args, mask::Direction::Unmask, &mut out),

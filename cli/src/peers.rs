@@ -22,6 +22,7 @@ use ferroflake::{FieldOrder, Layout, TWITTER_EPOCH_MS};
 
 use crate::args::LayoutArgs;
 use crate::failure::{warn, Failure};
+use crate::iso::instant_ms;
 
 /// The libraries `--like` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -122,24 +123,6 @@ fn time_unit_ms(text: &str) -> Result<u64, Failure> {
         })
 }
 
-/// `--epoch` as core reads an epoch, checked alone so that a refusal points into it.
-fn checked_epoch(text: &str) -> Result<String, Failure> {
-    // The shortest spelling around it: `1/0/1@` is 6 bytes.
-    const BEFORE: usize = 6;
-    let refused = |why: String| Failure::Input(format!("--epoch {text:?}: {why}"));
-    if text.contains(',') {
-        return Err(refused("an epoch has no ','".into()));
-    }
-    match Layout::parse(&format!("1/0/1@{text}")) {
-        Ok(_) => Ok(text.to_owned()),
-        Err(ferroflake::Error::InvalidLayoutSpelling { index, expected }) => Err(refused(format!(
-            "expected {expected} at byte {}",
-            index.saturating_sub(BEFORE)
-        ))),
-        Err(e) => Err(refused(e.to_string())),
-    }
-}
-
 /// The peer's layout: widths, tick and order from its settings, the epoch (its own or
 /// `--epoch`) read by core as part of the spelling.
 pub fn layout_of(peer: Peer, args: &LayoutArgs) -> Result<Layout, Failure> {
@@ -203,7 +186,10 @@ pub fn layout_of(peer: Peer, args: &LayoutArgs) -> Result<Layout, Failure> {
         Peer::Seata | Peer::Yitter => return Err(no_layout_because(peer)),
     };
     let epoch = match &args.epoch {
-        Some(given) => checked_epoch(given)?,
+        Some(given) => {
+            instant_ms("--epoch", given)?;
+            given.clone()
+        }
         None => epoch,
     };
     let spelling = format!(

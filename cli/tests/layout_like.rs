@@ -253,3 +253,71 @@ fn decode_as_prints_the_parts_as_the_peer_shows_them() {
         assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn compose_builds_the_id_decode_takes_apart() {
+    // sonyflake v2's Compose(2025-01-01T00:00:01.009Z, 3, 258): 100 whole 10 ms units.
+    let v2 = like(&["sonyflake-v2"]);
+    let id = stdout(&ferroflake(&[
+        "compose",
+        "--layout",
+        &v2,
+        "--time",
+        "2025-01-01T00:00:01.009Z",
+        "--sequence",
+        "3",
+        "--node",
+        "258",
+    ]));
+    assert_eq!(
+        id.trim_end(),
+        ((100u64 << 24) | (3 << 16) | 258).to_string()
+    );
+
+    // Leaf's example, from its parts, and back; also in another text form.
+    let leaf = ((1_567_733_700_834u64 - 1_288_834_974_657) << 22) | (39 << 12) | 3448;
+    let parts = [
+        "--time",
+        "1567733700834",
+        "--node",
+        "39",
+        "--sequence",
+        "3448",
+    ];
+    let id = stdout(&ferroflake(&[&["compose"][..], &parts].concat()));
+    assert_eq!(id.trim_end(), leaf.to_string());
+    let base62 = stdout(&ferroflake(
+        &[&["compose"][..], &parts, &["--format", "base62"]].concat(),
+    ));
+    let decoded = stdout(&ferroflake(&[
+        "decode",
+        base62.trim_end(),
+        "--format",
+        "base62",
+        "--as",
+        "bwmarrin",
+    ]));
+    assert!(decoded.contains(r#""node":39,"step":3448"#), "{decoded}");
+
+    for (args, why) in [
+        (&["--time", "0"][..], "before the layout's epoch"),
+        (
+            &["--time", "1567733700834", "--node", "1024"],
+            "node id 1024",
+        ),
+        (
+            &["--time", "1567733700834", "--sequence", "4096"],
+            "sequence",
+        ),
+        (
+            &["--time", "2019-02-29T00:00:00Z"],
+            "--time \"2019-02-29T00:00:00Z\"",
+        ),
+        (&["--time", "1,tick=2ms"], "no ','"),
+        (&["--node", "1"], "--time"),
+    ] {
+        let (code, stderr) = refusal(&[&["compose"][..], args].concat());
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+}
