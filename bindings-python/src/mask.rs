@@ -67,12 +67,9 @@ pub struct PyMaskKeyring {
 
 impl PyMaskKeyring {
     /// The keyring in `text`, read from `source` (named in errors, never the text).
-    fn parse(py: Python<'_>, text: &str, source: Option<&str>) -> PyResult<Self> {
-        let ring = match source {
-            None => MaskKeyring::parse(text).map_err(|e| to_pyerr(py, e))?,
-            Some(source) => MaskKeyring::parse_from(text, source)
-                .map_err(|e| kind_error(py, e.error().kind(), e.to_string()))?,
-        };
+    fn parse(py: Python<'_>, text: &str, source: &str) -> PyResult<Self> {
+        let ring = MaskKeyring::parse_from(text, source)
+            .map_err(|e| kind_error(py, e.error().kind(), e.to_string()))?;
         Ok(PyMaskKeyring { ring })
     }
 }
@@ -103,7 +100,7 @@ impl PyMaskKeyring {
     /// lines: use `from_file` or `from_env`.
     #[new]
     fn new(py: Python<'_>, text: &str) -> PyResult<Self> {
-        Self::parse(py, text, None)
+        Self::parse(py, text, "the key text")
     }
 
     /// The keyring in the file at `path` (a key file, `chmod 600`; one other users can
@@ -142,7 +139,7 @@ impl PyMaskKeyring {
             PyErr::warn(py, &category, &message, 1)?;
         }
         let text = read.text;
-        Self::parse(py, &text, Some(&format!("the key file {}", path.display())))
+        Self::parse(py, &text, &format!("the key file {}", path.display()))
     }
 
     /// The keyring in the environment variable `name` (the CLI's and the server's
@@ -155,7 +152,7 @@ impl PyMaskKeyring {
         let environ = py.import("os")?.getattr("environ")?;
         let text: Option<String> = environ.call_method1("get", (name,))?.extract()?;
         match text {
-            Some(text) => Self::parse(py, &text, Some(name)),
+            Some(text) => Self::parse(py, &text, name),
             None => Err(named_error(
                 py,
                 "MaskKeyError",

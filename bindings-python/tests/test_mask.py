@@ -252,6 +252,15 @@ def test_from_file_refuses_what_is_not_a_key_file_at_once(tmp_path: Path) -> Non
         assert refused.value.errno == errno.EINVAL and said in str(refused.value), refused.value
 
 
+def test_key_text_is_read_as_from_a_file_bom_and_all() -> None:
+    assert MaskKeyring("\ufeff" + KEY1).encode(3) == MaskKeyring(KEY1).encode(3)
+    with pytest.raises(ParseError) as info:
+        MaskKeyring(f"{KEY1}\n2 {SECRETS[1]}\n")
+    check_kind(info.value, "PARSE_INVALID_CHARACTER")
+    assert "the key text: line 2" in str(info.value)
+    assert SECRETS[1] not in str(info.value)
+
+
 def test_from_file_errors_name_the_file_and_line_never_the_secret(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as missing:
         MaskKeyring.from_file(tmp_path / "absent.key")

@@ -6,6 +6,7 @@ use core::ffi::c_char;
 use ferroflake::{Mask, MaskKeyring};
 
 use crate::boundary::{borrow, borrow_text, guard, out, write_text};
+use crate::failure::Failure;
 use crate::ferroflake_result::{self, *};
 use crate::format::{ferroflake_format, format};
 
@@ -67,7 +68,8 @@ pub unsafe extern "C" fn ferroflake_mask_keyring_new(
     guard(|| {
         // SAFETY: the caller's promises above.
         let (text, out_keyring) = unsafe { (borrow_text(text, len)?, out(out_keyring)?) };
-        let inner = MaskKeyring::parse(text)?;
+        let inner = MaskKeyring::parse_from(text, "the key text")
+            .map_err(|e| Failure::new(crate::result::from_kind(e.error().kind()), e))?;
         out_keyring.set(Box::into_raw(Box::new(ferroflake_mask_keyring { inner })));
         Ok(())
     })
@@ -285,5 +287,33 @@ mod tests {
             ferroflake_result::FERROFLAKE_RESULT_PARSE_WRONG_LENGTH
         );
         assert_eq!(keyring, core::ptr::dangling_mut());
+    }
+
+    fn keyring_new(text: &str) -> (ferroflake_result, String) {
+        let mut keyring = core::ptr::null_mut();
+        // SAFETY: `text` is readable for its length; the out-pointer is valid.
+        let result =
+            unsafe { ferroflake_mask_keyring_new(text.as_ptr().cast(), text.len(), &mut keyring) };
+        // SAFETY: a handle from the call above, released once (NULL is ignored).
+        unsafe { ferroflake_mask_keyring_free(keyring) };
+        // SAFETY: the thread's message stays valid until its next failing call.
+        let message = unsafe { core::ffi::CStr::from_ptr(crate::ferroflake_last_error_message()) };
+        (result, message.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn key_text_is_read_as_the_other_faces_read_it() {
+        let key = "1:00112233445566778899aabbccddeeff";
+        // A byte-order mark before the first line, as a key file's text passed as read.
+        let (result, _) = keyring_new(&format!("\u{feff}{key}\n"));
+        assert_eq!(result, ferroflake_result::FERROFLAKE_RESULT_OK);
+        // A refusal names the line, never the text.
+        let (result, message) = keyring_new(&format!("{key}\n2:hiddenhiddenhiddenhiddenhiddenhi"));
+        assert_eq!(
+            result,
+            ferroflake_result::FERROFLAKE_RESULT_PARSE_INVALID_CHARACTER
+        );
+        assert!(message.contains("the key text: line 2"), "{message}");
+        assert!(!message.contains("hidden"), "{message}");
     }
 }

@@ -101,9 +101,9 @@ impl MaskKeyring {
     /// # Errors
     /// [`KeyTextError`], with [`parse`](Self::parse)'s error.
     pub fn parse_from(text: &str, source: &str) -> Result<MaskKeyring, KeyTextError> {
-        // A byte-order mark, as some editors save UTF-8, is not part of the first key.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         MaskKeyring::parse(text).map_err(|error| {
+            // Lines are counted as `parse` counts them, after a byte-order mark.
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             let line = failing_line(text).unwrap_or(1);
             let detail = match error {
                 Error::ParseEmpty => "no key in it (a key is VERSION:SECRET)".to_string(),

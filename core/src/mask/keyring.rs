@@ -66,7 +66,8 @@ impl MaskKeyring {
     }
 
     /// A keyring from its text: one key per line (see [`MaskKey`]), the first
-    /// one current. Lines may have surrounding whitespace; `\r\n` line ends are fine.
+    /// one current. Lines may have surrounding whitespace; `\r\n` line ends are fine, and
+    /// so is a byte-order mark before the first line, as some editors save UTF-8.
     ///
     /// # Errors
     /// [`Error::ParseEmpty`] for a text without a key; as [`MaskKey::parse`] for a bad line,
@@ -75,6 +76,13 @@ impl MaskKeyring {
     pub fn parse(text: &str) -> Result<MaskKeyring, Error> {
         let mut ring: Option<MaskKeyring> = None;
         let mut line_start = 0;
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => {
+                line_start = '\u{feff}'.len_utf8();
+                rest
+            }
+            None => text,
+        };
         for line in text.split('\n') {
             let offset = line_start;
             line_start += line.len() + 1;
