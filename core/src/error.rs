@@ -469,7 +469,8 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "node id {node} already has a live generator in this process: share that one \
-                 (it is safe across threads), close it first, or use another node id"
+                 (it is safe across threads), let it go first (drop, close or free it), or use \
+                 another node id"
             ),
             Self::NodeInUse {
                 node,

@@ -193,6 +193,13 @@ impl LeaseConfig {
                 self.holder.len()
             ));
         }
+        if self
+            .state_file
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return bad("state_file is empty: give a file's path, or leave it out".into());
+        }
         Ok(())
     }
 }

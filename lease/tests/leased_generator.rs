@@ -915,6 +915,23 @@ fn a_holder_name_operators_cannot_read_is_refused() {
     config.validate().unwrap();
 }
 
+/// An empty state file path names nothing: the caller's mistake, refused before any claim
+/// (it was a `STATE_FILE` error saying the path "names a directory").
+#[test]
+fn an_empty_state_file_path_is_a_setting_refused() {
+    let mut config = quick_config();
+    config.state_file = Some(std::path::PathBuf::new());
+    let refused = config.validate().unwrap_err();
+    assert_eq!(refused.name(), "INVALID_CONFIG");
+    assert!(refused.is_invalid_input());
+    assert!(
+        refused.to_string().contains("state_file is empty"),
+        "{refused}"
+    );
+    config.state_file = Some("state".into());
+    config.validate().unwrap();
+}
+
 /// The system clock set `offset_ms` off, which a test moves: a host whose clock stepped.
 struct SteppedClock {
     offset_ms: std::sync::atomic::AtomicI64,

@@ -110,11 +110,16 @@ impl StoreAddress {
                 address: address.to_owned(),
             });
         }
-        let url = StoreUrl::parse(address).map_err(|e| {
-            bad(&format!(
-                "{e}: use an absolute path, sqlite:///file, postgres://, mysql://, redis:// or ferroflake+http://"
-            ))
-        })?;
+        const SCHEMES: &str =
+            "use an absolute path, sqlite:///file, postgres://, mysql://, redis:// or ferroflake+http://";
+        // Named before the URL is read, so that `file:///x` is an unknown scheme rather
+        // than a URL without a host.
+        let scheme = ferroflake_store_address::scheme_of(address).unwrap_or_default();
+        let known = ["postgres", "postgresql", "mysql", "redis"];
+        if !known.iter().any(|k| k.eq_ignore_ascii_case(scheme)) {
+            return Err(bad(&format!("unknown scheme {scheme:?}: {SCHEMES}")));
+        }
+        let url = StoreUrl::parse(address).map_err(|e| bad(&format!("{e}: {SCHEMES}")))?;
         match url.scheme() {
             "postgres" | "postgresql" | "mysql" => {
                 url.allow_only(&[
@@ -151,9 +156,7 @@ impl StoreAddress {
                     accept_lost_writes,
                 })
             }
-            other => Err(bad(&format!(
-                "unknown scheme {other:?}: use an absolute path, sqlite:///file, postgres://, mysql://, redis:// or ferroflake+http://"
-            ))),
+            other => Err(bad(&format!("unknown scheme {other:?}: {SCHEMES}"))),
         }
     }
 }
@@ -444,5 +447,11 @@ mod tests {
         ] {
             assert!(bad(address), "{address:?} should be refused");
         }
+        // A scheme this reader does not know is named as such, whatever the URL holds.
+        for address in ["file:///srv/s.db", "ftp://host/x", "mailto:x"] {
+            assert!(refused(address).contains("unknown scheme"), "{address}");
+        }
+        // Schemes are case-insensitive, as in any URL.
+        assert!(!bad("POSTGRES://app@db1/ids"));
     }
 }
