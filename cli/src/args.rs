@@ -257,9 +257,35 @@ pub struct NextArgs {
     #[arg(long, default_value_t = 0)]
     pub shard: u64,
 
+    /// Issue only IDs above this one: the highest ID an old generator issued (for this
+    /// node, or for the whole fleet), so that a fleet switching to ferroflake never issues
+    /// below it. New IDs are larger numbers and come after its tick in time. Refused if no
+    /// ID of --layout is above it, or if the clock has not reached it yet.
+    #[arg(long, value_name = "ID")]
+    pub resume_after_id: Option<u64>,
+
+    /// The layout the old generator made --resume-after-id's ID with [default: --layout].
+    #[arg(long, value_name = "LAYOUT", requires = "resume_after_id", value_parser = NamedLayout::parse)]
+    pub resume_layout: Option<NamedLayout>,
+
     /// How to print the IDs.
     #[arg(long, value_enum, default_value_t = OutputFormat::Dec)]
     pub format: OutputFormat,
+}
+
+impl NextArgs {
+    /// The generator's options: the resume point --resume-after-id asks for, if any.
+    pub fn options(&self) -> Result<ferroflake::Options, ferroflake::Error> {
+        let layout = self.layout.get();
+        let resume_after_ms = self
+            .resume_after_id
+            .map(|old_id| {
+                let old_layout = self.resume_layout.as_ref().map_or(layout, |l| l.layout);
+                layout.resume_after_id(old_id, &old_layout)
+            })
+            .transpose()?;
+        Ok(ferroflake::Options::given(None, None, resume_after_ms))
+    }
 }
 
 /// How `next` prints IDs.

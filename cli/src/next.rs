@@ -33,8 +33,9 @@ enum Stop {
 pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
     let layout = args.layout.get();
     layout.check_shard(args.shard)?;
+    let options = args.options()?;
     if let Some(node) = args.node {
-        let generator = Generator::new(layout, node)?;
+        let generator = Generator::with_clock(layout, node, SystemClock, options)?;
         let source = Source { node, lease: None };
         let never = Signals::none();
         return emit(args, &source, out, &never, Error::to_string, |ids| {
@@ -57,11 +58,13 @@ pub fn run(args: &NextArgs, out: &mut impl Write) -> Result<(), Failure> {
     let signals = Signals::install()?;
     let registry = address.open().map_err(|e| refusal(Some(&address), e))?;
     let registry_name = registry.name().to_owned();
+    let mut config = LeaseConfig::default();
+    config.options = options;
     let generator = LeasedGenerator::start_until(
         layout,
         SystemClock,
         registry,
-        LeaseConfig::default(),
+        config,
         &mut |message| warn(message),
         &|| signals.caught().is_some(),
     )

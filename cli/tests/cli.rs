@@ -165,6 +165,60 @@ fn next_with_a_node_prints_increasing_ids_of_that_node() {
         .all(|&id| Layout::twitter().decode(id).unwrap().node == 42));
 }
 
+/// A fleet switching from another generator: new IDs above the old fleet's highest, as
+/// numbers and in time, leased or not. One-second ticks make it show: without the resume
+/// point, IDs issued within the old ID's second would be below it.
+#[test]
+fn next_resumes_above_an_old_generators_highest_id() {
+    let seconds = "41/10/12@2020-01-01T00:00:00Z,tick=1000ms";
+    let layout = Layout::parse(seconds).unwrap();
+    for lease in [None, Some(shared_registry())] {
+        let first: u64 = stdout(&ferroflake(&["next", "--node", "7", "--layout", seconds]))
+            .trim()
+            .parse()
+            .unwrap();
+        // The old generator's highest: the last sequence number of that second.
+        let old = first | layout.max_sequence();
+        let old_text = old.to_string();
+        let mut args = vec!["next", "-n", "3", "--layout", seconds];
+        args.extend(["--resume-after-id", &old_text, "--resume-layout", seconds]);
+        match lease {
+            None => args.extend(["--node", "7"]),
+            Some(dir) => args.extend(["--lease", dir]),
+        }
+        let out = stdout(&ferroflake(&args));
+        for id in out.lines().map(|l| l.parse::<u64>().unwrap()) {
+            assert!(id > old, "{args:?}: {id} <= {old}");
+            let (new_ms, old_ms) = (layout.decode(id).unwrap(), layout.decode(old).unwrap());
+            assert!(new_ms.timestamp_ms > old_ms.timestamp_ms, "{args:?}");
+        }
+    }
+
+    // An old ID no ID of the layout is above, or one the clock has not reached: refused.
+    let now: u64 = stdout(&ferroflake(&["next", "--node", "7"]))
+        .trim()
+        .parse()
+        .unwrap();
+    let ahead = (now + (60_000 << 22)).to_string();
+    for (args, why) in [
+        (
+            &["--layout", "js53", "--resume-after-id", &now.to_string()][..],
+            "above this layout",
+        ),
+        (&["--resume-after-id", &ahead], "ahead of the clock"),
+        (&["--resume-layout", "sonyflake"], "--resume-after-id"),
+        (&["--resume-after-id", "-1"], "'-1'"),
+    ] {
+        let output = ferroflake(&[&["next", "--node", "7"][..], args].concat());
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains(why),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
 #[test]
 fn next_prints_each_string_format_and_the_layout_and_shard_asked_for() {
     for (name, format) in [

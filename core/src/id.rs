@@ -64,6 +64,39 @@ impl Layout {
         Ok(self.pack(tick, parts.node, parts.sequence, parts.shard))
     }
 
+    /// The resume point (for [`Options::resume_after_ms`](crate::Options)) that puts
+    /// every ID of this layout above `old_id`, the highest ID another generator issued
+    /// with `old_layout` (this layout again when only the generator changes): new IDs
+    /// come after the tick `old_id` was issued in, so they are later in time, and after
+    /// the tick its bits stand for in this layout, so they are larger numbers too.
+    ///
+    /// ```
+    /// use ferroflake::{Layout, Options};
+    /// // A sonyflake fleet's highest ID, and a generator taking over with Twitter's layout.
+    /// let old_id = 0x1234_5678_9abc_def0 >> 1;
+    /// let twitter = Layout::twitter();
+    /// let after = twitter.resume_after_id(old_id, &Layout::sonyflake())?;
+    /// let first = twitter.compose(&ferroflake::Parts { timestamp_ms: after + 1, ..Default::default() })?;
+    /// assert!(first > old_id);
+    /// let _options = Options::given(None, None, Some(after));
+    /// # Ok::<(), ferroflake::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::IdOutOfRange`] if `old_id` is wider than `old_layout` (it did not come from
+    /// it) or than this layout (no ID of this layout is above it).
+    pub const fn resume_after_id(&self, old_id: u64, old_layout: &Layout) -> Result<u64, Error> {
+        let issued = match old_layout.decode(old_id) {
+            Ok(parts) => parts.timestamp_ms.saturating_add(old_layout.tick_ms() - 1),
+            Err(e) => return Err(e),
+        };
+        let as_ours = match self.decode(old_id) {
+            Ok(parts) => parts.timestamp_ms,
+            Err(e) => return Err(e),
+        };
+        Ok(if issued > as_ours { issued } else { as_ours })
+    }
+
     /// Splits an ID made with this layout into its parts.
     ///
     /// ```

@@ -137,3 +137,43 @@ proptest! {
         }
     }
 }
+
+/// An ID of `old` and the ms its tick ends: the highest a fleet issued.
+fn old_fleet_id() -> impl Strategy<Value = (Layout, u64, Layout)> {
+    (layout_and_parts(), layouts()).prop_map(|((old, parts), new)| {
+        let id = old.compose(&parts).unwrap();
+        (old, id, new)
+    })
+}
+
+proptest! {
+    /// A generator resumed with `resume_after_id` issues above the old fleet's highest ID,
+    /// as a number and in time, whatever either layout; or is refused as out of range when
+    /// no ID of the new layout can be above it.
+    #[test]
+    fn resume_after_id_issues_above_the_old_id((old, old_id, new) in old_fleet_id()) {
+        let old_ends_ms = old.decode(old_id).unwrap().timestamp_ms + old.tick_ms() - 1;
+        match new.resume_after_id(old_id, &old) {
+            Err(e) => {
+                prop_assert!(old_id > new.max_id(), "{e}");
+                prop_assert_eq!(e, Error::IdOutOfRange { id: old_id, bits: new.total_bits() });
+            }
+            Ok(after) => {
+                prop_assert!(after >= old_ends_ms);
+                // Started with its clock at the resume point (as a fleet switches over).
+                let clock = ferroflake::ManualClock::new(after.max(new.epoch_ms()));
+                let options = ferroflake::Options::given(None, None, Some(after));
+                match ferroflake::Generator::with_clock(new, 0, clock, options) {
+                    Ok(generator) => {
+                        let first = generator.next_id().unwrap();
+                        prop_assert!(first > old_id, "{first} <= {old_id}");
+                        let issued_at = new.decode(first).unwrap().timestamp_ms;
+                        prop_assert!(issued_at > old_ends_ms);
+                    }
+                    // No tick of the new layout follows: refused, never an ID below.
+                    Err(e) => prop_assert_eq!(e.kind(), ferroflake::ErrorKind::LayoutExhausted),
+                }
+            }
+        }
+    }
+}
