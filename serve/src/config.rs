@@ -52,6 +52,11 @@ pub struct Config {
     /// registry is down resumes it, and one after asks for the same node id first. `None`:
     /// none.
     pub lease_state_file: Option<PathBuf>,
+    /// Issue snowflake IDs only above this one: the highest ID an old generator issued,
+    /// as `ferroflake next --resume-after-id` takes it. `None`: none.
+    pub resume_after_id: Option<u64>,
+    /// The layout the old generator made `resume_after_id` with. `None`: `layout`.
+    pub resume_layout: Option<String>,
     /// The segment store (`--store` of `ferroflake segment`). `None`: the embedded SQLite
     /// file.
     pub store: Option<String>,
@@ -156,6 +161,8 @@ impl Default for Config {
             lease_ttl_ms: None,
             lease_max_ttl_ms: None,
             lease_state_file: None,
+            resume_after_id: None,
+            resume_layout: None,
             store: None,
             preload: Vec::new(),
             js_keys: Vec::new(),
@@ -226,6 +233,12 @@ impl Config {
         }
         if let Some(state_file) = &args.lease_state_file {
             config.lease_state_file = Some(state_file.clone());
+        }
+        if args.resume_after_id.is_some() {
+            config.resume_after_id = args.resume_after_id;
+        }
+        if let Some(layout) = &args.resume_layout {
+            config.resume_layout = Some(layout.clone());
         }
         if let Some(store) = &args.store {
             config.store = Some(store.clone());
@@ -437,9 +450,31 @@ impl Config {
         settings.ttl_ms = self.lease_ttl_ms;
         settings.max_ttl_ms = self.lease_max_ttl_ms;
         settings.state_file.clone_from(&self.lease_state_file);
-        let lease = settings.config();
+        let mut lease = settings.config();
         lease.validate().map_err(|e| e.to_string())?;
+        lease.options.resume_after_ms = self.resume_after_ms()?;
         Ok(lease)
+    }
+
+    /// The resume point `resume_after_id` asks for, read with `resume_layout` (core's
+    /// rule: every new ID above the old one, as a number and in time).
+    fn resume_after_ms(&self) -> Result<Option<u64>, String> {
+        let Some(old_id) = self.resume_after_id else {
+            if self.resume_layout.is_some() {
+                return Err("resume_layout is given without resume_after_id".into());
+            }
+            return Ok(None);
+        };
+        let layout = self.layout()?;
+        let old_layout = match &self.resume_layout {
+            None => layout,
+            Some(name) => Layout::parse(name)
+                .map_err(|e| format!("resume_layout {name:?} is not a layout: {e}"))?,
+        };
+        layout
+            .resume_after_id(old_id, &old_layout)
+            .map(Some)
+            .map_err(|e| format!("resume_after_id {old_id}: {e}"))
     }
 
     /// The lease registry's address, read whole as its client would read it: a mistake in
@@ -491,7 +526,7 @@ pub enum Mode {
 /// its help, and in the config file; a flag beats the variable, which beats the file.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServeArgs {
-    /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, lease_state_file,
+    /// A TOML config file (fields: listen, layout, lease, lease_ttl_ms, lease_max_ttl_ms, lease_state_file, resume_after_id, resume_layout,
     /// store, preload,
     /// js_keys, snowflake_keys, snowflake, segment, max_batch, max_keys, segment_max_wait_ms,
     /// shutdown_timeout_ms, log_format, workers, mask_key_file, mask_format, tokens_file,
@@ -536,6 +571,15 @@ pub struct ServeArgs {
     /// for the same node id first.
     #[arg(long, env = "FERROFLAKE_LEASE_STATE_FILE", value_name = "FILE")]
     pub lease_state_file: Option<PathBuf>,
+
+    /// Issue snowflake IDs only above this one: the highest ID an old generator issued,
+    /// so that a fleet switching to ferroflake never issues below it.
+    #[arg(long, env = "FERROFLAKE_RESUME_AFTER_ID", value_name = "ID")]
+    pub resume_after_id: Option<u64>,
+
+    /// The layout the old generator made --resume-after-id's ID with [default: --layout].
+    #[arg(long, env = "FERROFLAKE_RESUME_LAYOUT", value_name = "LAYOUT")]
+    pub resume_layout: Option<String>,
 
     /// The segment store: an absolute path or sqlite:///path, postgres://, mysql://,
     /// redis:// (builds with the `stores` feature) [default: the embedded SQLite file].
@@ -740,6 +784,53 @@ mod tests {
         };
         let refusal = Config::from_args(&at_odds).unwrap_err();
         assert!(refusal.contains("exceeds max_ttl"), "{refusal}");
+    }
+
+    #[test]
+    fn a_resume_id_becomes_the_leases_resume_point_by_cores_rule() {
+        let sonyflake_id = (1u64 << 40) | 5;
+        let args = ServeArgs {
+            resume_after_id: Some(sonyflake_id),
+            resume_layout: Some("sonyflake".into()),
+            ..ServeArgs::default()
+        };
+        let lease = Config::from_args(&args).unwrap().lease_config().unwrap();
+        assert_eq!(
+            lease.options.resume_after_ms,
+            Some(
+                Layout::twitter()
+                    .resume_after_id(sonyflake_id, &Layout::sonyflake())
+                    .unwrap()
+            )
+        );
+        for (args, why) in [
+            (
+                ServeArgs {
+                    resume_layout: Some("sonyflake".into()),
+                    ..ServeArgs::default()
+                },
+                "without resume_after_id",
+            ),
+            (
+                ServeArgs {
+                    layout: Some("js53".into()),
+                    resume_after_id: Some(u64::MAX >> 1),
+                    ..ServeArgs::default()
+                },
+                "above this layout",
+            ),
+            (
+                ServeArgs {
+                    resume_after_id: Some(1),
+                    resume_layout: Some("snowflake".into()),
+                    ..ServeArgs::default()
+                },
+                "resume_layout \"snowflake\" is not a layout",
+            ),
+        ] {
+            let refusal = Config::from_args(&args).unwrap_err();
+            assert!(refusal.contains(why), "{refusal}");
+        }
     }
 
     #[test]
