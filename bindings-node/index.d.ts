@@ -140,6 +140,13 @@ export declare class Layout {
   decode(id: number | bigint | string): DecodedId
   /** A plain description, for logs and `JSON.stringify`. */
   toJSON(): LayoutSpec
+  /**
+   * The `resumeAfterMs` that puts every ID of this layout above `oldId`, the highest ID
+   * an old generator issued with `oldLayout` (a `Layout` or its name; default: this
+   * layout): new IDs are larger numbers and come after its tick in time. RangeError
+   * `ERR_FERROFLAKE_ID_OUT_OF_RANGE` if no ID of this layout can be above it.
+   */
+  resumeAfterId(oldId: number | bigint | string, oldLayout?: Layout | string): number
   /** True when both describe the same layout. */
   equals(other: Layout): boolean
 }

@@ -1509,6 +1509,26 @@ ferroflake_result ferroflake_layout_compose(const struct ferroflake_layout *layo
                                             uint64_t *out_id);
 
 /**
+ * The resume point (`ferroflake_options.resume_after_ms`) that puts every id of `layout`
+ * above `old_id`, the highest id an old generator issued with `old_layout` (NULL: `layout`
+ * itself): new ids are larger numbers and come after its tick in time.
+ *
+ * Returns `ID_OUT_OF_RANGE` if `old_id` is wider than `old_layout`, or than `layout` (no
+ * id of it can be above), or `NULL_ARGUMENT`.
+ *
+ * Ownership: both layouts are borrowed for the call; `*out_resume_after_ms` is the
+ * caller's. Thread safety: any thread, also while others use the layouts.
+ *
+ * # Safety
+ * `layout` is NULL or a live handle; `old_layout` is NULL or a live handle;
+ * `out_resume_after_ms` is NULL or writable.
+ */
+ferroflake_result ferroflake_layout_resume_after_id(const struct ferroflake_layout *layout,
+                                                    uint64_t old_id,
+                                                    const struct ferroflake_layout *old_layout,
+                                                    uint64_t *out_resume_after_ms);
+
+/**
  * Splits an id made with this layout into its parts.
  *
  * Returns `ID_OUT_OF_RANGE` for an id with bits above the layout's width, or

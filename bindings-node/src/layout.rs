@@ -5,7 +5,7 @@ use napi::{Env, Unknown, ValueType};
 use napi_derive::napi;
 
 use crate::args::{self, field, options, to_number, MAX_SAFE_INTEGER};
-use crate::decoded::{decode_with, DecodedId};
+use crate::decoded::{decode_with, id_argument, DecodedId};
 use crate::error::{throw, Misuse, OrThrow, Refusal};
 use crate::names::{one_of, quoted};
 
@@ -254,6 +254,31 @@ impl Layout {
             epoch_ms: self.epoch_ms(env)?,
             order: self.order().to_owned(),
         })
+    }
+
+    /// The `resumeAfterMs` that puts every ID of this layout above `oldId`, the highest ID
+    /// an old generator issued with `oldLayout` (a `Layout` or its name; default: this
+    /// layout): new IDs are larger numbers and come after its tick in time. RangeError
+    /// `ERR_FERROFLAKE_ID_OUT_OF_RANGE` if no ID of this layout can be above it.
+    #[napi(ts_args_type = "oldId: number | bigint | string, oldLayout?: Layout | string")]
+    pub fn resume_after_id(
+        &self,
+        env: Env,
+        old_id: Unknown,
+        old_layout: Option<Unknown>,
+    ) -> napi::Result<f64> {
+        let old_id = id_argument(&env, old_id)?;
+        let old_layout = match old_layout {
+            Some(value) if value.get_type()? != ValueType::Undefined => {
+                layout_option(&env, Some(value))?
+            }
+            _ => self.inner,
+        };
+        let after = self
+            .inner
+            .resume_after_id(old_id, &old_layout)
+            .or_throw(&env)?;
+        to_number(&env, after, "resumeAfterMs")
     }
 
     /// True when both describe the same layout.

@@ -98,6 +98,26 @@ test('the largest maxBackwardWaitMs and ticks near 2^64 give IDs or coded errors
   }
 })
 
+test('resumeAfterId puts a generator above an old generator\'s highest ID', () => {
+  const twitter = Layout.preset('twitter')
+  const sonyflake = Layout.preset('sonyflake')
+  const nowMs = 1_700_000_000_000
+  // A sonyflake fleet's highest ID: the last sequence number of its 10 ms tick.
+  const oldId = sonyflake.compose({ timestampMs: nowMs, nodeId: 3, sequence: 255 })
+  const after = twitter.resumeAfterId(oldId, sonyflake)
+  assert.equal(after, nowMs + 9)
+  assert.equal(twitter.resumeAfterId(oldId.toString(), 'sonyflake'), after)
+  const generator = new Generator({ nodeId: 900, layout: twitter, clock: new ManualClock(after), resumeAfterMs: after })
+  const first = generator.nextIdBigInt()
+  assert.ok(first > oldId)
+  assert.ok(twitter.decode(first).timestampMs > nowMs + 9)
+  // Without an old layout the ID is read with this one.
+  assert.equal(twitter.resumeAfterId(first), twitter.decode(first).timestampMs)
+  assertThrowsCode(() => Layout.preset('js53').resumeAfterId(2n ** 60n), RangeError, 'ERR_FERROFLAKE_ID_OUT_OF_RANGE')
+  assertThrowsCode(() => twitter.resumeAfterId(1, 7), TypeError, 'ERR_FERROFLAKE_INVALID_TYPE')
+  generator.close()
+})
+
 test('Layout.custom and compose/decode round-trip; toJSON describes it', () => {
   const layout = Layout.custom({ timeBits: 40, nodeBits: 6, sequenceBits: 7, tickMs: 10, epochMs: 1_600_000_000_000n, order: 'sequence_then_node' })
   assert.equal(layout.totalBits, 53)

@@ -258,6 +258,23 @@ impl PyLayout {
         self.inner.compose(&parts).map_err(|e| to_pyerr(py, e))
     }
 
+    /// The `resume_after_ms` that puts every ID of this layout above `old_id`, the highest
+    /// ID an old generator issued with `old_layout` (default: this layout): new IDs are
+    /// larger numbers and come after its tick in time. `OutOfRangeError` if no ID of this
+    /// layout can be above it.
+    #[pyo3(signature = (old_id, old_layout=None))]
+    fn resume_after_id(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = uint)] old_id: u64,
+        old_layout: Option<&PyLayout>,
+    ) -> PyResult<u64> {
+        let old_layout = old_layout.map_or(self.inner, |l| l.inner);
+        self.inner
+            .resume_after_id(old_id, &old_layout)
+            .map_err(|e| to_pyerr(py, e))
+    }
+
     /// The fields of an ID made with this layout.
     fn decode(&self, py: Python<'_>, #[pyo3(from_py_with = uint)] id: u64) -> PyResult<Parts> {
         self.inner

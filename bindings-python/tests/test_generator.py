@@ -110,6 +110,24 @@ def test_resume_after_skips_the_previous_holders_ticks() -> None:
     assert gen.decode(gen.next_id()).timestamp_ms == NOW_MS + 21
 
 
+def test_resume_after_id_issues_above_an_old_generators_id() -> None:
+    twitter, sonyflake = Layout.from_name("twitter"), Layout.from_name("sonyflake")
+    # A sonyflake fleet's highest ID, issued at NOW_MS with the last sequence number.
+    old_id = sonyflake.compose(NOW_MS, node=3, sequence=255)
+    after = twitter.resume_after_id(old_id, sonyflake)
+    assert after == max(NOW_MS // 10 * 10 + 9, twitter.decode(old_id).timestamp_ms)
+    gen = Generator(218, clock=ManualClock(after), resume_after_ms=after)
+    first = gen.next_id()
+    assert first > old_id and twitter.decode(first).timestamp_ms > NOW_MS // 10 * 10 + 9
+    # Without an old layout the ID is read with this one.
+    assert twitter.resume_after_id(first) == twitter.decode(first).timestamp_ms
+    with pytest.raises(ferroflake.OutOfRangeError) as info:
+        Layout.from_name("js53").resume_after_id(2**60)
+    assert info.value.kind == "ID_OUT_OF_RANGE"
+    with pytest.raises(TypeError):
+        twitter.resume_after_id(1, "sonyflake")  # type: ignore[arg-type]
+
+
 MAX_U64 = 2**64 - 1
 
 

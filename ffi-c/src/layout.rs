@@ -341,6 +341,40 @@ pub unsafe extern "C" fn ferroflake_layout_compose(
     })
 }
 
+/// The resume point (`ferroflake_options.resume_after_ms`) that puts every id of `layout`
+/// above `old_id`, the highest id an old generator issued with `old_layout` (NULL: `layout`
+/// itself): new ids are larger numbers and come after its tick in time.
+///
+/// Returns `ID_OUT_OF_RANGE` if `old_id` is wider than `old_layout`, or than `layout` (no
+/// id of it can be above), or `NULL_ARGUMENT`.
+///
+/// Ownership: both layouts are borrowed for the call; `*out_resume_after_ms` is the
+/// caller's. Thread safety: any thread, also while others use the layouts.
+///
+/// # Safety
+/// `layout` is NULL or a live handle; `old_layout` is NULL or a live handle;
+/// `out_resume_after_ms` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ferroflake_layout_resume_after_id(
+    layout: *const ferroflake_layout,
+    old_id: u64,
+    old_layout: *const ferroflake_layout,
+    out_resume_after_ms: *mut u64,
+) -> ferroflake_result {
+    guard(|| {
+        // SAFETY: the caller's promises above.
+        let (layout, out_ms) = unsafe { (&borrow(layout)?.inner, out(out_resume_after_ms)?) };
+        let old_layout = if old_layout.is_null() {
+            layout
+        } else {
+            // SAFETY: the caller's promise: a live handle when not NULL.
+            unsafe { &borrow(old_layout)?.inner }
+        };
+        out_ms.set(layout.resume_after_id(old_id, old_layout)?);
+        Ok(())
+    })
+}
+
 /// Splits an id made with this layout into its parts.
 ///
 /// Returns `ID_OUT_OF_RANGE` for an id with bits above the layout's width, or

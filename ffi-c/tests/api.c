@@ -479,6 +479,41 @@ static void resume_after_skips_the_previous_holders_ticks(void) {
     ferroflake_generator_free(g);
 }
 
+/* A sonyflake fleet's highest id, and a Twitter-layout generator started above it. */
+static void resume_after_id_starts_above_an_old_generators_id(void) {
+    ferroflake_layout *twitter = preset(FERROFLAKE_PRESET_TWITTER);
+    ferroflake_layout *sonyflake = preset(FERROFLAKE_PRESET_SONYFLAKE);
+    ferroflake_layout *js53 = preset(FERROFLAKE_PRESET_JS53);
+    ferroflake_parts parts = {START_MS, 3, 255, 0};
+    ferroflake_generator_options options;
+    ferroflake_generator *g;
+    uint64_t old_id = 0, after = 0, same = 0, id = 0;
+
+    EXPECT(ferroflake_layout_compose(sonyflake, &parts, &old_id), FERROFLAKE_RESULT_OK);
+    EXPECT(ferroflake_layout_resume_after_id(twitter, old_id, sonyflake, &after),
+           FERROFLAKE_RESULT_OK);
+    assert(after == START_MS / 10 * 10 + 9); /* the end of the old id's 10 ms tick */
+    options = manual_options(after);
+    options.has_resume_after = 1;
+    options.resume_after_ms = after;
+    g = manual_generator(FERROFLAKE_PRESET_TWITTER, 22, &options);
+    EXPECT(ferroflake_generator_next_id(g, &id), FERROFLAKE_RESULT_OK);
+    assert(id > old_id && timestamp_of(g, id) > after);
+    ferroflake_generator_free(g);
+
+    /* NULL reads the old id with the layout itself. */
+    EXPECT(ferroflake_layout_resume_after_id(twitter, id, NULL, &same), FERROFLAKE_RESULT_OK);
+    assert(same == after + 1);
+    EXPECT(ferroflake_layout_resume_after_id(js53, UINT64_C(1) << 60, NULL, &same),
+           FERROFLAKE_RESULT_ID_OUT_OF_RANGE);
+    EXPECT(ferroflake_layout_resume_after_id(NULL, 1, NULL, &same), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    EXPECT(ferroflake_layout_resume_after_id(twitter, 1, NULL, NULL), FERROFLAKE_RESULT_NULL_ARGUMENT);
+    assert(same == after + 1);
+    ferroflake_layout_free(twitter);
+    ferroflake_layout_free(sonyflake);
+    ferroflake_layout_free(js53);
+}
+
 /* The first node id huge_tick_generator takes; no other test uses it or those after it. */
 #define HUGE_TICK_NODES 40
 
@@ -940,6 +975,7 @@ int main(void) {
     a_clock_rollback_is_refused_then_recovered();
     drift_rides_out_small_rollbacks_and_borrows_ticks();
     resume_after_skips_the_previous_holders_ticks();
+    resume_after_id_starts_above_an_old_generators_id();
     extreme_waits_and_ticks_give_ids_or_typed_errors();
     unreachable_resume_points_are_refused_up_front();
     a_fence_stops_issuing_until_cleared();
