@@ -126,6 +126,21 @@ impl UtcFields {
             milli: in_day % 1000,
         }
     }
+
+    /// Writes year, month, day, hour, minute, second and millisecond, zero-padded, with
+    /// `[date, between, time, milli]` as the separators: `["-", " ", ":", "."]` gives
+    /// `2019-09-06 01:35:00.834`, four empty ones `20190906013500834`.
+    pub(crate) fn write(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        [date, between, time, milli]: [&str; 4],
+    ) -> fmt::Result {
+        write!(
+            f,
+            "{:04}{date}{:02}{date}{:02}{between}{:02}{time}{:02}{time}{:02}{milli}{:03}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second, self.milli
+        )
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z` as ms since the Unix epoch (negative before it, for the

@@ -143,36 +143,21 @@ impl fmt::Display for PeerView {
                 f,
                 r#"{{"id":{id},"machine":{node},"sequence":{sequence},"time":{ticks}}}"#
             ),
-            PeerParts::Leaf => write!(
-                f,
-                r#"{{"timestamp":"{timestamp_ms}({:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03})","workerId":"{node}","sequenceId":"{sequence}"}}"#,
-                t.year, t.month, t.day, t.hour, t.minute, t.second, t.milli
-            ),
-            PeerParts::Cosid => write!(
-                f,
-                concat!(
-                    r#"{{"friendlyId":"{:04}{:02}{:02}{:02}{:02}{:02}{:03}-{node}-{sequence}","#,
-                    r#""id":{id},"machineId":{node},"sequence":{sequence},"#,
-                    r#""timestamp":"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}"}}"#
-                ),
-                t.year,
-                t.month,
-                t.day,
-                t.hour,
-                t.minute,
-                t.second,
-                t.milli,
-                t.year,
-                t.month,
-                t.day,
-                t.hour,
-                t.minute,
-                t.second,
-                t.milli,
-                node = node,
-                sequence = sequence,
-                id = id,
-            ),
+            PeerParts::Leaf => {
+                write!(f, r#"{{"timestamp":"{timestamp_ms}("#)?;
+                t.write(f, ["-", " ", ":", "."])?;
+                write!(f, r#")","workerId":"{node}","sequenceId":"{sequence}"}}"#)
+            }
+            PeerParts::Cosid => {
+                f.write_str(r#"{"friendlyId":""#)?;
+                t.write(f, [""; 4])?;
+                write!(
+                    f,
+                    r#"-{node}-{sequence}","id":{id},"machineId":{node},"sequence":{sequence},"timestamp":""#
+                )?;
+                t.write(f, ["-", "T", ":", "."])?;
+                f.write_str(r#""}"#)
+            }
         }
     }
 }
