@@ -206,6 +206,70 @@ def sonyflake_v2_id(elapsed_units, sequence, machine, bits_sequence, bits_machin
     return (elapsed_units << (bits_sequence + bits_machine)) | (sequence << bits_machine) | machine
 
 
+def peer_view(peer, l, i):
+    """ID i as each peer shows its parts, written from the peers' definitions: bwmarrin's
+    ID.Time/Node/Step with the ID in its JSON form; sonyflake's Decompose maps through Go's
+    json.Marshal (keys sorted, time in units since the start time); Leaf's
+    /decodeSnowflakeId (all strings); CosId's SnowflakeIdState with its friendly ID. UTC."""
+    s = l["shard_bits"]
+    if l["order"] == "node_then_sequence":
+        seq_shift, node_shift = s, s + l["sequence_bits"]
+    else:
+        node_shift, seq_shift = s, s + l["node_bits"]
+    units = i >> (s + l["node_bits"] + l["sequence_bits"])
+    node = i >> node_shift & ((1 << l["node_bits"]) - 1)
+    seq = i >> seq_shift & ((1 << l["sequence_bits"]) - 1)
+    ts = l["epoch_ms"] + units * l["tick_ms"]
+    at = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + \
+        datetime.timedelta(milliseconds=ts)
+    ms = at.microsecond // 1000
+    if peer == "bwmarrin":
+        view = {"id": str(i), "time": ts, "node": node, "step": seq}
+    elif peer == "sonyflake":
+        view = {"id": i, "msb": i >> 63, "time": units, "sequence": seq, "machine-id": node}
+    elif peer == "sonyflake-v2":
+        view = {"id": i, "time": units, "sequence": seq, "machine": node}
+    elif peer == "leaf":
+        view = {"timestamp": f"{ts}({at:%Y-%m-%d %H:%M:%S}.{ms:03d})",
+                "workerId": str(node), "sequenceId": str(seq)}
+    else:
+        view = {"friendlyId": f"{at:%Y%m%d%H%M%S}{ms:03d}-{node}-{seq}", "id": i,
+                "machineId": node, "sequence": seq,
+                "timestamp": f"{at:%Y-%m-%dT%H:%M:%S}.{ms:03d}"}
+    go_map = peer.startswith("sonyflake")
+    return json.dumps(view, separators=(",", ":"), sort_keys=go_map)
+
+
+def peer_views():
+    """The peers' documented examples, each in every form."""
+    twitter = PRESETS["twitter"]
+    sonyflake_v2 = custom(39, 16, 8, tick_ms=10, epoch_ms=utc_ms("2025-01-01T00:00:00Z"),
+                          order="sequence_then_node")
+    cosid = custom(41, 10, 12, epoch_ms=1577203200000)
+    examples = [
+        # Leaf's decode example: 2019-09-06 01:35:00.834 UTC, worker 39, sequence 3448.
+        ("leaf example", twitter, compose(twitter, 1567733700834, 39, 3448, 0)),
+        ("bwmarrin IntBytes example", twitter, 1116823421972381696),
+        ("sonyflake machine lowest", PRESETS["sonyflake"],
+         compose(PRESETS["sonyflake"], 1700000000015, 0xBEEF, 200, 0)),
+        ("sonyflake v2, 100 units from its start", sonyflake_v2,
+         sonyflake_v2_id(100, 3, 258, 8, 16)),
+        ("cosid friendly id example", cosid,
+         compose(cosid, utc_ms("2021-06-23T13:17:30.192Z"), 1, 0, 0)),
+        ("the largest sonyflake ID", PRESETS["sonyflake"], (1 << 63) - 1),
+        ("a shard below the fields", PRESETS["sharded"],
+         compose(PRESETS["sharded"], 1700000000000, 63, 4095, 15)),
+    ]
+    cases = []
+    for name, layout, i in examples:
+        for peer in ("bwmarrin", "sonyflake", "sonyflake-v2", "leaf", "cosid"):
+            cases.append(dict(name=name, layout=layout, id=str(i), peer=peer,
+                              text=peer_view(peer, layout, i)))
+    friendly = [c for c in cases if c["peer"] == "cosid" and c["name"].startswith("cosid")]
+    assert json.loads(friendly[0]["text"])["friendlyId"] == "20210623131730192-1-0"
+    return cases
+
+
 def layout_spellings():
     twitter = PRESETS["twitter"]
     # bwmarrin/snowflake with NodeBits = 8, StepBits = 14 and Epoch = 1700000000000.
@@ -602,7 +666,9 @@ def main():
                "first current; ids and masked numbers are decimal strings.",
                "layout_spellings: text that Layout.parse (and every face's constructor "
                "by name) reads as `layout`, printed back as `display`; its id is parts "
-               "composed in that layout."],
+               "composed in that layout.",
+               "peer_views: an id of `layout` as `peer` shows its parts (`decode --as`), "
+               "one line of JSON."],
         presets={k: layout_facts(v) for k, v in PRESETS.items()},
         ids=ids, layout_errors=layout_errors, generator_errors=generator_errors,
         compose_errors=compose_errors, decode_errors=decode_errors,
@@ -610,6 +676,7 @@ def main():
         mask=mask_vectors(),
         layout_spellings=layout_spellings(),
         layout_spelling_errors=LAYOUT_SPELLING_ERRORS,
+        peer_views=peer_views(),
     )
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")

@@ -247,3 +247,18 @@ fn bad_layout_spellings_fail_with_their_kind() {
         assert_eq!(kind_name(error), case["error"], "{spelling:?}");
     }
 }
+
+#[test]
+fn peer_views_match_the_reference_model() {
+    let v = vectors();
+    let cases = v["peer_views"].as_array().unwrap();
+    assert!(cases.len() >= 30, "only {} peer views", cases.len());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let peer = case["peer"].as_str().unwrap();
+        let form = ferroflake::PeerParts::from_name(peer).unwrap_or_else(|| panic!("{peer}"));
+        let layout = layout(&case["layout"]).unwrap();
+        let shown = form.show(&layout, u(&case["id"])).unwrap().to_string();
+        assert_eq!(shown, case["text"].as_str().unwrap(), "{name}, as {peer}");
+    }
+}
