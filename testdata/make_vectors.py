@@ -206,6 +206,14 @@ def sonyflake_v2_id(elapsed_units, sequence, machine, bits_sequence, bits_machin
     return (elapsed_units << (bits_sequence + bits_machine)) | (sequence << bits_machine) | machine
 
 
+def java_hashmap_bucket(key, buckets=16):
+    """The bucket a java.util.HashMap of default capacity puts a String key in."""
+    h = 0
+    for c in key:
+        h = (31 * h + ord(c)) & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & (buckets - 1)
+
+
 def peer_view(peer, l, i):
     """ID i as each peer shows its parts, written from the peers' definitions: bwmarrin's
     ID.Time/Node/Step with the ID in its JSON form; sonyflake's Decompose maps through Go's
@@ -230,12 +238,16 @@ def peer_view(peer, l, i):
     elif peer == "sonyflake-v2":
         view = {"id": i, "time": units, "sequence": seq, "machine": node}
     elif peer == "leaf":
+        # A Java HashMap of these three keys iterates them by String.hashCode bucket.
         view = {"timestamp": f"{ts}({at:%Y-%m-%d %H:%M:%S}.{ms:03d})",
                 "workerId": str(node), "sequenceId": str(seq)}
+        view = dict(sorted(view.items(), key=lambda kv: java_hashmap_bucket(kv[0])))
     else:
-        view = {"friendlyId": f"{at:%Y%m%d%H%M%S}{ms:03d}-{node}-{seq}", "id": i,
-                "machineId": node, "sequence": seq,
-                "timestamp": f"{at:%Y-%m-%dT%H:%M:%S}.{ms:03d}"}
+        # ISO_LOCAL_DATE_TIME: the fraction without trailing zeros, none when zero.
+        fraction = f"{ms:03d}".rstrip("0")
+        view = {"id": i, "machineId": node, "sequence": seq,
+                "timestamp": f"{at:%Y-%m-%dT%H:%M:%S}" + (f".{fraction}" if fraction else ""),
+                "friendlyId": f"{at:%Y%m%d%H%M%S}{ms:03d}-{node}-{seq}"}
     go_map = peer.startswith("sonyflake")
     return json.dumps(view, separators=(",", ":"), sort_keys=go_map)
 
@@ -257,6 +269,8 @@ def peer_views():
         ("cosid friendly id example", cosid,
          compose(cosid, utc_ms("2021-06-23T13:17:30.192Z"), 1, 0, 0)),
         ("the largest sonyflake ID", PRESETS["sonyflake"], (1 << 63) - 1),
+        ("a whole second", twitter, compose(twitter, 1700000045000, 1, 2, 0)),
+        ("a tenth of a second", twitter, compose(twitter, 1700000045100, 1, 2, 0)),
         ("a shard below the fields", PRESETS["sharded"],
          compose(PRESETS["sharded"], 1700000000000, 63, 4095, 15)),
     ]

@@ -216,7 +216,7 @@ fn decode_as_prints_the_parts_as_the_peer_shows_them() {
     for (peer, expected) in [
         (
             "leaf",
-            r#"{"timestamp":"1567733700834(2019-09-06 01:35:00.834)","workerId":"39","sequenceId":"3448"}"#.to_owned(),
+            r#"{"workerId":"39","sequenceId":"3448","timestamp":"1567733700834(2019-09-06 01:35:00.834)"}"#.to_owned(),
         ),
         (
             "bwmarrin",

@@ -380,6 +380,9 @@ impl fmt::Display for Error {
             Self::SequenceOutOfRange { sequence, max } => {
                 write!(f, "sequence {sequence} is out of range 0..={max}")
             }
+            Self::TimestampOutOfRange {
+                timestamp_ms: u64::MAX,
+            } => f.write_str("the time is past the last Unix millisecond 64 bits hold"),
             Self::TimestampOutOfRange { timestamp_ms } => write!(
                 f,
                 "timestamp {timestamp_ms} ms is before the layout's epoch or past its exhaustion"

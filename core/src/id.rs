@@ -84,17 +84,34 @@ impl Layout {
     ///
     /// # Errors
     /// [`Error::IdOutOfRange`] if `old_id` is wider than `old_layout` (it did not come from
-    /// it) or than this layout (no ID of this layout is above it).
+    /// it) or than this layout (no ID of this layout is above it);
+    /// [`Error::LayoutExhausted`] if this layout's time runs out before a tick after the
+    /// point; [`Error::TimestampOutOfRange`] as [`decode`](Self::decode), for layouts of
+    /// huge ticks.
     pub const fn resume_after_id(&self, old_id: u64, old_layout: &Layout) -> Result<u64, Error> {
         let issued = match old_layout.decode(old_id) {
-            Ok(parts) => parts.timestamp_ms.saturating_add(old_layout.tick_ms() - 1),
+            Ok(parts) => match parts.timestamp_ms.checked_add(old_layout.tick_ms() - 1) {
+                Some(ms) => ms,
+                None => {
+                    return Err(Error::TimestampOutOfRange {
+                        timestamp_ms: u64::MAX,
+                    })
+                }
+            },
             Err(e) => return Err(e),
         };
         let as_ours = match self.decode(old_id) {
             Ok(parts) => parts.timestamp_ms,
             Err(e) => return Err(e),
         };
-        Ok(if issued > as_ours { issued } else { as_ours })
+        let after = if issued > as_ours { issued } else { as_ours };
+        // The generator issues from the tick after the one containing `after`.
+        match self.tick_at(after) {
+            Some(tick) if tick >= self.max_tick() => Err(Error::LayoutExhausted {
+                exhausts_at_ms: self.exhausts_at(),
+            }),
+            _ => Ok(after),
+        }
     }
 
     /// Splits an ID made with this layout into its parts.
@@ -107,7 +124,8 @@ impl Layout {
     ///
     /// # Errors
     /// [`Error::IdOutOfRange`] if the ID has bits above the layout's width (it cannot have
-    /// come from this layout).
+    /// come from this layout); [`Error::TimestampOutOfRange`] if its tick starts past the
+    /// last Unix ms 64 bits hold (a layout of huge ticks: no clock reaches it).
     pub const fn decode(&self, id: u64) -> Result<Parts, Error> {
         if id > self.max_id() {
             return Err(Error::IdOutOfRange {
@@ -116,8 +134,24 @@ impl Layout {
             });
         }
         let tick = id >> self.time_shift();
+        // Past u64 ms (huge ticks) no clock reaches the tick: no generator made the ID.
+        let timestamp_ms = match tick.checked_mul(self.tick_ms()) {
+            Some(since_epoch) => match self.epoch_ms().checked_add(since_epoch) {
+                Some(ms) => ms,
+                None => {
+                    return Err(Error::TimestampOutOfRange {
+                        timestamp_ms: u64::MAX,
+                    })
+                }
+            },
+            None => {
+                return Err(Error::TimestampOutOfRange {
+                    timestamp_ms: u64::MAX,
+                })
+            }
+        };
         Ok(Parts {
-            timestamp_ms: self.tick_start_ms(tick),
+            timestamp_ms,
             node: (id >> self.node_shift()) & self.max_node(),
             sequence: (id >> self.sequence_shift()) & self.max_sequence(),
             shard: id & self.max_shard(),

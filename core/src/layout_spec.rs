@@ -111,10 +111,11 @@ pub(crate) struct UtcFields {
 }
 
 impl UtcFields {
-    /// The fields of `unix_ms` (negative before 1970).
-    pub(crate) const fn of(unix_ms: i64) -> UtcFields {
-        let (year, month, day) = civil_from_days(unix_ms.div_euclid(MS_PER_DAY));
-        let in_day = unix_ms.rem_euclid(MS_PER_DAY);
+    /// The fields of `unix_ms`, any of them: the year has as many digits as it needs.
+    pub(crate) const fn of(unix_ms: u64) -> UtcFields {
+        // u64::MAX ms is about 2.1e11 days: every day count fits i64.
+        let (year, month, day) = civil_from_days((unix_ms / MS_PER_DAY as u64) as i64);
+        let in_day = (unix_ms % MS_PER_DAY as u64) as i64;
         let seconds = in_day / 1000;
         UtcFields {
             year,
@@ -127,18 +128,18 @@ impl UtcFields {
         }
     }
 
-    /// Writes year, month, day, hour, minute, second and millisecond, zero-padded, with
-    /// `[date, between, time, milli]` as the separators: `["-", " ", ":", "."]` gives
-    /// `2019-09-06 01:35:00.834`, four empty ones `20190906013500834`.
+    /// Writes year, month, day, hour, minute and second, zero-padded, with `[date, between,
+    /// time]` as the separators: `["-", " ", ":"]` gives `2019-09-06 01:35:00`, three
+    /// empty ones `20190906013500`. The caller writes the milliseconds its form shows.
     pub(crate) fn write(
         &self,
         f: &mut fmt::Formatter<'_>,
-        [date, between, time, milli]: [&str; 4],
+        [date, between, time]: [&str; 3],
     ) -> fmt::Result {
         write!(
             f,
-            "{:04}{date}{:02}{date}{:02}{between}{:02}{time}{:02}{time}{:02}{milli}{:03}",
-            self.year, self.month, self.day, self.hour, self.minute, self.second, self.milli
+            "{:04}{date}{:02}{date}{:02}{between}{:02}{time}{:02}{time}{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
         )
     }
 }
@@ -333,8 +334,7 @@ impl fmt::Display for Layout {
         if self.shard_bits > 0 {
             write!(f, "+{}", self.shard_bits)?;
         }
-        // A valid epoch is at most i64::MAX ms.
-        let epoch = self.epoch_ms as i64;
+        let epoch = self.epoch_ms;
         let t = UtcFields::of(epoch);
         if t.year <= 9999 {
             write!(

@@ -9,8 +9,8 @@
 //! | `bwmarrin` | bwmarrin/snowflake's `ID.Time()`, `Node()`, `Step()`; the ID as its JSON form | `id` (quoted decimal), `time` (Unix ms), `node`, `step` |
 //! | `sonyflake` | sonyflake v1's `Decompose` as Go's `json.Marshal` writes it (keys sorted) | `id`, `machine-id`, `msb`, `sequence`, `time` (ticks since the start time) |
 //! | `sonyflake-v2` | sonyflake v2's `Decompose` | `id`, `machine`, `sequence`, `time` (ticks since the start time) |
-//! | `leaf` | Leaf's `/decodeSnowflakeId` | `timestamp` as `MS(yyyy-MM-dd HH:mm:ss.SSS)`, `workerId`, `sequenceId`, all strings |
-//! | `cosid` | CosId's `SnowflakeIdState` | `friendlyId` (`yyyyMMddHHmmssSSS-MACHINE-SEQUENCE`), `id`, `machineId`, `sequence`, `timestamp` |
+//! | `leaf` | Leaf's `/decodeSnowflakeId`, keys in its `HashMap`'s order | `workerId`, `sequenceId`, `timestamp` as `MS(yyyy-MM-dd HH:mm:ss.SSS)`, all strings |
+//! | `cosid` | CosId's `SnowflakeIdState`, its `LocalDateTime` as Java's ISO form | `id`, `machineId`, `sequence`, `timestamp`, `friendlyId` (`yyyyMMddHHmmssSSS-MACHINE-SEQUENCE`) |
 //!
 //! The layout says where the parts are; the form only names them. Leaf and CosId print
 //! times in their server's time zone; these forms always use UTC.
@@ -20,7 +20,7 @@
 //! let leaf = PeerParts::Leaf.show(&Layout::twitter(), 1_541_815_603_606_036_480)?;
 //! assert_eq!(
 //!     leaf.to_string(),
-//!     r#"{"timestamp":"1656432460105(2022-06-28 16:07:40.105)","workerId":"378","sequenceId":"0"}"#
+//!     r#"{"workerId":"378","sequenceId":"0","timestamp":"1656432460105(2022-06-28 16:07:40.105)"}"#
 //! );
 //! # Ok::<(), ferroflake::Error>(())
 //! ```
@@ -127,8 +127,7 @@ impl fmt::Display for PeerView {
             ..
         } = self.parts;
         let (id, ticks) = (self.id, self.ticks);
-        // The time of a valid layout fits i64 ms (its epoch and span are checked).
-        let t = UtcFields::of(timestamp_ms as i64);
+        let t = UtcFields::of(timestamp_ms);
         match self.peer {
             PeerParts::Bwmarrin => write!(
                 f,
@@ -144,19 +143,31 @@ impl fmt::Display for PeerView {
                 r#"{{"id":{id},"machine":{node},"sequence":{sequence},"time":{ticks}}}"#
             ),
             PeerParts::Leaf => {
-                write!(f, r#"{{"timestamp":"{timestamp_ms}("#)?;
-                t.write(f, ["-", " ", ":", "."])?;
-                write!(f, r#")","workerId":"{node}","sequenceId":"{sequence}"}}"#)
-            }
-            PeerParts::Cosid => {
-                f.write_str(r#"{"friendlyId":""#)?;
-                t.write(f, [""; 4])?;
+                // The keys in the order Leaf's HashMap of them iterates.
                 write!(
                     f,
-                    r#"-{node}-{sequence}","id":{id},"machineId":{node},"sequence":{sequence},"timestamp":""#
+                    r#"{{"workerId":"{node}","sequenceId":"{sequence}","timestamp":"{timestamp_ms}("#
                 )?;
-                t.write(f, ["-", "T", ":", "."])?;
-                f.write_str(r#""}"#)
+                t.write(f, ["-", " ", ":"])?;
+                write!(f, r#".{:03})"}}"#, t.milli)
+            }
+            PeerParts::Cosid => {
+                // SnowflakeIdState's fields in their order; the LocalDateTime as Java's
+                // ISO_LOCAL_DATE_TIME writes it (no zero fraction, no trailing zeros).
+                write!(
+                    f,
+                    r#"{{"id":{id},"machineId":{node},"sequence":{sequence},"timestamp":""#
+                )?;
+                t.write(f, ["-", "T", ":"])?;
+                match t.milli {
+                    0 => {}
+                    ms if ms % 100 == 0 => write!(f, ".{}", ms / 100)?,
+                    ms if ms % 10 == 0 => write!(f, ".{:02}", ms / 10)?,
+                    ms => write!(f, ".{ms:03}")?,
+                }
+                f.write_str(r#"","friendlyId":""#)?;
+                t.write(f, ["", "", ""])?;
+                write!(f, r#"{:03}-{node}-{sequence}"}}"#, t.milli)
             }
         }
     }
@@ -165,6 +176,7 @@ impl fmt::Display for PeerView {
 #[cfg(all(test, feature = "std"))]
 mod tests {
     use super::*;
+    use std::format;
     use std::string::{String, ToString};
 
     fn shown(peer: PeerParts, layout: &Layout, id: u64) -> String {
@@ -210,14 +222,52 @@ mod tests {
         assert_eq!(
             shown(PeerParts::Cosid, &twitter, id),
             concat!(
-                r#"{"friendlyId":"20220628160740105-5-9","id":1541815603604508681,"#,
-                r#""machineId":5,"sequence":9,"timestamp":"2022-06-28T16:07:40.105"}"#
+                r#"{"id":1541815603604508681,"machineId":5,"sequence":9,"#,
+                r#""timestamp":"2022-06-28T16:07:40.105","friendlyId":"20220628160740105-5-9"}"#
             )
         );
         assert_eq!(
             shown(PeerParts::Leaf, &twitter, id),
-            r#"{"timestamp":"1656432460105(2022-06-28 16:07:40.105)","workerId":"5","sequenceId":"9"}"#
+            r#"{"workerId":"5","sequenceId":"9","timestamp":"1656432460105(2022-06-28 16:07:40.105)"}"#
         );
+    }
+
+    #[test]
+    fn times_past_i64_show_their_real_date_and_past_u64_are_refused() {
+        // An epoch at i64::MAX ms: its times need more than an i64, and a year of 9 digits.
+        let far = Layout::parse("41/10/12@9223372036854775807").unwrap();
+        let leaf = shown(PeerParts::Leaf, &far, 1 << 22);
+        assert!(
+            leaf.ends_with(r#""timestamp":"9223372036854775808(292278994-08-17 07:12:55.808)"}"#),
+            "{leaf}"
+        );
+        // Ticks so long that the ID's tick starts past u64 ms: no generator made it.
+        let huge = Layout::parse("41/10/12@0,tick=10000000000000ms").unwrap();
+        for peer in PeerParts::ALL {
+            assert_eq!(
+                peer.show(&huge, huge.max_id()),
+                Err(Error::TimestampOutOfRange {
+                    timestamp_ms: u64::MAX
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn cosids_timestamp_drops_the_fraction_java_would_not_print() {
+        let twitter = Layout::twitter();
+        for (ms, shown_as) in [(0, "05"), (100, "05.1"), (120, "05.12"), (192, "05.192")] {
+            let id = twitter
+                .compose(&Parts {
+                    timestamp_ms: 1_700_000_045_000 + ms,
+                    ..Parts::default()
+                })
+                .unwrap();
+            let text = shown(PeerParts::Cosid, &twitter, id);
+            let expected = format!(r#""timestamp":"2023-11-14T22:14:{shown_as}","friendlyId""#);
+            assert!(text.contains(&expected), "{text}");
+            assert!(text.contains(&format!(r#""friendlyId":"20231114221405{ms:03}-0-0""#)));
+        }
     }
 
     #[test]

@@ -154,10 +154,18 @@ proptest! {
     fn resume_after_id_issues_above_the_old_id((old, old_id, new) in old_fleet_id()) {
         let old_ends_ms = old.decode(old_id).unwrap().timestamp_ms + old.tick_ms() - 1;
         match new.resume_after_id(old_id, &old) {
-            Err(e) => {
-                prop_assert!(old_id > new.max_id(), "{e}");
-                prop_assert_eq!(e, Error::IdOutOfRange { id: old_id, bits: new.total_bits() });
+            // No ID of the new layout can be above it: wider than the layout, or no tick
+            // left after the point.
+            Err(Error::IdOutOfRange { id, bits }) => {
+                prop_assert!(old_id > new.max_id());
+                prop_assert_eq!((id, bits), (old_id, new.total_bits()));
             }
+            Err(Error::LayoutExhausted { exhausts_at_ms }) => {
+                prop_assert_eq!(exhausts_at_ms, new.exhausts_at());
+                let last_tick_start = new.tick_start_ms(new.max_tick());
+                prop_assert!(last_tick_start <= old_ends_ms.max(new.decode(old_id).unwrap().timestamp_ms));
+            }
+            Err(e) => prop_assert!(false, "{e}"),
             Ok(after) => {
                 prop_assert!(after >= old_ends_ms);
                 // Started with its clock at the resume point (as a fleet switches over).
@@ -170,10 +178,33 @@ proptest! {
                         let issued_at = new.decode(first).unwrap().timestamp_ms;
                         prop_assert!(issued_at > old_ends_ms);
                     }
-                    // No tick of the new layout follows: refused, never an ID below.
-                    Err(e) => prop_assert_eq!(e.kind(), ferroflake::ErrorKind::LayoutExhausted),
+                    // resume_after_id refuses a point no tick follows.
+                    Err(e) => prop_assert!(false, "{e}"),
                 }
             }
         }
     }
+}
+
+#[test]
+fn resume_after_id_refuses_a_point_no_tick_of_the_layout_follows() {
+    // 8 time bits of 1 ms from 1970: the layout runs out at 256 ms.
+    let tiny = Layout::parse("8/4/4@0").unwrap();
+    let last_tick = tiny.max_id();
+    assert_eq!(
+        tiny.resume_after_id(last_tick, &tiny),
+        Err(Error::LayoutExhausted {
+            exhausts_at_ms: 256
+        })
+    );
+    let before_last = last_tick - (1 << tiny.time_shift());
+    assert_eq!(tiny.resume_after_id(before_last, &tiny), Ok(254));
+    // Twitter's IDs run out in 2080; a sonyflake ID of 2188 has no Twitter ID after it.
+    let late_sonyflake = (1u64 << 63) - 1;
+    assert_eq!(
+        Layout::twitter().resume_after_id(late_sonyflake, &Layout::sonyflake()),
+        Err(Error::LayoutExhausted {
+            exhausts_at_ms: Layout::twitter().exhausts_at()
+        })
+    );
 }

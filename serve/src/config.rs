@@ -453,6 +453,23 @@ impl Config {
         let mut lease = settings.config();
         lease.validate().map_err(|e| e.to_string())?;
         lease.options.resume_after_ms = self.resume_after_ms()?;
+        if let Some(after) = lease.options.resume_after_ms {
+            // A point the clock will not reach within a start would leave the service
+            // retrying a lease for good, unready, instead of saying why at once.
+            let start_limit = lease
+                .max_start_wait
+                .unwrap_or(Duration::from_secs(30).max(lease.longest_start()));
+            let now_ms = ferroflake::Clock::now_ms(&ferroflake::SystemClock);
+            let ahead = Duration::from_millis(after.saturating_sub(now_ms));
+            if ahead > start_limit {
+                return Err(format!(
+                    "resume_after_id {}: its time is {ahead:?} ahead of this host's clock, longer \
+                     than a start may wait ({start_limit:?}); give the highest ID the old \
+                     generator issued, once its time has passed",
+                    self.resume_after_id.unwrap_or_default()
+                ));
+            }
+        }
         Ok(lease)
     }
 
@@ -826,6 +843,22 @@ mod tests {
                     ..ServeArgs::default()
                 },
                 "resume_layout \"snowflake\" is not a layout",
+            ),
+            (
+                ServeArgs {
+                    resume_after_id: Some((1u64 << 63) - 1),
+                    resume_layout: Some("sonyflake".into()),
+                    ..ServeArgs::default()
+                },
+                "time field ran out",
+            ),
+            (
+                // A Twitter ID of 2079: decades ahead of any clock running this test.
+                ServeArgs {
+                    resume_after_id: Some(((1u64 << 41) - 2) << 22),
+                    ..ServeArgs::default()
+                },
+                "ahead of this host's clock",
             ),
         ] {
             let refusal = Config::from_args(&args).unwrap_err();
