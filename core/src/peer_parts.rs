@@ -1,36 +1,36 @@
-//! An ID's parts as another ID library shows them, so that tooling written for that
-//! library reads ferroflake's decode output unchanged.
-//!
-//! Each form is one line of JSON, written by `Display` (no allocation), with the peer's own
-//! field names and value types:
-//!
-//! | form | what it mirrors | fields |
-//! |---|---|---|
-//! | `bwmarrin` | bwmarrin/snowflake's `ID.Time()`, `Node()`, `Step()`; the ID as its JSON form | `id` (quoted decimal), `time` (Unix ms), `node`, `step` |
-//! | `sonyflake` | sonyflake v1's `Decompose` as Go's `json.Marshal` writes it (keys sorted) | `id`, `machine-id`, `msb`, `sequence`, `time` (ticks since the start time) |
-//! | `sonyflake-v2` | sonyflake v2's `Decompose` | `id`, `machine`, `sequence`, `time` (ticks since the start time) |
-//! | `leaf` | Leaf's `/decodeSnowflakeId`, keys in its `HashMap`'s order | `workerId`, `sequenceId`, `timestamp` as `MS(yyyy-MM-dd HH:mm:ss.SSS)`, all strings |
-//! | `cosid` | CosId's `SnowflakeIdState`, its `LocalDateTime` as Java's ISO form | `id`, `machineId`, `sequence`, `timestamp`, `friendlyId` (`yyyyMMddHHmmssSSS-MACHINE-SEQUENCE`) |
-//!
-//! The layout says where the parts are; the form only names them. Leaf and CosId print
-//! times in their server's time zone; these forms always use UTC.
-//!
-//! ```
-//! use ferroflake::{Layout, PeerParts};
-//! let leaf = PeerParts::Leaf.show(&Layout::twitter(), 1_541_815_603_606_036_480)?;
-//! assert_eq!(
-//!     leaf.to_string(),
-//!     r#"{"workerId":"378","sequenceId":"0","timestamp":"1656432460105(2022-06-28 16:07:40.105)"}"#
-//! );
-//! # Ok::<(), ferroflake::Error>(())
-//! ```
+//! An ID's parts as other ID libraries show them: [`PeerParts`].
 
 use core::fmt;
 
 use crate::layout_spec::UtcFields;
 use crate::{Error, Layout, Parts};
 
-/// Another library's way of showing an ID's parts; see the [module docs](self).
+/// An ID's parts as another ID library shows them, so that tooling written for that
+/// library reads ferroflake's decode output unchanged.
+///
+/// Each form is one line of JSON, written by `Display` (no allocation), with the peer's own
+/// field names and value types:
+///
+/// | form | what it mirrors | fields |
+/// |---|---|---|
+/// | `bwmarrin` | bwmarrin/snowflake's `ID.Time()`, `Node()`, `Step()`; the ID as its JSON form | `id` (quoted decimal), `time` (Unix ms), `node`, `step` |
+/// | `sonyflake` | sonyflake v1's `Decompose` as Go's `json.Marshal` writes it (keys sorted) | `id`, `machine-id`, `msb`, `sequence`, `time` (ticks since the start time) |
+/// | `sonyflake-v2` | sonyflake v2's `Decompose` | `id`, `machine`, `sequence`, `time` (ticks since the start time) |
+/// | `leaf` | Leaf's `/decodeSnowflakeId`, keys in its `HashMap`'s order | `workerId`, `sequenceId`, `timestamp` as `MS(yyyy-MM-dd HH:mm:ss.SSS)`, all strings |
+/// | `cosid` | CosId's `SnowflakeIdState`, its `LocalDateTime` as Java's ISO form | `id`, `machineId`, `sequence`, `timestamp`, `friendlyId` (`yyyyMMddHHmmssSSS-MACHINE-SEQUENCE`) |
+///
+/// The layout says where the parts are; the form only names them. Leaf and CosId print
+/// times in their server's time zone; these forms always use UTC.
+///
+/// ```
+/// use ferroflake::{Layout, PeerParts};
+/// let leaf = PeerParts::Leaf.show(&Layout::twitter(), 1_541_815_603_606_036_480)?;
+/// assert_eq!(
+///     leaf.to_string(),
+///     r#"{"workerId":"378","sequenceId":"0","timestamp":"1656432460105(2022-06-28 16:07:40.105)"}"#
+/// );
+/// # Ok::<(), ferroflake::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PeerParts {
     /// bwmarrin/snowflake (Go).
