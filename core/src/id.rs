@@ -15,6 +15,11 @@ pub struct Parts {
     pub shard: u64,
 }
 
+/// A time past the last Unix ms 64 bits hold, which no clock reaches.
+const PAST_U64_MS: Error = Error::TimestampOutOfRange {
+    timestamp_ms: u64::MAX,
+};
+
 impl Layout {
     /// Packs a tick count and fields, all already known to fit. The one place the bit
     /// arithmetic of an ID lives; the generator calls it too.
@@ -92,11 +97,7 @@ impl Layout {
         let issued = match old_layout.decode(old_id) {
             Ok(parts) => match parts.timestamp_ms.checked_add(old_layout.tick_ms() - 1) {
                 Some(ms) => ms,
-                None => {
-                    return Err(Error::TimestampOutOfRange {
-                        timestamp_ms: u64::MAX,
-                    })
-                }
+                None => return Err(PAST_U64_MS),
             },
             Err(e) => return Err(e),
         };
@@ -135,20 +136,8 @@ impl Layout {
         }
         let tick = id >> self.time_shift();
         // Past u64 ms (huge ticks) no clock reaches the tick: no generator made the ID.
-        let timestamp_ms = match tick.checked_mul(self.tick_ms()) {
-            Some(since_epoch) => match self.epoch_ms().checked_add(since_epoch) {
-                Some(ms) => ms,
-                None => {
-                    return Err(Error::TimestampOutOfRange {
-                        timestamp_ms: u64::MAX,
-                    })
-                }
-            },
-            None => {
-                return Err(Error::TimestampOutOfRange {
-                    timestamp_ms: u64::MAX,
-                })
-            }
+        let Some(timestamp_ms) = self.checked_tick_start_ms(tick) else {
+            return Err(PAST_U64_MS);
         };
         Ok(Parts {
             timestamp_ms,

@@ -288,6 +288,16 @@ impl Layout {
             .saturating_add(tick.saturating_mul(self.tick_ms))
     }
 
+    /// The Unix ms at which `tick` starts, or `None` past the last one 64 bits hold (a
+    /// layout of huge ticks, whose later ticks no clock reaches).
+    #[inline]
+    pub(crate) const fn checked_tick_start_ms(&self, tick: u64) -> Option<u64> {
+        match tick.checked_mul(self.tick_ms) {
+            Some(since_epoch) => self.epoch_ms.checked_add(since_epoch),
+            None => None,
+        }
+    }
+
     /// Where the shard field starts (always 0).
     pub const fn shard_shift(&self) -> u32 {
         0

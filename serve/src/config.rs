@@ -456,9 +456,7 @@ impl Config {
         if let Some(after) = lease.options.resume_after_ms {
             // A point the clock will not reach within a start would leave the service
             // retrying a lease for good, unready, instead of saying why at once.
-            let start_limit = lease
-                .max_start_wait
-                .unwrap_or(Duration::from_secs(30).max(lease.longest_start()));
+            let start_limit = lease.start_wait_limit();
             let now_ms = ferroflake::Clock::now_ms(&ferroflake::SystemClock);
             let ahead = Duration::from_millis(after.saturating_sub(now_ms));
             if ahead > start_limit {
