@@ -37,6 +37,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::protocol::{Reservation, MOST_NODE_IDS};
 use crate::{Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry, Renewal};
 
 /// A registry over a fresh, empty namespace, and ways to lose its records.
@@ -173,6 +174,8 @@ pub fn run_all(fresh: Fresh<'_>, timing: Timing) {
     preferred_node_first_if_free(fresh, timing);
     wall_clock_is_the_registrys(fresh, timing);
     identity_is_kept_in_the_records(fresh, timing);
+    reservations_are_never_claimed(fresh, timing);
+    reservations_race_claims(fresh, timing);
 }
 
 /// Claims get distinct ids in range, distinct ≥128-bit tokens, and distinct epochs.
@@ -962,6 +965,194 @@ pub fn identity_is_kept_in_the_records(fresh: Fresh<'_>, timing: Timing) {
 }
 
 /// This process's wall clock, Unix ms.
+/// [`Registry::reserve`]: a reserved id is skipped by every claim (preferred or not,
+/// never claimed or not) and never lapses; reserving again changes nothing; an id a claim
+/// holds is refused; a claim's token neither renews nor releases a reservation; the list
+/// shows it; [`Registry::unreserve`] frees it with the mark given, which the next holder
+/// inherits, and leaves an id that is not reserved alone.
+pub fn reservations_are_never_claimed(fresh: Fresh<'_>, timing: Timing) {
+    const T: u64 = 1_700_000_000_000;
+    let registry = fresh().registry;
+    let reserve = |id: u64| {
+        registry
+            .reserve(id, "old fleet")
+            .unwrap_or_else(|e| panic!("reserving node {id}: {e}"))
+    };
+    assert_eq!(reserve(1), Reservation::Made, "a free id is reserved");
+    assert_eq!(
+        reserve(1),
+        Reservation::Already,
+        "reserving twice changes nothing"
+    );
+    match registry.reserve(MOST_NODE_IDS, "old fleet") {
+        Err(LeaseError::InvalidConfig { .. }) => {}
+        other => {
+            panic!("reserving an id no registry hands out must be InvalidConfig, got {other:?}")
+        }
+    }
+    let request = LeaseRequest {
+        prefer_node: Some(1),
+        ..timing.request(3, "conformance beside a reservation")
+    };
+    let claim_all = |why: &str| {
+        let mut ids: Vec<u64> = (0..2)
+            .map(|_| {
+                registry
+                    .acquire(&request)
+                    .unwrap_or_else(|e| panic!("{why}: two of 3 ids are free: {e}"))
+                    .node_id
+            })
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [0, 2], "{why}: claims must skip the reserved id 1");
+        match registry.acquire(&request) {
+            Err(LeaseError::NoFreeNode { node_count: 3 }) => {}
+            other => {
+                panic!("{why}: only the reserved id is left, expected NoFreeNode, got {other:?}")
+            }
+        }
+    };
+    claim_all("first claims");
+    assert_eq!(
+        reserve(0),
+        Reservation::Refused,
+        "a held id must not be reserved"
+    );
+    let listed = registry.list().expect("list");
+    let node = |id: u64| {
+        listed
+            .node(id)
+            .cloned()
+            .unwrap_or_else(|| panic!("node {id} listed"))
+    };
+    assert_eq!(
+        node(0).state,
+        NodeState::Held,
+        "a refused reservation changes nothing"
+    );
+    assert_eq!(node(1).state, NodeState::Reserved);
+    assert_eq!(node(1).holder.as_deref(), Some("old fleet"));
+    assert_eq!(node(1).expires_ms, None, "a reservation never expires");
+    // The claims lapse; the reservation does not.
+    thread::sleep(timing.ttl + timing.quarantine + timing.slack);
+    claim_all("claims after the first ones lapsed");
+    let stranger = Grant {
+        node_id: 1,
+        token: "0123456789abcdef0123456789abcdef".into(),
+        epoch: u64::MAX,
+        previous_high_water_ms: 0,
+        floor_wait: Duration::ZERO,
+    };
+    assert!(
+        matches!(
+            registry.renew(&stranger, &Renewal::new(timing.ttl, 0)),
+            Err(LeaseError::Lost { node_id: 1, .. })
+        ),
+        "a claim's token must not renew a reservation"
+    );
+    registry
+        .release(&stranger, 0)
+        .expect("releasing what one does not hold is a no-op");
+    registry
+        .unreserve(0, T)
+        .expect("unreserving a held id is a no-op");
+    let listed = registry.list().expect("list");
+    assert_eq!(
+        listed.node(1).map(|n| n.state),
+        Some(NodeState::Reserved),
+        "a claim's release must not free a reservation"
+    );
+    assert_eq!(
+        listed.node(0).map(|n| n.state),
+        Some(NodeState::Held),
+        "unreserving a claimed id must not free it"
+    );
+    registry.unreserve(1, T).expect("unreserve");
+    let listed = registry.list().expect("list");
+    assert_eq!(
+        listed.node(1).map(|n| (n.state, n.high_water_ms)),
+        Some((NodeState::Released, T))
+    );
+    let next = registry
+        .acquire(&request)
+        .unwrap_or_else(|e| panic!("an unreserved id must be claimable: {e}"));
+    assert_eq!(next.node_id, 1);
+    assert_eq!(
+        next.previous_high_water_ms, T,
+        "the next holder must wait past the mark given at unreserve"
+    );
+}
+
+/// Reservations of one id race claims among ids that include it: the id ends up either
+/// claimed (every reservation refused) or reserved once (then no claim got it), never both.
+pub fn reservations_race_claims(fresh: Fresh<'_>, timing: Timing) {
+    const IDS: u64 = 4;
+    const RACERS: usize = 12;
+    let registry = fresh().registry;
+    let barrier = Arc::new(Barrier::new(RACERS));
+    let (claims, reservations): (Vec<_>, Vec<_>) = thread::scope(|s| {
+        let handles: Vec<_> = (0..RACERS)
+            .map(|i| {
+                let (registry, barrier) = (Arc::clone(&registry), Arc::clone(&barrier));
+                s.spawn(move || {
+                    barrier.wait();
+                    if i % 2 == 0 {
+                        Ok(registry.acquire(&timing.request(IDS, &format!("racer {i}"))))
+                    } else {
+                        Err(registry.reserve(IDS - 1, &format!("reserver {i}")))
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("racer panicked"))
+            .partition(Result::is_ok)
+    });
+    let won: Vec<u64> = claims
+        .into_iter()
+        .filter_map(|c| c.ok()?.ok().map(|g| g.node_id))
+        .collect();
+    let outcomes: Vec<Reservation> = reservations
+        .into_iter()
+        .map(|r| match r {
+            Err(Ok(outcome)) => outcome,
+            other => panic!("a reservation failed: {other:?}"),
+        })
+        .collect();
+    let distinct: BTreeSet<u64> = won.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        won.len(),
+        "claims must hold distinct ids: {won:?}"
+    );
+    let made = outcomes.iter().filter(|&&o| o == Reservation::Made).count();
+    if won.contains(&(IDS - 1)) {
+        assert_eq!(
+            made,
+            0,
+            "id {} was claimed and reserved: {outcomes:?}",
+            IDS - 1
+        );
+        assert!(
+            outcomes.iter().all(|&o| o == Reservation::Refused),
+            "{outcomes:?}"
+        );
+    } else {
+        assert_eq!(
+            made,
+            1,
+            "id {} was neither claimed nor reserved once: {outcomes:?}",
+            IDS - 1
+        );
+        assert_eq!(
+            won.len() as u64,
+            IDS - 1,
+            "every other id must be claimed: {won:?}"
+        );
+    }
+}
+
 fn unix_ms() -> u64 {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

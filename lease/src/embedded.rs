@@ -41,7 +41,8 @@ use crate::records::{Claim, Records, FORMAT};
 use crate::token::new_token;
 use crate::witness::{change_time_ns, Witness};
 use crate::{
-    Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal,
+    check_reserved_id, Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry,
+    RegistryView, Renewal, Reservation,
 };
 
 const RECORDS_FILE: &str = "leases.json";
@@ -393,6 +394,14 @@ impl Registry for EmbeddedRegistry {
         self.with_records(None, |records, _| {
             let changed = records.release(grant.node_id, &grant.token, high_water_ms);
             Ok(((), changed))
+        })
+    }
+
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        check_reserved_id(node_id)?;
+        self.with_records(None, |records, moment| {
+            let outcome = records.reserve(node_id, holder, moment.now_ms, &moment.boot_id);
+            Ok((outcome, outcome == Reservation::Made))
         })
     }
 

@@ -69,7 +69,9 @@ pub use config::{LeaseConfig, MAX_HOLDER_BYTES};
 pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
 pub use leased::{report_to_stderr, LeaseStatus, LeasedGenerator};
-pub use protocol::Loss;
-pub use registry::{Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal};
+pub use protocol::{Loss, Reservation};
+pub use registry::{
+    check_reserved_id, Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal,
+};
 pub use settings::LeaseSettings;
 pub use token::new_token;

@@ -43,6 +43,52 @@ pub const LONGEST_RENEW_EVERY: Duration = Duration::from_millis(3_333);
 /// [`DEFAULT_MAX_TTL`] it makes the default lost-records window.
 pub const DEFAULT_QUARANTINE: Duration = Duration::from_secs(2);
 
+/// The owner token of a reservation ([`Registry::reserve`](crate::Registry::reserve)):
+/// not hex, so no claim's random token equals it, and a claim's renewals and releases never
+/// touch a reservation.
+pub const RESERVED_TOKEN: &str = "reserved";
+
+/// The expiry a reservation records: it never lapses. The largest signed 64-bit number,
+/// which every store's number type holds (PostgreSQL's `bigint` too).
+pub const NEVER_MS: u64 = i64::MAX as u64;
+
+/// What [`Registry::reserve`](crate::Registry::reserve) may do with a node id's record,
+/// from its owner token and [`standing`]: a free record (or none) is reserved, a
+/// reservation is left as it is, and a live or quarantined claim is not taken from its
+/// holder.
+pub fn reservation_over(token: Option<&str>, standing: Standing) -> Reservation {
+    if token == Some(RESERVED_TOKEN) {
+        Reservation::Already
+    } else if standing == Standing::Free {
+        Reservation::Made
+    } else {
+        Reservation::Refused
+    }
+}
+
+/// What [`Registry::reserve`](crate::Registry::reserve) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reservation {
+    /// The id is reserved now: no claim takes it until it is unreserved.
+    Made,
+    /// It was reserved already; nothing changed.
+    Already,
+    /// A claim holds it (or its quarantine runs): nothing changed. Stop that holder, or
+    /// wait for it to lapse, and reserve again.
+    Refused,
+}
+
+impl Reservation {
+    /// A lower-case word for output: "reserved", "already reserved", "held".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reservation::Made => "reserved",
+            Reservation::Already => "already reserved",
+            Reservation::Refused => "held",
+        }
+    }
+}
+
 /// Where a node id's record stands at a given store time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {

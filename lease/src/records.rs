@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Standing;
-use crate::protocol::{self, Candidate, Loss, RecordView};
+use crate::protocol::{self, Candidate, Loss, RecordView, Reservation, NEVER_MS, RESERVED_TOKEN};
 use crate::Renewal;
 
 /// The whole records file.
@@ -78,7 +78,9 @@ pub const FORMAT: u32 = 1;
 impl NodeRecord {
     /// This record's standing at `now_ms` on the host clock of boot `boot_id`.
     pub fn standing(&self, now_ms: u64, boot_id: &str) -> Standing {
-        let held = self.token.is_some() && self.boot_id == boot_id;
+        // A reservation outlives boots: the generator it is for does not run here.
+        let held = self.token.is_some()
+            && (self.boot_id == boot_id || self.token.as_deref() == Some(RESERVED_TOKEN));
         protocol::standing(held, self.expires_ms, self.quarantine_ms, now_ms)
     }
 
@@ -98,7 +100,8 @@ impl NodeRecord {
     fn view(&self, boot_id: &str) -> RecordView<'_> {
         RecordView {
             token: self.token.as_deref(),
-            expires_ms: if self.boot_id == boot_id {
+            expires_ms: if self.boot_id == boot_id || self.token.as_deref() == Some(RESERVED_TOKEN)
+            {
                 self.expires_ms
             } else {
                 0
@@ -215,6 +218,41 @@ impl Records {
             },
         );
         (epoch, previous_high_water_ms)
+    }
+
+    /// Reserves `node_id` for `holder` if [`protocol::reservation_over`] allows it,
+    /// keeping its epoch and high-water mark.
+    pub fn reserve(
+        &mut self,
+        node_id: u64,
+        holder: &str,
+        now_ms: u64,
+        boot_id: &str,
+    ) -> Reservation {
+        let record = self.nodes.get(&node_id);
+        let outcome = match record {
+            None => Reservation::Made,
+            Some(r) => protocol::reservation_over(r.token.as_deref(), r.standing(now_ms, boot_id)),
+        };
+        if outcome == Reservation::Made {
+            let (epoch, high_water_ms) = record.map_or((0, 0), |r| (r.epoch, r.high_water_ms));
+            self.nodes.insert(
+                node_id,
+                NodeRecord {
+                    token: Some(RESERVED_TOKEN.to_owned()),
+                    holder: holder.to_owned(),
+                    epoch,
+                    expires_ms: NEVER_MS,
+                    quarantine_ms: 0,
+                    boot_id: boot_id.to_owned(),
+                    high_water_ms,
+                    since_ms: Some(now_ms),
+                    renewed_ms: None,
+                    clock_skew_ms: None,
+                },
+            );
+        }
+        outcome
     }
 
     /// Extends a live claim held under `token`, recording when and the holder's clock

@@ -6,7 +6,10 @@
 
 use std::time::Duration;
 
-use crate::protocol::{lost_records_window, Loss, Standing, LONGEST_WINDOW, MOST_NODE_IDS};
+use crate::protocol::{
+    lost_records_window, Loss, Reservation, Standing, LONGEST_WINDOW, MOST_NODE_IDS, NEVER_MS,
+    RESERVED_TOKEN,
+};
 use crate::LeaseError;
 
 /// What a process asks a registry for.
@@ -155,6 +158,9 @@ pub enum NodeState {
     Expired,
     /// Given back by its holder: claimable.
     Released,
+    /// Reserved for a generator outside the registry ([`Registry::reserve`]): nobody may
+    /// claim it until it is unreserved.
+    Reserved,
 }
 
 impl NodeState {
@@ -174,9 +180,11 @@ impl NodeState {
         matches!(self, NodeState::Expired | NodeState::Released)
     }
 
-    /// A lower-case word for output: "held", "quarantined", "expired", "released".
+    /// A lower-case word for output: "held", "quarantined", "expired", "released",
+    /// "reserved".
     pub fn as_str(self) -> &'static str {
         match self {
+            NodeState::Reserved => "reserved",
             NodeState::Held => "held",
             NodeState::Quarantined => "quarantined",
             NodeState::Expired => "expired",
@@ -201,7 +209,7 @@ pub struct NodeView {
     pub state: NodeState,
     /// When the claim lapses unless renewed, on the registry's clock (see
     /// [`RegistryView::now_ms`]); `None` unless [`NodeState::Held`] or
-    /// [`NodeState::Quarantined`]. On etcd, which keeps no TTL apart from the quarantine,
+    /// [`NodeState::Quarantined`] (a reservation never expires). On etcd, which keeps no TTL apart from the quarantine,
     /// it is the end of the claim's etcd lease (TTL + quarantine), and a claim in its
     /// quarantine lists as held: claims find it taken either way.
     pub expires_ms: Option<u64>,
@@ -223,7 +231,8 @@ pub struct NodeView {
 }
 
 impl NodeView {
-    /// A view with the fields every registry records, and `None` for the rest.
+    /// A view with the fields every registry records, and `None` for the rest. A held
+    /// record that never expires ([`NEVER_MS`]) is a reservation.
     pub fn new(
         node_id: u64,
         holder: Option<String>,
@@ -232,6 +241,10 @@ impl NodeView {
         expires_ms: u64,
         high_water_ms: u64,
     ) -> NodeView {
+        let state = match state {
+            NodeState::Held if expires_ms >= NEVER_MS => NodeState::Reserved,
+            other => other,
+        };
         let unexpired = matches!(state, NodeState::Held | NodeState::Quarantined);
         NodeView {
             node_id,
@@ -357,6 +370,22 @@ fn rfc3339_ms(unix_ms: u64) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 
+/// Refuses a node id no registry hands out ([`Registry::reserve`] checks it first).
+///
+/// # Errors
+/// [`LeaseError::InvalidConfig`] for an id of [`MOST_NODE_IDS`] or more.
+pub fn check_reserved_id(node_id: u64) -> Result<(), LeaseError> {
+    if node_id < MOST_NODE_IDS {
+        return Ok(());
+    }
+    Err(LeaseError::InvalidConfig {
+        detail: format!(
+            "node id {node_id}: a registry hands out ids below {MOST_NODE_IDS} (16 node \
+             bits), so it has none of this id to reserve"
+        ),
+    })
+}
+
 /// A store that hands out node ids under leases.
 pub trait Registry: Send + Sync {
     /// Claims a free node id (or one whose holder's TTL plus quarantine has passed),
@@ -366,6 +395,8 @@ pub trait Registry: Send + Sync {
     /// A registry that finds no trace of its namespace, or of an id's record, must not
     /// assume that nobody holds it: it reports the rest of the lost-records floor in
     /// [`Grant::floor_wait`].
+    ///
+    /// Skips every reserved id ([`reserve`](Self::reserve)).
     ///
     /// Fails closed: an unreachable store is [`LeaseError::Unavailable`]; no free id is
     /// [`LeaseError::NoFreeNode`]; a request that fails [`LeaseRequest::validate`] is
@@ -386,6 +417,36 @@ pub trait Registry: Send + Sync {
     /// is exact, and the next holder starts without waiting out the reserve. Releasing a
     /// claim that is no longer held is not an error (and then changes nothing).
     fn release(&self, grant: &Grant, high_water_ms: u64) -> Result<(), LeaseError>;
+
+    /// Reserves `node_id` for a generator that does not use this registry (an old fleet
+    /// still issuing under it while the new one rolls out), naming it `holder`: no claim
+    /// takes the id until [`unreserve`](Self::unreserve). A reservation never expires,
+    /// survives restarts of the store and of this host, and lists as
+    /// [`NodeState::Reserved`]. It claims the id as a claim would (a compare-and-set on
+    /// the id's record, recorded under [`RESERVED_TOKEN`] and [`NEVER_MS`]), so it races
+    /// no claim: an id a live claim holds, or whose quarantine runs, is not taken from
+    /// its holder ([`Reservation::Refused`]).
+    ///
+    /// # Errors
+    /// [`LeaseError::InvalidConfig`] for an id of [`MOST_NODE_IDS`] or more;
+    /// [`LeaseError::Unavailable`] if the store cannot be reached; [`LeaseError::Store`]
+    /// if the id's record is unreadable.
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError>;
+
+    /// Lifts `node_id`'s reservation, recording `high_water_ms` as its high-water mark
+    /// (Unix ms): the next holder issues nothing until its clock has passed it, so a
+    /// generator that took over from the one the id was reserved for starts above what
+    /// that one issued up to now. Not reserved: nothing changes, and not an error.
+    fn unreserve(&self, node_id: u64, high_water_ms: u64) -> Result<(), LeaseError> {
+        let reservation = Grant {
+            node_id,
+            token: RESERVED_TOKEN.to_owned(),
+            epoch: 0,
+            previous_high_water_ms: 0,
+            floor_wait: Duration::ZERO,
+        };
+        self.release(&reservation, high_water_ms)
+    }
 
     /// Starts a floor of `window` from now (or of the longest window the registry keeps, if
     /// longer): every claim waits it out before its holder issues. An operator asks for

@@ -56,4 +56,6 @@ checks!(
     preferred_node_first_if_free,
     wall_clock_is_the_registrys,
     identity_is_kept_in_the_records,
+    reservations_are_never_claimed,
+    reservations_race_claims,
 );

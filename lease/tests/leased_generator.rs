@@ -644,6 +644,13 @@ impl Registry for FloorSkipped {
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
         self.0.restored(window)
     }
+    fn reserve(
+        &self,
+        node_id: u64,
+        holder: &str,
+    ) -> Result<ferroflake_lease::Reservation, LeaseError> {
+        self.0.reserve(node_id, holder)
+    }
     fn list(&self) -> Result<ferroflake_lease::RegistryView, LeaseError> {
         self.0.list()
     }
@@ -1132,6 +1139,13 @@ impl Registry for StepsDuringRenewals {
     }
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
         self.inner.restored(window)
+    }
+    fn reserve(
+        &self,
+        node_id: u64,
+        holder: &str,
+    ) -> Result<ferroflake_lease::Reservation, LeaseError> {
+        self.inner.reserve(node_id, holder)
     }
     fn list(&self) -> Result<ferroflake_lease::RegistryView, LeaseError> {
         self.inner.list()

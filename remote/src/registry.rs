@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferroflake_lease::{
-    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView, Renewal,
+    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
+    RegistryView, Renewal, Reservation,
 };
 use serde_json::{json, Value};
 
@@ -298,6 +299,27 @@ impl Registry for RemoteRegistry {
             .ok_or_else(|| self.garbled(&answer))
     }
 
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        check_reserved_id(node_id)?;
+        let body = json!({ "node_id": node_id, "holder": holder });
+        // A reservation applied twice answers `already reserved` the second time.
+        let answer = self.ask(Body::Json(&body), "reserve", Resend::Safe, None, 0)?;
+        [
+            Reservation::Made,
+            Reservation::Already,
+            Reservation::Refused,
+        ]
+        .into_iter()
+        .find(|r| answer["reservation"].as_str() == Some(r.as_str()))
+        .ok_or_else(|| self.garbled(&answer))
+    }
+
+    fn unreserve(&self, node_id: u64, high_water_ms: u64) -> Result<(), LeaseError> {
+        let body = json!({ "node_id": node_id, "high_water_ms": high_water_ms });
+        let answer = self.ask(Body::Json(&body), "unreserve", Resend::Safe, None, 0)?;
+        self.said(&answer, "unreserved")
+    }
+
     fn list(&self) -> Result<RegistryView, LeaseError> {
         let answer = self.ask(Body::Get, "list", Resend::Safe, None, 0)?;
         view(&answer).ok_or_else(|| self.garbled(&answer))
@@ -358,6 +380,7 @@ fn view(answer: &Value) -> Option<RegistryView> {
                 "quarantined" => NodeState::Quarantined,
                 "expired" => NodeState::Expired,
                 "released" => NodeState::Released,
+                "reserved" => NodeState::Reserved,
                 _ => return None,
             };
             let holder = match &n["holder"] {

@@ -60,7 +60,10 @@ pub fn need_of<'a>(template: &str, key: Option<&'a str>) -> Need<'a> {
         | "/v1/store/lease/list"
         | "/v1/store/lease/clock" => Need::EveryKey,
         // Lost records say every claim must wait out a floor: an operator's word.
-        "/v1/store/lease/restored" => Need::Admin,
+        // Reservations hold ids off every claim until an operator lifts them.
+        "/v1/store/lease/restored" | "/v1/store/lease/reserve" | "/v1/store/lease/unreserve" => {
+            Need::Admin
+        }
         "/v1/segment/{key}/status"
         | "/v1/status"
         | "/metrics"
@@ -337,7 +340,13 @@ mod tests {
         ] {
             assert_eq!(need_of(route, None), Need::EveryKey, "{route}");
         }
-        assert_eq!(need_of("/v1/store/lease/restored", None), Need::Admin);
+        for route in [
+            "/v1/store/lease/restored",
+            "/v1/store/lease/reserve",
+            "/v1/store/lease/unreserve",
+        ] {
+            assert_eq!(need_of(route, None), Need::Admin, "{route}");
+        }
         assert_eq!(need_of("/v1/unmask/{text}", None), Need::Admin);
         for route in [
             "/v1/admin/keys",

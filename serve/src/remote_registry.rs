@@ -11,6 +11,8 @@
 //! | `POST /v1/store/lease/renew` | `{"grant":{..},"ttl_ms","high_water_ms","clock_skew_ms"}` | `{"renewed":true}` |
 //! | `POST /v1/store/lease/release` | `{"grant":{..},"high_water_ms"}` | `{"released":true}` |
 //! | `POST /v1/store/lease/restored` | `{"window_ms"}` | `{"floor_ms"}` |
+//! | `POST /v1/store/lease/reserve` | `{"node_id","holder"}` | `{"reservation"}`: `reserved`, `already reserved` or `held` ([`Reservation::as_str`]) |
+//! | `POST /v1/store/lease/unreserve` | `{"node_id","high_water_ms"}` | `{"unreserved":true}` |
 //! | `GET /v1/store/lease/list` | | the registry's node ids, as `GET /v1/admin/leases` shows them |
 //! | `GET /v1/store/lease/clock` | | `{"wall_clock_ms"}` (null where the registry keeps no clock, as etcd) |
 //!
@@ -27,7 +29,10 @@
 //! Every route needs the scope `issue:*` (or `admin`) when the server has tokens: a node
 //! id issues snowflake IDs for every key, and there are few of them, so a token scoped to
 //! some keys may neither hold one nor use them up. `restored` needs `admin`: it holds every
-//! claim off for a floor, which only an operator who lost the records may ask for.
+//! claim off for a floor, which only an operator who lost the records may ask for; so do
+//! `reserve` and `unreserve`, which hold an id off every claim for another generator and
+//! give it back. A grant with a reservation's token ([`RESERVED_TOKEN`]) is refused by
+//! `renew` and `release`: only `unreserve` lifts a reservation.
 //!
 //! Refusals keep the registry's kinds ([`LeaseError::name`]): 409 `LOST` with `"why"`
 //! ([`Loss::name`]: `MISSING`, `TAKEN`, `EXPIRED`, `RELEASED`), 409 `NO_FREE_NODE`, 400
@@ -45,7 +50,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, Renewal};
+use ferroflake_lease::protocol::RESERVED_TOKEN;
+use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, Renewal, Reservation};
 use ferroflake_lease_stores::RegistryAddress;
 use serde_json::{json, Map, Value};
 
@@ -263,7 +269,7 @@ fn grant(fields: &Map<String, Value>) -> Result<Grant, Refusal> {
     let token = grant
         .get("token")
         .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
+        .filter(|t| !t.is_empty() && *t != RESERVED_TOKEN)
         .ok_or_else(|| wrong("grant.token", "the claim's token"))?;
     Ok(Grant {
         node_id: number(grant, "node_id")?,
@@ -412,6 +418,63 @@ pub(crate) async fn restored(
                 "a client said the registry was restored: every claim waits out the floor"
             );
             Ok(json!({ "floor_ms": ms_up(floor) }))
+        },
+        |_| None,
+    )
+    .await;
+    answer(&state, result)
+}
+
+/// `POST /v1/store/lease/reserve`.
+pub(crate) async fn reserve(
+    State(state): State<Shared>,
+    RawQuery(query): RawQuery,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = on_the_registry(
+        &state,
+        query.as_deref(),
+        Some(body),
+        &["node_id", "holder"],
+        |f| {
+            let holder = f
+                .get("holder")
+                .and_then(Value::as_str)
+                .ok_or_else(|| wrong("holder", "a string"))?;
+            Ok((number(f, "node_id")?, holder.to_owned()))
+        },
+        |registry, (node_id, holder)| {
+            let reservation: Reservation = registry.reserve(node_id, &holder)?;
+            if reservation == Reservation::Made {
+                tracing::warn!(
+                    event = "lease_reserved",
+                    node_id,
+                    "a client reserved a node id: no claim takes it until it is unreserved"
+                );
+            }
+            Ok(json!({ "reservation": reservation.as_str() }))
+        },
+        |_| None,
+    )
+    .await;
+    answer(&state, result)
+}
+
+/// `POST /v1/store/lease/unreserve`.
+pub(crate) async fn unreserve(
+    State(state): State<Shared>,
+    RawQuery(query): RawQuery,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = on_the_registry(
+        &state,
+        query.as_deref(),
+        Some(body),
+        &["node_id", "high_water_ms"],
+        |f| Ok((number(f, "node_id")?, number(f, "high_water_ms")?)),
+        |registry, (node_id, high_water_ms)| {
+            registry.unreserve(node_id, high_water_ms)?;
+            Ok(json!({ "unreserved": true }))
         },
         |_| None,
     )

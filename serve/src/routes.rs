@@ -18,7 +18,7 @@
 //! | `POST /v1/admin/segment/{key}/recover?above=N[&step=S]` | admin: raises a key above `N`, never lowers it |
 //! | `POST /v1/admin/segment/{key}/step?step=S` | admin: sets a key's stored step |
 //! | `POST /v1/store/segment/{key}/allocate?step=N`, `.../give-back?...`, `GET /v1/store/segment/{key}` | the segment store itself, for clients that issue from ranges (see [`remote_store`](crate::remote_store)) |
-//! | `POST /v1/store/lease/{claim,renew,release,restored}` (a JSON body), `GET /v1/store/lease/{list,clock}` | the lease registry itself (`--lease`'s), for clients that issue under a node id of their own (see [`remote_registry`](crate::remote_registry)) |
+//! | `POST /v1/store/lease/{claim,renew,release,restored,reserve,unreserve}` (a JSON body), `GET /v1/store/lease/{list,clock}` | the lease registry itself (`--lease`'s), for clients that issue under a node id of their own (see [`remote_registry`](crate::remote_registry)) |
 //! | `GET /v1/constant` | a constant: the HTTP stack alone, for benchmarks |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /healthz` | 200 while the process serves HTTP |
@@ -96,6 +96,8 @@ pub const ROUTES: &[&str] = &[
     "/v1/store/lease/renew",
     "/v1/store/lease/release",
     "/v1/store/lease/restored",
+    "/v1/store/lease/reserve",
+    "/v1/store/lease/unreserve",
     "/v1/store/lease/list",
     "/v1/store/lease/clock",
     "/v1/constant",
@@ -178,6 +180,14 @@ pub fn router(state: Shared) -> Router {
         .route(
             listed("/v1/store/lease/restored"),
             post(crate::remote_registry::restored),
+        )
+        .route(
+            listed("/v1/store/lease/reserve"),
+            post(crate::remote_registry::reserve),
+        )
+        .route(
+            listed("/v1/store/lease/unreserve"),
+            post(crate::remote_registry::unreserve),
         )
         .route(
             listed("/v1/store/lease/list"),

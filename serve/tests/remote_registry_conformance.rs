@@ -64,4 +64,6 @@ checks!(
     list_shows_claim_and_renewal_times,
     preferred_node_first_if_free,
     wall_clock_is_the_registrys,
+    reservations_are_never_claimed,
+    reservations_race_claims,
 );

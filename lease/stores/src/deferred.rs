@@ -5,7 +5,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Registry, RegistryView, Renewal};
+use ferroflake_lease::{
+    Grant, LeaseError, LeaseRequest, Registry, RegistryView, Renewal, Reservation,
+};
 
 /// A registry at a store address, connected by the first call that finds it reachable.
 pub(crate) struct Deferred {
@@ -53,6 +55,12 @@ impl Registry for Deferred {
     }
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
         self.registry()?.restored(window)
+    }
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        self.registry()?.reserve(node_id, holder)
+    }
+    fn unreserve(&self, node_id: u64, high_water_ms: u64) -> Result<(), LeaseError> {
+        self.registry()?.unreserve(node_id, high_water_ms)
     }
     fn list(&self) -> Result<RegistryView, LeaseError> {
         self.registry()?.list()

@@ -5,6 +5,8 @@
 //!
 //! Keys under the prefix `P`:
 //! - `P/claims/ID` = owner token, attached to the claim's etcd lease (gone when it expires);
+//!   a reservation ([`Registry::reserve`]) is `reserved` on no etcd lease, so it never
+//!   goes, and claims find the id taken as they find any claim key;
 //! - `P/holders/ID` = who holds it, on the same lease; a release keeps it, off any lease,
 //!   so that [`Registry::list`] still names who gave the id back;
 //! - `P/marks/ID` = the high-water mark, 20 zero-padded digits, never on a lease;
@@ -95,7 +97,8 @@ use etcd_client::{
 };
 use ferroflake_lease::protocol::{self, Candidate, RecordView};
 use ferroflake_lease::{
-    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView, Renewal,
+    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
+    RegistryView, Renewal, Reservation,
 };
 
 use crate::blocking::{renew_limit, Blocking, CALL_TIMEOUT, CONNECT_TIMEOUT};
@@ -984,6 +987,43 @@ impl EtcdRegistry {
         Ok(response.succeeded())
     }
 
+    /// Puts a reservation's claim and holder keys, off any etcd lease, if no claim key
+    /// exists (a transaction on its `create_revision`); else says what the key holds.
+    async fn reserve_node(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        let claim = self.key("claims", node_id);
+        for _ in 0..64 {
+            if let Some((value, ..)) = self.get(&claim).await? {
+                // A claim key lives only while its holder's TTL + quarantine runs.
+                return Ok(protocol::reservation_over(
+                    Some(&String::from_utf8_lossy(&value)),
+                    protocol::Standing::Live,
+                ));
+            }
+            let txn = Txn::new()
+                .when([Compare::create_revision(claim.clone(), CompareOp::Equal, 0)])
+                .and_then([
+                    TxnOp::put(claim.clone(), protocol::RESERVED_TOKEN, None),
+                    TxnOp::put(self.key("holders", node_id), holder, None),
+                    TxnOp::put(
+                        self.key("since", node_id),
+                        mark_value(local_now_us() / 1000),
+                        None,
+                    ),
+                    TxnOp::delete(self.key("renewals", node_id), None),
+                ]);
+            let response = self
+                .client
+                .clone()
+                .txn(txn)
+                .await
+                .map_err(|e| self.failed("reserving a node id", e))?;
+            if response.succeeded() {
+                return Ok(Reservation::Made);
+            }
+        }
+        Err(self.io.unavailable("reserving: lost 64 races in a row"))
+    }
+
     /// The keys under `P/kind/`, by node id: value and etcd lease (0: none).
     async fn list_leased(&self, kind: &str) -> Result<BTreeMap<u64, (Vec<u8>, i64)>, LeaseError> {
         let under = format!("{}/{kind}/", self.prefix);
@@ -1062,6 +1102,8 @@ impl EtcdRegistry {
                 None => None,
             };
             let (state, expires_ms) = match claims.get(&id) {
+                // On no etcd lease: a reservation, which never expires.
+                Some((_, 0)) => (NodeState::Held, protocol::NEVER_MS),
                 Some((_, lease)) => {
                     let key = self.key("claims", id);
                     match self.read_lease_ttl(&key, *lease).await? {
@@ -1175,6 +1217,15 @@ impl Registry for EtcdRegistry {
             }
             Ok(())
         })
+    }
+
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        check_reserved_id(node_id)?;
+        self.io.run(
+            "reserving a node id",
+            CALL_TIMEOUT * 2,
+            self.reserve_node(node_id, holder),
+        )
     }
 
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {

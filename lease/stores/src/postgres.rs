@@ -48,7 +48,8 @@ use std::time::Duration;
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
 use ferroflake_lease::{
-    Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry, RegistryView, Renewal,
+    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
+    RegistryView, Renewal, Reservation,
 };
 use ferroflake_store_address::redact;
 use tokio::sync::Mutex;
@@ -693,12 +694,62 @@ impl PostgresRegistry {
     }
 }
 
+impl PostgresRegistry {
+    /// Writes a reservation over `node_id`'s row if the protocol allows it. The table is
+    /// locked first (`EXCLUSIVE`: reads go on, claims wait), since a claim locks the
+    /// namespace marker, which a reservation must not make, and then upserts the row it
+    /// picked.
+    async fn reserve_tx(
+        &self,
+        tx: &Transaction<'_>,
+        node_id: u64,
+        holder: &str,
+    ) -> Result<Reservation, Abort> {
+        let t = &self.table;
+        tx.batch_execute(&format!("LOCK TABLE {t} IN EXCLUSIVE MODE"))
+            .await?;
+        let now_ms = now_us(tx).await? / 1000;
+        let row = self.read_row(tx, i(node_id)).await?;
+        let outcome = match &row {
+            None => Reservation::Made,
+            Some(r) => {
+                let standing =
+                    protocol::standing(r.token.is_some(), r.expires_ms, r.quarantine_ms, now_ms);
+                protocol::reservation_over(r.token.as_deref(), standing)
+            }
+        };
+        if outcome == Reservation::Made {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {t} AS l (node_id, holder, token, expires_ms, quarantine_ms,
+                                           since_ms)
+                     VALUES ($1, $2, $3, $4, 0, $5)
+                     ON CONFLICT (node_id) DO UPDATE SET holder = EXCLUDED.holder,
+                         token = EXCLUDED.token, expires_ms = EXCLUDED.expires_ms,
+                         quarantine_ms = 0, since_ms = EXCLUDED.since_ms,
+                         renewed_ms = NULL, clock_skew_ms = NULL"
+                ),
+                &[
+                    &i(node_id),
+                    &holder,
+                    &protocol::RESERVED_TOKEN,
+                    &i(protocol::NEVER_MS),
+                    &i(now_ms),
+                ],
+            )
+            .await?;
+        }
+        Ok(outcome)
+    }
+}
+
 /// What a transaction does.
 enum Op<'a> {
     Claim(&'a LeaseRequest, &'a str),
     Renew(&'a Grant, &'a Renewal),
     Release(&'a Grant, u64),
     Restored(Duration),
+    Reserve(u64, &'a str),
     /// Reads the database's clock.
     Clock,
 }
@@ -711,6 +762,7 @@ enum Answer {
     Floor(Duration),
     /// The database's clock, Unix µs.
     Clock(u64),
+    Reserved(Reservation),
 }
 
 impl PostgresRegistry {
@@ -732,6 +784,9 @@ impl PostgresRegistry {
                 Outcome::Done(Answer::Floor(self.restored_tx(tx, window).await?))
             }
             Op::Clock => Outcome::Done(Answer::Clock(now_us(tx).await?)),
+            Op::Reserve(node_id, holder) => Outcome::Done(Answer::Reserved(
+                self.reserve_tx(tx, node_id, holder).await?,
+            )),
         })
     }
 }
@@ -863,6 +918,18 @@ impl Registry for PostgresRegistry {
                 .await
         })?;
         Ok(())
+    }
+
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        check_reserved_id(node_id)?;
+        let outcome = self.io.run("reserving a node id", CALL_TIMEOUT, async {
+            self.transact("reserving a node id", Op::Reserve(node_id, holder))
+                .await
+        })?;
+        match outcome {
+            Outcome::Done(Answer::Reserved(reservation)) => Ok(reservation),
+            _ => unreachable!("a reservation answers with its outcome"),
+        }
     }
 
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {

@@ -8,7 +8,7 @@
 //! only, so `t` tells the two apart. Both read; this version writes the second.
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
-use ferroflake_lease::{LeaseRequest, NodeState, NodeView, Renewal};
+use ferroflake_lease::{LeaseRequest, NodeState, NodeView, Renewal, Reservation};
 
 /// The namespace marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +174,41 @@ impl Record {
             clock_skew_ms: renewal.clock_skew_ms,
             ..self.clone()
         }
+    }
+
+    /// What [`Registry::reserve`](ferroflake_lease::Registry::reserve) makes of
+    /// `previous` (`None`: no record) at `now_ms`: the outcome, and the record to write if
+    /// it is [`Reservation::Made`] (the epoch, mark and floor kept).
+    pub fn reserved(
+        previous: Option<&Record>,
+        holder: &str,
+        now_ms: u64,
+    ) -> (Reservation, Option<Record>) {
+        let outcome = match previous {
+            None => Reservation::Made,
+            Some(r) => {
+                let held = r.token.is_some();
+                let standing = protocol::standing(held, r.expires_ms, r.quarantine_ms, now_ms);
+                protocol::reservation_over(r.token.as_deref(), standing)
+            }
+        };
+        let record = (outcome == Reservation::Made).then(|| {
+            let (epoch, mark, floor_until_ms) =
+                previous.map_or((0, 0, 0), |r| (r.epoch, r.mark, r.floor_until_ms));
+            Record {
+                epoch,
+                mark,
+                expires_ms: protocol::NEVER_MS,
+                quarantine_ms: 0,
+                floor_until_ms,
+                token: Some(protocol::RESERVED_TOKEN.to_owned()),
+                holder: holder.to_owned(),
+                since_ms: Some(now_ms),
+                renewed_ms: None,
+                clock_skew_ms: None,
+            }
+        });
+        (outcome, record)
     }
 
     pub fn view(&self) -> RecordView<'_> {

@@ -46,7 +46,10 @@ use std::time::Duration;
 use ferroflake_lease::protocol;
 
 use crate::record::{candidates, number, Marker, Record};
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal};
+use ferroflake_lease::{
+    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal,
+    Reservation,
+};
 use redis::aio::MultiplexedConnection;
 use redis::{Client, Script};
 
@@ -615,6 +618,36 @@ impl RedisRegistry {
     }
 }
 
+impl RedisRegistry {
+    /// Writes a reservation over `node_id`'s record if [`Record::reserved`] allows it,
+    /// with a compare-and-set against the record read.
+    async fn reserve_node(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        self.check_eviction().await?;
+        let key = self.key(node_id);
+        for _ in 0..CAS_ROUNDS {
+            let snap = self.read(std::slice::from_ref(&key)).await?;
+            let raw = snap.values[0].as_str();
+            let record = match stored(raw) {
+                None => None,
+                Some(text) => Some(Record::decode(text).ok_or_else(|| self.unreadable(&key))?),
+            };
+            let (outcome, new) = Record::reserved(record.as_ref(), holder, snap.now_ms());
+            let Some(new) = new else {
+                return Ok(outcome);
+            };
+            let written = self
+                .compare_and_set(std::slice::from_ref(&key), &[raw], &[new.encode()], 0)
+                .await?;
+            if written == 1 {
+                return Ok(outcome);
+            }
+        }
+        Err(self
+            .io
+            .unavailable(format!("reserving: lost {CAS_ROUNDS} races in a row")))
+    }
+}
+
 /// How many `SCAN` calls a listing makes at most (1000 keys each, as a hint).
 const SCAN_ROUNDS: usize = 1 << 16;
 
@@ -742,6 +775,15 @@ impl Registry for RedisRegistry {
             }),
         )?;
         Ok(())
+    }
+
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        check_reserved_id(node_id)?;
+        self.io.run(
+            "reserving a node id",
+            CALL_TIMEOUT * 2,
+            self.reserve_node(node_id, holder),
+        )
     }
 
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {

@@ -51,7 +51,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ferroflake_lease::protocol;
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal};
+use ferroflake_lease::{
+    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal,
+    Reservation,
+};
 use zookeeper_client::{
     Acls, Client, CreateMode, Error as ZkError, MultiWriteError, Stat, StateWatcher,
 };
@@ -633,6 +636,45 @@ impl ZooKeeperRegistry {
     }
 }
 
+impl ZooKeeperRegistry {
+    /// Writes a reservation over `node_id`'s record if [`Record::reserved`] allows it,
+    /// with the version read (or a create, where there is no record).
+    async fn reserve_node(
+        &self,
+        client: &Client,
+        node_id: u64,
+        holder: &str,
+    ) -> Result<Reservation, LeaseError> {
+        self.ensure_base(client).await?;
+        let path = self.node_path(node_id);
+        for _ in 0..ROUNDS {
+            let found = self.read_node(client, node_id).await?;
+            let now_ms = self.server_now_ms(client).await?;
+            let (outcome, new) = Record::reserved(found.as_ref().map(|(r, _)| r), holder, now_ms);
+            let Some(new) = new else {
+                return Ok(outcome);
+            };
+            let data = new.encode();
+            let written = match &found {
+                Some((_, stat)) => client
+                    .set_data(&path, data.as_bytes(), Some(stat.version))
+                    .await
+                    .map(drop),
+                None => client
+                    .create(&path, data.as_bytes(), &persistent())
+                    .await
+                    .map(drop),
+            };
+            match written {
+                Ok(()) => return Ok(outcome),
+                Err(ZkError::BadVersion | ZkError::NoNode | ZkError::NodeExists) => {} // changed
+                Err(e) => return Err(self.failed("reserving a node id", e)),
+            }
+        }
+        Err(self.io.unavailable("the record keeps changing"))
+    }
+}
+
 /// The server that made session `session_id` (its id) and when it started (ms on its
 /// monotonic clock, 40 bits): ZooKeeper numbers the sessions of a server from
 /// `(start_ms << 24) >>> 8 | id << 56`, one up per session.
@@ -760,6 +802,16 @@ impl Registry for ZooKeeperRegistry {
             }),
         )?;
         Ok(())
+    }
+
+    fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
+        check_reserved_id(node_id)?;
+        let client = self.client()?;
+        self.io.run(
+            "reserving a node id",
+            CALL_TIMEOUT * 4,
+            self.reserve_node(&client, node_id, holder),
+        )
     }
 
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {

@@ -109,6 +109,13 @@ impl Registry for Switchable {
     fn restored(&self, window: Duration) -> Result<Duration, LeaseError> {
         self.inner.restored(window)
     }
+    fn reserve(
+        &self,
+        node_id: u64,
+        holder: &str,
+    ) -> Result<ferroflake_lease::Reservation, LeaseError> {
+        self.inner.reserve(node_id, holder)
+    }
     fn list(&self) -> Result<RegistryView, LeaseError> {
         if self.away() {
             return Err(Self::unreachable());
