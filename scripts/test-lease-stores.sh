@@ -37,8 +37,9 @@ rust_tests 'package(ferroflake-lease-stores) & binary(conformance)' --run-ignore
 rust_tests 'package(ferroflake-lease-stores) & binary(garbled)' --run-ignored only --test-threads 4
 # A failover to a lagging Redis replica (a primary and replica of the test's own), a
 # PostgreSQL lease table restored from a dump, and one prefix on two Redis servers of the
-# test's own (two registry ids, where the locators read the same).
-rust_tests 'package(ferroflake-lease-stores) & (binary(redis_failover) | binary(restores) | binary(identities))' --run-ignored only
+# test's own (two registry ids, where the locators read the same), and a Leaf fleet's
+# ZooKeeper tree read and its worker ids reserved.
+rust_tests 'package(ferroflake-lease-stores) & (binary(redis_failover) | binary(restores) | binary(identities) | binary(leaf_workers))' --run-ignored only
 # The multi-process suite per server, two tests at a time, never two on one server: some
 # kill and restart their server (test groups in .config/nextest.toml). (--ignored runs
 # only the server tests: the embedded ones ran above.)

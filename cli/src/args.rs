@@ -720,6 +720,73 @@ pub enum LeaseCommand {
     /// high-water mark, the holder's clock skew at its last renewal, and its epoch. Exit 1
     /// if the registry has no record of the id. Reads only, as `list`.
     Show(LeaseShowArgs),
+    /// Reserve node ids for a generator that does not use the registry (an old fleet still
+    /// issuing while ferroflake rolls out): no claim takes them until `lease unreserve`.
+    /// A reservation never expires, survives restarts, and lists as "reserved". An id a
+    /// live claim holds is not taken from it: the command names its holder and exits 1
+    /// (the others are reserved; run it again once that holder has stopped).
+    ///
+    /// `--from-leaf` reads the worker ids of a Leaf snowflake fleet from its ZooKeeper
+    /// nodes (`/snowflake/{leaf.name}/forever/IP:PORT-SEQUENCE`) and reserves each, named
+    /// after its server.
+    ///
+    /// A store that loses its records loses its reservations with them: after a restore,
+    /// run `lease restored` and this command again before any new holder starts.
+    Reserve(LeaseReserveArgs),
+    /// Lift reservations made by `lease reserve`, once the generator they were for has
+    /// stopped. Each id's high-water mark is raised to now (or `--high-water`, if later),
+    /// so its next holder issues nothing until its clock has passed what that generator
+    /// could have issued. An id that is not reserved is left as it is.
+    Unreserve(LeaseUnreserveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LeaseReserveArgs {
+    /// The node ids: `7`, `0-31`, or a list of both (`0-3,9`). Optional with
+    /// `--from-leaf`.
+    #[arg(value_name = "NODES", required_unless_present = "from_leaf")]
+    pub nodes: Option<String>,
+
+    /// The registry: an absolute directory path or file:///path (the embedded registry),
+    /// or etcd://, redis://, zk://, postgres://, ferroflake+http:// (builds with the
+    /// `stores` feature).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FERROFLAKE_LEASE",
+        hide_env_values = true
+    )]
+    pub lease: String,
+
+    /// Who the ids are reserved for, as `lease list` shows it (1 to 256 bytes).
+    #[arg(long, default_value = "another generator")]
+    pub holder: String,
+
+    /// A Leaf fleet's ZooKeeper path, zk://host:port/snowflake/LEAF_NAME: reserve every
+    /// worker id under it.
+    #[arg(long, value_name = "URL")]
+    pub from_leaf: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LeaseUnreserveArgs {
+    /// The node ids: `7`, `0-31`, or a list of both (`0-3,9`).
+    #[arg(value_name = "NODES")]
+    pub nodes: String,
+
+    /// The registry, as for `lease reserve`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "FERROFLAKE_LEASE",
+        hide_env_values = true
+    )]
+    pub lease: String,
+
+    /// The last time the old generator issued under these ids, if its clock ran ahead
+    /// of this host's: an RFC 3339 instant (`2026-11-29T12:00:00Z`) or Unix ms.
+    #[arg(long, value_name = "INSTANT")]
+    pub high_water: Option<String>,
 }
 
 #[derive(Debug, Args)]

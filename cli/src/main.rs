@@ -11,6 +11,7 @@ mod iso;
 mod layout_arg;
 mod layout_view;
 mod lease_list;
+mod lease_reserve;
 mod lease_restored;
 mod lease_show;
 mod mask;
@@ -65,6 +66,10 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Lease(args::LeaseCommand::Restored(args)) => lease_restored::run(args, &mut out),
         Command::Lease(args::LeaseCommand::List(args)) => lease_list::run(args, &mut out),
         Command::Lease(args::LeaseCommand::Show(args)) => lease_show::run(args, &mut out),
+        Command::Lease(args::LeaseCommand::Reserve(args)) => lease_reserve::reserve(args, &mut out),
+        Command::Lease(args::LeaseCommand::Unreserve(args)) => {
+            lease_reserve::unreserve(args, &mut out)
+        }
         Command::Serve(_) => unreachable!("main runs the service before this"),
     };
     let flushed = out.flush();

@@ -41,7 +41,7 @@ use crate::records::{Claim, Records, FORMAT};
 use crate::token::new_token;
 use crate::witness::{change_time_ns, Witness};
 use crate::{
-    check_reserved_id, Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry,
+    check_reservation, Grant, LeaseError, LeaseRequest, NodeState, NodeView, Registry,
     RegistryView, Renewal, Reservation,
 };
 
@@ -398,7 +398,7 @@ impl Registry for EmbeddedRegistry {
     }
 
     fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
-        check_reserved_id(node_id)?;
+        check_reservation(node_id, holder)?;
         self.with_records(None, |records, moment| {
             let outcome = records.reserve(node_id, holder, moment.now_ms, &moment.boot_id);
             Ok((outcome, outcome == Reservation::Made))

@@ -71,7 +71,7 @@ pub use error::LeaseError;
 pub use leased::{report_to_stderr, LeaseStatus, LeasedGenerator};
 pub use protocol::{Loss, Reservation};
 pub use registry::{
-    check_reserved_id, Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal,
+    check_reservation, Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal,
 };
 pub use settings::LeaseSettings;
 pub use token::new_token;

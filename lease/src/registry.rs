@@ -370,20 +370,36 @@ fn rfc3339_ms(unix_ms: u64) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 
-/// Refuses a node id no registry hands out ([`Registry::reserve`] checks it first).
+/// Refuses what [`Registry::reserve`] must not record: a node id no registry hands out,
+/// or a holder name operators could not read (as [`LeaseConfig::holder`](crate::LeaseConfig::holder) is judged).
 ///
 /// # Errors
-/// [`LeaseError::InvalidConfig`] for an id of [`MOST_NODE_IDS`] or more.
-pub fn check_reserved_id(node_id: u64) -> Result<(), LeaseError> {
-    if node_id < MOST_NODE_IDS {
-        return Ok(());
+/// [`LeaseError::InvalidConfig`] for an id of [`MOST_NODE_IDS`] or more, or a holder
+/// that is empty, longer than [`MAX_HOLDER_BYTES`](crate::MAX_HOLDER_BYTES) or holds a
+/// control character.
+pub fn check_reservation(node_id: u64, holder: &str) -> Result<(), LeaseError> {
+    if node_id >= MOST_NODE_IDS {
+        return Err(LeaseError::InvalidConfig {
+            detail: format!(
+                "node id {node_id}: a registry hands out ids below {MOST_NODE_IDS} (16 node \
+                 bits), so it has none of this id to reserve"
+            ),
+        });
     }
-    Err(LeaseError::InvalidConfig {
-        detail: format!(
-            "node id {node_id}: a registry hands out ids below {MOST_NODE_IDS} (16 node \
-             bits), so it has none of this id to reserve"
-        ),
-    })
+    if holder.is_empty()
+        || holder.len() > crate::MAX_HOLDER_BYTES
+        || holder.chars().any(char::is_control)
+    {
+        return Err(LeaseError::InvalidConfig {
+            detail: format!(
+                "a reservation's holder must be 1 to {} bytes with no control characters \
+                 (operators read it); this one has {} bytes",
+                crate::MAX_HOLDER_BYTES,
+                holder.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A store that hands out node ids under leases.
@@ -428,7 +444,7 @@ pub trait Registry: Send + Sync {
     /// its holder ([`Reservation::Refused`]).
     ///
     /// # Errors
-    /// [`LeaseError::InvalidConfig`] for an id of [`MOST_NODE_IDS`] or more;
+    /// [`LeaseError::InvalidConfig`] as [`check_reservation`] refuses;
     /// [`LeaseError::Unavailable`] if the store cannot be reached; [`LeaseError::Store`]
     /// if the id's record is unreadable.
     fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError>;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferroflake_lease::{
-    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
+    check_reservation, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
     RegistryView, Renewal, Reservation,
 };
 use serde_json::{json, Value};
@@ -300,7 +300,7 @@ impl Registry for RemoteRegistry {
     }
 
     fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
-        check_reserved_id(node_id)?;
+        check_reservation(node_id, holder)?;
         let body = json!({ "node_id": node_id, "holder": holder });
         // A reservation applied twice answers `already reserved` the second time.
         let answer = self.ask(Body::Json(&body), "reserve", Resend::Safe, None, 0)?;

@@ -97,7 +97,7 @@ use etcd_client::{
 };
 use ferroflake_lease::protocol::{self, Candidate, RecordView};
 use ferroflake_lease::{
-    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
+    check_reservation, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
     RegistryView, Renewal, Reservation,
 };
 
@@ -1220,7 +1220,7 @@ impl Registry for EtcdRegistry {
     }
 
     fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
-        check_reserved_id(node_id)?;
+        check_reservation(node_id, holder)?;
         self.io.run(
             "reserving a node id",
             CALL_TIMEOUT * 2,

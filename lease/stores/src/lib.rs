@@ -90,6 +90,8 @@ pub mod etcd;
     feature = "postgres"
 ))]
 mod identity;
+#[cfg(feature = "zookeeper")]
+mod leaf_workers;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "etcd", feature = "redis", feature = "zookeeper"))]
@@ -102,6 +104,8 @@ pub mod zookeeper;
 
 pub use address::StoreAddress;
 pub use ferroflake_store_address::redact;
+#[cfg(feature = "zookeeper")]
+pub use leaf_workers::{leaf_workers, LeafWorker};
 pub use registry_address::RegistryAddress;
 
 /// The lease registry of the ferroflake service at `address` (`ferroflake+http://`), with

@@ -48,7 +48,7 @@ use std::time::Duration;
 
 use ferroflake_lease::protocol::{self, Candidate, RecordView, Standing};
 use ferroflake_lease::{
-    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
+    check_reservation, Grant, LeaseError, LeaseRequest, Loss, NodeState, NodeView, Registry,
     RegistryView, Renewal, Reservation,
 };
 use ferroflake_store_address::redact;
@@ -921,7 +921,7 @@ impl Registry for PostgresRegistry {
     }
 
     fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
-        check_reserved_id(node_id)?;
+        check_reservation(node_id, holder)?;
         let outcome = self.io.run("reserving a node id", CALL_TIMEOUT, async {
             self.transact("reserving a node id", Op::Reserve(node_id, holder))
                 .await

@@ -47,7 +47,7 @@ use ferroflake_lease::protocol;
 
 use crate::record::{candidates, number, Marker, Record};
 use ferroflake_lease::{
-    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal,
+    check_reservation, Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal,
     Reservation,
 };
 use redis::aio::MultiplexedConnection;
@@ -778,7 +778,7 @@ impl Registry for RedisRegistry {
     }
 
     fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
-        check_reserved_id(node_id)?;
+        check_reservation(node_id, holder)?;
         self.io.run(
             "reserving a node id",
             CALL_TIMEOUT * 2,

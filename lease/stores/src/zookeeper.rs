@@ -52,7 +52,7 @@ use std::time::Duration;
 
 use ferroflake_lease::protocol;
 use ferroflake_lease::{
-    check_reserved_id, Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal,
+    check_reservation, Grant, LeaseError, LeaseRequest, Loss, Registry, RegistryView, Renewal,
     Reservation,
 };
 use zookeeper_client::{
@@ -173,7 +173,7 @@ impl ZooKeeperRegistry {
             .unavailable(format!("the registry's id at {path} keeps changing")))
     }
 
-    async fn open(io: &Blocking, hosts: &str) -> Result<Client, LeaseError> {
+    pub(crate) async fn open(io: &Blocking, hosts: &str) -> Result<Client, LeaseError> {
         Client::connector()
             .with_session_timeout(SESSION_TIMEOUT)
             .with_connection_timeout(CONNECT_TIMEOUT)
@@ -805,7 +805,7 @@ impl Registry for ZooKeeperRegistry {
     }
 
     fn reserve(&self, node_id: u64, holder: &str) -> Result<Reservation, LeaseError> {
-        check_reserved_id(node_id)?;
+        check_reservation(node_id, holder)?;
         let client = self.client()?;
         self.io.run(
             "reserving a node id",
