@@ -71,6 +71,7 @@ fn a_token_for_every_key_is_needed_and_a_refused_one_says_so() {
         ("all", "t-all-7f7f", &["issue:*"]),
         ("orders", "t-orders-7f7f", &["issue:orders", "issue:user-*"]),
         ("ops", "t-ops-7f7f", &["read"]),
+        ("root", "t-admin-7f7f", &["admin"]),
     ]);
     let mut config = place.config();
     config.snowflake = false;
@@ -134,6 +135,48 @@ fn a_token_for_every_key_is_needed_and_a_refused_one_says_so() {
         matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("OUT_OF_SCOPE")),
         "{refused:?}"
     );
+    // So is reserving an id for another generator, and lifting a reservation; and a
+    // reservation's token lifts nothing through a release or a renewal.
+    let issuer = registry(&[server.addr], Some(&all));
+    for refused in [
+        issuer.reserve(3, "old fleet").map(drop).unwrap_err(),
+        issuer.unreserve(3, 0).unwrap_err(),
+    ] {
+        assert!(
+            matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("OUT_OF_SCOPE")),
+            "{refused:?}"
+        );
+    }
+    let admin = token_file(&place, "admin.token", "t-admin-7f7f");
+    let admin = registry(&[server.addr], Some(&admin));
+    assert_eq!(
+        admin.reserve(3, "old fleet").unwrap(),
+        ferroflake_lease::Reservation::Made
+    );
+    let posing = Grant {
+        node_id: 3,
+        token: ferroflake_lease::protocol::RESERVED_TOKEN.into(),
+        epoch: 0,
+        previous_high_water_ms: 0,
+        floor_wait: Duration::ZERO,
+    };
+    for refused in [
+        issuer.release(&posing, 0).unwrap_err(),
+        issuer
+            .renew(&posing, &Renewal::new(Duration::from_secs(5), 0))
+            .unwrap_err(),
+    ] {
+        assert!(
+            matches!(&refused, LeaseError::InvalidConfig { detail } if detail.contains("grant.token")),
+            "{refused:?}"
+        );
+    }
+    let reserved = admin.list().unwrap();
+    assert_eq!(
+        reserved.node(3).map(|n| n.state),
+        Some(ferroflake_lease::NodeState::Reserved)
+    );
+    admin.unreserve(3, 0).unwrap();
     let fresh = registry(&[server.addr], Some(&all))
         .acquire(&request(4))
         .unwrap();
