@@ -166,7 +166,10 @@ pub(crate) fn to_number(env: &Env, n: u64, what: &str) -> napi::Result<f64> {
         return Err(misuse(
             env,
             Misuse::UnsafeInteger,
-            format!("{what} {n} is beyond Number.MAX_SAFE_INTEGER; use the bigint form"),
+            format!(
+                "{what} {n} is beyond Number.MAX_SAFE_INTEGER: a JavaScript number cannot \
+                 hold it exactly"
+            ),
         ));
     }
     Ok(n as f64)

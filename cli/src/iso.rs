@@ -30,9 +30,14 @@ pub fn instant_ms(flag: &str, text: &str) -> Result<u64, Failure> {
     }
     match Layout::parse(&format!("1/0/1@{text}")) {
         Ok(layout) => Ok(layout.epoch_ms()),
+        // Core names what it reads after `@` an epoch; here it is any instant.
         Err(ferroflake::Error::InvalidLayoutSpelling { index, expected }) => Err(refused(format!(
-            "expected {expected} at byte {}",
+            "expected {} at byte {}",
+            expected.replacen("an epoch", "an instant", 1),
             index.saturating_sub(BEFORE)
+        ))),
+        Err(ferroflake::Error::EpochBeforeUnix { epoch_ms }) => Err(refused(format!(
+            "{epoch_ms} ms is before 1970-01-01T00:00:00Z"
         ))),
         Err(e) => Err(refused(e.to_string())),
     }
@@ -65,6 +70,7 @@ mod tests {
             let message = instant_ms("--time", bad).unwrap_err().to_string();
             assert!(message.starts_with("--time"), "{bad}: {message}");
             assert!(message.contains(why), "{bad}: {message}");
+            assert!(!message.contains("epoch"), "{bad}: {message}");
         }
     }
 }
