@@ -85,8 +85,9 @@ pub enum Command {
     /// ranges: POST /v1/store/segment/{key}/allocate and /v1/store/segment/{key}/give-back,
     /// GET /v1/store/segment/{key}; the lease registry itself (--lease's), for clients that
     /// hold node ids: POST /v1/store/lease/claim, /v1/store/lease/renew,
-    /// /v1/store/lease/release and /v1/store/lease/restored (JSON bodies), GET
-    /// /v1/store/lease/list and /v1/store/lease/clock; /metrics, /healthz, /readyz.
+    /// /v1/store/lease/release, /v1/store/lease/restored, /v1/store/lease/reserve and
+    /// /v1/store/lease/unreserve (JSON bodies), GET /v1/store/lease/list and
+    /// /v1/store/lease/clock; /metrics, /healthz, /readyz.
     /// SIGTERM or SIGINT stops it: idle and half-sent connections close at once, requests in flight finish, unissued segment
     /// IDs go back to the table, the lease is released, exit 0. A second signal exits at
     /// once.
