@@ -27,15 +27,9 @@ pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Fail
             wanted.insert(worker_id, format!("leaf {server}"));
         }
     }
-    let (address, registry) = open(&args.lease, "reserve node ids in")?;
-    let cannot = |e: LeaseError| {
-        let message = format!(
-            "cannot reserve node ids in {}: {}",
-            address.describe(),
-            lease_error(&e)
-        );
-        Failure::from_lease(&e, message)
-    };
+    let verb = "reserve node ids in";
+    let (address, registry) = open(&args.lease, verb)?;
+    let cannot = |e| cannot(&address, verb, &e);
     let mut held = Vec::new();
     for (&id, holder) in &wanted {
         let reservation = registry.reserve(id, holder).map_err(cannot)?;
@@ -74,15 +68,9 @@ pub fn unreserve(args: &LeaseUnreserveArgs, out: &mut impl Write) -> Result<(), 
         Some(text) => instant_ms("--high-water", text)?,
         None => 0,
     };
-    let (address, registry) = open(&args.lease, "unreserve node ids in")?;
-    let cannot = |e: LeaseError| {
-        let message = format!(
-            "cannot unreserve node ids in {}: {}",
-            address.describe(),
-            lease_error(&e)
-        );
-        Failure::from_lease(&e, message)
-    };
+    let verb = "unreserve node ids in";
+    let (address, registry) = open(&args.lease, verb)?;
+    let cannot = |e| cannot(&address, verb, &e);
     let view = registry.list().map_err(cannot)?;
     for id in ids {
         let Some(node) = view.node(id).filter(|n| n.state == NodeState::Reserved) else {
@@ -106,11 +94,14 @@ pub fn unreserve(args: &LeaseUnreserveArgs, out: &mut impl Write) -> Result<(), 
 
 fn open(lease: &str, verb: &str) -> Result<(RegistryAddress, Arc<dyn Registry>), Failure> {
     let address = RegistryAddress::parse(lease).map_err(|e| Failure::Input(e.to_string()))?;
-    let registry = address.open().map_err(|e| {
-        let message = format!("cannot {verb} {}: {}", address.describe(), lease_error(&e));
-        Failure::from_lease(&e, message)
-    })?;
+    let registry = address.open().map_err(|e| cannot(&address, verb, &e))?;
     Ok((address, registry))
+}
+
+/// The registry's refusal to `verb` it, as exit status 2 if it is the caller's to fix.
+fn cannot(address: &RegistryAddress, verb: &str, e: &LeaseError) -> Failure {
+    let message = format!("cannot {verb} {}: {}", address.describe(), lease_error(e));
+    Failure::from_lease(e, message)
 }
 
 /// Each Leaf worker's id and server.
