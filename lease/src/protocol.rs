@@ -102,11 +102,12 @@ pub enum Standing {
 
 /// A record's standing: `held` (it has an owner token), `expires_ms` (store time at which
 /// the claim lapses unless renewed) and `quarantine_ms` (how long after that it stays
-/// unclaimable).
+/// unclaimable). A record that expires at [`NEVER_MS`] (a reservation) stays live
+/// whatever the clock says.
 pub fn standing(held: bool, expires_ms: u64, quarantine_ms: u64, now_ms: u64) -> Standing {
     if !held {
         Standing::Free
-    } else if now_ms < expires_ms {
+    } else if now_ms < expires_ms || expires_ms >= NEVER_MS {
         Standing::Live
     } else if now_ms < expires_ms.saturating_add(quarantine_ms) {
         Standing::Quarantined

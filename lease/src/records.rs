@@ -326,6 +326,25 @@ mod tests {
         Some(id)
     }
 
+    /// A claim of an earlier boot has lapsed (its holder ran on this host); a reservation
+    /// has not: the generator it is for runs elsewhere.
+    #[test]
+    fn reservations_outlive_boots_and_claims_do_not() {
+        let mut r = Records::default();
+        claim(&mut r, 1, 1_000, "a").unwrap();
+        assert_eq!(r.reserve(1, "old fleet", 1_000, BOOT), Reservation::Made);
+        assert_eq!(r.reserve(0, "old fleet", 1_000, BOOT), Reservation::Refused);
+        let later_boot = "boot-b";
+        assert_eq!(r.pick_free(2, Some(1), 5, later_boot), Some(0));
+        assert_eq!(r.reserve(1, "other", 5, later_boot), Reservation::Already);
+        assert_eq!(
+            r.nodes[&1].standing(u64::MAX - 1, later_boot),
+            Standing::Live
+        );
+        assert!(r.release(1, RESERVED_TOKEN, 7));
+        assert_eq!(r.pick_free(2, Some(1), 5, later_boot), Some(1));
+    }
+
     #[test]
     fn standing_follows_ttl_then_quarantine() {
         let mut r = Records::default();
