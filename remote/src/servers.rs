@@ -24,8 +24,25 @@ pub const SKIP_FOR: Duration = Duration::from_secs(2);
 /// `one_service.rs`); later askings wait as long as a call.
 pub const SURVEY_WAIT: Duration = Duration::from_millis(500);
 
-/// The most bytes of an answer read: the service's answers are small.
+/// The most bytes of an answer read: the service's answers are small, but for the lease
+/// registry's listing ([`LISTING`]).
 const MAX_ANSWER: u64 = 64 * 1024;
+
+/// The route whose answer grows with the registry: one entry per node id it has a record
+/// of, up to 65,536 of them, each under 1 KiB (a holder's name is at most 256 bytes).
+const LISTING: &str = "/v1/store/lease/list";
+
+/// The most bytes of the listing's answer.
+const MAX_LISTING: u64 = 64 * 1024 * 1024;
+
+/// The most bytes read of the answer to `path`.
+fn answer_limit(path: &str) -> u64 {
+    if path.split('?').next() == Some(LISTING) {
+        MAX_LISTING
+    } else {
+        MAX_ANSWER
+    }
+}
 
 /// The most bytes of a token file.
 const MAX_TOKEN: u64 = 4096;
@@ -202,7 +219,7 @@ impl Servers {
                     let body = response
                         .into_body()
                         .with_config()
-                        .limit(MAX_ANSWER)
+                        .limit(answer_limit(path))
                         .read_to_string()
                         .map(|body| self.unshown(body));
                     match (status, body) {

@@ -623,3 +623,24 @@ fn renewed_until_refused(remote: &RemoteRegistry, grant: &Grant, never: &str) ->
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A registry with hundreds of records (a Leaf fleet's worker ids reserved, with long
+/// holder names) lists through the service, and a client still claims the id left: the
+/// listing's answer is read whole, not cut at the size of the other answers.
+#[test]
+fn a_registry_of_many_records_lists_and_claims_through_the_service() {
+    let place = Place::new();
+    let server = service(&place);
+    let remote = registry(&[server.addr], None);
+    let holder = format!("leaf {}", "x".repeat(250));
+    for id in 0..300 {
+        remote.reserve(id, &holder).unwrap();
+    }
+    let view = remote.list().unwrap();
+    assert_eq!(view.nodes.len(), 300);
+    assert!(view.nodes.iter().all(|n| n.state == NodeState::Reserved));
+    let grant = remote.acquire(&request(301)).unwrap();
+    assert_eq!(grant.node_id, 300);
+    remote.release(&grant, 0).unwrap();
+    server.stop();
+}
