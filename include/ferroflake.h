@@ -279,7 +279,7 @@ enum ferroflake_result
      */
     FERROFLAKE_RESULT_INVALID_CONFIG = 113,
     /**
-     * Every node id of the layout is leased or quarantined.
+     * Every node id of the layout is leased, quarantined or reserved.
      */
     FERROFLAKE_RESULT_NO_FREE_NODE = 114,
     /**

@@ -148,6 +148,7 @@ impl Cli {
 fn warn_of_secrets(command: &clap::Command, matches: &clap::ArgMatches) {
     for arg in command.get_arguments() {
         let id = arg.get_id().as_str();
+        let flag = arg.get_long().unwrap_or(id);
         let is_address = arg.get_value_names().is_some_and(|names| names == ["URL"]);
         if !is_address || matches.value_source(id) != Some(ValueSource::CommandLine) {
             continue;
@@ -165,7 +166,7 @@ fn warn_of_secrets(command: &clap::Command, matches: &clap::ArgMatches) {
                 |env| format!("; {} keeps it out of the list", env.to_string_lossy()),
             );
             eprintln!(
-                "warning: --{id} {shown} holds a secret, which every user of this machine can \
+                "warning: --{flag} {shown} holds a secret, which every user of this machine can \
                  read in the process list while this runs{instead}"
             );
         }
@@ -785,7 +786,8 @@ pub struct LeaseUnreserveArgs {
     pub lease: String,
 
     /// The last time the old generator issued under these ids, if its clock ran ahead
-    /// of this host's: an RFC 3339 instant (`2026-11-29T12:00:00Z`) or Unix ms.
+    /// of this host's: a UTC instant (`2026-11-29T12:00:00Z`) or Unix ms, at most a
+    /// holder's start wait (30 s) ahead of this clock.
     #[arg(long, value_name = "INSTANT")]
     pub high_water: Option<String>,
 }

@@ -4,15 +4,18 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use ferroflake::{Clock, SystemClock};
 use ferroflake_lease::protocol::MOST_NODE_IDS;
-use ferroflake_lease::{LeaseError, NodeState, Registry, Reservation};
+use ferroflake_lease::{
+    check_reservation, check_unreserve_mark, LeaseError, NodeState, Registry, Reservation,
+};
 use ferroflake_lease_stores::RegistryAddress;
 
 use crate::args::{LeaseReserveArgs, LeaseUnreserveArgs};
 use crate::failure::{lease_error, output_error, Failure};
 use crate::iso::{instant_ms, iso_ms};
+use crate::lease_list::read_view;
 
 pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Failure> {
     // Node id → who it is for: a Leaf worker's server, else `--holder`.
@@ -26,6 +29,10 @@ pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Fail
         for (worker_id, server) in leaf_workers(leaf)? {
             wanted.insert(worker_id, format!("leaf {server}"));
         }
+    }
+    // Refused before the registry is opened, which makes the embedded one's directory.
+    for (&id, holder) in &wanted {
+        check_reservation(id, holder).map_err(|e| Failure::Input(e.to_string()))?;
     }
     let verb = "reserve node ids in";
     let (address, registry) = open(&args.lease, verb)?;
@@ -46,9 +53,11 @@ pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Fail
                 format!("node {id}: held by {holder}, not reserved")
             }
         };
-        writeln!(out, "{line}").map_err(|e| Failure::Run(output_error(&e)))?;
+        // Line by line: a run stopped halfway shows exactly what it reserved.
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .map_err(|e| Failure::Run(output_error(&e)))?;
     }
-    out.flush().map_err(|e| Failure::Run(output_error(&e)))?;
     if held.is_empty() {
         return Ok(());
     }
@@ -64,14 +73,16 @@ pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Fail
 
 pub fn unreserve(args: &LeaseUnreserveArgs, out: &mut impl Write) -> Result<(), Failure> {
     let ids = node_ids(&args.nodes)?;
+    let now = SystemClock.now_ms();
     let given = match &args.high_water {
         Some(text) => instant_ms("--high-water", text)?,
         None => 0,
     };
+    check_unreserve_mark(given, now).map_err(|e| Failure::Input(format!("--high-water: {e}")))?;
     let verb = "unreserve node ids in";
-    let (address, registry) = open(&args.lease, verb)?;
+    // As `lease list` reads it: a mistyped path makes no registry.
+    let (address, registry, view) = read_view(&args.lease, verb)?;
     let cannot = |e| cannot(&address, verb, &e);
-    let view = registry.list().map_err(cannot)?;
     for id in ids {
         let Some(node) = view.node(id).filter(|n| n.state == NodeState::Reserved) else {
             writeln!(out, "node {id}: not reserved, left as it is")
@@ -80,7 +91,7 @@ pub fn unreserve(args: &LeaseUnreserveArgs, out: &mut impl Write) -> Result<(), 
         };
         // What the old generator may have issued up to now, and never below the mark the
         // id carried into its reservation.
-        let mark = unix_now_ms().max(given).max(node.high_water_ms);
+        let mark = now.max(given).max(node.high_water_ms);
         registry.unreserve(id, mark).map_err(cannot)?;
         writeln!(
             out,
@@ -177,12 +188,6 @@ fn listed(ids: &[u64]) -> String {
         })
         .collect();
     text.join(",")
-}
-
-fn unix_now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

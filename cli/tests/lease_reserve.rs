@@ -194,6 +194,7 @@ fn refusals_name_what_is_wrong() {
     let out = ferroflake(&["lease", "reserve", "1", "--lease", registry, "--holder", ""]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("holder"), "{}", stderr(&out));
+    assert!(!dir.exists(), "a refused holder must not make the registry");
     let out = ferroflake(&[
         "lease",
         "reserve",
@@ -203,5 +204,32 @@ fn refusals_name_what_is_wrong() {
         registry,
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Nothing to unreserve at a mistyped path: refused, and no registry made there.
+    let out = ferroflake(&["lease", "unreserve", "1", "--lease", registry]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    assert!(!dir.exists());
+    // A mark years ahead would keep every later holder of the id from starting.
+    stdout(&ferroflake(&["lease", "reserve", "1", "--lease", registry]));
+    let out = ferroflake(&[
+        "lease",
+        "unreserve",
+        "1",
+        "--lease",
+        registry,
+        "--high-water",
+        "2100-01-01T00:00:00Z",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ahead of this clock"),
+        "{}",
+        stderr(&out)
+    );
+    let shown = stdout(&ferroflake(&["lease", "show", "1", "--lease", registry]));
+    assert!(
+        shown.contains("reserved"),
+        "a refused unreserve changes nothing: {shown}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -112,7 +112,7 @@ pub enum ferroflake_result {
     FERROFLAKE_RESULT_STORE_ERROR = 112,
     /// Lease or segment settings that cannot work (the last error message says which).
     FERROFLAKE_RESULT_INVALID_CONFIG = 113,
-    /// Every node id of the layout is leased or quarantined.
+    /// Every node id of the layout is leased, quarantined or reserved.
     FERROFLAKE_RESULT_NO_FREE_NODE = 114,
     /// The registry says the lease is no longer this holder's (expired, taken or removed):
     /// nothing more is issued under it.
@@ -229,7 +229,7 @@ messages! {
     FERROFLAKE_RESULT_UNAVAILABLE => "the registry or store cannot be reached",
     FERROFLAKE_RESULT_STORE_ERROR => "the registry or store answered with an error",
     FERROFLAKE_RESULT_INVALID_CONFIG => "lease or segment settings that cannot work",
-    FERROFLAKE_RESULT_NO_FREE_NODE => "every node id is leased or quarantined",
+    FERROFLAKE_RESULT_NO_FREE_NODE => "every node id is leased, quarantined or reserved",
     FERROFLAKE_RESULT_LEASE_LOST => "the lease was lost; nothing more is issued under it",
     FERROFLAKE_RESULT_BEHIND_HIGH_WATER =>
         "a previous holder reserved ids further ahead than this clock reaches",

@@ -191,7 +191,10 @@ impl fmt::Display for LeaseError {
                 write!(f, "{registry} registry unreachable: {detail}")
             }
             Self::NoFreeNode { node_count } => {
-                write!(f, "all {node_count} node ids are leased or quarantined")
+                write!(
+                    f,
+                    "all {node_count} node ids are leased, quarantined or reserved"
+                )
             }
             Self::Lost { node_id, why } => {
                 write!(f, "lease on node id {node_id} was lost: {}", why.describe())

@@ -71,7 +71,8 @@ pub use error::LeaseError;
 pub use leased::{report_to_stderr, LeaseStatus, LeasedGenerator};
 pub use protocol::{Loss, Reservation};
 pub use registry::{
-    check_reservation, Grant, LeaseRequest, NodeState, NodeView, Registry, RegistryView, Renewal,
+    check_reservation, check_unreserve_mark, Grant, LeaseRequest, NodeState, NodeView, Registry,
+    RegistryView, Renewal,
 };
 pub use settings::LeaseSettings;
 pub use token::new_token;

@@ -402,6 +402,30 @@ pub fn check_reservation(node_id: u64, holder: &str) -> Result<(), LeaseError> {
     Ok(())
 }
 
+/// Refuses a high-water mark for [`Registry::unreserve`] further ahead of `now_ms` (Unix
+/// ms) than a holder with default settings waits at its start
+/// ([`LeaseConfig::start_wait_limit`](crate::LeaseConfig::start_wait_limit)): marks only
+/// rise, so the id's next holders would fail to start until the clock caught up (a mistyped
+/// year holds the id off for good).
+///
+/// # Errors
+/// [`LeaseError::InvalidConfig`] for such a mark.
+pub fn check_unreserve_mark(high_water_ms: u64, now_ms: u64) -> Result<(), LeaseError> {
+    let limit = crate::LeaseConfig::default().start_wait_limit();
+    let ahead = high_water_ms.saturating_sub(now_ms);
+    if ahead <= crate::protocol::ms(limit) {
+        return Ok(());
+    }
+    Err(LeaseError::InvalidConfig {
+        detail: format!(
+            "high-water mark {high_water_ms} ms is {:?} ahead of this clock, more than a \
+             holder waits at its start ({limit:?}): its next holders would fail to start; \
+             give the last time the old generator issued",
+            Duration::from_millis(ahead)
+        ),
+    })
+}
+
 /// A store that hands out node ids under leases.
 pub trait Registry: Send + Sync {
     /// Claims a free node id (or one whose holder's TTL plus quarantine has passed),

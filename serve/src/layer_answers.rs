@@ -91,7 +91,7 @@ fn shaped(response: Response, leaf: bool) -> Response {
         StatusCode::PAYLOAD_TOO_LARGE => Refusal {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             kind: "BODY_TOO_LARGE",
-            message: format!("only the lease store routes read a body; at most {MAX_BODY_BYTES} bytes are accepted"),
+            message: format!("a request body is at most {MAX_BODY_BYTES} bytes (only the lease store routes read one)"),
             retry: false,
         },
         _ => return response,

@@ -50,8 +50,11 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use ferroflake::{Clock, SystemClock};
 use ferroflake_lease::protocol::RESERVED_TOKEN;
-use ferroflake_lease::{Grant, LeaseError, LeaseRequest, Loss, Registry, Renewal, Reservation};
+use ferroflake_lease::{
+    check_unreserve_mark, Grant, LeaseError, LeaseRequest, Loss, Registry, Renewal, Reservation,
+};
 use ferroflake_lease_stores::RegistryAddress;
 use serde_json::{json, Map, Value};
 
@@ -473,6 +476,7 @@ pub(crate) async fn unreserve(
         &["node_id", "high_water_ms"],
         |f| Ok((number(f, "node_id")?, number(f, "high_water_ms")?)),
         |registry, (node_id, high_water_ms)| {
+            check_unreserve_mark(high_water_ms, SystemClock.now_ms())?;
             registry.unreserve(node_id, high_water_ms)?;
             Ok(json!({ "unreserved": true }))
         },

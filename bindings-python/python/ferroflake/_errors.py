@@ -28,7 +28,7 @@ Hierarchy::
     │   ├── LeaseExpiredError    past the generator's fence: the lease is lost, or renewals
     │   │                        failed past its deadline (the message says which)
     │   ├── RegistryUnavailableError  the registry cannot be reached or did not answer in time
-    │   ├── NoFreeNodeError      every node id is leased or quarantined
+    │   ├── NoFreeNodeError      every node id is leased, quarantined or reserved
     │   ├── LeaseLostError       the registry says the claim is no longer this generator's
     │   ├── BehindHighWaterError the clock did not pass the previous holder's mark in time
     │   ├── StartWaitTooLongError  the registry's floor after lost records is longer than
@@ -145,7 +145,7 @@ class RegistryUnavailableError(LeaseError):
 
 
 class NoFreeNodeError(LeaseError):
-    """Every node id of the layout is leased or quarantined."""
+    """Every node id of the layout is leased, quarantined or reserved."""
 
 
 class LeaseLostError(LeaseError):

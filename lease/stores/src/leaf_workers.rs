@@ -63,7 +63,7 @@ pub fn leaf_workers(address: &str) -> Result<Vec<LeafWorker>, LeaseError> {
     if names.is_empty() {
         return Err(io.store_error(format!(
             "no Leaf workers under {forever} on {hosts}: give the path Leaf uses, \
-             /snowflake/ and its leaf.name"
+             zk://HOST:PORT/snowflake/ and its leaf.name"
         )));
     }
     let mut workers = BTreeMap::new();
@@ -79,13 +79,17 @@ pub fn leaf_workers(address: &str) -> Result<Vec<LeafWorker>, LeaseError> {
     Ok(workers.into_values().collect())
 }
 
+/// How many digits ZooKeeper gives a sequential znode's number.
+const SEQUENCE_DIGITS: usize = 10;
+
 /// A worker from its znode's name, `IP:PORT-SEQUENCE`: the sequence is ZooKeeper's (10
 /// digits), after the last `-`.
 fn parse(name: &str) -> Option<LeafWorker> {
     let (server, sequence) = name.rsplit_once('-')?;
-    let digits = !sequence.is_empty() && sequence.bytes().all(|b| b.is_ascii_digit());
-    let server_named = server.contains(':');
-    if !(digits && server_named) {
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let (host, port) = server.rsplit_once(':')?;
+    let server_named = !host.is_empty() && !host.ends_with('-') && digits(port);
+    if !(sequence.len() == SEQUENCE_DIGITS && digits(sequence) && server_named) {
         return None;
     }
     Some(LeafWorker {
@@ -115,8 +119,13 @@ mod tests {
             "10.0.0.7:8080",
             "10.0.0.7:8080-",
             "10.0.0.7:8080-12a",
+            "10.0.0.7:8080-12",
             "-0000000001",
             "x-1",
+            "1.2.3.4:80--0000000001",
+            ":-0000000009",
+            "1.2.3.4:-0000000009",
+            "1.2.3.4:http-0000000009",
         ] {
             assert_eq!(parse(bad), None, "{bad}");
         }
