@@ -742,13 +742,9 @@ pub enum LeaseCommand {
     Unreserve(LeaseUnreserveArgs),
 }
 
+/// The registry a `lease` subcommand works on.
 #[derive(Debug, Args)]
-pub struct LeaseReserveArgs {
-    /// The node ids: `7`, `0-31`, or a list of both (`0-3,9`). Optional with
-    /// `--from-leaf`.
-    #[arg(value_name = "NODES", required_unless_present = "from_leaf")]
-    pub nodes: Option<String>,
-
+pub struct RegistryArg {
     /// The registry: an absolute directory path or file:///path (the embedded registry),
     /// or etcd://, redis://, zk://, postgres://, ferroflake+http:// (builds with the
     /// `stores` feature).
@@ -759,6 +755,17 @@ pub struct LeaseReserveArgs {
         hide_env_values = true
     )]
     pub lease: String,
+}
+
+#[derive(Debug, Args)]
+pub struct LeaseReserveArgs {
+    /// The node ids: `7`, `0-31`, or a list of both (`0-3,9`). Optional with
+    /// `--from-leaf`.
+    #[arg(value_name = "NODES", required_unless_present = "from_leaf")]
+    pub nodes: Option<String>,
+
+    #[command(flatten)]
+    pub registry: RegistryArg,
 
     /// Who the ids are reserved for, as `lease list` shows it (1 to 256 bytes).
     #[arg(long, default_value = "another generator")]
@@ -776,14 +783,8 @@ pub struct LeaseUnreserveArgs {
     #[arg(value_name = "NODES")]
     pub nodes: String,
 
-    /// The registry, as for `lease reserve`.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "FERROFLAKE_LEASE",
-        hide_env_values = true
-    )]
-    pub lease: String,
+    #[command(flatten)]
+    pub registry: RegistryArg,
 
     /// The last time the old generator issued under these ids, if its clock ran ahead
     /// of this host's: a UTC instant (`2026-11-29T12:00:00Z`) or Unix ms, at most a
@@ -797,15 +798,8 @@ pub struct LeaseShowArgs {
     /// The node id.
     pub node: u64,
 
-    /// The registry: an absolute directory path or file:///path (the embedded registry),
-    /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "FERROFLAKE_LEASE",
-        hide_env_values = true
-    )]
-    pub lease: String,
+    #[command(flatten)]
+    pub registry: RegistryArg,
 
     /// How to print the record.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
@@ -814,15 +808,8 @@ pub struct LeaseShowArgs {
 
 #[derive(Debug, Args)]
 pub struct LeaseListArgs {
-    /// The registry: an absolute directory path or file:///path (the embedded registry),
-    /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "FERROFLAKE_LEASE",
-        hide_env_values = true
-    )]
-    pub lease: String,
+    #[command(flatten)]
+    pub registry: RegistryArg,
 
     /// How to print the node ids.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
@@ -842,15 +829,8 @@ pub enum ListFormat {
 
 #[derive(Debug, Args)]
 pub struct LeaseRestoredArgs {
-    /// The registry: an absolute directory path or file:///path (the embedded registry),
-    /// or etcd://, redis://, zk://, postgres:// (builds with the `stores` feature).
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "FERROFLAKE_LEASE",
-        hide_env_values = true
-    )]
-    pub lease: String,
+    #[command(flatten)]
+    pub registry: RegistryArg,
 
     /// The longest TTL any holder of the registry uses, in ms (the floor lasts this plus
     /// the quarantine; a registry that recorded a longer one uses that).

@@ -12,11 +12,11 @@ use crate::failure::{lease_error, output_error, Failure};
 use crate::iso::iso_ms;
 
 pub fn run(args: &LeaseListArgs, out: &mut impl Write) -> Result<(), Failure> {
-    let (address, registry, view) = read_view(&args.lease, "list")?;
+    let (address, registry, view) = read_view(&args.registry.lease, "list")?;
     let written = match args.format {
         ListFormat::Text => write_text(out, &address.describe(), &view),
         ListFormat::Json => {
-            let json = view.to_json(&redact(&args.lease), registry.name());
+            let json = view.to_json(&redact(&args.registry.lease), registry.name());
             writeln!(out, "{json}")
         }
     };

@@ -35,7 +35,7 @@ pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Fail
         check_reservation(id, holder).map_err(|e| Failure::Input(e.to_string()))?;
     }
     let verb = "reserve node ids in";
-    let (address, registry) = open(&args.lease, verb)?;
+    let (address, registry) = open(&args.registry.lease, verb)?;
     let cannot = |e| cannot(&address, verb, &e);
     let mut held = Vec::new();
     for (&id, holder) in &wanted {
@@ -81,7 +81,7 @@ pub fn unreserve(args: &LeaseUnreserveArgs, out: &mut impl Write) -> Result<(), 
     check_unreserve_mark(given, now).map_err(|e| Failure::Input(format!("--high-water: {e}")))?;
     let verb = "unreserve node ids in";
     // As `lease list` reads it: a mistyped path makes no registry.
-    let (address, registry, view) = read_view(&args.lease, verb)?;
+    let (address, registry, view) = read_view(&args.registry.lease, verb)?;
     let cannot = |e| cannot(&address, verb, &e);
     for id in ids {
         let Some(node) = view.node(id).filter(|n| n.state == NodeState::Reserved) else {

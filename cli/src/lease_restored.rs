@@ -10,7 +10,8 @@ use crate::args::LeaseRestoredArgs;
 use crate::failure::{lease_error, output_error, Failure};
 
 pub fn run(args: &LeaseRestoredArgs, out: &mut impl Write) -> Result<(), Failure> {
-    let address = RegistryAddress::parse(&args.lease).map_err(|e| Failure::Input(e.to_string()))?;
+    let address =
+        RegistryAddress::parse(&args.registry.lease).map_err(|e| Failure::Input(e.to_string()))?;
     let window = lost_records_window(
         Duration::from_millis(args.max_ttl_ms),
         Duration::from_millis(args.quarantine_ms),

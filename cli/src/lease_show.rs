@@ -10,7 +10,7 @@ use crate::failure::{output_error, Failure};
 use crate::lease_list::{ago, left, mark, or_dash, printable, read_view, skew};
 
 pub fn run(args: &LeaseShowArgs, out: &mut impl Write) -> Result<(), Failure> {
-    let (address, registry, view) = read_view(&args.lease, "show")?;
+    let (address, registry, view) = read_view(&args.registry.lease, "show")?;
     let Some(node) = view.node(args.node) else {
         return Err(Failure::Run(format!(
             "{} has no record of node id {}: it was never claimed there, or its record \
@@ -24,7 +24,7 @@ pub fn run(args: &LeaseShowArgs, out: &mut impl Write) -> Result<(), Failure> {
         ListFormat::Json => {
             let mut json = view.node_json(node);
             if let Some(fields) = json.as_object_mut() {
-                fields.insert("registry".into(), redact(&args.lease).into());
+                fields.insert("registry".into(), redact(&args.registry.lease).into());
                 fields.insert("backend".into(), registry.name().into());
                 fields.insert("now_ms".into(), view.now_ms.into());
             }

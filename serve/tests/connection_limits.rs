@@ -180,7 +180,9 @@ fn a_request_over_its_time_and_a_body_over_the_bound_get_refusals_in_their_route
     );
     assert_eq!(status, 413, "{body}");
     assert!(
-        body.ends_with("at most 16384 bytes are accepted\n"),
+        body.ends_with(
+            "a request body is at most 16384 bytes (only the lease store routes read one)\n"
+        ),
         "{body}"
     );
     let (status, body) = common::raw(
