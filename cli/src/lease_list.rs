@@ -32,12 +32,7 @@ pub fn read_view(
     verb: &str,
 ) -> Result<(RegistryAddress, Arc<dyn Registry>, RegistryView), Failure> {
     let address = RegistryAddress::parse(lease).map_err(|e| Failure::Input(e.to_string()))?;
-    // As `next` reports it: an address the build cannot use, or a store set up so that
-    // it cannot hold a registry, is the caller's to fix (exit 2).
-    let cannot = |e: LeaseError| {
-        let message = format!("cannot {verb} {}: {}", address.describe(), lease_error(&e));
-        Failure::from_lease(&e, message)
-    };
+    let cannot = |e| refused(&address, verb, &e);
     // Opening the embedded registry makes its directory: a mistyped path must not.
     let dir = match &address {
         RegistryAddress::Default => Some(ferroflake_lease::EmbeddedRegistry::default_dir()),
@@ -54,6 +49,14 @@ pub fn read_view(
     let registry = address.open().map_err(cannot)?;
     let view = registry.list().map_err(cannot)?;
     Ok((address, registry, view))
+}
+
+/// The registry's refusal to `verb` it. As `next` reports it: an address the build
+/// cannot use, or a store set up so that it cannot hold a registry, is the caller's to fix
+/// (exit 2).
+pub fn refused(address: &RegistryAddress, verb: &str, e: &LeaseError) -> Failure {
+    let message = format!("cannot {verb} {}: {}", address.describe(), lease_error(e));
+    Failure::from_lease(e, message)
 }
 
 /// How long from `now_ms` until `until_ms` (both on the registry's clock), as text.

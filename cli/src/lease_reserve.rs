@@ -7,15 +7,13 @@ use std::sync::Arc;
 
 use ferroflake::{Clock, SystemClock};
 use ferroflake_lease::protocol::MOST_NODE_IDS;
-use ferroflake_lease::{
-    check_reservation, check_unreserve_mark, LeaseError, NodeState, Registry, Reservation,
-};
+use ferroflake_lease::{check_reservation, check_unreserve_mark, NodeState, Registry, Reservation};
 use ferroflake_lease_stores::RegistryAddress;
 
 use crate::args::{LeaseReserveArgs, LeaseUnreserveArgs};
-use crate::failure::{lease_error, output_error, Failure};
+use crate::failure::{output_error, Failure};
 use crate::iso::{instant_ms, iso_ms};
-use crate::lease_list::read_view;
+use crate::lease_list::{read_view, refused};
 
 pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Failure> {
     // Node id → who it is for: a Leaf worker's server, else `--holder`.
@@ -36,7 +34,7 @@ pub fn reserve(args: &LeaseReserveArgs, out: &mut impl Write) -> Result<(), Fail
     }
     let verb = "reserve node ids in";
     let (address, registry) = open(&args.registry.lease, verb)?;
-    let cannot = |e| cannot(&address, verb, &e);
+    let cannot = |e| refused(&address, verb, &e);
     let mut held = Vec::new();
     for (&id, holder) in &wanted {
         let reservation = registry.reserve(id, holder).map_err(cannot)?;
@@ -82,7 +80,7 @@ pub fn unreserve(args: &LeaseUnreserveArgs, out: &mut impl Write) -> Result<(), 
     let verb = "unreserve node ids in";
     // As `lease list` reads it: a mistyped path makes no registry.
     let (address, registry, view) = read_view(&args.registry.lease, verb)?;
-    let cannot = |e| cannot(&address, verb, &e);
+    let cannot = |e| refused(&address, verb, &e);
     for id in ids {
         let Some(node) = view.node(id).filter(|n| n.state == NodeState::Reserved) else {
             writeln!(out, "node {id}: not reserved, left as it is")
@@ -105,14 +103,8 @@ pub fn unreserve(args: &LeaseUnreserveArgs, out: &mut impl Write) -> Result<(), 
 
 fn open(lease: &str, verb: &str) -> Result<(RegistryAddress, Arc<dyn Registry>), Failure> {
     let address = RegistryAddress::parse(lease).map_err(|e| Failure::Input(e.to_string()))?;
-    let registry = address.open().map_err(|e| cannot(&address, verb, &e))?;
+    let registry = address.open().map_err(|e| refused(&address, verb, &e))?;
     Ok((address, registry))
-}
-
-/// The registry's refusal to `verb` it, as exit status 2 if it is the caller's to fix.
-fn cannot(address: &RegistryAddress, verb: &str, e: &LeaseError) -> Failure {
-    let message = format!("cannot {verb} {}: {}", address.describe(), lease_error(e));
-    Failure::from_lease(e, message)
 }
 
 /// Each Leaf worker's id and server.
@@ -122,7 +114,7 @@ fn leaf_workers(address: &str) -> Result<Vec<(u64, String)>, Failure> {
         let message = format!(
             "cannot read Leaf's workers at {}: {}",
             ferroflake_lease_stores::redact(address),
-            lease_error(&e)
+            crate::failure::lease_error(&e)
         );
         Failure::from_lease(&e, message)
     })?;
