@@ -149,6 +149,18 @@ impl HostRecorded {
         ) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
         let _held = self.hold()?;
+        self.with_record_held(op)
+    }
+
+    /// [`with_record`](Self::with_record) for a caller that holds the lock already.
+    fn with_record_held<T>(
+        &self,
+        op: impl FnOnce(
+            &dyn SegmentStore,
+            &mut Vec<(String, u64)>,
+            &mut Seen,
+        ) -> Result<T, SegmentError>,
+    ) -> Result<T, SegmentError> {
         let ranges = self.journal(&self.file)?;
         let mut record = self.read(ranges.text())?;
         let history = self.journal(&self.history)?;
@@ -447,18 +459,22 @@ impl SegmentStore for HostRecorded {
         // This host's record comes down first, the row after: a process that ends between
         // the two (a second SIGTERM, a crash) or loses the store's answer leaves the record
         // below the row, which is safe since nothing of the rest was issued, and never
-        // above it, which the next fetch would read as the store going back.
-        let lowered = self.with_record(|_, record, _| {
+        // above it, which the next fetch would read as the store going back. The lock is
+        // held across both: another process' give-back in between could bring the row down
+        // to this one's expected max_id after the record was read above it, and the record
+        // would then stay above the row.
+        let _held = self.hold()?;
+        let lowered = self.with_record_held(|_, record, _| {
             let ours = last_end(record, key) == Some(expected_max_id);
             if ours {
                 set_end(record, key, rest.start);
             }
             Ok(ours)
         })?;
-        self.with_record(|store, record, _| {
+        self.with_record_held(|store, record, _| {
             let given = store.give_back(key, rest, expected_max_id)?;
             // Refused (someone allocated since): the rest stays skipped, the record as it was.
-            if !given && lowered && last_end(record, key) == Some(rest.start) {
+            if !given && lowered {
                 set_end(record, key, expected_max_id);
             }
             Ok(given)

@@ -270,3 +270,41 @@ fn a_refused_give_back_leaves_this_hosts_record_where_it_was() {
         "created again within the range taken",
     );
 }
+
+/// Two processes of one host closing at once, one giving back the rest of its range and
+/// the other the whole range it preloaded above: whichever goes first, this host's record
+/// ends at or below the row, so the next range taken is not refused as the store going
+/// back.
+#[test]
+fn give_backs_racing_on_one_host_never_leave_the_record_above_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw: Arc<dyn SegmentStore> = Arc::new(MemoryStore::new());
+    let open = || HostRecorded::in_dir(Arc::clone(&raw), ADDRESS, dir.path()).unwrap();
+    let (a, b) = (open(), open());
+    a.create("k", 1, 10).unwrap();
+    let start = std::sync::Barrier::new(2);
+    for round in 0..200 {
+        let below = a.allocate("k", 10).unwrap().range;
+        let above = b.allocate("k", 10).unwrap().range;
+        let rest = Range {
+            start: below.start + 5,
+            end: below.end,
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                start.wait();
+                a.give_back("k", rest, below.end).unwrap();
+            });
+            start.wait();
+            assert_eq!(b.give_back("k", above, above.end), Ok(true));
+        });
+        let next = a.allocate("k", 10);
+        assert!(next.is_ok(), "round {round}: {next:?}");
+        a.give_back(
+            "k",
+            next.unwrap().range,
+            raw.peek("k").unwrap().unwrap().max_id,
+        )
+        .unwrap();
+    }
+}
