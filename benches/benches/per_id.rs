@@ -13,6 +13,7 @@
 mod common;
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::measurement::WallTime;
@@ -110,6 +111,21 @@ fn clocks(c: &mut Criterion) {
     });
     group.bench_function("fast_clock_1s", |b| {
         b.iter_custom(bursts_on(&system, BURST, || coarse.now_ms()))
+    });
+    // The floor of a generator on the TSC: its clock read and one uncontended
+    // compare-and-swap of a word that the read feeds, as `next_id`'s loop does once.
+    let word = AtomicU64::new(0);
+    group.bench_function("fast_clock_1ms_cas", |b| {
+        b.iter_custom(bursts_on(&system, BURST, || {
+            let ms = tsc.now_ms();
+            let current = word.load(Ordering::Relaxed);
+            word.compare_exchange(
+                current,
+                ms ^ current.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+        }))
     });
     group.finish();
 }
