@@ -420,7 +420,7 @@ def python(face):
     out += [
         "Rows: one bound method in a `for _ in itertools.repeat(None, n)` loop (the loop's own ~10-15 ns is in every row),"
         f" entrants taking turns in each round{loops}; best and median over rounds, ratio of the best to `time.time_ns()`'s."
-        " The wide layout (41 / 0 / 22) and Twitter bursts of 2,000 calls from a fresh millisecond keep the layout's cap out"
+        " The wide layout (41 / 3 / 19) and Twitter bursts of 2,000 calls from a fresh millisecond keep the layout's cap out"
         f" of the figure.{versions}",
         "",
     ]

@@ -41,6 +41,15 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7)
 // (30 bits of ms last 12 days from the epoch), the sequence as wide as without them.
 const uncapped = (bits, offset) =>
   Layout.custom({ timeBits: bits === 53 ? 30 : 38, nodeBits: 3, sequenceBits: bits === 53 ? 20 : 22, epochMs: Date.now() - 3_600_000 - offset })
+// A fresh generator. The uniqueness run below makes a second one of each subject: the
+// first is closed then, so its node id is free again.
+const made = new Map()
+const fresh = (options) => {
+  made.get(options.nodeId)?.close()
+  const generator = new Generator(options)
+  made.set(options.nodeId, generator)
+  return generator
+}
 const layouts = { s53: uncapped(53, 0), f53: uncapped(53, 1), s63: uncapped(63, 2), f63: uncapped(63, 3), str: uncapped(63, 4), batch: uncapped(53, 5), leased: uncapped(53, 6) }
 const BATCH = 4000 // divides CALLS
 const flakeEpoch = Date.UTC(2020, 0, 1)
@@ -49,7 +58,8 @@ const maskKeyring = new MaskKeyring('1:000102030405060708090a0b0c0d0e0f')
 const counting = (call) => () => { let i = 0; return () => call(maskKeyring, i++) }
 
 // A lease and a segment key, opened once (their uniqueness run reuses them): a new
-// registry makes its first claim wait maxTtlMs plus the quarantine, about 2.4 s here.
+// registry makes its first claim wait maxTtlMs plus the quarantine, about 2.4 s here. The
+// lease takes the registry's first free id, 0, so the plain generators start at 1.
 const scratch = mkdtempSync(join(os.tmpdir(), 'ferroflake-bench-'))
 const leased = await LeasedGenerator.open({ registry: join(scratch, 'registry'), layout: layouts.leased, ttlMs: 2_000, maxTtlMs: 2_000 })
 const segments = await SegmentAllocator.open({ store: join(scratch, 'segments.db') })
@@ -59,20 +69,20 @@ const segmentKey = await segments.key('bench')
 // [name, make (returns a function that makes one ID, or BATCH IDs), timed per call?, batch]
 const subjects = [
   ['Date.now()', () => Date.now, true],
-  ['ferroflake nextId(), system clock', () => new Generator({ nodeId: 0, layout: layouts.s53 }).nextId, true],
-  ['ferroflake nextId(), fast clock', () => new Generator({ nodeId: 1, layout: layouts.f53, clock: 'fast' }).nextId, true],
-  ['ferroflake nextIdBigInt(), system clock', () => new Generator({ nodeId: 2, layout: layouts.s63 }).nextIdBigInt, true],
-  ['ferroflake nextIdBigInt(), fast clock', () => new Generator({ nodeId: 3, layout: layouts.f63, clock: 'fast' }).nextIdBigInt, true],
-  ['ferroflake nextIdString(), system clock', () => new Generator({ nodeId: 4, layout: layouts.str }).nextIdString, true],
+  ['ferroflake nextId(), system clock', () => fresh({ nodeId: 1, layout: layouts.s53 }).nextId, true],
+  ['ferroflake nextId(), fast clock', () => fresh({ nodeId: 2, layout: layouts.f53, clock: 'fast' }).nextId, true],
+  ['ferroflake nextIdBigInt(), system clock', () => fresh({ nodeId: 3, layout: layouts.s63 }).nextIdBigInt, true],
+  ['ferroflake nextIdBigInt(), fast clock', () => fresh({ nodeId: 4, layout: layouts.f63, clock: 'fast' }).nextIdBigInt, true],
+  ['ferroflake nextIdString(), system clock', () => fresh({ nodeId: 5, layout: layouts.str }).nextIdString, true],
   ['ferroflake LeasedGenerator nextId(), embedded registry', () => leased.nextId, true],
   ['ferroflake SegmentKey nextId(), SQLite, step 1,000,000', () => segmentKey.nextId, true],
   ['ferroflake MaskKeyring mask(id), 53 bits (number)', counting((ring, i) => ring.mask(i)), true],
   ['ferroflake MaskKeyring unmask(masked), 53 bits (number)', counting((ring, i) => ring.unmask(i)), true],
   ['ferroflake MaskKeyring mask(id, { bits: 63 }) (bigint)', counting((ring, i) => ring.mask(i, { bits: 63 })), true],
   ['ferroflake MaskKeyring encode(id) (base62 text, 53 bits)', counting((ring, i) => ring.encode(i)), true],
-  [`ferroflake nextIds(${BATCH}), per ID, system clock`, () => { const g = new Generator({ nodeId: 5, layout: layouts.batch }); return () => g.nextIds(BATCH) }, true, BATCH],
-  ['ferroflake nextId(), default js53ms (256,000/s cap)', () => new Generator({ nodeId: 6 }).nextId, false],
-  ['ferroflake nextIdBigInt(), twitter (4,096,000/s cap)', () => new Generator({ nodeId: 7, layout: 'twitter' }).nextIdBigInt, false],
+  [`ferroflake nextIds(${BATCH}), per ID, system clock`, () => { const g = fresh({ nodeId: 6, layout: layouts.batch }); return () => g.nextIds(BATCH) }, true, BATCH],
+  ['ferroflake nextId(), default js53ms (256,000/s cap)', () => fresh({ nodeId: 7 }).nextId, false],
+  ['ferroflake nextIdBigInt(), twitter (4,096,000/s cap)', () => fresh({ nodeId: 8, layout: 'twitter' }).nextIdBigInt, false],
   ['@sapphire/snowflake generate()', () => { const s = new SapphireSnowflake(flakeEpoch); return () => s.generate() }, true],
   ['flake-idgen next()', () => { const f = new FlakeId({ id: 1, epoch: flakeEpoch }); return () => f.next() }, true],
   ['nodejs-snowflake getUniqueID()', () => { const s = new WasmSnowflake({ custom_epoch: flakeEpoch, instance_id: 1 }); return () => s.getUniqueID() }, true],
@@ -144,6 +154,7 @@ for (const [name, make, , batch] of subjects) {
 }
 console.table(rows)
 leased.close()
+for (const generator of made.values()) generator.close()
 await segments.close()
 
 const REMOTE_STEP = 100_000
