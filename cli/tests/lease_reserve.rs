@@ -191,10 +191,16 @@ fn refusals_name_what_is_wrong() {
         assert!(stderr(&out).contains(why), "{nodes}: {}", stderr(&out));
     }
     assert!(!dir.exists(), "a refused list must not make the registry");
-    let out = ferroflake(&["lease", "reserve", "1", "--lease", registry, "--holder", ""]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("holder"), "{}", stderr(&out));
-    assert!(!dir.exists(), "a refused holder must not make the registry");
+    // Empty, blank, or reading as another name in `lease list` (a right-to-left override).
+    for holder in ["", "  ", "old-\u{202e}1-dlo"] {
+        let out = ferroflake(&[
+            "lease", "reserve", "1", "--lease", registry, "--holder", holder,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{holder:?}");
+        assert!(stderr(&out).contains("holder"), "{}", stderr(&out));
+        assert!(!stderr(&out).contains('\u{202e}'), "{}", stderr(&out));
+        assert!(!dir.exists(), "a refused holder must not make the registry");
+    }
     let out = ferroflake(&[
         "lease",
         "reserve",

@@ -181,17 +181,8 @@ impl LeaseConfig {
         if self.retry_every.is_zero() {
             return bad("retry_every must be above 0".into());
         }
-        // Shown to operators (`lease list`, logs) and kept in every record: a name, not a
-        // payload, and nothing a terminal would act on.
-        if self.holder.is_empty()
-            || self.holder.len() > MAX_HOLDER_BYTES
-            || self.holder.chars().any(char::is_control)
-        {
-            return bad(format!(
-                "holder must be 1 to {MAX_HOLDER_BYTES} bytes with no control characters \
-                 (operators read it); this one has {} bytes",
-                self.holder.len()
-            ));
+        if let Some(why) = unreadable_holder(&self.holder) {
+            return bad(format!("holder {why}"));
         }
         if self
             .state_file
@@ -206,6 +197,37 @@ impl LeaseConfig {
 
 /// The longest [`LeaseConfig::holder`], in bytes.
 pub const MAX_HOLDER_BYTES: usize = 256;
+
+/// Why `holder` (a claim's or a reservation's) is not a name operators can read, if it is
+/// not. It is shown by `lease list` and in logs and kept in every record: a name, not a
+/// payload, so it is 1 to [`MAX_HOLDER_BYTES`] bytes, not blank, and holds nothing a
+/// terminal acts on (control characters) or that changes how the text around it reads
+/// while showing nothing itself (bidirectional overrides and isolates, zero-width
+/// characters, the byte-order mark): `web-1` must not be shown as another name.
+pub(crate) fn unreadable_holder(holder: &str) -> Option<String> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{061c}'
+                    | '\u{200b}'..='\u{200f}'
+                    | '\u{202a}'..='\u{202e}'
+                    | '\u{2060}'..='\u{2064}'
+                    | '\u{2066}'..='\u{2069}'
+                    | '\u{feff}'
+            )
+    };
+    let readable = !holder.trim().is_empty()
+        && holder.len() <= MAX_HOLDER_BYTES
+        && !holder.chars().any(hidden);
+    (!readable).then(|| {
+        format!(
+            "must be 1 to {MAX_HOLDER_BYTES} bytes, not blank, with no control or invisible \
+             characters (operators read it); this one has {} bytes",
+            holder.len()
+        )
+    })
+}
 
 /// `host:pid`, so an operator can tell who holds an id.
 fn default_holder() -> String {

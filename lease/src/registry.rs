@@ -375,8 +375,8 @@ fn rfc3339_ms(unix_ms: u64) -> String {
 ///
 /// # Errors
 /// [`LeaseError::InvalidConfig`] for an id of [`MOST_NODE_IDS`] or more, or a holder
-/// that is empty, longer than [`MAX_HOLDER_BYTES`](crate::MAX_HOLDER_BYTES) or holds a
-/// control character.
+/// that is blank, longer than [`MAX_HOLDER_BYTES`](crate::MAX_HOLDER_BYTES) or holds a
+/// control or invisible character (as a claim's holder is checked).
 pub fn check_reservation(node_id: u64, holder: &str) -> Result<(), LeaseError> {
     if node_id >= MOST_NODE_IDS {
         return Err(LeaseError::InvalidConfig {
@@ -386,20 +386,12 @@ pub fn check_reservation(node_id: u64, holder: &str) -> Result<(), LeaseError> {
             ),
         });
     }
-    if holder.is_empty()
-        || holder.len() > crate::MAX_HOLDER_BYTES
-        || holder.chars().any(char::is_control)
-    {
-        return Err(LeaseError::InvalidConfig {
-            detail: format!(
-                "a reservation's holder must be 1 to {} bytes with no control characters \
-                 (operators read it); this one has {} bytes",
-                crate::MAX_HOLDER_BYTES,
-                holder.len()
-            ),
-        });
+    match crate::config::unreadable_holder(holder) {
+        Some(why) => Err(LeaseError::InvalidConfig {
+            detail: format!("a reservation's holder {why}"),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Refuses a high-water mark for [`Registry::unreserve`] further ahead of `now_ms` (Unix

@@ -897,8 +897,10 @@ fn a_clock_skew_limit_beyond_what_the_protocol_covers_is_refused() {
     config.validate().unwrap();
 }
 
-/// The holder's name is for operators: empty, longer than 256 bytes, or holding a
-/// control character (a terminal escape in `lease list`) is refused before any claim.
+/// The holder's name is for operators: empty or blank, longer than 256 bytes, or holding
+/// a control character (a terminal escape in `lease list`) or an invisible one that makes
+/// the name read as another (a right-to-left override, a zero-width space) is refused
+/// before any claim.
 #[test]
 fn a_holder_name_operators_cannot_read_is_refused() {
     let mut config = quick_config();
@@ -907,6 +909,10 @@ fn a_holder_name_operators_cannot_read_is_refused() {
         "x".repeat(ferroflake_lease::MAX_HOLDER_BYTES + 1),
         "web-1\u{1b}[2J".to_owned(),
         "web\n1".to_owned(),
+        " \t ".to_owned(),
+        "web-\u{202e}1-bew".to_owned(),
+        "web\u{200b}-1".to_owned(),
+        "\u{feff}web-1".to_owned(),
     ] {
         config.holder = bad;
         let refused = config.validate().unwrap_err().to_string();
@@ -919,6 +925,8 @@ fn a_holder_name_operators_cannot_read_is_refused() {
     config.holder = "x".repeat(ferroflake_lease::MAX_HOLDER_BYTES);
     config.validate().unwrap();
     config.holder = "web-1 (façade)".to_owned();
+    config.validate().unwrap();
+    config.holder = "ウェブ-1 مرحبا".to_owned();
     config.validate().unwrap();
 }
 
