@@ -58,7 +58,9 @@ pub struct LeaseConfig {
     /// ([`longest_start`](Self::longest_start)), so that a start without a limit of its
     /// own never fails for waiting.
     pub max_start_wait: Option<Duration>,
-    /// Who holds the lease, recorded for operators (default `host:pid`).
+    /// Who holds the lease, recorded for operators (default `host:pid`): 1 to
+    /// [`MAX_HOLDER_BYTES`] bytes, not blank, with no control characters and none of the
+    /// invisible ones that change how the text around them reads.
     pub holder: String,
     /// A file where the holder keeps its claim (default `None`: none), so that a process
     /// restarted on the same host while the registry cannot be reached resumes the claim

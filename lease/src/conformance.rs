@@ -257,7 +257,7 @@ pub fn concurrent_claims_are_exclusive(fresh: Fresh<'_>, timing: Timing) {
 }
 
 /// No ids at all, or all held: `NoFreeNode` with the count asked for; more ids than a
-/// registry hands out among: `InvalidConfig`.
+/// registry hands out among, or a holder name operators cannot read: `InvalidConfig`.
 pub fn no_free_node(fresh: Fresh<'_>, timing: Timing) {
     let registry = fresh().registry;
     match registry.acquire(&timing.request(0, "conformance none")) {
@@ -271,6 +271,17 @@ pub fn no_free_node(fresh: Fresh<'_>, timing: Timing) {
     match registry.acquire(&too_long) {
         Err(LeaseError::InvalidConfig { .. }) => {}
         other => panic!("a TTL above max_ttl must be InvalidConfig, got {other:?}"),
+    }
+    // Kept in the record and shown to operators: a terminal escape, or a right-to-left
+    // override that makes the name read as another, never gets there.
+    for holder in ["web-1\u{1b}[2J", "web-\u{202e}1-bew", " "] {
+        match registry.acquire(&timing.request(1, holder)) {
+            Err(LeaseError::InvalidConfig { detail }) => {
+                let shown = !holder.trim().is_empty() && detail.contains(holder);
+                assert!(!shown, "the name is shown back: {detail}");
+            }
+            other => panic!("a claim by holder {holder:?} must be InvalidConfig, got {other:?}"),
+        }
     }
     // Refused before the registry looks through them for a free one.
     for node_count in [crate::protocol::MOST_NODE_IDS + 1, u64::MAX] {

@@ -41,9 +41,16 @@ impl LeaseRequest {
     /// # Errors
     /// [`LeaseError::InvalidConfig`] if `ttl` exceeds `max_ttl`, since the lost-records floor
     /// would then be too short to outlast such a holder, or if `max_ttl` + `quarantine`
-    /// exceeds [`LONGEST_WINDOW`], or for a request among more than [`MOST_NODE_IDS`] ids;
+    /// exceeds [`LONGEST_WINDOW`], for a request among more than [`MOST_NODE_IDS`] ids, or
+    /// for a holder name operators could not read as it is (kept in the record and shown
+    /// by `lease list`; [`LeaseConfig::holder`](crate::LeaseConfig::holder) says which);
     /// [`LeaseError::NoFreeNode`] for a request among zero ids.
     pub fn validate(&self) -> Result<(), LeaseError> {
+        if let Some(why) = crate::config::unreadable_holder(&self.holder) {
+            return Err(LeaseError::InvalidConfig {
+                detail: format!("holder {why}"),
+            });
+        }
         if self.node_count == 0 {
             return Err(LeaseError::NoFreeNode { node_count: 0 });
         }
