@@ -64,6 +64,29 @@ fn request() -> LeaseRequest {
     }
 }
 
+/// The node id of the plain generator, live through every measurement.
+const PLAIN_NODE: u64 = 1;
+
+/// Starts a generator leased from `registry` whose node id no live generator of this
+/// process holds (`live`), and adds its id there. A process refuses a second live generator
+/// of one node id, and each registry picks its ids alone, so the ids of `live` are first
+/// claimed in `registry` as other hosts would hold them.
+fn leased_beside(registry: Arc<dyn Registry>, live: &mut Vec<u64>) -> LeasedGenerator<SystemClock> {
+    for &id in live.iter() {
+        let elsewhere = LeaseRequest {
+            holder: "another host".into(),
+            prefer_node: Some(id),
+            ..request()
+        };
+        registry.acquire(&elsewhere).expect("claim as another host");
+    }
+    let mut config = LeaseConfig::with_ttl(Duration::from_secs(10));
+    config.skew_allowance = Duration::from_millis(10);
+    let leased = LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease");
+    live.push(leased.node());
+    leased
+}
+
 fn lease_calls(c: &mut Criterion) {
     let mut group = c.benchmark_group("lease");
     group
@@ -107,15 +130,12 @@ fn lease_calls(c: &mut Criterion) {
 fn next_id(c: &mut Criterion) {
     let mut group = c.benchmark_group("next_id");
     group.throughput(Throughput::Elements(1));
-    let plain = Generator::new(layout(), 1).expect("generator");
+    let plain = Generator::new(layout(), PLAIN_NODE).expect("generator");
     group.bench_function("plain", |b| {
         b.iter(|| black_box(plain.next_id().expect("id")))
     });
     for (name, registry) in registries() {
-        let mut config = LeaseConfig::with_ttl(Duration::from_secs(10));
-        config.skew_allowance = Duration::from_millis(10);
-        let leased =
-            LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease");
+        let leased = leased_beside(registry, &mut vec![PLAIN_NODE]);
         group.bench_function(format!("leased/{name}"), |b| {
             b.iter(|| black_box(leased.next_id().expect("id")))
         });
@@ -131,17 +151,11 @@ fn next_id(c: &mut Criterion) {
 fn next_id_interleaved(_c: &mut Criterion) {
     const CALLS: u32 = 1_000_000;
     const ROUNDS: usize = 15;
-    let plain = Generator::new(layout(), 1).expect("generator");
+    let plain = Generator::new(layout(), PLAIN_NODE).expect("generator");
+    let mut live = vec![PLAIN_NODE];
     let leased: Vec<(&str, LeasedGenerator<SystemClock>)> = registries()
         .into_iter()
-        .map(|(name, registry)| {
-            let mut config = LeaseConfig::with_ttl(Duration::from_secs(10));
-            config.skew_allowance = Duration::from_millis(10);
-            (
-                name,
-                LeasedGenerator::start(layout(), SystemClock, registry, config).expect("lease"),
-            )
-        })
+        .map(|(name, registry)| (name, leased_beside(registry, &mut live)))
         .collect();
     let time = |f: &dyn Fn() -> u64| {
         let began = Instant::now();
