@@ -85,15 +85,16 @@ pub fn or_dash<T>(value: Option<T>, show: impl FnOnce(T) -> String) -> String {
     value.map_or_else(|| "-".to_owned(), show)
 }
 
-/// A holder's name as the holder gave it, with control characters escaped so that it
-/// cannot move the terminal's cursor or break the table.
+/// A holder's name as the holder gave it, with every character that a claim made now
+/// could not use escaped (a record written by hand or by an older version may hold any),
+/// so that it cannot move the terminal's cursor, break the table or read as another name.
 pub fn printable(name: &str) -> String {
     name.chars()
         .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
+            let escaped: Vec<char> = if ferroflake_lease::shown_in_holder(c) {
                 vec![c]
+            } else {
+                c.escape_default().collect()
             };
             escaped
         })

@@ -59,8 +59,7 @@ pub struct LeaseConfig {
     /// own never fails for waiting.
     pub max_start_wait: Option<Duration>,
     /// Who holds the lease, recorded for operators (default `host:pid`): 1 to
-    /// [`MAX_HOLDER_BYTES`] bytes, not blank, with no control characters and none of the
-    /// invisible ones that change how the text around them reads.
+    /// [`MAX_HOLDER_BYTES`] bytes, not blank, each character [`shown_in_holder`].
     pub holder: String,
     /// A file where the holder keeps its claim (default `None`: none), so that a process
     /// restarted on the same host while the registry cannot be reached resumes the claim
@@ -200,32 +199,32 @@ impl LeaseConfig {
 /// The longest [`LeaseConfig::holder`], in bytes.
 pub const MAX_HOLDER_BYTES: usize = 256;
 
+/// Whether `c` shows as itself in a holder's name: ASCII's printable characters and the
+/// space, and beyond ASCII only letters and digits (of any script) that show something.
+/// Everything else beyond ASCII can hide text or make a name read as another: format
+/// characters (bidirectional overrides, zero-width ones, tags), line separators, other
+/// spaces, combining marks, symbols, private-use and unassigned code points, and the Hangul
+/// fillers (letters that show nothing).
+pub fn shown_in_holder(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_graphic() || c == ' '
+    } else {
+        c.is_alphanumeric() && !matches!(c, '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
+    }
+}
+
 /// Why `holder` (a claim's or a reservation's) is not a name operators can read, if it is
 /// not. It is shown by `lease list` and in logs and kept in every record: a name, not a
-/// payload, so it is 1 to [`MAX_HOLDER_BYTES`] bytes, not blank, and holds nothing a
-/// terminal acts on (control characters) or that changes how the text around it reads
-/// while showing nothing itself (bidirectional overrides and isolates, zero-width
-/// characters, the byte-order mark): `web-1` must not be shown as another name.
+/// payload, so it is 1 to [`MAX_HOLDER_BYTES`] bytes, not blank, and every character is
+/// [`shown_in_holder`].
 pub(crate) fn unreadable_holder(holder: &str) -> Option<String> {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(
-                c,
-                '\u{061c}'
-                    | '\u{200b}'..='\u{200f}'
-                    | '\u{202a}'..='\u{202e}'
-                    | '\u{2060}'..='\u{2064}'
-                    | '\u{2066}'..='\u{2069}'
-                    | '\u{feff}'
-            )
-    };
     let readable = !holder.trim().is_empty()
         && holder.len() <= MAX_HOLDER_BYTES
-        && !holder.chars().any(hidden);
+        && holder.chars().all(shown_in_holder);
     (!readable).then(|| {
         format!(
-            "must be 1 to {MAX_HOLDER_BYTES} bytes, not blank, with no control or invisible \
-             characters (operators read it); this one has {} bytes",
+            "must be 1 to {MAX_HOLDER_BYTES} bytes, not blank, of printable ASCII and spaces or \
+             letters and digits of any script (operators read it); this one has {} bytes",
             holder.len()
         )
     })

@@ -65,7 +65,7 @@ mod state_file;
 mod token;
 mod witness;
 
-pub use config::{LeaseConfig, MAX_HOLDER_BYTES};
+pub use config::{shown_in_holder, LeaseConfig, MAX_HOLDER_BYTES};
 pub use embedded::EmbeddedRegistry;
 pub use error::LeaseError;
 pub use leased::{report_to_stderr, LeaseStatus, LeasedGenerator};

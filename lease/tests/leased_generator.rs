@@ -898,9 +898,10 @@ fn a_clock_skew_limit_beyond_what_the_protocol_covers_is_refused() {
 }
 
 /// The holder's name is for operators: empty or blank, longer than 256 bytes, or holding
-/// a control character (a terminal escape in `lease list`) or an invisible one that makes
-/// the name read as another (a right-to-left override, a zero-width space) is refused
-/// before any claim.
+/// a control character (a terminal escape in `lease list`) or anything beyond ASCII but
+/// letters and digits (a right-to-left override, a zero-width space, a line separator, a
+/// soft hyphen, a Hangul filler, a tag, a combining mark, another space) is refused before
+/// any claim.
 #[test]
 fn a_holder_name_operators_cannot_read_is_refused() {
     let mut config = quick_config();
@@ -913,6 +914,12 @@ fn a_holder_name_operators_cannot_read_is_refused() {
         "web-\u{202e}1-bew".to_owned(),
         "web\u{200b}-1".to_owned(),
         "\u{feff}web-1".to_owned(),
+        "web\u{2028}1".to_owned(),
+        "web\u{ad}-1".to_owned(),
+        "\u{3164}\u{3164}".to_owned(),
+        "web-1\u{e0041}".to_owned(),
+        "web-1\u{301}".to_owned(),
+        "web\u{a0}1".to_owned(),
     ] {
         config.holder = bad;
         let refused = config.validate().unwrap_err().to_string();
