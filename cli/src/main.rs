@@ -21,6 +21,7 @@ mod segment;
 mod serve;
 mod signals;
 mod stdout_check;
+mod stop_aware_stdout;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -53,8 +54,8 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> Result<(), Failure> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    // Not std's stdout: a stop signal must not wait on a reader that stopped reading.
+    let mut out = std::io::BufWriter::new(stop_aware_stdout::Stdout);
     let result = match &cli.command {
         Command::Next(args) => next::run(args, &mut out),
         Command::Decode(args) => decode::run(args, &mut out),

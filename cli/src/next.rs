@@ -8,6 +8,7 @@ use ferroflake_lease::{LeaseConfig, LeaseError, LeaseStatus, LeasedGenerator};
 use crate::args::{NextArgs, OutputFormat};
 use crate::failure::{lease_error, output_error, warn, Failure};
 use crate::signals::{signal_name, Signals};
+use crate::stop_aware_stdout::gave_up;
 use ferroflake_lease_stores::RegistryAddress;
 
 /// IDs are made in batches of this many (one CAS per batch within a tick). A signal is
@@ -206,7 +207,11 @@ fn emit(
         Ok(())
     };
     if let Err(e) = ended.and_then(|()| out.flush()) {
-        return Err((Stop::Output(e), issued));
+        // After a stop signal, a reader that stopped reading leaves the signal's stop as
+        // it is: the IDs it did not read are lost, the lease is released.
+        if !gave_up(&e) {
+            return Err((Stop::Output(e), issued));
+        }
     }
     match stop {
         Some(stop) => Err((stop, issued)),
@@ -251,18 +256,26 @@ fn write_ids(
         for &id in &buffer[..take] {
             if json {
                 let comma = if *issued == 0 { "" } else { "," };
-                write!(out, "{comma}\"{id}\"").map_err(Stop::Output)?;
+                write!(out, "{comma}\"{id}\"").map_err(|e| output_stop(e, signals))?;
             } else {
                 let text = format
                     .encode(id)
                     .map_err(|e| Stop::Refused(e, String::new()))?;
-                writeln!(out, "{}", &*text).map_err(Stop::Output)?;
+                writeln!(out, "{}", &*text).map_err(|e| output_stop(e, signals))?;
             }
             *issued += 1;
         }
         left -= take as u64;
     }
     Ok(())
+}
+
+/// An output error, or the stop signal that a write to a stalled reader gave up for.
+fn output_stop(e: std::io::Error, signals: &Signals) -> Stop {
+    match signals.caught() {
+        Some(signal) if gave_up(&e) => Stop::Signal(signal),
+        _ => Stop::Output(e),
+    }
 }
 
 /// A lease that could not be had: say why, and that no id is guessed instead.

@@ -6,8 +6,10 @@
 //! status 128 + the signal (a lease then lapses after its TTL, a segment's rest is
 //! skipped), so a stop that waits can still be cut short.
 
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
@@ -54,6 +56,7 @@ impl Signals {
         let cannot = |e: std::io::Error| Failure::Run(format!("cannot catch signals: {e}"));
         let mut caught =
             signal_hook::iterator::Signals::new(stops.iter().chain(reloads)).map_err(cannot)?;
+        let wake = STOP_WAKE.get_or_init(|| UnixStream::pair().ok());
         let which = Arc::new(AtomicUsize::new(0));
         let first = Arc::clone(&which);
         let stops = stops.to_vec();
@@ -70,6 +73,10 @@ impl Signals {
                         .compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst)
                         .is_ok()
                     {
+                        // After the flag, so a writer woken by it finds the flag set.
+                        if let Some((_, awake)) = wake {
+                            let _ = rustix::io::write(awake, &[1]);
+                        }
                         on(Caught::Stop(signal));
                     } else {
                         on(Caught::Forced(signal));
@@ -89,6 +96,17 @@ impl Signals {
             signal => i32::try_from(signal).ok(),
         }
     }
+}
+
+/// One end of a socket pair that becomes readable at the first stop signal, and the other
+/// end, which the signal thread writes: what a write to standard output waits on beside the
+/// output (`crate::stop_aware_stdout`). `None` inside until signals are caught.
+static STOP_WAKE: OnceLock<Option<(UnixStream, UnixStream)>> = OnceLock::new();
+
+/// What becomes readable once the first stop signal was caught, if signals are caught at
+/// all (a command that holds nothing to give back leaves them at their defaults).
+pub fn stop_wake() -> Option<BorrowedFd<'static>> {
+    STOP_WAKE.get()?.as_ref().map(|(read, _)| read.as_fd())
 }
 
 /// "SIGINT", "SIGTERM", or "signal N".

@@ -19,7 +19,9 @@ use ferroflake::{Format, Layout, Parts};
 use rustix::fs::FlockOperation;
 
 mod common;
-use common::{ferroflake, fresh_dir, stderr, stdout, BIN};
+use common::{
+    ferroflake, fresh_dir, signal_and_finish, stalled_on_its_output, stderr, stdout, BIN,
+};
 
 /// One embedded registry for the leased tests, made by a first run that waits out the
 /// new registry's floor, and says so on stderr (a wait is never silent). Under
@@ -742,6 +744,34 @@ fn a_signal_stops_next_releases_its_lease_and_exits_128_plus_the_signal() {
             "SIG{signal}: the claim was released"
         );
     }
+}
+
+/// A reader that stopped reading does not hold a signal off: with the output's pipe full,
+/// SIGTERM still stops `next` at once, releases the lease and exits 143.
+#[test]
+fn a_signal_stops_next_whose_reader_stopped_reading() {
+    let dir = shared_registry();
+    let mut command = Command::new(BIN);
+    command.args([
+        "next",
+        "-n",
+        "1000000000",
+        "--layout",
+        "js53ms",
+        "--lease",
+        dir,
+    ]);
+    let child = stalled_on_its_output(command);
+    let (status, out, err) = signal_and_finish(child, "TERM");
+    assert_eq!(status, Some(143), "{err}");
+    assert!(err.contains("interrupted by SIGTERM"), "{err}");
+    let first = out.lines().next().unwrap().parse().unwrap();
+    let node = Layout::js53ms().decode(first).unwrap().node;
+    assert!(
+        err.contains(&format!("node id {node} was released")),
+        "{err}"
+    );
+    assert_eq!(token_of(dir, node), None, "the claim was released");
 }
 
 /// The first SIGTERM ends a start that waits (here the floor of a new registry) at once:

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{stderr, stdout, BIN};
+use common::{signal_and_finish, stalled_on_its_output, stderr, stdout, BIN};
 
 /// 2^53 - 1: the largest ID `--js` may print.
 const LIMIT_JS: u64 = (1 << 53) - 1;
@@ -560,6 +560,57 @@ fn a_signal_stops_next_gives_the_rest_back_and_exits_128_plus_the_signal() {
             store.max_id("long"),
             last + 1,
             "SIG{signal}: the rest was given back ({err})"
+        );
+    }
+}
+
+/// A reader that stopped reading does not hold a signal off: with the output's pipe full,
+/// SIGTERM still stops `next` at once, gives the rest back and exits 143. The IDs the pipe
+/// did not take are lost; the next run starts above every one of them, within a batch.
+#[test]
+fn a_signal_stops_next_whose_reader_stopped_reading() {
+    let store = Store::new();
+    store.create("stalled", 1, 1_000_000);
+    for format in ["json", "text"] {
+        let first = store.max_id("stalled");
+        let child = stalled_on_its_output(store.command(&[
+            "next",
+            "stalled",
+            "-n",
+            "1000000000",
+            "--format",
+            format,
+        ]));
+        let (code, out, err) = signal_and_finish(child, "TERM");
+        assert_eq!(code, Some(143), "{format}: {err}");
+        assert!(
+            err.contains("interrupted by SIGTERM: stopped after "),
+            "{format}: {err}"
+        );
+        assert!(
+            err.contains("unissued IDs were given back"),
+            "{format}: {err}"
+        );
+        let issued: u64 = err
+            .split("stopped after ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{format}: no count in {err}"));
+        let printed: Vec<u64> = out
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        assert!(printed.len() > 1000, "{format}: {} IDs read", printed.len());
+        assert!(
+            printed.iter().all(|&id| id < first + issued),
+            "{format}: {err}"
+        );
+        // The batch being printed when the signal came is skipped, the rest given back.
+        let next = store.next("stalled", 1)[0];
+        assert!(
+            (first + issued..=first + issued + 4096).contains(&next),
+            "{format}: the next run starts at {next} ({err})"
         );
     }
 }

@@ -12,6 +12,7 @@ use super::store;
 use crate::args::{SegmentFormat, SegmentNextArgs};
 use crate::failure::{output_error, warn, Failure};
 use crate::signals::{signal_name, Signals};
+use crate::stop_aware_stdout::gave_up;
 
 /// The most IDs taken at once; a signal is looked at between takes.
 const BATCH: u64 = 4096;
@@ -67,7 +68,11 @@ pub fn run(args: &SegmentNextArgs, out: &mut impl Write) -> Result<(), Failure> 
             None => writeln!(printer.out, "]}}"),
         };
         if let Err(e) = tail.and_then(|()| printer.out.flush()) {
-            return Err(lost_output(&e, issued, &after));
+            // After a stop signal, a reader that stopped reading leaves the signal's failure
+            // as it is: the IDs it did not read are lost, the rest was given back.
+            if !gave_up(&e) {
+                return Err(lost_output(&e, issued, &after));
+            }
         }
     }
     match refusal {
@@ -156,7 +161,7 @@ fn take(
         };
         for range in ranges {
             for id in range.start..range.end {
-                printer.id(id).map_err(Stop::Output)?;
+                printer.id(id).map_err(|e| output_stop(e, signals))?;
             }
             left -= range.len();
         }
@@ -181,6 +186,14 @@ fn given_back(report: &ShutdownReport, store: &str) -> String {
     match report.given_back {
         0 => String::new(),
         n => format!("; the {n} unissued IDs were given back"),
+    }
+}
+
+/// An output error, or the stop signal that a write to a stalled reader gave up for.
+fn output_stop(e: std::io::Error, signals: &Signals) -> Stop {
+    match signals.caught() {
+        Some(signal) if gave_up(&e) => Stop::Signal(signal),
+        _ => Stop::Output(e),
     }
 }
 

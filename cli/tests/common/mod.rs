@@ -4,8 +4,11 @@
 // Each test file uses some of these.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
 
 /// The `ferroflake` binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_ferroflake");
@@ -38,4 +41,54 @@ pub fn fresh_dir(prefix: &str, name: &str) -> PathBuf {
         .join(format!("{prefix}-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
+}
+
+/// Starts `command` with its standard output in a pipe that nothing reads, and waits (at
+/// most 60 s) until the pipe is full to within a page: its writes then wait for a reader.
+pub fn stalled_on_its_output(mut command: Command) -> Child {
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.as_ref().unwrap();
+    let size = rustix::pipe::fcntl_getpipe_size(out).unwrap() as u64;
+    let began = Instant::now();
+    while rustix::io::ioctl_fionread(out).unwrap() + 4096 <= size {
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "the pipe never filled"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+/// Sends `kill -SIGNAL` to `child`, waits (at most 30 s, then kills it) for its exit, and
+/// returns its exit code, what its pipe held, and its stderr.
+pub fn signal_and_finish(mut child: Child, signal: &str) -> (Option<i32>, String, String) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if began.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("SIG{signal}: no exit within 30 s");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let read = |from: &mut dyn Read| {
+        let mut text = String::new();
+        from.read_to_string(&mut text).unwrap();
+        text
+    };
+    let out = read(child.stdout.as_mut().unwrap());
+    let err = read(child.stderr.as_mut().unwrap());
+    (status.code(), out, err)
 }
