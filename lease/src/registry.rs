@@ -383,7 +383,8 @@ fn rfc3339_ms(unix_ms: u64) -> String {
 /// # Errors
 /// [`LeaseError::InvalidConfig`] for an id of [`MOST_NODE_IDS`] or more, or a holder
 /// that is blank, longer than [`MAX_HOLDER_BYTES`](crate::MAX_HOLDER_BYTES) or holds a
-/// control or invisible character (as a claim's holder is checked).
+/// character that does not show as itself ([`shown_in_holder`](crate::shown_in_holder)),
+/// as a claim's holder is checked.
 pub fn check_reservation(node_id: u64, holder: &str) -> Result<(), LeaseError> {
     if node_id >= MOST_NODE_IDS {
         return Err(LeaseError::InvalidConfig {
