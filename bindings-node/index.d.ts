@@ -267,6 +267,9 @@ export declare class ManualClock {
  *
  * A masked ID hides what an ID tells (time, node, count), but anyone may send any masked
  * ID: it unmasks to some ID, so check that the ID exists and may be shown.
+ *
+ * `mask`, `unmask`, `encode` and `decode` are each keyring's own functions, bound to its
+ * keys, so a detached `const { mask } = keyring` works too.
  */
 export declare class MaskKeyring {
   /**

@@ -23,6 +23,7 @@
 //!   (`dispose`).
 
 mod args;
+mod bound;
 mod clock;
 mod decoded;
 mod dispose;

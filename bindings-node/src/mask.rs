@@ -5,14 +5,19 @@
 //! the core's; this module reads JS values and picks `number` or `bigint` by width.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use napi::bindgen_prelude::{Either, FnArgs, Function, JsObjectValue, Object, This};
-use napi::{Env, Unknown};
+use napi::bindgen_prelude::{
+    ClassInstance, Either, FnArgs, Function, JavaScriptClassExt, JsObjectValue, Object, This,
+    ToNapiValue,
+};
+use napi::{sys, Env, JsValue, Unknown};
 use napi_derive::napi;
 
 use ferroflake::{Error, Format};
 
 use crate::args::{self, field_of, options};
+use crate::bound::{self, created, define, with_data};
 use crate::decoded::id_argument;
 use crate::error::{refuse_without_new, throw, Misuse, OrThrow, Refusal};
 use crate::text::format_option;
@@ -73,9 +78,12 @@ fn value_argument(env: &Env, value: Unknown) -> napi::Result<u64> {
 ///
 /// A masked ID hides what an ID tells (time, node, count), but anyone may send any masked
 /// ID: it unmasks to some ID, so check that the ID exists and may be shown.
+///
+/// `mask`, `unmask`, `encode` and `decode` are each keyring's own functions, bound to its
+/// keys, so a detached `const { mask } = keyring` works too.
 #[napi]
 pub struct MaskKeyring {
-    ring: ferroflake::MaskKeyring,
+    ring: Arc<ferroflake::MaskKeyring>,
 }
 
 /// What `MaskKeyring.prototype.toJSON` gives: versions only.
@@ -95,14 +103,20 @@ impl MaskKeyring {
     #[napi(constructor, ts_args_type = "text: string")]
     pub fn new(env: Env, this: This<Unknown>, text: Unknown) -> napi::Result<Self> {
         refuse_without_new::<MaskKeyring>(&env, &this, "MaskKeyring")?;
-        Self::parse(env, text)
+        let text = args::string(&env, text, "key text")?;
+        let keyring = read_ring(&env, &text, "the key text")?;
+        install(&env, this.raw(), &keyring.ring)?;
+        Ok(keyring)
     }
 
     /// The same as `new MaskKeyring(text)`.
-    #[napi(factory, ts_args_type = "text: string")]
-    pub fn parse(env: Env, text: Unknown) -> napi::Result<Self> {
-        let text = args::string(&env, text, "key text")?;
-        read_ring(&env, &text, "the key text")
+    #[napi(ts_args_type = "text: string", ts_return_type = "MaskKeyring")]
+    pub fn parse<'env>(
+        env: &'env Env,
+        text: Unknown,
+    ) -> napi::Result<ClassInstance<'env, MaskKeyring>> {
+        let text = args::string(env, text, "key text")?;
+        read_ring(env, &text, "the key text")?.instance(env)
     }
 
     /// A keyring from a key file (read now, synchronously: keys are read once, at start).
@@ -110,40 +124,54 @@ impl MaskKeyring {
     /// a key file (a FIFO, a device, over 64 KiB, not UTF-8), and as the constructor for
     /// bad key text. Keep the file private (`chmod 600`): one other users can read is used
     /// with a process warning (code `FERROFLAKE_KEY_FILE_READABLE`) saying so.
-    #[napi(factory, ts_args_type = "path: string")]
-    pub fn from_file(env: Env, path: Unknown) -> napi::Result<Self> {
-        let path = args::string(&env, path, "path")?;
+    #[napi(ts_args_type = "path: string", ts_return_type = "MaskKeyring")]
+    pub fn from_file<'env>(
+        env: &'env Env,
+        path: Unknown,
+    ) -> napi::Result<ClassInstance<'env, MaskKeyring>> {
+        let path = args::string(env, path, "path")?;
         let read = ferroflake::read_key_file(Path::new(&path))
-            .map_err(|e| missing(&env, format!("cannot read the mask key file {path:?}: {e}")))?;
+            .map_err(|e| missing(env, format!("cannot read the mask key file {path:?}: {e}")))?;
         if let Some(warning) = read.warning(Path::new(&path)) {
-            emit_warning(&env, warning, "FERROFLAKE_KEY_FILE_READABLE")?;
+            emit_warning(env, warning, "FERROFLAKE_KEY_FILE_READABLE")?;
         }
-        read_ring(&env, &read.text, &format!("the key file {path:?}"))
+        read_ring(env, &read.text, &format!("the key file {path:?}"))?.instance(env)
     }
 
     /// A keyring from an environment variable, `FERROFLAKE_MASK_KEY` unless `name` is
     /// given. Throws Error `ERR_FERROFLAKE_MASK_KEY_MISSING` if it is not set, and as the
     /// constructor for bad key text.
-    #[napi(factory, ts_args_type = "name?: string")]
-    pub fn from_env(env: Env, name: Option<Unknown>) -> napi::Result<Self> {
+    #[napi(ts_args_type = "name?: string", ts_return_type = "MaskKeyring")]
+    pub fn from_env<'env>(
+        env: &'env Env,
+        name: Option<Unknown>,
+    ) -> napi::Result<ClassInstance<'env, MaskKeyring>> {
         let name = match name.filter(|v| !args::is_absent(v)) {
-            Some(v) => args::string(&env, v, "name")?,
+            Some(v) => args::string(env, v, "name")?,
             None => DEFAULT_VARIABLE.to_owned(),
         };
         let text = match std::env::var(&name) {
             Ok(text) => text,
             Err(std::env::VarError::NotPresent) => {
                 return Err(missing(
-                    &env,
+                    env,
                     format!(
                         "no mask key: the environment variable {name} is not set (or use \
                          MaskKeyring.fromFile(path)); never put a key on a command line"
                     ),
                 ))
             }
-            Err(e) => return Err(missing(&env, format!("{name}: {e}"))),
+            Err(e) => return Err(missing(env, format!("{name}: {e}"))),
         };
-        read_ring(&env, &text, &format!("the environment variable {name}"))
+        read_ring(env, &text, &format!("the environment variable {name}"))?.instance(env)
+    }
+
+    /// The JS object of a keyring made by a static method, with its bound functions.
+    fn instance(self, env: &Env) -> napi::Result<ClassInstance<'_, MaskKeyring>> {
+        let ring = self.ring.clone();
+        let instance = self.into_instance(env)?;
+        install(env, instance.as_object(env).raw(), &ring)?;
+        Ok(instance)
     }
 
     /// The version of the key that masks.
@@ -172,11 +200,7 @@ impl MaskKeyring {
         id: Unknown,
         options_value: Option<Unknown>,
     ) -> napi::Result<Value> {
-        let object = options(&env, options_value, "options", &MASK_KEYS)?;
-        let bits = bits_option(&env, object.as_ref())?;
-        let id = value_argument(&env, id)?;
-        let mask = self.ring.current_mask(bits).or_throw(&env)?;
-        Ok(value(bits, mask.mask(id).or_throw(&env)?))
+        mask(&self.ring, &env, id, options_value)
     }
 
     /// The ID that `mask` turned into `masked`, under the key of `version` (default: the
@@ -193,15 +217,7 @@ impl MaskKeyring {
         masked: Unknown,
         options_value: Option<Unknown>,
     ) -> napi::Result<Value> {
-        let object = options(&env, options_value, "options", &UNMASK_KEYS)?;
-        let bits = bits_option(&env, object.as_ref())?;
-        let version = match field_of(object.as_ref(), "version")? {
-            Some(v) => args::bounded(&env, v, "version", u64::from(u8::MAX))? as u8,
-            None => self.ring.current_version(),
-        };
-        let masked = value_argument(&env, masked)?;
-        let mask = self.ring.mask_of(version, bits).or_throw(&env)?;
-        Ok(value(bits, mask.unmask(masked).or_throw(&env)?))
+        unmask(&self.ring, &env, masked, options_value)
     }
 
     /// Masks `id` under the current key and writes it as text of fixed length: the key
@@ -217,11 +233,7 @@ impl MaskKeyring {
         id: Unknown,
         options_value: Option<Unknown>,
     ) -> napi::Result<String> {
-        let object = options(&env, options_value, "options", &TEXT_KEYS)?;
-        let (format, bits) = text_options(&env, object.as_ref())?;
-        let id = value_argument(&env, id)?;
-        let mask = self.ring.current_mask(bits).or_throw(&env)?;
-        Ok(mask.encode(id, format).or_throw(&env)?.to_string())
+        encode(&self.ring, &env, id, options_value)
     }
 
     /// The ID of a text made by `encode` with the same format and width, unmasked with the
@@ -238,13 +250,7 @@ impl MaskKeyring {
         text: Unknown,
         options_value: Option<Unknown>,
     ) -> napi::Result<Value> {
-        let object = options(&env, options_value, "options", &TEXT_KEYS)?;
-        let (format, bits) = text_options(&env, object.as_ref())?;
-        let text = args::string(&env, text, "text")?;
-        Ok(value(
-            bits,
-            self.ring.decode(&text, format, bits).or_throw(&env)?,
-        ))
+        decode(&self.ring, &env, text, options_value)
     }
 
     /// `MaskKeyring { currentVersion: 2, versions: [1, 2] }`: no secret.
@@ -268,6 +274,144 @@ impl MaskKeyring {
     }
 }
 
+fn mask(
+    ring: &ferroflake::MaskKeyring,
+    env: &Env,
+    id: Unknown,
+    options_value: Option<Unknown>,
+) -> napi::Result<Value> {
+    let object = options(env, options_value, "options", &MASK_KEYS)?;
+    let bits = bits_option(env, object.as_ref())?;
+    let id = value_argument(env, id)?;
+    let mask = ring.current_mask(bits).or_throw(env)?;
+    Ok(value(bits, mask.mask(id).or_throw(env)?))
+}
+
+fn unmask(
+    ring: &ferroflake::MaskKeyring,
+    env: &Env,
+    masked: Unknown,
+    options_value: Option<Unknown>,
+) -> napi::Result<Value> {
+    let object = options(env, options_value, "options", &UNMASK_KEYS)?;
+    let bits = bits_option(env, object.as_ref())?;
+    let version = match field_of(object.as_ref(), "version")? {
+        Some(v) => args::bounded(env, v, "version", u64::from(u8::MAX))? as u8,
+        None => ring.current_version(),
+    };
+    let masked = value_argument(env, masked)?;
+    let mask = ring.mask_of(version, bits).or_throw(env)?;
+    Ok(value(bits, mask.unmask(masked).or_throw(env)?))
+}
+
+fn encode(
+    ring: &ferroflake::MaskKeyring,
+    env: &Env,
+    id: Unknown,
+    options_value: Option<Unknown>,
+) -> napi::Result<String> {
+    let object = options(env, options_value, "options", &TEXT_KEYS)?;
+    let (format, bits) = text_options(env, object.as_ref())?;
+    let id = value_argument(env, id)?;
+    let mask = ring.current_mask(bits).or_throw(env)?;
+    Ok(mask.encode(id, format).or_throw(env)?.to_string())
+}
+
+fn decode(
+    ring: &ferroflake::MaskKeyring,
+    env: &Env,
+    text: Unknown,
+    options_value: Option<Unknown>,
+) -> napi::Result<Value> {
+    let object = options(env, options_value, "options", &TEXT_KEYS)?;
+    let (format, bits) = text_options(env, object.as_ref())?;
+    let text = args::string(env, text, "text")?;
+    Ok(value(bits, ring.decode(&text, format, bits).or_throw(env)?))
+}
+
+/// Defines `mask`, `unmask`, `encode` and `decode` on `this`, bound to `ring`.
+fn install(
+    env: &Env,
+    this: sys::napi_value,
+    ring: &Arc<ferroflake::MaskKeyring>,
+) -> napi::Result<()> {
+    define(
+        env,
+        this,
+        &[
+            (c"mask", bound::function(env, c"mask", mask_callback, ring)?),
+            (
+                c"unmask",
+                bound::function(env, c"unmask", unmask_callback, ring)?,
+            ),
+            (
+                c"encode",
+                bound::function(env, c"encode", encode_callback, ring)?,
+            ),
+            (
+                c"decode",
+                bound::function(env, c"decode", decode_callback, ring)?,
+            ),
+        ],
+    )
+}
+
+/// The callback of a bound function: `call` with the keyring and the call's two
+/// arguments.
+///
+/// # Safety
+/// `env` and `info` must be those of a call to a function that `install` made.
+unsafe fn call_bound<R: ToNapiValue>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    call: fn(&ferroflake::MaskKeyring, &Env, Unknown, Option<Unknown>) -> napi::Result<R>,
+) -> sys::napi_value {
+    // SAFETY: per this function's contract.
+    unsafe {
+        with_data(
+            env,
+            info,
+            |ring: &ferroflake::MaskKeyring, js_env, [first, second]| {
+                let result = call(ring, js_env, first, Some(second))?;
+                // SAFETY: a live env inside its callback.
+                created(sys::Status::napi_ok, R::to_napi_value(env, result)?)
+            },
+        )
+    }
+}
+
+unsafe extern "C" fn mask_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: called by Node as the callback of the function `install` made.
+    unsafe { call_bound(env, info, mask) }
+}
+
+unsafe extern "C" fn unmask_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: called by Node as the callback of the function `install` made.
+    unsafe { call_bound(env, info, unmask) }
+}
+
+unsafe extern "C" fn encode_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: called by Node as the callback of the function `install` made.
+    unsafe { call_bound(env, info, encode) }
+}
+
+unsafe extern "C" fn decode_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: called by Node as the callback of the function `install` made.
+    unsafe { call_bound(env, info, decode) }
+}
+
 fn missing(env: &Env, message: String) -> napi::Error {
     throw(env, Refusal::misuse(Misuse::MaskKeyMissing, message))
 }
@@ -276,7 +420,9 @@ fn missing(env: &Env, message: String) -> napi::Error {
 /// never the text (it holds secrets).
 fn read_ring(env: &Env, text: &str, source: &str) -> napi::Result<MaskKeyring> {
     ferroflake::MaskKeyring::parse_from(text, source)
-        .map(|ring| MaskKeyring { ring })
+        .map(|ring| MaskKeyring {
+            ring: Arc::new(ring),
+        })
         .map_err(|e| throw(env, Refusal::Explained(e.error(), e.to_string())))
 }
 

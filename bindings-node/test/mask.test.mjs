@@ -64,6 +64,51 @@ test('every mask case of vectors.json: mask, unmask, encode and decode', () => {
   assert.ok(widths.has(53) && widths.has(63), `vectors cover 53 and 63 bits: ${[...widths]}`)
 })
 
+const folder = mkdtempSync(join(tmpdir(), 'ferroflake-node-mask-'))
+after(() => rmSync(folder, { recursive: true, force: true }))
+
+test('every maker binds mask, unmask, encode and decode to its keys, equal to the prototype methods', () => {
+  const path = join(folder, 'bound.key')
+  writeFileSync(path, `${KEY}\n`, { mode: 0o600 })
+  process.env.FERROFLAKE_NODE_BOUND_KEY = KEY
+  const rings = {
+    constructor: new MaskKeyring(KEY),
+    parse: MaskKeyring.parse(KEY),
+    fromFile: MaskKeyring.fromFile(path),
+    fromEnv: MaskKeyring.fromEnv('FERROFLAKE_NODE_BOUND_KEY'),
+  }
+  delete process.env.FERROFLAKE_NODE_BOUND_KEY
+  const other = new MaskKeyring(OTHER_SECRET)
+  const { prototype } = MaskKeyring
+  for (const [maker, ring] of Object.entries(rings)) {
+    assert.ok(ring instanceof MaskKeyring, maker)
+    for (const name of ['mask', 'unmask', 'encode', 'decode']) {
+      assert.ok(Object.hasOwn(ring, name), `${maker}: ${name} is bound to the keyring`)
+      assert.notEqual(ring[name], prototype[name], `${maker}: ${name} shadows the prototype's`)
+      assert.notEqual(ring[name], other[name], `${maker}: ${name} is this keyring's own`)
+    }
+    // Detached, so nothing reaches them through `this`.
+    const { mask, unmask, encode, decode } = ring
+    for (const id of [0, 1, 4095, Number.MAX_SAFE_INTEGER]) {
+      const masked = prototype.mask.call(ring, id)
+      assert.notEqual(masked, other.mask(id), `${maker}: another key masks ${id} otherwise`)
+      assert.equal(mask(id), masked, `${maker}: mask(${id})`)
+      assert.equal(unmask(masked), id, `${maker}: unmask`)
+      assert.equal(mask(BigInt(id), { bits: 63 }), prototype.mask.call(ring, id, { bits: 63 }), `${maker}: 63 bits`)
+      assert.equal(unmask(String(masked), { version: 1 }), id, `${maker}: unmask a string of version 1`)
+      const text = encode(id, { format: 'base32' })
+      assert.equal(text, prototype.encode.call(ring, id, { format: 'base32' }), `${maker}: encode`)
+      assert.equal(decode(text, { format: 'base32' }), id, `${maker}: decode`)
+    }
+    // Refusals keep their codes through the bound functions.
+    assertRefused(() => mask(2 ** 53), 'UNSAFE_INTEGER')
+    assertRefused(() => mask(), 'INVALID_TYPE')
+    assertRefused(() => unmask(1, { version: 2 }), 'UNKNOWN_MASK_KEY_VERSION')
+    assertRefused(() => encode(1, { bits: 7 }), 'MASK_WIDTH_OUT_OF_RANGE')
+    assertRefused(() => decode(), 'INVALID_TYPE')
+  }
+})
+
 test('every spelling of a key masks as its canonical form', () => {
   const canonical = new MaskKeyring(KEY)
   for (const spelling of vectors.mask.key_spellings) {
@@ -190,9 +235,6 @@ test('no secret in inspect, toString, JSON or the own properties', () => {
   assert.equal(String(ring), 'MaskKeyring { currentVersion: 3, versions: [1, 3] }')
   assert.deepEqual(JSON.parse(JSON.stringify(ring)), { currentVersion: 3, versions: [1, 3] })
 })
-
-const folder = mkdtempSync(join(tmpdir(), 'ferroflake-node-mask-'))
-after(() => rmSync(folder, { recursive: true, force: true }))
 
 test('MaskKeyring.fromFile reads a key file; a missing or bad one is a clear error', () => {
   const path = join(folder, 'mask.key')
