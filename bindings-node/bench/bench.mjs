@@ -69,6 +69,8 @@ const segmentKey = await segments.key('bench')
 // [name, make (returns a function that makes one ID, or BATCH IDs), timed per call?, batch]
 const subjects = [
   ['Date.now()', () => Date.now, true],
+  // What nextIdBigInt() is held to: a bigint made in JavaScript from the clock.
+  ['floor: BigInt(Date.now()) << 22n', () => () => BigInt(Date.now()) << 22n, true],
   ['ferroflake nextId(), system clock', () => fresh({ nodeId: 1, layout: layouts.s53 }).nextId, true],
   ['ferroflake nextId(), fast clock', () => fresh({ nodeId: 2, layout: layouts.f53, clock: 'fast' }).nextId, true],
   ['ferroflake nextIdBigInt(), system clock', () => fresh({ nodeId: 3, layout: layouts.s63 }).nextIdBigInt, true],
