@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{signal_and_finish, stalled_on_its_output, stderr, stdout, BIN};
+use common::{exit_of, send_signal, signal_and_finish, stalled_on_its_output, stderr, stdout, BIN};
 
 /// 2^53 - 1: the largest ID `--js` may print.
 const LIMIT_JS: u64 = (1 << 53) - 1;
@@ -522,19 +522,8 @@ fn a_signal_stops_next_gives_the_rest_back_and_exits_128_plus_the_signal() {
             assert!(began.elapsed() < Duration::from_secs(30), "no output");
             thread::sleep(Duration::from_millis(20));
         }
-        let killed = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let began = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(began.elapsed() < Duration::from_secs(30), "no exit");
-            thread::sleep(Duration::from_millis(20));
-        };
+        send_signal(&child, signal);
+        let status = exit_of(&mut child);
         reader.join().unwrap();
         let text = String::from_utf8(text.lock().unwrap().clone()).unwrap();
         let mut err = String::new();

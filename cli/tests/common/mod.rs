@@ -6,7 +6,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -64,25 +64,35 @@ pub fn stalled_on_its_output(mut command: Command) -> Child {
     child
 }
 
-/// Sends `kill -SIGNAL` to `child`, waits (at most 30 s, then kills it) for its exit, and
-/// returns its exit code, what its pipe held, and its stderr.
-pub fn signal_and_finish(mut child: Child, signal: &str) -> (Option<i32>, String, String) {
+/// Sends `kill -SIGNAL` to `child`.
+pub fn send_signal(child: &Child, signal: &str) {
     let status = Command::new("kill")
         .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// Waits (at most 30 s, then kills it) for `child` to exit.
+pub fn exit_of(child: &mut Child) -> ExitStatus {
     let began = Instant::now();
-    let status = loop {
+    loop {
         if let Some(status) = child.try_wait().unwrap() {
-            break status;
+            return status;
         }
         if began.elapsed() > Duration::from_secs(30) {
             let _ = child.kill();
-            panic!("SIG{signal}: no exit within 30 s");
+            panic!("no exit within 30 s");
         }
         thread::sleep(Duration::from_millis(20));
-    };
+    }
+}
+
+/// Sends `kill -SIGNAL` to `child`, waits for its exit, and returns its exit code, what its
+/// pipe held, and its stderr.
+pub fn signal_and_finish(mut child: Child, signal: &str) -> (Option<i32>, String, String) {
+    send_signal(&child, signal);
+    let status = exit_of(&mut child);
     let read = |from: &mut dyn Read| {
         let mut text = String::new();
         from.read_to_string(&mut text).unwrap();
