@@ -604,6 +604,48 @@ fn a_signal_stops_next_whose_reader_stopped_reading() {
     }
 }
 
+/// A signal that comes while the store is busy (another writer holds the SQLite file)
+/// stops `next` for the signal: exit 143, as between batches, not the store's failure.
+#[test]
+fn a_signal_while_the_store_is_locked_exits_128_plus_the_signal() {
+    let store = Store::new();
+    store.create("locked", 1, 1000);
+    let holder = rusqlite::Connection::open(&store.path).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let mut child = store
+        .command(&["next", "locked", "-n", "10"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Signals are caught before the store is opened: once the file is open, the run waits
+    // for the lock with its handler in place.
+    let fds = format!("/proc/{}/fd", child.id());
+    let began = Instant::now();
+    while !std::fs::read_dir(&fds).unwrap().any(|fd| {
+        std::fs::read_link(fd.unwrap().path()).is_ok_and(|target| target.ends_with("s.db"))
+    }) {
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "s.db never opened"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    send_signal(&child, "TERM");
+    let status = exit_of(&mut child);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(err.contains("interrupted by SIGTERM"), "{err}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(store.next("locked", 3), [1, 2, 3], "nothing was taken");
+}
+
 /// IDs that cannot be written are lost: a closed standard output takes nothing from the
 /// table, a reader that goes away makes the run fail (exit 1, no panic).
 #[test]

@@ -97,6 +97,16 @@ fn issue(args: &SegmentNextArgs, printer: &mut Printer<'_, impl Write>) -> (Opti
             return (Some(Stop::Refused(refusal)), String::new());
         }
     };
+    let (stop, after) = open_and_take(args, printer, &signals);
+    (stop.map(|stop| signal_first(stop, &signals)), after)
+}
+
+/// [`issue`] once signals are caught.
+fn open_and_take(
+    args: &SegmentNextArgs,
+    printer: &mut Printer<'_, impl Write>,
+    signals: &Signals,
+) -> (Option<Stop>, String) {
     let opened = match store::open(args.store.store.as_deref()) {
         Ok(opened) => opened,
         Err(refusal) => return (Some(Stop::Refused(refusal)), String::new()),
@@ -112,7 +122,7 @@ fn issue(args: &SegmentNextArgs, printer: &mut Printer<'_, impl Write>) -> (Opti
         allocator.key(&args.key)
     };
     let stop = match handle {
-        Ok(handle) => take(&handle, args.count, &signals, printer, label).err(),
+        Ok(handle) => take(&handle, args.count, signals, printer, label).err(),
         Err(e) => return (Some(refused(&e, Some(label))), String::new()),
     };
     let report = allocator.shutdown();
@@ -127,6 +137,19 @@ fn issue(args: &SegmentNextArgs, printer: &mut Printer<'_, impl Write>) -> (Opti
 
 fn refused(e: &SegmentError, store: Option<&str>) -> Stop {
     Stop::Refused(Refusal::of(e, explain(e, store)))
+}
+
+/// A store that stayed busy or out of reach while a stop signal came: the run stops for
+/// the signal (exit 128 + it), as it would have at its next batch, not for the store.
+fn signal_first(stop: Stop, signals: &Signals) -> Stop {
+    match (stop, signals.caught()) {
+        (Stop::Refused(refusal), Some(signal))
+            if matches!(refusal.kind.as_str(), "UNAVAILABLE" | "NOT_READY") =>
+        {
+            Stop::Signal(signal)
+        }
+        (stop, _) => stop,
+    }
 }
 
 /// Takes `count` IDs in batches and prints them.
