@@ -166,7 +166,7 @@ pub enum Loss {
     Taken,
     /// The claim's TTL passed without renewal (it may still be untaken).
     Expired,
-    /// The claim was released.
+    /// The record no longer names a holder: the claim was released, or the id reserved.
     Released,
 }
 
@@ -196,7 +196,9 @@ impl Loss {
             Loss::Missing => "the registry has no record of it (deleted, evicted or wiped)",
             Loss::Taken => "another holder has claimed it",
             Loss::Expired => "its TTL passed without a renewal",
-            Loss::Released => "it was released",
+            // A holder that releases its own claim stops with it; one that finds its record
+            // without a holder lost it to someone else.
+            Loss::Released => "its record has no holder now (released, or reserved by an operator)",
         }
     }
 }
