@@ -55,7 +55,8 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<(), Failure> {
     // Not std's stdout: a stop signal must not wait on a reader that stopped reading.
-    let mut out = std::io::BufWriter::new(stop_aware_stdout::Stdout);
+    let mut out = stop_aware_stdout::Stdout::new()
+        .map_err(|e| Failure::Run(format!("cannot start the output's thread: {e}")))?;
     let result = match &cli.command {
         Command::Next(args) => next::run(args, &mut out),
         Command::Decode(args) => decode::run(args, &mut out),
@@ -75,5 +76,12 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     };
     let flushed = out.flush();
     result?;
-    flushed.map_err(Failure::from)
+    flushed.map_err(|e| match signals::first_stop() {
+        // Done before the signal came, but the reader took nothing more after it.
+        Some(signal) if stop_aware_stdout::gave_up(&e) => Failure::Interrupted {
+            signal,
+            message: format!("interrupted by {}: {e}", signals::signal_name(signal)),
+        },
+        _ => Failure::from(e),
+    })
 }

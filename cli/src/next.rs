@@ -256,26 +256,18 @@ fn write_ids(
         for &id in &buffer[..take] {
             if json {
                 let comma = if *issued == 0 { "" } else { "," };
-                write!(out, "{comma}\"{id}\"").map_err(|e| output_stop(e, signals))?;
+                write!(out, "{comma}\"{id}\"").map_err(Stop::Output)?;
             } else {
                 let text = format
                     .encode(id)
                     .map_err(|e| Stop::Refused(e, String::new()))?;
-                writeln!(out, "{}", &*text).map_err(|e| output_stop(e, signals))?;
+                writeln!(out, "{}", &*text).map_err(Stop::Output)?;
             }
             *issued += 1;
         }
         left -= take as u64;
     }
     Ok(())
-}
-
-/// An output error, or the stop signal that a write to a stalled reader gave up for.
-fn output_stop(e: std::io::Error, signals: &Signals) -> Stop {
-    match signals.caught() {
-        Some(signal) if gave_up(&e) => Stop::Signal(signal),
-        _ => Stop::Output(e),
-    }
 }
 
 /// A lease that could not be had: say why, and that no id is guessed instead.

@@ -6,10 +6,10 @@
 //! status 128 + the signal (a lease then lapses after its TTL, a segment's rest is
 //! skipped), so a stop that waits can still be cut short.
 
-use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use crossbeam_channel::{Receiver, Sender};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
@@ -56,7 +56,13 @@ impl Signals {
         let cannot = |e: std::io::Error| Failure::Run(format!("cannot catch signals: {e}"));
         let mut caught =
             signal_hook::iterator::Signals::new(stops.iter().chain(reloads)).map_err(cannot)?;
-        let wake = STOP_WAKE.get_or_init(|| UnixStream::pair().ok());
+        let stopped = STOPPED.get_or_init(|| {
+            let (sender, receiver) = crossbeam_channel::bounded(0);
+            StopChannel {
+                sender: Mutex::new(Some(sender)),
+                receiver,
+            }
+        });
         let which = Arc::new(AtomicUsize::new(0));
         let first = Arc::clone(&which);
         let stops = stops.to_vec();
@@ -73,10 +79,10 @@ impl Signals {
                         .compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst)
                         .is_ok()
                     {
-                        // After the flag, so a writer woken by it finds the flag set.
-                        if let Some((_, awake)) = wake {
-                            let _ = rustix::io::write(awake, &[1]);
-                        }
+                        FIRST_STOP.store(signal, Ordering::SeqCst);
+                        // After the flag, so a waiter woken by it finds the flag set.
+                        let sender = stopped.sender.lock();
+                        drop(sender.unwrap_or_else(PoisonError::into_inner).take());
                         on(Caught::Stop(signal));
                     } else {
                         on(Caught::Forced(signal));
@@ -98,15 +104,33 @@ impl Signals {
     }
 }
 
-/// One end of a socket pair that becomes readable at the first stop signal, and the other
-/// end, which the signal thread writes: what a write to standard output waits on beside the
-/// output (`crate::stop_aware_stdout`). `None` inside until signals are caught.
-static STOP_WAKE: OnceLock<Option<(UnixStream, UnixStream)>> = OnceLock::new();
+/// A channel that nothing is ever sent on, closed at the first stop signal (its only
+/// sender dropped): what a wait for standard output selects on beside the output
+/// (`crate::stop_aware_stdout`).
+static STOPPED: OnceLock<StopChannel> = OnceLock::new();
 
-/// What becomes readable once the first stop signal was caught, if signals are caught at
-/// all (a command that holds nothing to give back leaves them at their defaults).
-pub fn stop_wake() -> Option<BorrowedFd<'static>> {
-    STOP_WAKE.get()?.as_ref().map(|(read, _)| read.as_fd())
+struct StopChannel {
+    /// Taken and dropped by the signal thread.
+    sender: Mutex<Option<Sender<()>>>,
+    receiver: Receiver<()>,
+}
+
+/// The first stop signal caught in this process (0: none yet).
+static FIRST_STOP: AtomicI32 = AtomicI32::new(0);
+
+/// The first stop signal caught in this process, by any [`Signals`].
+pub fn first_stop() -> Option<i32> {
+    match FIRST_STOP.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+/// A receiver that is ready (disconnected) once the first stop signal was caught, if
+/// signals are caught at all (a command that holds nothing to give back leaves them at
+/// their defaults).
+pub fn stopped() -> Option<Receiver<()>> {
+    STOPPED.get().map(|channel| channel.receiver.clone())
 }
 
 /// "SIGINT", "SIGTERM", or "signal N".

@@ -604,6 +604,48 @@ fn a_signal_stops_next_whose_reader_stopped_reading() {
     }
 }
 
+/// A reader that was stalled when the signal came and then reads again gets everything:
+/// every ID issued, in order, and JSON that ends valid with the interruption.
+#[test]
+fn a_reader_that_reads_again_after_a_signal_gets_every_id_and_valid_json() {
+    let store = Store::new();
+    store.create("resumed", 1, 1_000_000);
+    let mut child = stalled_on_its_output(store.command(&[
+        "next",
+        "resumed",
+        "-n",
+        "1000000000",
+        "--format",
+        "json",
+    ]));
+    send_signal(&child, "TERM");
+    let mut text = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let status = exit_of(&mut child);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    let value = json(&text);
+    assert_eq!(value["error"]["kind"], "INTERRUPTED", "{err}");
+    let ids = json_ids(&value);
+    assert!(ids.len() > 1000, "{} IDs", ids.len());
+    assert!(
+        ids.iter().copied().eq(1..=ids.len() as u64),
+        "every ID, in order"
+    );
+    assert_eq!(store.next("resumed", 1), [ids.len() as u64 + 1], "{err}");
+}
+
 /// A signal that comes while the store is busy (another writer holds the SQLite file)
 /// stops `next` for the signal: exit 143, as between batches, not the store's failure.
 #[test]

@@ -184,7 +184,7 @@ fn take(
         };
         for range in ranges {
             for id in range.start..range.end {
-                printer.id(id).map_err(|e| output_stop(e, signals))?;
+                printer.id(id).map_err(Stop::Output)?;
             }
             left -= range.len();
         }
@@ -209,14 +209,6 @@ fn given_back(report: &ShutdownReport, store: &str) -> String {
     match report.given_back {
         0 => String::new(),
         n => format!("; the {n} unissued IDs were given back"),
-    }
-}
-
-/// An output error, or the stop signal that a write to a stalled reader gave up for.
-fn output_stop(e: std::io::Error, signals: &Signals) -> Stop {
-    match signals.caught() {
-        Some(signal) if gave_up(&e) => Stop::Signal(signal),
-        _ => Stop::Output(e),
     }
 }
 
