@@ -153,6 +153,22 @@ pub(crate) unsafe fn with_data<T, const N: usize>(
         // SAFETY: a live env inside its callback.
         return unsafe { finish(env, &js_env, Err(error)) };
     }
+    // A function made with napi_create_function is also a constructor: `new f()` would
+    // run the call and hand back an empty object in place of its value.
+    let mut new_target = ptr::null_mut();
+    // SAFETY: per this function's contract, and a valid out-pointer.
+    let status = unsafe { sys::napi_get_new_target(env, info, &mut new_target) };
+    if status != sys::Status::napi_ok || !new_target.is_null() {
+        let refused = throw(
+            &js_env,
+            Refusal::misuse(
+                Misuse::InvalidType,
+                "a method, not a class: call it without `new`",
+            ),
+        );
+        // SAFETY: a live env inside its callback.
+        return unsafe { finish(env, &js_env, Err(refused)) };
+    }
     // SAFETY: the function object holds a strong count while it can be called.
     let data = unsafe { &*(data as *const T) };
     // SAFETY: napi fills the slots past the arguments given with undefined; each value

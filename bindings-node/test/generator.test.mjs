@@ -295,3 +295,15 @@ test('a batch takes at most one second of its layout\'s IDs, so it never holds t
   assertThrowsCode(() => generator.nextIdsBigInt(perSecond + 1), RangeError, 'ERR_FERROFLAKE_OUT_OF_RANGE')
   generator.close()
 })
+
+test('the bound nextId functions are methods, not classes: `new` throws, issuing nothing', () => {
+  const generator = new Generator({ nodeId: 13 })
+  const before = generator.nextId()
+  for (const name of ['nextId', 'nextIdBigInt', 'nextIdString']) {
+    const bound = generator[name]
+    assertThrowsCode(() => new bound(), TypeError, 'ERR_FERROFLAKE_INVALID_TYPE')
+  }
+  const after = generator.nextId()
+  assert.ok(after > before, `${after} follows ${before}`)
+  generator.close()
+})

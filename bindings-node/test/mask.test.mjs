@@ -106,6 +106,7 @@ test('every maker binds mask, unmask, encode and decode to its keys, equal to th
     assertRefused(() => unmask(1, { version: 2 }), 'UNKNOWN_MASK_KEY_VERSION')
     assertRefused(() => encode(1, { bits: 7 }), 'MASK_WIDTH_OUT_OF_RANGE')
     assertRefused(() => decode(), 'INVALID_TYPE')
+    for (const bound of [mask, unmask, encode, decode]) assertRefused(() => new bound(42), 'INVALID_TYPE')
   }
 })
 
