@@ -12,9 +12,10 @@
 //!
 //! [`flush`](Write::flush) waits until the writer thread has written everything, so what a
 //! command printed before it stopped (and the end of its JSON) still reaches a reader that
-//! reads, however slowly. After a stop signal it gives up once the output has taken nothing
-//! for [`STALL`]: the error [`gave_up`] names. Commands that catch no signal wait as long as
-//! plain standard output does.
+//! reads, however slowly. After a stop signal it gives up after a whole [`STALL`] in which
+//! the output took nothing (so 1 to 2 s after its last progress): the error [`gave_up`]
+//! names. Commands that catch no signal wait as long as plain standard output does. An
+//! output its parent left non-blocking is waited on with poll(2), not failed.
 
 use std::io::{self, Write};
 use std::os::fd::AsFd;
@@ -24,6 +25,7 @@ use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use rustix::event::{poll, PollFd, PollFlags};
 
 use crate::signals::stopped;
 
@@ -124,6 +126,14 @@ impl Stdout {
         }
     }
 
+    /// Why the writer thread is gone: the failure it reported before it went, if it did.
+    fn gone(&mut self) -> io::Error {
+        self.collect();
+        self.check()
+            .err()
+            .unwrap_or_else(|| io::Error::other("the standard output writer thread stopped"))
+    }
+
     /// Waits for one buffer to be written: before a stop signal, as long as it takes;
     /// after one, `Ok(false)` at once if `patient` is false, and otherwise until the output
     /// has taken nothing for [`STALL`] (then the [`gave_up`] error).
@@ -134,9 +144,9 @@ impl Stdout {
             .as_ref()
             .map(|s| s.try_recv() == Err(TryRecvError::Empty));
         let outcome = match (stop, before_stop) {
-            (None, _) => self.written.recv().map_err(|_| writer_gone()),
+            (None, _) => self.written.recv().map_err(|_| self.gone()),
             (Some(stop), Some(true)) => crossbeam_channel::select! {
-                recv(self.written) -> outcome => outcome.map_err(|_| writer_gone()),
+                recv(self.written) -> outcome => outcome.map_err(|_| self.gone()),
                 recv(stop) -> _ => return self.wait_one(patient),
             },
             _ if !patient => return Ok(false),
@@ -153,7 +163,7 @@ impl Stdout {
                         self.stalled = true;
                         return self.check().map(|()| false);
                     }
-                    Err(RecvTimeoutError::Disconnected) => break Err(writer_gone()),
+                    Err(RecvTimeoutError::Disconnected) => break Err(self.gone()),
                 }
             },
         };
@@ -172,7 +182,9 @@ impl Stdout {
             }
         }
         let buffer = std::mem::replace(&mut self.pending, Vec::with_capacity(CHUNK));
-        self.to_writer.send(buffer).map_err(|_| writer_gone())?;
+        if self.to_writer.send(buffer).is_err() {
+            return Err(self.gone());
+        }
         self.in_flight += 1;
         Ok(())
     }
@@ -210,12 +222,15 @@ fn write_out(mut buffer: &[u8], progress: &AtomicU64) -> io::Result<()> {
                 progress.fetch_add(n as u64, Ordering::Relaxed);
             }
             Err(rustix::io::Errno::INTR) => {}
+            // Left non-blocking by whoever shares it: wait for room, as a blocking write would.
+            Err(rustix::io::Errno::AGAIN) => {
+                match poll(&mut [PollFd::new(&out, PollFlags::OUT)], None) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
             Err(e) => return Err(e.into()),
         }
     }
     Ok(())
-}
-
-fn writer_gone() -> io::Error {
-    io::Error::other("the standard output writer thread stopped")
 }

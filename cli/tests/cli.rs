@@ -20,7 +20,8 @@ use rustix::fs::FlockOperation;
 
 mod common;
 use common::{
-    ferroflake, fresh_dir, signal_and_finish, stalled_on_its_output, stderr, stdout, BIN,
+    exit_of, ferroflake, fresh_dir, signal_and_finish, stalled_on_its_output, stderr, stdout,
+    wait_until_full, BIN,
 };
 
 /// One embedded registry for the leased tests, made by a first run that waits out the
@@ -772,6 +773,44 @@ fn a_signal_stops_next_whose_reader_stopped_reading() {
         "{err}"
     );
     assert_eq!(token_of(dir, node), None, "the claim was released");
+}
+
+/// An output its parent left non-blocking (a shared pipe with O_NONBLOCK set) is waited on
+/// when full, not failed: every ID arrives and the run succeeds.
+#[test]
+fn a_non_blocking_output_gets_every_id() {
+    let (read, write) = rustix::pipe::pipe().unwrap();
+    rustix::fs::fcntl_setfl(&write, rustix::fs::OFlags::NONBLOCK).unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "next",
+            "--node",
+            "3",
+            "-n",
+            "300000",
+            "--layout",
+            "39/2/22@2020-01-01T00:00:00Z",
+        ])
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Full: the run's next write finds no room and must wait for it.
+    wait_until_full(&read, &mut child);
+    let mut out = String::new();
+    File::from(read).read_to_string(&mut out).unwrap();
+    let status = exit_of(&mut child);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{status}: {err}");
+    let ids: Vec<u64> = out.lines().map(|line| line.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 300_000);
+    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "in order");
 }
 
 /// The first SIGTERM ends a start that waits (here the floor of a new registry) at once:

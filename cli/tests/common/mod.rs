@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
@@ -46,22 +47,32 @@ pub fn fresh_dir(prefix: &str, name: &str) -> PathBuf {
 /// Starts `command` with its standard output in a pipe that nothing reads, and waits (at
 /// most 60 s) until the pipe is full to within a page: its writes then wait for a reader.
 pub fn stalled_on_its_output(mut command: Command) -> Child {
-    let child = command
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = child.stdout.as_ref().unwrap();
-    let size = rustix::pipe::fcntl_getpipe_size(out).unwrap() as u64;
+    let out = child.stdout.take().unwrap();
+    wait_until_full(&out, &mut child);
+    child.stdout = Some(out);
+    child
+}
+
+/// Waits (at most 60 s) until the pipe whose read end is `pipe` is full to within a page,
+/// or `writer` has exited (its stderr then says why).
+pub fn wait_until_full(pipe: impl AsFd, writer: &mut Child) {
+    let size = rustix::pipe::fcntl_getpipe_size(&pipe).unwrap() as u64;
     let began = Instant::now();
-    while rustix::io::ioctl_fionread(out).unwrap() + 4096 <= size {
+    while rustix::io::ioctl_fionread(&pipe).unwrap() + 4096 <= size {
+        if writer.try_wait().unwrap().is_some() {
+            return;
+        }
         assert!(
             began.elapsed() < Duration::from_secs(60),
             "the pipe never filled"
         );
         thread::sleep(Duration::from_millis(10));
     }
-    child
 }
 
 /// Sends `kill -SIGNAL` to `child`.
