@@ -20,8 +20,8 @@ use rustix::fs::FlockOperation;
 
 mod common;
 use common::{
-    exit_of, ferroflake, fresh_dir, signal_and_finish, stalled_on_its_output, stderr, stdout,
-    wait_until_full, BIN,
+    exit_and_stderr, ferroflake, fresh_dir, signal_and_finish, stalled_on_its_output, stderr,
+    stdout, wait_until_full, BIN,
 };
 
 /// One embedded registry for the leased tests, made by a first run that waits out the
@@ -799,14 +799,7 @@ fn a_non_blocking_output_gets_every_id() {
     wait_until_full(&read, &mut child);
     let mut out = String::new();
     File::from(read).read_to_string(&mut out).unwrap();
-    let status = exit_of(&mut child);
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = exit_and_stderr(&mut child);
     assert!(status.success(), "{status}: {err}");
     let ids: Vec<u64> = out.lines().map(|line| line.parse().unwrap()).collect();
     assert_eq!(ids.len(), 300_000);

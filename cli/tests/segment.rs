@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{exit_of, send_signal, signal_and_finish, stalled_on_its_output, stderr, stdout, BIN};
+use common::{
+    exit_and_stderr, exit_of, send_signal, signal_and_finish, stalled_on_its_output, stderr,
+    stdout, BIN,
+};
 
 /// 2^53 - 1: the largest ID `--js` may print.
 const LIMIT_JS: u64 = (1 << 53) - 1;
@@ -626,14 +629,7 @@ fn a_reader_that_reads_again_after_a_signal_gets_every_id_and_valid_json() {
         .unwrap()
         .read_to_string(&mut text)
         .unwrap();
-    let status = exit_of(&mut child);
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = exit_and_stderr(&mut child);
     assert_eq!(status.code(), Some(143), "{err}");
     let value = json(&text);
     assert_eq!(value["error"]["kind"], "INTERRUPTED", "{err}");
@@ -674,14 +670,7 @@ fn a_signal_while_the_store_is_locked_exits_128_plus_the_signal() {
         thread::sleep(Duration::from_millis(10));
     }
     send_signal(&child, "TERM");
-    let status = exit_of(&mut child);
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = exit_and_stderr(&mut child);
     assert_eq!(status.code(), Some(143), "{err}");
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
     holder.execute_batch("ROLLBACK").unwrap();

@@ -99,17 +99,30 @@ pub fn exit_of(child: &mut Child) -> ExitStatus {
     }
 }
 
+/// Waits for `child`'s exit ([`exit_of`]): its status and its stderr.
+pub fn exit_and_stderr(child: &mut Child) -> (ExitStatus, String) {
+    let status = exit_of(child);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
 /// Sends `kill -SIGNAL` to `child`, waits for its exit, and returns its exit code, what its
 /// pipe held, and its stderr.
 pub fn signal_and_finish(mut child: Child, signal: &str) -> (Option<i32>, String, String) {
     send_signal(&child, signal);
-    let status = exit_of(&mut child);
-    let read = |from: &mut dyn Read| {
-        let mut text = String::new();
-        from.read_to_string(&mut text).unwrap();
-        text
-    };
-    let out = read(child.stdout.as_mut().unwrap());
-    let err = read(child.stderr.as_mut().unwrap());
+    let (status, err) = exit_and_stderr(&mut child);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     (status.code(), out, err)
 }
