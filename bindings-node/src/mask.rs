@@ -17,7 +17,7 @@ use napi_derive::napi;
 use ferroflake::{Error, Format};
 
 use crate::args::{self, field_of, options};
-use crate::bound::{self, created, define, with_data};
+use crate::bound::{self, define, with_data};
 use crate::decoded::id_argument;
 use crate::error::{refuse_without_new, throw, Misuse, OrThrow, Refusal};
 use crate::text::format_option;
@@ -374,7 +374,7 @@ unsafe fn call_bound<R: ToNapiValue>(
             |ring: &ferroflake::MaskKeyring, js_env, [first, second]| {
                 let result = call(ring, js_env, first, Some(second))?;
                 // SAFETY: a live env inside its callback.
-                created(sys::Status::napi_ok, R::to_napi_value(env, result)?)
+                R::to_napi_value(env, result)
             },
         )
     }

@@ -13,8 +13,7 @@ use serde_json::Value;
 
 mod common;
 use common::{
-    exit_and_stderr, exit_of, send_signal, signal_and_finish, stalled_on_its_output, stderr,
-    stdout, BIN,
+    exit_and_stderr, send_signal, signal_and_finish, stalled_on_its_output, stderr, stdout, BIN,
 };
 
 /// 2^53 - 1: the largest ID `--js` may print.
@@ -526,16 +525,9 @@ fn a_signal_stops_next_gives_the_rest_back_and_exits_128_plus_the_signal() {
             thread::sleep(Duration::from_millis(20));
         }
         send_signal(&child, signal);
-        let status = exit_of(&mut child);
+        let (status, err) = exit_and_stderr(&mut child);
         reader.join().unwrap();
         let text = String::from_utf8(text.lock().unwrap().clone()).unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
         assert_eq!(status.code(), Some(code), "SIG{signal}: {err}");
         assert!(
             err.contains(&format!("interrupted by SIG{signal}: stopped after ")),
